@@ -1,0 +1,91 @@
+/**
+ * The coverage envelope: every grant-backed result is
+ * `{"coverage": {...}, "result": ...}`, coverage first, in both the text
+ * content and `structuredContent`.
+ *
+ * Coverage leads because a harness that bounds a tool result keeps its front
+ * and drops its tail: a caveat serialized last is the first thing lost. It says
+ * how large the answer was and names every array in it with its length, so a
+ * model can tell "3 issues" from "the first 3 issues".
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+
+/** Results larger than this many bytes are flagged `over_budget`. */
+export const BUDGET_BYTES = 8192;
+/** How deep through nested objects arrays are looked for. */
+export const ITEMS_DEPTH = 4;
+
+/** What coverage says about one result. */
+export interface Coverage {
+  /** Whether weir cut the result (never, today: it refuses oversize answers instead). */
+  truncated: boolean;
+  /** Size of the upstream body in bytes (or of the encoded result when the body was empty). */
+  bytes: number;
+  /** `bytes` is over {@link BUDGET_BYTES}. */
+  over_budget: boolean;
+  /** Every array found, by dotted path (`result` for a top-level array), with its length. */
+  items?: Record<string, number>;
+}
+
+/** The envelope around a result. */
+export interface Envelope {
+  coverage: Coverage;
+  result: unknown;
+}
+
+/**
+ * Build the envelope for a decoded result.
+ *
+ * Arrays are found by descending through objects (never into array elements)
+ * up to {@link ITEMS_DEPTH} levels; a top-level array is reported as `result`.
+ *
+ * @param result the decoded upstream answer
+ * @param bytes the upstream body's size in bytes
+ */
+export function envelope(result: unknown, bytes: number): Envelope {
+  const items: Record<string, number> = {};
+  if (Array.isArray(result)) {
+    items.result = result.length;
+  } else {
+    collect(result, "", 1, items);
+  }
+  const size = bytes > 0 ? bytes : new TextEncoder().encode(JSON.stringify(result)).length;
+  const coverage: Coverage = { truncated: false, bytes: size, over_budget: size > BUDGET_BYTES };
+  if (Object.keys(items).length > 0) coverage.items = items;
+  return { coverage, result };
+}
+
+function collect(value: unknown, prefix: string, depth: number, out: Record<string, number>) {
+  if (depth > ITEMS_DEPTH || typeof value !== "object" || value === null || Array.isArray(value)) {
+    return;
+  }
+  for (const [key, child] of Object.entries(value)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (Array.isArray(child)) out[path] = child.length;
+    else collect(child, path, depth + 1, out);
+  }
+}
+
+/** The `outputSchema` every grant advertises: the envelope's shape. */
+export const ENVELOPE_SCHEMA: JsonObject = {
+  type: "object",
+  properties: {
+    coverage: {
+      type: "object",
+      description: "What this result does and does not contain. Read it before the result.",
+      properties: {
+        truncated: { type: "boolean" },
+        bytes: { type: "integer", minimum: 0 },
+        over_budget: { type: "boolean" },
+        items: { type: "object", additionalProperties: { type: "integer", minimum: 0 } },
+      },
+      required: ["truncated", "bytes", "over_budget"],
+      additionalProperties: false,
+    },
+    result: { description: "The upstream answer, decoded." },
+  },
+  required: ["coverage", "result"],
+  additionalProperties: false,
+};

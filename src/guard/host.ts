@@ -1,0 +1,208 @@
+/**
+ * The guard as a host of the MCP core: a {@link Guardfile} becomes a catalog
+ * (one tool per grant, one stub per `withhold`, the info tool) and a dispatch
+ * function that plans, checks and sends exactly the granted request. Nothing
+ * else exists: a tool the guardfile does not name is not in the catalog, so
+ * the core refuses it before any code here runs.
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import {
+  type CallContext,
+  type Logger,
+  type ServerOptions,
+  stderrLogger,
+  ToolError,
+} from "../mcp/server.ts";
+import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import type { Grant, Guardfile } from "../guardfile/model.ts";
+import { envelope } from "./coverage.ts";
+import { indexRestricts, planRequest } from "./request.ts";
+import { grantTool, infoTool, withheldTool } from "./tools.ts";
+import { scrub, sendUpstream, type UpstreamLimits } from "./upstream.ts";
+import type { ValueResolver } from "./values.ts";
+import { jmesPathPredicate } from "../guardfile/jmespath.ts";
+
+/** Options of {@link createGuard}. */
+export interface GuardOptions {
+  /** How secrets and settings are read at call time. */
+  resolver: ValueResolver;
+  /** Upstream deadline and size cap (defaults: 30 s, 8 MiB). */
+  limits?: Partial<UpstreamLimits>;
+  /** Per-call log lines (tool, outcome, status, duration); never arguments or values. */
+  log?: Logger;
+}
+
+/** Default upstream limits. */
+export const DEFAULT_LIMITS: UpstreamLimits = {
+  timeoutMs: 30_000,
+  maxResponseBytes: 8 * 1024 * 1024,
+};
+
+/** The fixed preamble of the server's `instructions`. */
+export const INSTRUCTIONS_PREAMBLE =
+  "This server exposes only the policy-approved tools of one upstream API, each exactly as " +
+  "granted. A tool whose description starts NOT AVAILABLE was withheld on purpose: do not try " +
+  "to reach that operation another way. Each result starts with coverage: read it before the result.";
+
+const EXCERPT_CHARS = 200;
+
+/**
+ * Build the core's host contract for a guardfile.
+ *
+ * @returns the server options (name, instructions, catalog, dispatch) to pass to `McpServer`
+ */
+export function createGuard(
+  guardfile: Guardfile,
+  options: GuardOptions,
+): Pick<ServerOptions, "name" | "version" | "instructions" | "catalog" | "dispatch" | "cache"> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const log = options.log ?? stderrLogger;
+  const restricts = indexRestricts(guardfile);
+  const grants = new Map(guardfile.grants.map((g) => [g.tool, g]));
+  const withheld = new Map(guardfile.withholds.map((w) => [w.tool, w]));
+  const failWhen = new Map(
+    guardfile.grants.filter((g) => g.failWhen).map((g) => [g.tool, jmesPathPredicate(g.failWhen!)]),
+  );
+  const tools: ToolSpec[] = [
+    ...guardfile.grants.map((g) => grantTool(g, guardfile)),
+    ...guardfile.withholds.map(withheldTool),
+  ];
+  if (guardfile.infoTool) tools.push(infoTool(guardfile.infoTool, guardfile));
+  const info = {
+    status: "ok",
+    server: guardfile.name,
+    mode: "spec",
+    toolCount: tools.length,
+    tools: tools.map((t) => t.name).sort(),
+    withheld: guardfile.withholds.map((w) => w.tool),
+  };
+
+  const callGrant = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
+    const planned = planRequest(grant, args, restricts);
+    const secrets: string[] = [];
+    const answer = await sendUpstream(
+      guardfile,
+      grant,
+      planned,
+      options.resolver,
+      limits,
+      ctx.signal,
+      secrets,
+    );
+    const what = `${grant.method} ${grant.path}`;
+    const text = new TextDecoder().decode(answer.body);
+    if (answer.status >= 300) {
+      const excerpt = scrub(text.replace(/\s+/g, " ").trim(), secrets).slice(0, EXCERPT_CHARS);
+      const kind = answer.status < 400 ? "upstream_redirect" : "upstream_error";
+      const note = answer.status < 400 ? " (weir does not follow redirects)" : "";
+      throw new ToolError(
+        `${kind}: ${what} -> ${answer.status} ${answer.statusText}${note}` +
+          (excerpt ? `: ${excerpt}` : ""),
+        { status: 502 },
+      );
+    }
+    let result: unknown;
+    if (answer.body.length === 0) {
+      result = `${answer.status} ${answer.statusText}`.trim();
+    } else if (grant.rawResponse) {
+      result = text;
+    } else {
+      try {
+        result = JSON.parse(text);
+      } catch {
+        throw new ToolError(
+          `upstream_not_json: ${what} -> ${answer.status} answered ${
+            answer.contentType || "a body"
+          } that is not JSON (add raw-response to the grant to pass text through)`,
+          { status: 502 },
+        );
+      }
+      const predicate = failWhen.get(grant.tool);
+      if (predicate) {
+        const scope: Record<string, unknown> = {};
+        for (const name of inputNames(grant)) scope[name] = args[name] ?? null;
+        if (predicate(result, scope)) {
+          throw new ToolError(`upstream_failed: ${what} matched fail-when ${grant.failWhen}`, {
+            status: 502,
+          });
+        }
+      }
+    }
+    const env = envelope(result, answer.body.length);
+    return {
+      content: [{ type: "text", text: JSON.stringify(env) }],
+      structuredContent: env as unknown as JsonObject,
+    } satisfies CallToolResult;
+  };
+
+  const dispatch = async (
+    name: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<CallToolResult> => {
+    const started = performance.now();
+    const done = (outcome: string, status: number) =>
+      log({
+        level: outcome === "ok" ? "info" : "warn",
+        event: "tool_call",
+        tool: name,
+        outcome,
+        status,
+        duration_ms: Math.round(performance.now() - started),
+      });
+    const w = withheld.get(name);
+    if (w) {
+      done("withheld", 403);
+      const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
+      if (w.alternative) structured.alternative = w.alternative;
+      throw new ToolError(
+        `verb_withheld: "${name}" is withheld by policy and reaches nothing. ${w.reason}` +
+          (w.alternative ? ` Use "${w.alternative}" instead.` : ""),
+        { status: 403, structuredContent: structured },
+      );
+    }
+    if (name === guardfile.infoTool) {
+      done("ok", 200);
+      return {
+        content: [{ type: "text", text: JSON.stringify(info) }],
+        structuredContent: info,
+      };
+    }
+    const grant = grants.get(name);
+    if (!grant) throw new ToolError(`unknown tool "${name}"`, { status: 404 });
+    try {
+      const result = await callGrant(grant, args, ctx);
+      done("ok", 200);
+      return result;
+    } catch (error) {
+      const status = error instanceof ToolError ? error.status : 500;
+      done(error instanceof ToolError ? error.message.split(":")[0] : "handler_error", status);
+      throw error;
+    }
+  };
+
+  return {
+    name: guardfile.name,
+    version: "0.1.0",
+    instructions: guardfile.instructions
+      ? `${INSTRUCTIONS_PREAMBLE}\n\n${guardfile.instructions}`
+      : INSTRUCTIONS_PREAMBLE,
+    catalog: { tools, resources: [], prompts: [] },
+    dispatch,
+    cache: {
+      tools: { ttlMs: 300_000, cacheScope: "public" },
+      discover: { ttlMs: 300_000, cacheScope: "public" },
+    },
+  };
+}
+
+function inputNames(grant: Grant): string[] {
+  return [
+    ...grant.pathParams,
+    ...grant.query.map((q) => q.name),
+    ...grant.body.map((b) => b.name),
+    ...grant.bodyMap.map((m) => m.source[0]),
+  ];
+}

@@ -1,0 +1,165 @@
+/**
+ * Arguments -> the one upstream request a grant allows, or a refusal before
+ * anything is sent.
+ *
+ * Path parameters are percent-encoded as exactly one segment (RFC 3986
+ * `pchar`): `/`, `?`, `#` and `%` itself are encoded, so no value can add a
+ * segment, a query or a fragment, or reach another host. Values the WHATWG URL
+ * parser would reinterpret are refused: `.` and `..` (folded as dot segments
+ * even when percent-encoded), empty values, and control characters. Every
+ * `restrict` on the parameter must match (globs within one node are OR'd,
+ * nodes are AND'd). Query and path values also pass the reference's
+ * metacharacter gate.
+ *
+ * @module
+ */
+import { ToolError } from "../mcp/server.ts";
+import type { Grant, Guardfile, QueryInput } from "../guardfile/model.ts";
+import { compileGlob } from "../guardfile/glob.ts";
+
+/** Characters the reference refuses in path and query values (shell metacharacters). */
+const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+/** A request ready to send, minus credentials and the base URL (resolved at call time). */
+export interface PlannedRequest {
+  method: string;
+  /** Path with every parameter encoded (starts with `/`). */
+  path: string;
+  /** Query pairs in emission order (keys sorted, array items in caller order). */
+  query: [string, string][];
+  /** JSON body, or undefined for none. */
+  body?: unknown;
+}
+
+/** A refusal by policy: a 403 on the tool API, `isError` over MCP, no request sent. */
+export function policyDenied(message: string): ToolError {
+  return new ToolError(`policy_denied: ${message}`, { status: 403 });
+}
+
+/** Restrict globs per parameter, compiled once per guardfile. */
+export type RestrictIndex = Map<string, { globs: string[]; match: (v: string) => boolean }[]>;
+
+/** Compile a guardfile's `restrict` nodes, keyed by parameter. */
+export function indexRestricts(guardfile: Guardfile): RestrictIndex {
+  const index: RestrictIndex = new Map();
+  for (const r of guardfile.restricts) {
+    const matchers = r.globs.map(compileGlob);
+    const list = index.get(r.param) ?? [];
+    list.push({ globs: r.globs, match: (v) => matchers.some((m) => m(v)) });
+    index.set(r.param, list);
+  }
+  return index;
+}
+
+/**
+ * Encode one path parameter value as one RFC 3986 segment.
+ * @throws {ToolError} policy_denied for an empty, dot-segment or control-character value
+ */
+export function encodeSegment(name: string, value: string): string {
+  if (value === "") throw policyDenied(`path parameter "${name}" is empty`);
+  if (value === "." || value === "..") {
+    throw policyDenied(`path parameter "${name}" may not be "${value}" (a dot segment)`);
+  }
+  if (CONTROL.test(value)) {
+    throw policyDenied(`path parameter "${name}" contains a control character`);
+  }
+  // encodeURIComponent leaves only unreserved characters and ! ' ( ) *, all
+  // valid in a segment; it encodes "/", "?", "#", "%" and everything else.
+  return encodeURIComponent(value);
+}
+
+/**
+ * Plan the request for a grant from validated arguments.
+ *
+ * @param grant the grant
+ * @param args arguments already validated against the grant's input schema
+ * @param restricts the compiled restrictions
+ * @throws {ToolError} policy_denied (403) for a value the policy refuses
+ */
+export function planRequest(
+  grant: Grant,
+  args: Record<string, unknown>,
+  restricts: RestrictIndex,
+): PlannedRequest {
+  let path = grant.path;
+  for (const name of grant.pathParams) {
+    const raw = args[name];
+    const value = typeof raw === "string" ? raw : String(raw ?? "");
+    gate(`path parameter "${name}"`, value);
+    for (const rule of restricts.get(name) ?? []) {
+      if (!rule.match(value)) {
+        throw policyDenied(
+          `"${name}" value ${JSON.stringify(clip(value))} is outside this server's policy ` +
+            `(allowed: ${rule.globs.map((g) => JSON.stringify(g)).join(" or ")})`,
+        );
+      }
+    }
+    path = path.replace(`{${name}}`, () => encodeSegment(name, value));
+  }
+
+  for (const group of grant.exclusive) {
+    const given = group.filter((n) => args[n] !== undefined);
+    if (given.length > 1) {
+      throw policyDenied(
+        `${given.map((n) => `"${n}"`).join(" and ")} cannot be combined; send one`,
+      );
+    }
+  }
+  const query: [string, string][] = [];
+  const inputs = [...grant.query].sort((a, b) => (a.wire < b.wire ? -1 : a.wire > b.wire ? 1 : 0));
+  for (const input of inputs) {
+    const value = args[input.name];
+    if (value === undefined) continue;
+    for (const item of input.kind === "array" ? value as unknown[] : [value]) {
+      const text = queryText(input, item);
+      gate(`query parameter "${input.name}"`, text);
+      query.push([input.wire, text]);
+    }
+  }
+  return { method: grant.method, path, query, body: planBody(grant, args) };
+}
+
+function queryText(input: QueryInput, value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function gate(what: string, value: string): void {
+  if (METACHARACTERS.test(value) || CONTROL.test(value)) {
+    throw policyDenied(
+      `${what} contains a character this server refuses (\` $ ; & | < > ( ) { } \\ or a control character)`,
+    );
+  }
+}
+
+function planBody(grant: Grant, args: Record<string, unknown>): unknown {
+  if (grant.set) return grant.set;
+  if (grant.graphql) {
+    const variables: Record<string, unknown> = {};
+    for (const v of grant.graphql.variables) if (args[v] !== undefined) variables[v] = args[v];
+    return { query: grant.graphql.document, variables };
+  }
+  if (grant.bodyMap.length > 0) {
+    const body: Record<string, unknown> = {};
+    for (const m of grant.bodyMap) {
+      let value: unknown = args;
+      for (const segment of m.source) value = (value as Record<string, unknown>)?.[segment];
+      body[m.target] = value;
+    }
+    return body;
+  }
+  const body: Record<string, unknown> = {};
+  for (const field of grant.body) {
+    if (args[field.name] !== undefined) body[field.name] = args[field.name];
+  }
+  return Object.keys(body).length > 0 ? body : undefined;
+}
+
+/** Serialize query pairs with RFC 3986 percent-encoding (`%20` for space). */
+export function encodeQuery(pairs: [string, string][]): string {
+  return pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&");
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

@@ -1,0 +1,55 @@
+/**
+ * Resolving `value` sources (`env`, `file`, `literal`) at call time, so a
+ * rotated secret takes effect on the next call and nothing secret is held in
+ * the loaded model. Error messages name the source (variable or file), never a
+ * resolved value.
+ *
+ * @module
+ */
+import { ToolError } from "../mcp/server.ts";
+import type { ValueSource } from "../guardfile/model.ts";
+
+/** How the guard reaches the process environment and files (injected; Deno at the edge). */
+export interface ValueResolver {
+  /** An environment variable, or undefined when unset. */
+  env(name: string): string | undefined;
+  /** A file's text. */
+  readFile(path: string): Promise<string>;
+}
+
+/**
+ * Resolve a value chain: the first source that yields a non-empty value wins.
+ *
+ * @param source the chain from the guardfile
+ * @param what what the value is for, for the message (e.g. "the upstream credential")
+ * @throws {ToolError} (500) naming every source tried when none yields a value
+ */
+export async function resolveValue(
+  source: ValueSource,
+  resolver: ValueResolver,
+  what: string,
+): Promise<string> {
+  const tried: string[] = [];
+  for (const { provider, address } of source.chain) {
+    let value: string | undefined;
+    if (provider === "env") {
+      value = resolver.env(address);
+      tried.push(`environment variable ${address}`);
+    } else if (provider === "file") {
+      tried.push(`file ${address}`);
+      try {
+        value = (await resolver.readFile(address)).trim();
+      } catch {
+        value = undefined;
+      }
+    } else if (provider === "literal") {
+      value = address;
+      tried.push("a literal");
+    }
+    if (value !== undefined && value !== "") return value;
+  }
+  throw new ToolError(
+    `${what} is not available: set ${tried.join(", or ")} (checked at every call)`,
+    { status: 500 },
+  );
+}

@@ -1,0 +1,78 @@
+/**
+ * Diagnostics of guardfile loading: each names the file, the position
+ * (line:column) when the parser gave one, the node path, and what to change.
+ *
+ * @module
+ */
+import type { KdlNode, SourcePosition } from "./kdl.ts";
+
+/** One finding. Errors stop lint and serve; warnings do neither. */
+export interface Diagnostic {
+  severity: "error" | "warning";
+  /** What is wrong and what to do about it. */
+  message: string;
+  /** The node path, e.g. `wrap > can get issue > query`. */
+  path: string;
+  position?: SourcePosition;
+}
+
+/** A guardfile that cannot be served, with every error found. */
+export class GuardfileError extends Error {
+  readonly file: string;
+  readonly diagnostics: Diagnostic[];
+
+  constructor(file: string, diagnostics: Diagnostic[]) {
+    const errors = diagnostics.filter((d) => d.severity === "error");
+    super(
+      `invalid guardfile "${file}": ${errors.length} error${errors.length === 1 ? "" : "s"}\n` +
+        errors.map((d) => "  " + formatDiagnostic(file, d)).join("\n"),
+    );
+    this.name = "GuardfileError";
+    this.file = file;
+    this.diagnostics = diagnostics;
+  }
+}
+
+/** `file:line:col: path: message` (position and path when known). */
+export function formatDiagnostic(file: string, d: Diagnostic): string {
+  const where = d.position ? `${file}:${d.position.line}:${d.position.column}` : file;
+  const kind = d.severity === "warning" ? "warning: " : "";
+  return d.path ? `${where}: ${kind}${d.path}: ${d.message}` : `${where}: ${kind}${d.message}`;
+}
+
+/** Collects diagnostics while a file is read. */
+export class Diagnostics {
+  readonly items: Diagnostic[] = [];
+
+  error(at: Located, message: string): void {
+    this.items.push({ severity: "error", message, path: at.path, position: at.position });
+  }
+
+  warn(at: Located, message: string): void {
+    this.items.push({ severity: "warning", message, path: at.path, position: at.position });
+  }
+
+  get failed(): boolean {
+    return this.items.some((d) => d.severity === "error");
+  }
+}
+
+/** Something a diagnostic can point at. */
+export interface Located {
+  path: string;
+  position?: SourcePosition;
+}
+
+/** A node with its path, for messages. */
+export function located(node: KdlNode, parent?: Located): Located {
+  const first = node.values[0];
+  const label = node.name === "can" && node.values.length >= 2
+    ? `can ${node.values[0]} ${node.values[1]}`
+    : typeof first === "string"
+    ? `${node.name} ${/^[A-Za-z0-9_.:-]+$/.test(first) ? first : JSON.stringify(first)}`
+    : node.name;
+  return {
+    path: parent && parent.path ? `${parent.path} > ${label}` : label,
+    position: node.position,
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * The typed form of a guardfile: what the loader produces and the guard
+ * serves. Field names follow the guardfile grammar (`shared/reference/
+ * guardfile.md`); nothing here does I/O.
+ *
+ * @module
+ */
+import type { SourcePosition } from "./kdl.ts";
+
+/** HTTP methods a grant may use. */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+
+/** JSON scalar types a typed input may declare. */
+export type ScalarType = "string" | "boolean" | "integer" | "number";
+
+/** Where a secret or setting comes from, resolved at call time: first non-empty source wins. */
+export interface ValueSource {
+  chain: { provider: string; address: string }[];
+}
+
+/** How weir authenticates to the upstream (never a caller's credential to weir). */
+export type Auth =
+  | { scheme: "header-token"; header: string; prefix: string; value: ValueSource }
+  | { scheme: "bearer"; value: ValueSource }
+  | { scheme: "query-param"; params: { name: string; value: ValueSource }[] }
+  | { scheme: "none" };
+
+/** `restrict <param> matches "<glob>"...`: one node; globs are OR'd, nodes are AND'd. */
+export interface Restrict {
+  param: string;
+  globs: string[];
+  position?: SourcePosition;
+}
+
+/** One query input of a grant. */
+export interface QueryInput {
+  /** Argument name in the tool's schema. */
+  name: string;
+  /** Key sent upstream (`upstream=` alias, else `name`). */
+  wire: string;
+  /** `field` (one value) or `array` (repeated keys in caller order). */
+  kind: "field" | "array";
+  /** Scalar type (of the items, for an array). */
+  type: ScalarType;
+  required: boolean;
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+}
+
+/** One body field of a grant (nested for objects). */
+export interface BodyField {
+  name: string;
+  type: ScalarType | "array" | "object";
+  required: boolean;
+  /** Array item type (arrays without `raw`). */
+  items?: ScalarType;
+  /** `raw=#true`: any JSON object/array, passed through unchecked inside. */
+  raw?: boolean;
+  /** Nested fields of a non-raw object. */
+  fields?: BodyField[];
+}
+
+/** `map "<a.b.c>" to="<key>"`: a required nested string sent as top-level `key`. */
+export interface BodyMapping {
+  source: string[];
+  target: string;
+}
+
+/** A GraphQL grant: an authored document with declared variables. */
+export interface GraphqlSpec {
+  document: string;
+  variables: string[];
+}
+
+/** One `can <verb> <resource>` grant: one tool, one endpoint. */
+export interface Grant {
+  verb: string;
+  resource: string;
+  /** `<verb>_<resource>`. */
+  tool: string;
+  method: HttpMethod;
+  /** The verb was not in the table and fell through to POST (lint warns). */
+  methodInferred: boolean;
+  /** Verb `delete` or stated `method "DELETE"`. */
+  destructive: boolean;
+  /** Path template, e.g. `/repos/{owner}/{repo}`. */
+  path: string;
+  /** Path parameters in template order (required string inputs). */
+  pathParams: string[];
+  query: QueryInput[];
+  /** `mutually-exclusive` groups: at most one name of each may be supplied. */
+  exclusive: string[][];
+  body: BodyField[];
+  bodyMap: BodyMapping[];
+  /** `set`: the exact body sent (caller body inputs are not allowed beside it). */
+  set?: Record<string, unknown>;
+  describe?: string;
+  failWhen?: string;
+  rawResponse: boolean;
+  graphql?: GraphqlSpec;
+  position?: SourcePosition;
+}
+
+/** `withhold "<tool>" { reason; alternative }`: a listed stub that refuses. */
+export interface Withhold {
+  tool: string;
+  reason: string;
+  alternative?: string;
+  position?: SourcePosition;
+}
+
+/** A loaded, checked guardfile. */
+export interface Guardfile {
+  /** Path it was read from (for messages). */
+  file: string;
+  /** Server name: the last argument of `wrap`. */
+  name: string;
+  /** All arguments of `wrap`. */
+  wrapPath: string[];
+  /** Upstream root, `https://` added when no scheme was given; no trailing `/`. */
+  baseUrl: string | ValueSource;
+  auth: Auth;
+  /** Static headers sent on every request (`header "<Name>" "<value>"`). */
+  headers: [string, string][];
+  restricts: Restrict[];
+  grants: Grant[];
+  withholds: Withhold[];
+  /** Guardfile text of `instructions`, if any (the server adds its preamble). */
+  instructions?: string;
+  /** The read-only info tool (`weir_info` unless renamed or `disabled`). */
+  infoTool: string | null;
+}

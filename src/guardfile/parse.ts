@@ -1,0 +1,552 @@
+/**
+ * Guardfile text -> {@link Guardfile} model, or every error found. Pure: no
+ * file, network or environment access, so `lint` needs no secrets and can run
+ * in CI, and `serve` loads through exactly the same function.
+ *
+ * Grammar: `shared/reference/guardfile.md`. Where the reference silently
+ * accepts something that can surprise an operator, weir refuses it (section 8):
+ * one `wrap`, one `auth`, one `base-url` (required), no unknown top-level node,
+ * no properties on `can`/`path`/`restrict`, no `restrict` on a parameter no
+ * path uses, no `set` beside body inputs, no path parameter sharing a name
+ * with a query or body input, no `proxy` grants.
+ *
+ * @module
+ */
+import { type Diagnostic, Diagnostics, type Located } from "./diagnostics.ts";
+import { type KdlNode, parseKdl } from "./kdl.ts";
+import type { Auth, Grant, Guardfile, Restrict, ValueSource, Withhold } from "./model.ts";
+import { NodeReader, onlyOnce, suggest } from "./nodes.ts";
+import { readGrant } from "./grant.ts";
+import { compileGlob, type GlobError } from "./glob.ts";
+
+/** The default name of the read-only info tool. */
+export const INFO_TOOL = "weir_info";
+
+/** Value providers a `value` may name. */
+export const PROVIDERS: readonly string[] = ["env", "file", "literal"];
+
+const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
+const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "none"];
+const INSTRUCTIONS_BUDGET = 500;
+const RESERVED_HEADERS = ["authorization", "content-type", "host", "content-length"];
+
+/** Sibling nodes of `wrap` that weir serves. */
+const SIBLINGS = ["wrap", "withhold", "instructions", "server-info"];
+/** Reference siblings weir does not serve yet: refused by name, never ignored. */
+const NOT_YET: Readonly<Record<string, string>> = {
+  "resource": "static resources",
+  "prompt": "prompt templates",
+  "icon": "server icons",
+  "confirm": "the confirmation gate",
+  "pin": "server-side query pins",
+  "rate-limit": "outbound rate limiting",
+  "cache": "response caching",
+  "reject-empty": "empty-answer refusal",
+  "reject-empty-argument": "blank-argument refusal",
+  "extract": "PDF and feed extraction",
+};
+
+/** The outcome of loading: the model when there is no error, and every diagnostic. */
+export interface LoadResult {
+  guardfile?: Guardfile;
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Read a guardfile.
+ *
+ * @param text the file's contents
+ * @param file the path, used in messages only
+ * @returns the model (absent when any error was found) and all diagnostics,
+ *   errors and warnings, in file order
+ */
+export function parseGuardfile(text: string, file: string): LoadResult {
+  const diags = new Diagnostics();
+  const parsed = parseKdl(text);
+  if ("errors" in parsed) {
+    for (const e of parsed.errors) {
+      diags.error({ path: "", position: e.position }, `parse KDL: ${e.message}`);
+    }
+    return { diagnostics: diags.items };
+  }
+  const guardfile = readDocument(parsed.nodes, file, diags);
+  return diags.failed ? { diagnostics: diags.items } : { guardfile, diagnostics: diags.items };
+}
+
+function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guardfile | undefined {
+  const top = nodes.map((n) => new NodeReader(n, diags));
+  for (const node of top) {
+    if (SIBLINGS.includes(node.name)) continue;
+    if (node.name in NOT_YET) {
+      node.error(
+        `"${node.name}" (${NOT_YET[node.name]}) is not supported by weir yet; ` +
+          `remove it, or serve this guardfile with the reference implementation`,
+      );
+    } else {
+      node.error(
+        `unknown top-level node "${node.name}"${
+          suggest(node.name, [...SIBLINGS, ...Object.keys(NOT_YET)])
+        } ` +
+          `(weir refuses unknown nodes so a typo cannot silently drop a control)`,
+      );
+    }
+  }
+  const wraps = top.filter((n) => n.name === "wrap");
+  if (wraps.length === 0) {
+    diags.error(
+      { path: "" },
+      `no "wrap" block: add wrap ward mcp <name> { base-url "..."; auth ...; can <verb> <resource> { path "..." } }`,
+    );
+    return undefined;
+  }
+  for (const extra of wraps.slice(1)) {
+    extra.error(`a second "wrap" block; a guardfile wraps exactly one upstream`);
+  }
+  const wrap = wraps[0];
+  const body = readWrap(wrap);
+  const infoTool = readServerInfo(top, body?.grants ?? [], diags);
+  const withholds = readWithholds(top, body?.grants ?? [], infoTool);
+  const instructions = readInstructions(top);
+  if (!body) return undefined;
+  return { file, ...body, withholds, instructions, infoTool };
+}
+
+type WrapBody = Omit<Guardfile, "file" | "withholds" | "instructions" | "infoTool">;
+
+function readWrap(wrap: NodeReader): WrapBody | undefined {
+  wrap.onlyProperties();
+  const wrapPath: string[] = [];
+  if (wrap.node.values.length === 0) {
+    wrap.error(`"wrap" needs a name path, e.g. wrap ward mcp tickets`);
+  }
+  wrap.node.values.forEach((_, i) => {
+    const s = wrap.stringArg(i, `wrap argument ${i + 1}`);
+    if (s) wrapPath.push(s);
+  });
+  const kids = wrap.children();
+  for (const kid of kids) {
+    if (!WRAP_CHILDREN.includes(kid.name)) {
+      kid.error(
+        `unknown node "${kid.name}" in wrap${suggest(kid.name, WRAP_CHILDREN)}; ` +
+          `expected base-url | auth | header | restrict | can`,
+      );
+    }
+  }
+  for (const db of kids.filter((k) => k.name === "database")) {
+    db.error(`"database" (sql grants) is not supported by weir; grant an HTTP API instead`);
+  }
+  for (const proxy of kids.filter((k) => k.name === "proxy")) {
+    proxy.error(
+      `"proxy" grants are not served by weir (the reference does not serve them either); ` +
+        `grant each upstream operation with "can"`,
+    );
+  }
+
+  const baseUrl = readBaseUrl(wrap, kids);
+  const auth = readAuth(wrap, kids);
+  const headers = readHeaders(kids);
+  const grants: Grant[] = [];
+  const byTool = new Map<string, Grant>();
+  for (const can of kids.filter((k) => k.name === "can")) {
+    const grant = readGrant(can);
+    if (!grant) continue;
+    const other = byTool.get(grant.tool);
+    if (other) {
+      can.error(
+        `duplicate tool name "${grant.tool}" from grant "can ${grant.verb} ${grant.resource}": ` +
+          `two grants mint the same tool; merge them or rename the resource`,
+      );
+      continue;
+    }
+    byTool.set(grant.tool, grant);
+    grants.push(grant);
+  }
+  if (kids.filter((k) => k.name === "can").length === 0) {
+    wrap.error(`nothing to mount: add at least one "can <verb> <resource> { path "..." }" grant`);
+  }
+  const restricts = readRestricts(kids, grants);
+  if (!baseUrl || !auth) return undefined;
+  return {
+    name: wrapPath[wrapPath.length - 1] ?? "weir",
+    wrapPath,
+    baseUrl,
+    auth,
+    headers,
+    restricts,
+    grants: grants.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)),
+  };
+}
+
+function readBaseUrl(wrap: NodeReader, kids: NodeReader[]): string | ValueSource | undefined {
+  const node = onlyOnce(kids, "base-url");
+  if (!node) {
+    wrap.error(
+      `missing "base-url": add base-url "https://api.example.com" (the one host this server may reach)`,
+    );
+    return undefined;
+  }
+  node.onlyProperties();
+  if (node.node.children.length > 0) {
+    if (node.node.values.length > 0) {
+      node.error(`"base-url" takes a URL or a value block, not both`);
+      return undefined;
+    }
+    const values = node.onlyChildren(["value"]);
+    if (values.length === 0) return undefined;
+    const last = values[values.length - 1];
+    for (const extra of values.slice(0, -1)) {
+      extra.error(`"base-url" takes one "value"; use a value chain block for fallbacks`);
+    }
+    return readValue(last);
+  }
+  if (!node.argCount(1, 1, "the upstream URL")) return undefined;
+  const raw = node.stringArg(0, "base-url");
+  if (!raw) return undefined;
+  const normalized = normalizeBaseUrl(raw);
+  if (typeof normalized !== "string") {
+    node.error(normalized.error);
+    return undefined;
+  }
+  return normalized;
+}
+
+/**
+ * Normalize a base URL as the reference does (`https://` when no scheme,
+ * trailing `/` trimmed) and refuse what weir will not send to: a non-HTTP
+ * scheme, credentials in the URL, a query or a fragment.
+ */
+export function normalizeBaseUrl(raw: string): string | { error: string } {
+  const withScheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw) ? raw : `https://${raw}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    return { error: `base-url ${JSON.stringify(raw)} is not a URL` };
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return { error: `base-url must be http:// or https://, not ${url.protocol}//` };
+  }
+  if (url.username || url.password) {
+    return { error: `base-url must not carry credentials; use an "auth" block` };
+  }
+  if (url.search || url.hash || /[?#]/.test(withScheme)) {
+    return { error: `base-url must not have a query or fragment; declare query inputs on grants` };
+  }
+  return url.href.replace(/\/+$/, "");
+}
+
+/** `value <provider> "<address>"` or `value { <provider> "<address>"; ... }`. */
+export function readValue(node: NodeReader): ValueSource | undefined {
+  node.onlyProperties();
+  const inline = node.node.values.length > 0;
+  const block = node.node.children.length > 0;
+  if (inline && block) {
+    node.error(`"value" is either inline (value env "X") or a block, not both`);
+    return undefined;
+  }
+  const provider = (name: string, address: string, at: NodeReader) => {
+    if (!PROVIDERS.includes(name)) {
+      at.error(
+        `unknown value provider "${name}"${suggest(name, PROVIDERS)}; use env, file or literal`,
+      );
+      return false;
+    }
+    if (address === "") {
+      at.error(`value ${name} needs a non-empty address`);
+      return false;
+    }
+    return true;
+  };
+  if (inline) {
+    if (!node.argCount(2, 2, `a provider and an address, e.g. value env "API_TOKEN"`)) {
+      return undefined;
+    }
+    const name = node.stringArg(0, "the value provider");
+    const address = node.stringArg(1, "the value address");
+    if (!name || address === undefined || !provider(name, address, node)) return undefined;
+    return { chain: [{ provider: name, address }] };
+  }
+  if (!block) {
+    node.error(`"value" needs a provider and an address, e.g. value env "API_TOKEN"`);
+    return undefined;
+  }
+  const chain: ValueSource["chain"] = [];
+  for (const kid of node.children()) {
+    kid.onlyProperties();
+    kid.noChildren();
+    if (!kid.argCount(1, 1, "the address")) continue;
+    const address = kid.stringArg(0, `${kid.name} address`);
+    if (address !== undefined && provider(kid.name, address, kid)) {
+      chain.push({ provider: kid.name, address });
+    }
+  }
+  return chain.length > 0 ? { chain } : undefined;
+}
+
+function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
+  const node = onlyOnce(kids, "auth");
+  if (!node) {
+    wrap.error(
+      `\`auth\` block is required: say how weir authenticates upstream, e.g. ` +
+        `auth bearer { value env "API_TOKEN" }, or auth none for a credential-free API`,
+    );
+    return undefined;
+  }
+  node.onlyProperties();
+  if (!node.argCount(1, 1, `the scheme: ${AUTH_SCHEMES.join(", ")}`)) return undefined;
+  const scheme = node.stringArg(0, "the auth scheme");
+  if (!scheme) return undefined;
+  switch (scheme) {
+    case "none":
+      if (node.node.children.length > 0) {
+        node.error(`auth none takes no block: it sends no credential`);
+        return undefined;
+      }
+      return { scheme: "none" };
+    case "bearer": {
+      const kids = node.onlyChildren(["value"]);
+      const value = onlyOnce(kids, "value");
+      if (!value) {
+        node.error(`auth bearer needs value, e.g. value env "API_TOKEN"`);
+        return undefined;
+      }
+      const source = readValue(value);
+      return source && { scheme: "bearer", value: source };
+    }
+    case "header-token": {
+      const kids = node.onlyChildren(["header", "prefix", "value"]);
+      const header = onlyOnce(kids, "header");
+      const prefix = onlyOnce(kids, "prefix");
+      const value = onlyOnce(kids, "value");
+      let headerName: string | undefined;
+      if (!header) node.error(`auth header-token needs header "<Name>", e.g. header "X-Api-Key"`);
+      else {
+        header.onlyProperties();
+        header.noChildren();
+        if (header.argCount(1, 1, "the header name")) headerName = header.stringArg(0, "header");
+        if (headerName && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(headerName)) {
+          header.error(`"${headerName}" is not a valid HTTP header name`);
+          headerName = undefined;
+        }
+      }
+      let prefixText = "";
+      if (prefix) {
+        prefix.onlyProperties();
+        prefix.noChildren();
+        if (prefix.argCount(1, 1, "the prefix text")) {
+          const p = prefix.node.values[0];
+          if (typeof p !== "string") prefix.error(`prefix must be a quoted string`);
+          else prefixText = p;
+        }
+      }
+      if (!value) node.error(`auth header-token needs value, e.g. value env "API_TOKEN"`);
+      const source = value && readValue(value);
+      if (!headerName || !source) return undefined;
+      return { scheme: "header-token", header: headerName, prefix: prefixText, value: source };
+    }
+    case "query-param": {
+      const params: { name: string; value: ValueSource }[] = [];
+      for (const param of node.onlyChildren(["param"])) {
+        param.onlyProperties();
+        if (!param.argCount(1, 1, "the query parameter name")) continue;
+        const name = param.stringArg(0, "param");
+        const value = onlyOnce(param.onlyChildren(["value"]), "value");
+        if (!value) {
+          param.error(`param "${name}" needs value, e.g. value env "API_KEY"`);
+          continue;
+        }
+        const source = readValue(value);
+        if (name && source) params.push({ name, value: source });
+      }
+      if (params.length === 0 && node.node.children.length === 0) {
+        node.error(`auth query-param needs at least one param "<name>" { value ... }`);
+      }
+      return params.length > 0 ? { scheme: "query-param", params } : undefined;
+    }
+    default:
+      node.error(
+        `unknown auth scheme "${scheme}"${suggest(scheme, AUTH_SCHEMES)}; use ${
+          AUTH_SCHEMES.join(", ")
+        }`,
+      );
+      return undefined;
+  }
+}
+
+function readHeaders(kids: NodeReader[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const node of kids.filter((k) => k.name === "header")) {
+    node.onlyProperties();
+    node.noChildren();
+    if (!node.argCount(2, 2, `a name and a value, e.g. header "Accept" "application/json"`)) {
+      continue;
+    }
+    const name = node.stringArg(0, "the header name");
+    const value = node.stringArg(1, "the header value");
+    if (!name || value === undefined) continue;
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      node.error(`"${name}" is not a valid HTTP header name`);
+    } else if (RESERVED_HEADERS.includes(name.toLowerCase())) {
+      node.error(`header "${name}" is reserved: weir sets it (credentials belong in "auth")`);
+    } else if (/[\r\n\x00]/.test(value)) {
+      node.error(`header "${name}" value contains a line break or NUL`);
+    } else if (out.some(([n]) => n.toLowerCase() === name.toLowerCase())) {
+      node.error(`header "${name}" is declared twice (header names ignore case)`);
+    } else {
+      out.push([name, value]);
+    }
+  }
+  return out;
+}
+
+function readRestricts(kids: NodeReader[], grants: Grant[]): Restrict[] {
+  const out: Restrict[] = [];
+  const used = new Set(grants.flatMap((g) => g.pathParams));
+  for (const node of kids.filter((k) => k.name === "restrict")) {
+    node.onlyProperties();
+    node.noChildren();
+    if (
+      !node.argCount(
+        3,
+        Infinity,
+        `a parameter, "matches" and globs: restrict owner matches "team-*"`,
+      )
+    ) {
+      continue;
+    }
+    const param = node.stringArg(0, "the restricted parameter");
+    if (node.node.values[1] !== "matches") {
+      node.error(`the second argument of restrict must be the word matches`);
+      continue;
+    }
+    const globs: string[] = [];
+    for (let i = 2; i < node.node.values.length; i++) {
+      const glob = node.stringArg(i, `glob ${i - 1}`);
+      if (glob === undefined) continue;
+      try {
+        compileGlob(glob);
+        globs.push(glob);
+      } catch (error) {
+        node.error(`${(error as GlobError).message}; a malformed glob would match nothing`);
+      }
+    }
+    if (!param) continue;
+    if (!used.has(param)) {
+      node.error(
+        `restrict names "${param}", which no grant's path uses, so it would restrict nothing; ` +
+          `fix the name (path parameters: ${[...used].sort().join(", ") || "none"})`,
+      );
+      continue;
+    }
+    if (globs.length === node.node.values.length - 2) {
+      out.push({ param, globs, position: node.node.position });
+    }
+  }
+  return out;
+}
+
+function readServerInfo(top: NodeReader[], grants: Grant[], diags: Diagnostics): string | null {
+  const node = onlyOnce(top, "server-info");
+  let name = INFO_TOOL;
+  if (node) {
+    node.onlyProperties(["name"]);
+    node.noChildren();
+    const named = node.stringProp("name");
+    if (node.node.values.length > 1) {
+      node.error(`"server-info" takes at most one argument (disabled)`);
+    }
+    const arg = node.node.values[0];
+    if (arg !== undefined) {
+      if (arg !== "disabled") node.error(`"server-info" argument must be the word disabled`);
+      else if (named !== undefined) node.error(`server-info disabled takes no name=`);
+      return null;
+    }
+    name = named ?? INFO_TOOL;
+  }
+  const grant = grants.find((g) => g.tool === name);
+  if (grant) {
+    const at: Located = node?.at ??
+      { path: `wrap > can ${grant.verb} ${grant.resource}`, position: grant.position };
+    diags.error(
+      at,
+      `grant tool "${name}" collides with the info tool; rename the grant, or rename the ` +
+        `info tool with server-info name="..." (or server-info disabled)`,
+    );
+  }
+  return name;
+}
+
+function readWithholds(top: NodeReader[], grants: Grant[], infoTool: string | null): Withhold[] {
+  const out: Withhold[] = [];
+  const served = new Set(grants.map((g) => g.tool));
+  if (infoTool) served.add(infoTool);
+  for (const node of top.filter((n) => n.name === "withhold")) {
+    if (Object.keys(node.node.properties).length > 0) {
+      node.error(`withhold takes a block: withhold "<tool>" { reason "..." } (not properties)`);
+    }
+    if (!node.argCount(1, 1, "the withheld tool's name")) continue;
+    const tool = node.stringArg(0, "the withheld tool name");
+    const kids = node.onlyChildren(["reason", "alternative"]);
+    const reasonNode = onlyOnce(kids, "reason");
+    const altNode = onlyOnce(kids, "alternative");
+    const text = (n: NodeReader | undefined, what: string) => {
+      if (!n) return undefined;
+      n.onlyProperties();
+      n.noChildren();
+      return n.argCount(1, 1, what) ? n.stringArg(0, n.name) : undefined;
+    };
+    const reason = text(reasonNode, "why the tool is withheld");
+    const alternative = text(altNode, "a served tool to use instead");
+    if (!reasonNode) node.error(`withhold needs reason "..." (say why it is withheld)`);
+    if (!tool) continue;
+    if (served.has(tool)) {
+      node.error(
+        `"${tool}" is withheld, but this guardfile mints it; remove the grant or the withhold`,
+      );
+      continue;
+    }
+    if (out.some((w) => w.tool === tool)) {
+      node.error(`"${tool}" is withheld twice; keep one withhold node`);
+      continue;
+    }
+    if (alternative !== undefined && !served.has(alternative)) {
+      altNode!.error(`alternative "${alternative}" is not a tool this guardfile serves`);
+      continue;
+    }
+    if (reason) out.push({ tool, reason, alternative, position: node.node.position });
+  }
+  return out.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
+}
+
+function readInstructions(top: NodeReader[]): string | undefined {
+  const node = onlyOnce(top, "instructions");
+  if (!node) return undefined;
+  if (node.node.values.length > 0) {
+    node.error(`"instructions" takes no arguments; put text "..." lines in its block`);
+  }
+  if (Object.keys(node.node.properties).length > 0) {
+    node.error(`"instructions" takes no properties`);
+  }
+  const lines: string[] = [];
+  for (const kid of node.onlyChildren(["text"])) {
+    kid.onlyProperties();
+    kid.noChildren();
+    if (kid.argCount(1, 1, "one line of text")) {
+      const v = kid.node.values[0];
+      if (typeof v !== "string") kid.error(`text must be a quoted string`);
+      else lines.push(v);
+    }
+  }
+  const text = lines.join("\n").trim();
+  if (text === "") {
+    node.error(`"instructions" needs at least one non-empty text "..." line`);
+    return undefined;
+  }
+  if (text.length > INSTRUCTIONS_BUDGET) {
+    node.error(
+      `instructions are ${text.length} characters, over the ${INSTRUCTIONS_BUDGET}-character budget`,
+    );
+    return undefined;
+  }
+  return text;
+}

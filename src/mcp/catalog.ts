@@ -1,0 +1,324 @@
+/**
+ * Checking a host's catalog once and preparing it for fast answers.
+ *
+ * A malformed catalog stops the server at startup with a message naming the
+ * entry, never at the first request: a missing list, a repeated name or URI,
+ * a listed resource or prompt with no reader, a template expression beyond
+ * `{var}`/`{+var}`, a schema the validator cannot enforce.
+ *
+ * @module
+ */
+import type { JsonObject } from "./jsonrpc.ts";
+import { compileSchema, SchemaError, type ValidateFn } from "./schema.ts";
+import type { Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from "./types.ts";
+import { parseUriTemplate, type UriTemplate, UriTemplateError } from "./uri_template.ts";
+
+/** A catalog the core refuses to serve; the message names the entry and what to change. */
+export class CatalogError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CatalogError";
+  }
+}
+
+/** A tool ready to be listed and called. */
+export interface PreparedTool {
+  /** The wire form listed by `tools/list` (with the default input schema filled in). */
+  wire: ToolSpec & { inputSchema: JsonObject };
+  /** The advertised input schema, compiled. */
+  validate: ValidateFn;
+  /** Argument names that reach dispatch (declared properties); empty for no-schema tools. */
+  declared: readonly string[];
+  /** Modern HTTP: `Mcp-Param-<name>` (lower-cased) -> the argument and its JSON type. */
+  headerParams: ReadonlyMap<string, { argument: string; type: string }>;
+}
+
+/** A template ready to match URIs. */
+export interface PreparedTemplate {
+  wire: ResourceTemplateSpec;
+  template: UriTemplate;
+}
+
+/** A prompt ready to be listed and rendered. */
+export interface PreparedPrompt {
+  wire: PromptSpec;
+  validate: ValidateFn;
+  declared: readonly string[];
+}
+
+/** The checked, sorted, indexed form of a {@link Catalog}. */
+export interface PreparedCatalog {
+  tools: PreparedTool[];
+  toolsByName: Map<string, PreparedTool>;
+  resources: ResourceSpec[];
+  resourcesByUri: Map<string, ResourceSpec>;
+  templates: PreparedTemplate[];
+  prompts: PreparedPrompt[];
+  promptsByName: Map<string, PreparedPrompt>;
+  /** Serialized list pages, keyed by revision, list and cursor; filled on demand. */
+  pages: Map<string, { json: string }>;
+}
+
+/** Which readers the host supplied, to check listed entries against. */
+export interface Readers {
+  dispatch: boolean;
+  readResource: boolean;
+  getPrompt: boolean;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const OPEN_OBJECT: JsonObject = { type: "object" };
+
+/**
+ * Check a catalog and index it.
+ *
+ * @param catalog the host's catalog
+ * @param readers which host functions exist (a listed entry needs its reader)
+ * @throws {CatalogError} naming the first malformed entry
+ */
+export function prepareCatalog(catalog: Catalog, readers: Readers): PreparedCatalog {
+  if (typeof catalog !== "object" || catalog === null) {
+    throw new CatalogError("the catalog must be an object with tools, resources and prompts lists");
+  }
+  for (const list of ["tools", "resources", "prompts"] as const) {
+    if (!Array.isArray(catalog[list])) {
+      throw new CatalogError(
+        `catalog.${list} is ${catalog[list] === undefined ? "missing" : "not a list"}: ` +
+          `an absent list is a malformed catalog, not an empty one (pass ${list}: [] for none)`,
+      );
+    }
+  }
+  const tools = catalog.tools.map((spec, i) => prepareTool(spec, i));
+  const toolsByName = indexUnique(tools, (t) => t.wire.name, "tool name");
+  if (tools.length > 0 && !readers.dispatch) {
+    throw new CatalogError(
+      `tool "${tools[0].wire.name}" is listed but no dispatch function was given`,
+    );
+  }
+
+  const resources: ResourceSpec[] = [];
+  const templates: PreparedTemplate[] = [];
+  catalog.resources.forEach((entry, i) => {
+    if (isObject(entry) && "uriTemplate" in entry) {
+      templates.push(prepareTemplate(entry as ResourceTemplateSpec, i));
+    } else resources.push(checkResource(entry as ResourceSpec, i));
+  });
+  const resourcesByUri = indexUnique(resources, (r) => r.uri, "resource uri");
+  indexUnique(templates, (t) => t.wire.uriTemplate, "resource uriTemplate");
+  if ((resources.length > 0 || templates.length > 0) && !readers.readResource) {
+    const first = resources[0]?.uri ?? templates[0].wire.uriTemplate;
+    throw new CatalogError(`resource "${first}" is listed but no readResource function was given`);
+  }
+
+  const prompts = catalog.prompts.map((spec, i) => preparePrompt(spec, i));
+  const promptsByName = indexUnique(prompts, (p) => p.wire.name, "prompt name");
+  if (prompts.length > 0 && !readers.getPrompt) {
+    throw new CatalogError(
+      `prompt "${prompts[0].wire.name}" is listed but no getPrompt function was given`,
+    );
+  }
+
+  return {
+    tools: tools.sort((a, b) => compare(a.wire.name, b.wire.name)),
+    toolsByName,
+    resources: resources.sort((a, b) => compare(a.uri, b.uri)),
+    resourcesByUri,
+    templates: templates.sort((a, b) => compare(a.wire.uriTemplate, b.wire.uriTemplate)),
+    prompts: prompts.sort((a, b) => compare(a.wire.name, b.wire.name)),
+    promptsByName,
+    pages: new Map(),
+  };
+}
+
+/** Code-unit order: stable across locales, the same order cursors compare in. */
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function prepareTool(spec: ToolSpec, index: number): PreparedTool {
+  if (!isObject(spec)) throw new CatalogError(`tools[${index}] is not an object`);
+  const name = spec.name;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    throw new CatalogError(
+      `tools[${index}] has name ${JSON.stringify(name)}: a tool name is 1-128 characters ` +
+        `of A-Z a-z 0-9 _ - .`,
+    );
+  }
+  const where = `tool "${name}"`;
+  const inputSchema = spec.inputSchema ?? OPEN_OBJECT;
+  checkObjectRoot(inputSchema, `${where} inputSchema`);
+  const validate = compileOrRefuse(inputSchema, `${where} inputSchema`);
+  if (spec.outputSchema !== undefined) {
+    checkObjectRoot(spec.outputSchema, `${where} outputSchema`);
+    compileOrRefuse(spec.outputSchema, `${where} outputSchema`);
+  }
+  return {
+    wire: { ...spec, inputSchema },
+    validate,
+    declared: spec.inputSchema ? declaredKeys(inputSchema) : [],
+    headerParams: headerParams(inputSchema, where),
+  };
+}
+
+function checkObjectRoot(schema: unknown, where: string): void {
+  if (!isObject(schema) || schema.type !== "object") {
+    throw new CatalogError(
+      `${where} must be a JSON Schema object whose root has "type": "object" ` +
+        `(tool arguments and structured results are JSON objects in both revisions)`,
+    );
+  }
+}
+
+function compileOrRefuse(schema: unknown, where: string): ValidateFn {
+  try {
+    return compileSchema(schema);
+  } catch (error) {
+    if (error instanceof SchemaError) throw new CatalogError(`${where}: ${error.message}`);
+    throw new CatalogError(`${where}: the validator refused it: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Argument names that may reach dispatch: the root's `properties`, and those of
+ * root-level `allOf`/`anyOf`/`oneOf`/`if`/`then`/`else` branches.
+ */
+function declaredKeys(schema: JsonObject): string[] {
+  const keys = new Set<string>();
+  const collect = (node: unknown) => {
+    if (!isObject(node)) return;
+    if (isObject(node.properties)) { for (const k of Object.keys(node.properties)) keys.add(k); }
+  };
+  collect(schema);
+  for (const k of ["allOf", "anyOf", "oneOf"]) {
+    const branches = schema[k];
+    if (Array.isArray(branches)) branches.forEach(collect);
+  }
+  for (const k of ["if", "then", "else"]) collect(schema[k]);
+  return [...keys];
+}
+
+/** `x-mcp-header` rules of the 2026-07-28 tools page, checked at load so no tool vanishes. */
+function headerParams(
+  schema: JsonObject,
+  where: string,
+): Map<string, { argument: string; type: string }> {
+  const out = new Map<string, { argument: string; type: string }>();
+  const properties = isObject(schema.properties) ? schema.properties : {};
+  for (const [argument, property] of Object.entries(properties)) {
+    if (!isObject(property) || !("x-mcp-header" in property)) continue;
+    const header = property["x-mcp-header"];
+    const at = `${where} property "${argument}" x-mcp-header`;
+    if (typeof header !== "string" || !HEADER_TOKEN.test(header)) {
+      throw new CatalogError(`${at} must be a non-empty HTTP token (RFC 9110)`);
+    }
+    const type = property.type;
+    if (type !== "string" && type !== "integer" && type !== "boolean") {
+      throw new CatalogError(`${at} is only allowed on string, integer or boolean properties`);
+    }
+    const key = header.toLowerCase();
+    if (out.has(key)) throw new CatalogError(`${at} "${header}" is used twice (ignoring case)`);
+    out.set(key, { argument, type });
+  }
+  return out;
+}
+
+function checkResource(spec: ResourceSpec, index: number): ResourceSpec {
+  if (!isObject(spec)) throw new CatalogError(`resources[${index}] is not an object`);
+  if (typeof spec.uri !== "string" || !URI_SCHEME.test(spec.uri)) {
+    throw new CatalogError(
+      `resources[${index}] has uri ${JSON.stringify(spec.uri)}: a resource needs an absolute URI ` +
+        `with a scheme (e.g. "weather://places")`,
+    );
+  }
+  if (typeof spec.name !== "string" || spec.name === "") {
+    throw new CatalogError(`resource "${spec.uri}" needs a non-empty name`);
+  }
+  return spec;
+}
+
+function prepareTemplate(spec: ResourceTemplateSpec, index: number): PreparedTemplate {
+  if (typeof spec.uriTemplate !== "string" || !URI_SCHEME.test(spec.uriTemplate)) {
+    throw new CatalogError(
+      `resources[${index}] has uriTemplate ${JSON.stringify(spec.uriTemplate)}: ` +
+        `a template needs an absolute URI with a scheme`,
+    );
+  }
+  if (typeof spec.name !== "string" || spec.name === "") {
+    throw new CatalogError(`resource template "${spec.uriTemplate}" needs a non-empty name`);
+  }
+  try {
+    return { wire: spec, template: parseUriTemplate(spec.uriTemplate) };
+  } catch (error) {
+    if (error instanceof UriTemplateError) {
+      throw new CatalogError(`resource template "${spec.uriTemplate}": ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+function preparePrompt(spec: PromptSpec, index: number): PreparedPrompt {
+  if (!isObject(spec)) throw new CatalogError(`prompts[${index}] is not an object`);
+  if (typeof spec.name !== "string" || spec.name === "") {
+    throw new CatalogError(`prompts[${index}] needs a non-empty name`);
+  }
+  const schema = promptArgumentSchema(spec);
+  return {
+    wire: spec,
+    validate: compileOrRefuse(schema, `prompt "${spec.name}" arguments`),
+    declared: Object.keys(schema.properties as JsonObject),
+  };
+}
+
+/**
+ * The JSON Schema of a prompt's arguments: one `string` property per declared
+ * argument, `required` from the flags, nothing undeclared admitted.
+ *
+ * @throws {CatalogError} on a malformed or repeated argument
+ */
+export function promptArgumentSchema(spec: PromptSpec): JsonObject {
+  const properties: JsonObject = {};
+  const required: string[] = [];
+  const args = spec.arguments ?? [];
+  if (!Array.isArray(args)) throw new CatalogError(`prompt "${spec.name}" arguments is not a list`);
+  for (const arg of args) {
+    if (!isObject(arg) || typeof arg.name !== "string" || arg.name === "") {
+      throw new CatalogError(`prompt "${spec.name}" has an argument without a name`);
+    }
+    if (Object.hasOwn(properties, arg.name)) {
+      throw new CatalogError(`prompt "${spec.name}" declares argument "${arg.name}" twice`);
+    }
+    if (arg.required !== undefined && typeof arg.required !== "boolean") {
+      throw new CatalogError(
+        `prompt "${spec.name}" argument "${arg.name}": required must be a boolean`,
+      );
+    }
+    const property: JsonObject = { type: "string" };
+    if (arg.description) property.description = arg.description;
+    Object.defineProperty(properties, arg.name, {
+      value: property,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    if (arg.required) required.push(arg.name);
+  }
+  const schema: JsonObject = { type: "object", properties, additionalProperties: false };
+  if (required.length > 0) schema.required = required;
+  return schema;
+}
+
+function indexUnique<T>(items: T[], key: (item: T) => string, what: string): Map<string, T> {
+  const map = new Map<string, T>();
+  for (const item of items) {
+    const k = key(item);
+    if (map.has(k)) throw new CatalogError(`${what} ${JSON.stringify(k)} appears twice`);
+    map.set(k, item);
+  }
+  return map;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

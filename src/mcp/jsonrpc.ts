@@ -1,0 +1,165 @@
+/**
+ * JSON-RPC 2.0 envelopes as MCP uses them: one object per message, no batches.
+ *
+ * Follows https://www.jsonrpc.org/specification and the MCP "Base Protocol"
+ * page of both revisions (2025-11-25, 2026-07-28): a request `id` is a string
+ * or an integer, never `null`; `params`, when present, is an object.
+ *
+ * @module
+ */
+
+/** A JSON-RPC request id: a string or an integer (never `null` in MCP). */
+export type RequestId = string | number;
+
+/** Any JSON value. */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** A request: it has an `id` and expects exactly one response. */
+export interface JsonRpcRequest {
+  jsonrpc: "2.0";
+  id: RequestId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** A notification: no `id`, never answered. */
+export interface JsonRpcNotification {
+  jsonrpc: "2.0";
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** The `error` member of an error response. */
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** JSON-RPC error codes used by MCP, by name. Numbers per both revisions' schemas. */
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** 2025-11-25 only: resource not found. 2026-07-28 uses InvalidParams. */
+  ResourceNotFound: -32002,
+  /** 2026-07-28: an HTTP header disagrees with the body it describes. */
+  HeaderMismatch: -32020,
+  /** 2026-07-28: the request needs a client capability it did not declare. */
+  MissingRequiredClientCapability: -32021,
+  /** 2026-07-28: the request's protocol version is not one this server serves. */
+  UnsupportedProtocolVersion: -32022,
+} as const;
+
+/**
+ * A protocol-level failure. Throw it from anywhere inside request handling and
+ * the server turns it into a JSON-RPC error response with the same `code`,
+ * `message` and `data`.
+ */
+export class McpError extends Error {
+  /** JSON-RPC error code (see {@link ErrorCode}). */
+  readonly code: number;
+  /** Optional structured detail sent as `error.data`. */
+  readonly data?: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = "McpError";
+    this.code = code;
+    this.data = data;
+  }
+
+  /** The wire form of this error. */
+  toJSON(): JsonRpcErrorObject {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/** What one incoming message turned out to be. */
+export type Incoming =
+  | { kind: "request"; message: JsonRpcRequest }
+  | { kind: "notification"; message: JsonRpcNotification }
+  | { kind: "response"; id: RequestId | null }
+  | { kind: "invalid"; id: RequestId | null; error: McpError };
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function validId(id: unknown): id is RequestId {
+  return typeof id === "string" || (typeof id === "number" && Number.isInteger(id));
+}
+
+/**
+ * Classify one decoded JSON value as a request, a notification, a response, or
+ * an invalid envelope.
+ *
+ * A JSON array (a batch) is invalid in both revisions: no element is processed.
+ * A top-level `_meta` is refused: MCP reads it at `params._meta` only.
+ *
+ * @param value the result of `JSON.parse` on one message
+ * @returns the classification; `invalid` carries the `-32600` error to send and
+ *   the request id when one could be read
+ */
+export function classifyMessage(value: unknown): Incoming {
+  if (Array.isArray(value)) {
+    return invalid(null, "JSON-RPC batches are not supported; send one message per request");
+  }
+  if (!isPlainObject(value)) return invalid(null, "a JSON-RPC message must be a JSON object");
+  const id = "id" in value ? value.id : undefined;
+  const readableId = validId(id) ? id : null;
+  if (value.jsonrpc !== "2.0") return invalid(readableId, 'jsonrpc must be "2.0"');
+  if ("_meta" in value) {
+    return invalid(readableId, "_meta belongs in params._meta, not at the top level");
+  }
+  if (!("method" in value)) {
+    if ("result" in value || "error" in value) return { kind: "response", id: readableId };
+    return invalid(readableId, "a JSON-RPC message needs a method");
+  }
+  if (typeof value.method !== "string") return invalid(readableId, "method must be a string");
+  if ("params" in value && !isPlainObject(value.params)) {
+    return invalid(readableId, "params must be an object");
+  }
+  const params = value.params as Record<string, unknown> | undefined;
+  if (!("id" in value)) {
+    return { kind: "notification", message: { jsonrpc: "2.0", method: value.method, params } };
+  }
+  if (!validId(id)) return invalid(null, "id must be a string or an integer");
+  return { kind: "request", message: { jsonrpc: "2.0", id, method: value.method, params } };
+}
+
+function invalid(id: RequestId | null, message: string): Incoming {
+  return { kind: "invalid", id, error: new McpError(ErrorCode.InvalidRequest, message) };
+}
+
+/**
+ * Serialize an error response. `id` is omitted when it could not be read
+ * (JSON-RPC 2.0 section 5: "If there was an error in detecting the id").
+ */
+export function errorResponse(id: RequestId | null, error: JsonRpcErrorObject): string {
+  const body = id === null ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
+  return JSON.stringify(body);
+}
+
+/**
+ * Serialize a success response around an already-serialized `result`.
+ *
+ * Splicing lets a server serialize a static result (a list page) once and
+ * answer every later request with two string concatenations.
+ */
+export function resultResponse(id: RequestId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}

@@ -1,0 +1,783 @@
+/**
+ * The MCP server core: one object that answers JSON-RPC messages under both
+ * protocol revisions (2025-11-25 and 2026-07-28), for a catalog and dispatch
+ * function the host injects. It knows no transport: stdio and HTTP hand it
+ * decoded messages and write back what it returns.
+ *
+ * @module
+ */
+import {
+  prepareCatalog,
+  type PreparedCatalog,
+  type PreparedPrompt,
+  type PreparedTool,
+} from "./catalog.ts";
+import { CursorCodec } from "./cursor.ts";
+import {
+  classifyMessage,
+  ErrorCode,
+  errorResponse,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  McpError,
+  type RequestId,
+  resultResponse,
+} from "./jsonrpc.ts";
+import {
+  type Era,
+  ERAS,
+  LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  LOG_LEVELS,
+  MetaKey,
+  type MethodRule,
+  METHODS,
+  MODERN_VERSION,
+  SUPPORTED_VERSIONS,
+} from "./revisions.ts";
+import { checkHeaders } from "./headers.ts";
+import type {
+  CallToolResult,
+  Catalog,
+  GetPromptResult,
+  ResourceContents,
+  WireResourceContents,
+} from "./types.ts";
+
+/** Cache hints a modern (2026-07-28) client may apply to a cacheable result. */
+export interface CacheHint {
+  /** Milliseconds the result may be reused; 0 = stale at once. */
+  ttlMs: number;
+  /** `"public"`: same for every caller; `"private"`: reuse within one authorization context. */
+  cacheScope: "public" | "private";
+}
+
+/** What a handler learns about the request it serves. */
+export interface CallContext {
+  /** Aborted when the client cancels or hangs up, or the transport shuts down. */
+  signal: AbortSignal;
+  /** The revision the request is served under. */
+  era: Era;
+  /** The protocol version the request (or its session) named. */
+  protocolVersion: string;
+  /** Whatever the transport's `authorize` hook returned for this request, if anything. */
+  auth?: unknown;
+}
+
+/**
+ * The host's tool implementation. Called only for a listed tool, with
+ * arguments already validated against its advertised `inputSchema` and reduced
+ * to the declared keys. Return a {@link CallToolResult}; throw a
+ * {@link ToolError} to report a failure the model should see.
+ */
+export type Dispatch = (
+  name: string,
+  args: Record<string, unknown>,
+  ctx: CallContext,
+) => Promise<CallToolResult> | CallToolResult;
+
+/**
+ * Reads a listed resource, or a URI a listed template matches. `params` holds
+ * the template's variables (percent-encoded, as in the URI). Throw
+ * {@link NotFoundError} when there is nothing there.
+ */
+export type ResourceReader = (
+  uri: string,
+  ctx: CallContext & { params: Record<string, string> },
+) => Promise<ResourceContents[]> | ResourceContents[];
+
+/**
+ * Renders a listed prompt. `args` are validated against the schema derived
+ * from the prompt's declared arguments and hold only declared names.
+ */
+export type PromptReader = (
+  name: string,
+  args: Record<string, string>,
+  ctx: CallContext,
+) => Promise<GetPromptResult> | GetPromptResult;
+
+/** A failure a tool reports to the model: becomes `isError: true` with `message` as text. */
+export class ToolError extends Error {
+  /** HTTP status the tool API (`POST /api/<tool>`) answers with. */
+  readonly status: number;
+  /** Optional structured detail (only for tools without an `outputSchema`). */
+  readonly structuredContent?: JsonObject;
+
+  constructor(message: string, options: { status?: number; structuredContent?: JsonObject } = {}) {
+    super(message);
+    this.name = "ToolError";
+    this.status = options.status ?? 500;
+    this.structuredContent = options.structuredContent;
+  }
+}
+
+/** Thrown by a resource or prompt reader: nothing there. `reason` goes to the client as data. */
+export class NotFoundError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "NotFoundError";
+  }
+}
+
+/** One structured log event. Never carries arguments, results or secrets. */
+export interface LogEvent {
+  level: "debug" | "info" | "warn" | "error";
+  event: string;
+  [field: string]: unknown;
+}
+
+/** Where the core writes log events; the default writes JSON lines to stderr. */
+export type Logger = (event: LogEvent) => void;
+
+/** The default logger: one JSON object per line on stderr (stdout is the stdio wire). */
+export const stderrLogger: Logger = (event) => {
+  console.error(JSON.stringify({ time: new Date().toISOString(), ...event }));
+};
+
+/** Options of {@link McpServer}. */
+export interface ServerOptions {
+  /** `serverInfo.name`. */
+  name: string;
+  /** `serverInfo.version` (default `"0.0.0"`). */
+  version?: string;
+  /** `serverInfo.title`. */
+  title?: string;
+  /** Natural-language guidance for the model (`instructions`). */
+  instructions?: string;
+  /**
+   * What the server offers. An object is checked once, at construction. A
+   * function is called per list or lookup; its result is checked the first
+   * time each distinct object is seen, so return the same object until the
+   * catalog really changes.
+   */
+  catalog: Catalog | (() => Catalog | Promise<Catalog>);
+  /** Runs `tools/call`. Required when any tool is listed. */
+  dispatch?: Dispatch;
+  /** Runs `resources/read`. Required when any resource or template is listed. */
+  readResource?: ResourceReader;
+  /** Runs `prompts/get`. Required when any prompt is listed. */
+  getPrompt?: PromptReader;
+  /** Items per list page (default 50). */
+  pageSize?: number;
+  /** Modern cache hints per list family (defaults `{ttlMs: 0, cacheScope: "private"}`). */
+  cache?: Partial<Record<"tools" | "resources" | "prompts" | "discover", CacheHint>>;
+  /** HMAC key for cursors; share it between replicas behind one URL. Random by default. */
+  cursorKey?: Uint8Array;
+  /** Log sink (default {@link stderrLogger}). */
+  log?: Logger;
+}
+
+/**
+ * Per-connection state a transport keeps for a stdio process: the version an
+ * `initialize` negotiated, and the requests in flight (for cancellation).
+ * HTTP is stateless and passes none.
+ */
+export class Session {
+  /** Set by `initialize`: this connection then speaks the handshake revision. */
+  legacyVersion?: string;
+  /** In-flight requests by id, so `notifications/cancelled` can abort them. */
+  readonly inFlight: Map<RequestId, AbortController> = new Map();
+}
+
+/** Where one message came from. */
+export interface MessageContext {
+  /** stdio: the connection's session. HTTP: absent. */
+  session?: Session;
+  /** HTTP: the request headers (modern header rules apply). */
+  headers?: Headers;
+  /** Aborted when the client goes away. */
+  signal?: AbortSignal;
+  /** The transport's `authorize` verdict, handed through to handlers. */
+  auth?: unknown;
+}
+
+/** The answer to one message: the serialized JSON-RPC response (or none) and an HTTP status. */
+export interface Reply {
+  /** HTTP status to send: 200, 202 (no body), or the revision's status for an error. */
+  status: number;
+  /** Serialized JSON-RPC response; `null` for a notification or a client response. */
+  body: string | null;
+}
+
+/** What the tool API gets back from {@link McpServer.callTool}. */
+export interface ToolCallOutcome {
+  /** 200 on success; 400 bad arguments; 404 unknown tool; else the tool's error status. */
+  status: number;
+  result: CallToolResult;
+}
+
+const DEFAULT_HINT: CacheHint = { ttlMs: 0, cacheScope: "private" };
+const NO_SIGNAL = new AbortController().signal;
+
+type Handler = (
+  params: Record<string, unknown>,
+  call: CallContext,
+  ctx: MessageContext,
+) => Promise<object | { json: string }>;
+
+/**
+ * A dual-revision MCP server for one host catalog.
+ *
+ * Construct it once (a malformed static catalog throws {@link CatalogError}
+ * here), then feed it messages from any transport with {@link handle}.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "./server.ts";
+ * const server = new McpServer({
+ *   name: "echo",
+ *   catalog: { tools: [{ name: "echo" }], resources: [], prompts: [] },
+ *   dispatch: () => ({ content: [{ type: "text", text: "hi" }] }),
+ * });
+ * const reply = await server.handle({
+ *   jsonrpc: "2.0", id: 1, method: "tools/list",
+ *   params: { _meta: {
+ *     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+ *     "io.modelcontextprotocol/clientCapabilities": {},
+ *   } },
+ * });
+ * if (!reply.body?.includes('"echo"')) throw new Error("not listed");
+ * ```
+ */
+export class McpServer {
+  readonly #options: ServerOptions;
+  readonly #serverInfo: JsonObject;
+  readonly #capabilities: JsonObject;
+  readonly #pageSize: number;
+  readonly #cursors: CursorCodec;
+  readonly #log: Logger;
+  readonly #static?: PreparedCatalog;
+  readonly #prepared = new WeakMap<Catalog, PreparedCatalog>();
+  readonly #handlers: Record<string, Handler>;
+
+  /**
+   * @throws {CatalogError} when a static catalog is malformed
+   * @throws {RangeError} when `pageSize` is not a positive integer
+   */
+  constructor(options: ServerOptions) {
+    this.#options = options;
+    this.#log = options.log ?? stderrLogger;
+    this.#pageSize = options.pageSize ?? 50;
+    if (!Number.isInteger(this.#pageSize) || this.#pageSize < 1) {
+      throw new RangeError(`pageSize must be a positive integer, got ${options.pageSize}`);
+    }
+    this.#cursors = new CursorCodec(options.cursorKey);
+    this.#serverInfo = { name: options.name, version: options.version ?? "0.0.0" };
+    if (options.title) this.#serverInfo.title = options.title;
+    const capabilities: JsonObject = {};
+    if (options.dispatch) capabilities.tools = { listChanged: false };
+    if (options.readResource) capabilities.resources = { subscribe: false, listChanged: false };
+    if (options.getPrompt) capabilities.prompts = { listChanged: false };
+    if (typeof options.catalog !== "function") this.#static = this.#prepare(options.catalog);
+    this.#capabilities = capabilities;
+    this.#handlers = {
+      "initialize": (p) => this.#initialize(p),
+      "ping": () => Promise.resolve({}),
+      "server/discover": () => Promise.resolve(this.#discover()),
+      "tools/list": (p, call) => this.#list("tools/list", "tools", p, call),
+      "tools/call": (p, call) => this.#callTool(p, call),
+      "resources/list": (p, call) => this.#list("resources/list", "resources", p, call),
+      "resources/templates/list": (p, call) =>
+        this.#list("resources/templates/list", "resourceTemplates", p, call),
+      "resources/read": (p, call) => this.#readResource(p, call),
+      "prompts/list": (p, call) => this.#list("prompts/list", "prompts", p, call),
+      "prompts/get": (p, call) => this.#getPrompt(p, call),
+    };
+  }
+
+  /** The capabilities this server advertises (the same under both revisions). */
+  get capabilities(): Readonly<JsonObject> {
+    return this.#capabilities;
+  }
+
+  /** `serverInfo` as sent in `initialize` and in modern `_meta`. */
+  get serverInfo(): Readonly<JsonObject> {
+    return this.#serverInfo;
+  }
+
+  /**
+   * Answer one decoded JSON-RPC message.
+   *
+   * @param message the value of `JSON.parse` on one message
+   * @param ctx where it came from (session for stdio, headers for HTTP)
+   * @returns the response to write (never throws; handler failures become errors or
+   *   `isError` results)
+   */
+  async handle(message: unknown, ctx: MessageContext = {}): Promise<Reply> {
+    const incoming = classifyMessage(message);
+    switch (incoming.kind) {
+      case "invalid":
+        return { status: 400, body: errorResponse(incoming.id, incoming.error.toJSON()) };
+      case "response":
+        return { status: 202, body: null };
+      case "notification":
+        this.#notification(incoming.message, ctx);
+        return { status: 202, body: null };
+      case "request":
+        return await this.#request(incoming.message, ctx);
+    }
+  }
+
+  /** Serialize a parse failure of a message that never became JSON (`-32700`, no id). */
+  parseError(detail = "the message is not valid JSON"): Reply {
+    return {
+      status: 400,
+      body: errorResponse(null, { code: ErrorCode.ParseError, message: `Parse error: ${detail}` }),
+    };
+  }
+
+  /**
+   * Call a tool outside JSON-RPC (the HTTP tool API), through exactly the
+   * validation and dispatch `tools/call` uses.
+   *
+   * @param name tool name
+   * @param args the arguments object (anything else is refused with 400)
+   * @param ctx cancellation and auth
+   */
+  async callTool(
+    name: string,
+    args: unknown,
+    ctx: { signal?: AbortSignal; auth?: unknown } = {},
+  ): Promise<ToolCallOutcome> {
+    const catalog = await this.#catalog();
+    const tool = catalog.toolsByName.get(name);
+    if (!tool) return { status: 404, result: errorResult(`Unknown tool: "${clip(name)}"`) };
+    const call: CallContext = {
+      signal: ctx.signal ?? NO_SIGNAL,
+      era: "modern",
+      protocolVersion: MODERN_VERSION,
+      auth: ctx.auth,
+    };
+    return await this.#runTool(tool, args, call);
+  }
+
+  #notification(message: JsonRpcNotification, ctx: MessageContext): void {
+    if (message.method === "notifications/cancelled") {
+      const id = message.params?.requestId;
+      if (typeof id === "string" || typeof id === "number") {
+        ctx.session?.inFlight.get(id)?.abort(new Error("cancelled by the client"));
+      }
+    }
+    // notifications/initialized and anything else: nothing to do.
+  }
+
+  async #request(request: JsonRpcRequest, ctx: MessageContext): Promise<Reply> {
+    const { id, method } = request;
+    const params = request.params ?? {};
+    let era: Era = "modern";
+    let stage: "classify" | "dispatch" = "classify";
+    try {
+      const selected = await this.#selectEra(request, params, ctx);
+      era = selected.era;
+      const rule = METHODS[method];
+      if (!rule || !rule.eras.includes(era) || !this.#advertises(rule)) {
+        throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${clip(method)}`);
+      }
+      stage = "dispatch";
+      const controller = new AbortController();
+      const signal = ctx.signal ? AbortSignal.any([ctx.signal, controller.signal]) : controller
+        .signal;
+      ctx.session?.inFlight.set(id, controller);
+      try {
+        const call: CallContext = {
+          signal,
+          era,
+          protocolVersion: selected.version,
+          auth: ctx.auth,
+        };
+        const result = await this.#handlers[method](params, call, ctx);
+        if (method === "initialize" && ctx.session) {
+          ctx.session.legacyVersion = (result as { protocolVersion: string }).protocolVersion;
+        }
+        const json = "json" in result && typeof result.json === "string"
+          ? result.json
+          : JSON.stringify(this.#decorate(era, rule, result));
+        return { status: 200, body: resultResponse(id, json) };
+      } finally {
+        ctx.session?.inFlight.delete(id);
+      }
+    } catch (error) {
+      const mcp = this.#asMcpError(error, method);
+      const table = ERAS[era].httpStatus;
+      const status = stage === "classify" && mcp.code === ErrorCode.InvalidParams
+        ? 400
+        : table[mcp.code] ?? 200;
+      return { status, body: errorResponse(id, mcp.toJSON()) };
+    }
+  }
+
+  /**
+   * Which revision serves this request (the dual-era classification of the
+   * checklist, rules 1-5), with the modern `_meta`, header and version checks in
+   * the order the 2026-07-28 transport page gives.
+   */
+  async #selectEra(
+    request: JsonRpcRequest,
+    params: Record<string, unknown>,
+    ctx: MessageContext,
+  ): Promise<{ era: Era; version: string }> {
+    const meta = params._meta;
+    if (meta !== undefined && (typeof meta !== "object" || meta === null || Array.isArray(meta))) {
+      throw new McpError(ErrorCode.InvalidParams, "params._meta must be an object");
+    }
+    const m = meta as Record<string, unknown> | undefined;
+    if (m && MetaKey.protocolVersion in m) {
+      const version = m[MetaKey.protocolVersion];
+      if (typeof version !== "string") {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `_meta["${MetaKey.protocolVersion}"] must be a string`,
+        );
+      }
+      const caps = m[MetaKey.clientCapabilities];
+      if (typeof caps !== "object" || caps === null || Array.isArray(caps)) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Missing _meta["${MetaKey.clientCapabilities}"]: every 2026-07-28 request declares ` +
+            `its client capabilities ({} for none)`,
+        );
+      }
+      const level = m[MetaKey.logLevel];
+      if (level !== undefined && !LOG_LEVELS.has(level as string)) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown log level ${clip(String(level))}`);
+      }
+      if (ctx.headers) {
+        const tools = request.method === "tools/call" ? (await this.#catalog()).toolsByName : null;
+        checkHeaders(ctx.headers, request, version, METHODS[request.method], tools);
+      }
+      if (version !== MODERN_VERSION) {
+        throw new McpError(
+          ErrorCode.UnsupportedProtocolVersion,
+          `Unsupported protocol version: ${clip(version)}`,
+          { supported: [...SUPPORTED_VERSIONS], requested: version },
+        );
+      }
+      return { era: "modern", version };
+    }
+    if (request.method === "initialize") return { era: "legacy", version: LEGACY_VERSION };
+    const sessionVersion = ctx.session?.legacyVersion;
+    if (sessionVersion) return { era: "legacy", version: sessionVersion };
+    const headerVersion = ctx.headers?.get("mcp-protocol-version");
+    if (headerVersion && LEGACY_VERSIONS.includes(headerVersion)) {
+      return { era: "legacy", version: headerVersion };
+    }
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Missing params._meta["${MetaKey.protocolVersion}"]: send it (2026-07-28) or ` +
+        `start with initialize (2025-11-25)`,
+      { supported: [...SUPPORTED_VERSIONS] },
+    );
+  }
+
+  #advertises(rule: MethodRule): boolean {
+    return rule.capability === undefined || rule.capability in this.#capabilities;
+  }
+
+  #decorate(era: Era, rule: MethodRule, result: object): object {
+    if (!ERAS[era].decorateResults) return result;
+    const own = (result as { _meta?: JsonObject })._meta;
+    const decorated: Record<string, unknown> = { ...result, resultType: "complete" };
+    if (rule.cacheable) Object.assign(decorated, this.#hint(rule.cacheable));
+    decorated._meta = { ...own, [MetaKey.serverInfo]: this.#serverInfo };
+    return decorated;
+  }
+
+  #hint(family: "tools" | "resources" | "prompts" | "discover"): CacheHint {
+    const hint = this.#options.cache?.[family] ?? DEFAULT_HINT;
+    return { ttlMs: hint.ttlMs, cacheScope: hint.cacheScope };
+  }
+
+  #asMcpError(error: unknown, method: string): McpError {
+    if (error instanceof McpError) return error;
+    this.#log({
+      level: "error",
+      event: "internal_error",
+      method,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return new McpError(ErrorCode.InternalError, "Internal error");
+  }
+
+  #prepare(catalog: Catalog): PreparedCatalog {
+    return prepareCatalog(catalog, {
+      dispatch: Boolean(this.#options.dispatch),
+      readResource: Boolean(this.#options.readResource),
+      getPrompt: Boolean(this.#options.getPrompt),
+    });
+  }
+
+  async #catalog(): Promise<PreparedCatalog> {
+    if (this.#static) return this.#static;
+    const catalog = await (this.#options.catalog as () => Catalog | Promise<Catalog>)();
+    let prepared = this.#prepared.get(catalog);
+    if (!prepared) {
+      prepared = this.#prepare(catalog);
+      this.#prepared.set(catalog, prepared);
+    }
+    return prepared;
+  }
+
+  #initialize(params: Record<string, unknown>): Promise<object> {
+    const requested = params.protocolVersion;
+    if (typeof requested !== "string") {
+      throw new McpError(ErrorCode.InvalidParams, "initialize needs params.protocolVersion");
+    }
+    const result: JsonObject = {
+      protocolVersion: LEGACY_VERSIONS.includes(requested) ? requested : LEGACY_VERSION,
+      capabilities: this.#capabilities,
+      serverInfo: this.#serverInfo,
+    };
+    if (this.#options.instructions) result.instructions = this.#options.instructions;
+    return Promise.resolve(result);
+  }
+
+  #discover(): object {
+    const result: JsonObject = {
+      supportedVersions: [...SUPPORTED_VERSIONS],
+      capabilities: this.#capabilities,
+    };
+    if (this.#options.instructions) result.instructions = this.#options.instructions;
+    return result;
+  }
+
+  async #list(
+    method: "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list",
+    field: string,
+    params: Record<string, unknown>,
+    call: CallContext,
+  ): Promise<{ json: string }> {
+    const catalog = await this.#catalog();
+    const cursor = params.cursor;
+    const cacheKey = `${call.era}\u0000${method}\u0000${cursor ?? ""}`;
+    const cached = catalog.pages.get(cacheKey);
+    if (cached) return cached;
+
+    const [keys, items] = listOf(catalog, method);
+    let start = 0;
+    if (cursor !== undefined) {
+      const after = await this.#cursors.decode(method, cursor);
+      start = firstAfter(keys, after);
+    }
+    const end = Math.min(start + this.#pageSize, keys.length);
+    const result: Record<string, unknown> = { [field]: items.slice(start, end) };
+    if (end < keys.length) result.nextCursor = await this.#cursors.encode(method, keys[end - 1]);
+    const page = { json: JSON.stringify(this.#decorate(call.era, METHODS[method], result)) };
+    catalog.pages.set(cacheKey, page);
+    return page;
+  }
+
+  async #callTool(params: Record<string, unknown>, call: CallContext): Promise<object> {
+    const name = params.name;
+    if (typeof name !== "string") {
+      throw new McpError(ErrorCode.InvalidParams, "tools/call needs params.name (a string)");
+    }
+    const args = params.arguments;
+    if (args !== undefined && !isObject(args)) {
+      throw new McpError(ErrorCode.InvalidParams, "tools/call params.arguments must be an object");
+    }
+    const tool = (await this.#catalog()).toolsByName.get(name);
+    if (!tool) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name)}"`, {
+        name: clip(name),
+      });
+    }
+    return (await this.#runTool(tool, args ?? {}, call)).result;
+  }
+
+  async #runTool(tool: PreparedTool, args: unknown, call: CallContext): Promise<ToolCallOutcome> {
+    const name = tool.wire.name;
+    if (!isObject(args)) {
+      return { status: 400, result: errorResult(`Arguments for tool "${name}" must be an object`) };
+    }
+    const problems = tool.validate(args);
+    if (problems.length > 0) {
+      return {
+        status: 400,
+        result: errorResult(`Invalid arguments for tool "${name}": ${problems.join("; ")}`),
+      };
+    }
+    const declared = pick(args, tool.declared);
+    try {
+      const result = await this.#options.dispatch!(name, declared, call);
+      if (!isObject(result) || !Array.isArray(result.content)) {
+        this.#log({ level: "error", event: "malformed_tool_result", tool: name });
+        return { status: 500, result: errorResult(`Tool "${name}" returned a malformed result`) };
+      }
+      return { status: result.isError ? 500 : 200, result };
+    } catch (error) {
+      if (error instanceof ToolError) {
+        const result = errorResult(error.message);
+        if (error.structuredContent) result.structuredContent = error.structuredContent;
+        return { status: error.status, result };
+      }
+      if (call.signal.aborted) {
+        return { status: 499, result: errorResult(`Tool "${name}" was cancelled`) };
+      }
+      this.#log({
+        level: "error",
+        event: "tool_failed",
+        tool: name,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return { status: 500, result: errorResult(`Tool "${name}" failed with an internal error`) };
+    }
+  }
+
+  async #readResource(params: Record<string, unknown>, call: CallContext): Promise<object> {
+    const uri = params.uri;
+    if (typeof uri !== "string") {
+      throw new McpError(ErrorCode.InvalidParams, "resources/read needs params.uri (a string)");
+    }
+    const notFound = (reason?: string) =>
+      new McpError(
+        ERAS[call.era].resourceNotFound,
+        "Resource not found",
+        reason ? { uri, reason } : { uri },
+      );
+    const catalog = await this.#catalog();
+    let vars: Record<string, string> | null = catalog.resourcesByUri.has(uri) ? {} : null;
+    for (let i = 0; vars === null && i < catalog.templates.length; i++) {
+      vars = catalog.templates[i].template.match(uri);
+    }
+    if (vars === null) throw notFound();
+    let contents: ResourceContents[];
+    try {
+      contents = await this.#options.readResource!(uri, { ...call, params: vars });
+    } catch (error) {
+      if (error instanceof NotFoundError) throw notFound(error.message);
+      throw error;
+    }
+    if (!Array.isArray(contents) || contents.length === 0) throw notFound();
+    return { contents: contents.map((c) => wireContents(c, uri)) };
+  }
+
+  async #getPrompt(params: Record<string, unknown>, call: CallContext): Promise<object> {
+    const name = params.name;
+    if (typeof name !== "string") {
+      throw new McpError(ErrorCode.InvalidParams, "prompts/get needs params.name (a string)");
+    }
+    const prompt: PreparedPrompt | undefined = (await this.#catalog()).promptsByName.get(name);
+    if (!prompt) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: "${clip(name)}"`, {
+        name: clip(name),
+      });
+    }
+    const args = params.arguments ?? {};
+    if (!isObject(args)) {
+      throw new McpError(ErrorCode.InvalidParams, "prompts/get params.arguments must be an object");
+    }
+    const problems = prompt.validate(args);
+    if (problems.length > 0) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for prompt "${name}": ${problems.join("; ")}`,
+        { name, problems },
+      );
+    }
+    try {
+      const result = await this.#options.getPrompt!(
+        name,
+        pick(args, prompt.declared) as Record<string, string>,
+        call,
+      );
+      if (!isObject(result) || !Array.isArray(result.messages)) {
+        throw new Error(`prompt "${name}" reader returned no messages list`);
+      }
+      return result;
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        throw new McpError(ErrorCode.InvalidParams, `Prompt "${name}" could not be rendered`, {
+          name,
+          reason: error.message,
+        });
+      }
+      throw error;
+    }
+  }
+}
+
+function listOf(
+  catalog: PreparedCatalog,
+  method: string,
+): [string[], unknown[]] {
+  switch (method) {
+    case "tools/list":
+      return [catalog.tools.map((t) => t.wire.name), catalog.tools.map((t) => t.wire)];
+    case "resources/list":
+      return [catalog.resources.map((r) => r.uri), catalog.resources];
+    case "resources/templates/list":
+      return [
+        catalog.templates.map((t) => t.wire.uriTemplate),
+        catalog.templates.map((t) => t.wire),
+      ];
+    default:
+      return [catalog.prompts.map((p) => p.wire.name), catalog.prompts.map((p) => p.wire)];
+  }
+}
+
+/** Index of the first key strictly greater than `after` in a sorted list. */
+function firstAfter(keys: string[], after: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid] <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Copy only the declared keys, as own data properties: a key such as
+ * `__proto__` or `constructor` becomes a plain property and changes no prototype.
+ */
+function pick(source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (Object.hasOwn(source, key)) {
+      Object.defineProperty(out, key, {
+        value: source[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  return out;
+}
+
+function wireContents(contents: ResourceContents, uri: string): WireResourceContents {
+  if (!isObject(contents) || typeof contents.uri !== "string") {
+    throw new Error(`reader for ${uri} returned an item without a uri`);
+  }
+  if ("blob" in contents && contents.blob instanceof Uint8Array) {
+    const { blob, ...rest } = contents;
+    return { ...rest, blob: toBase64(blob) };
+  }
+  if ("text" in contents && typeof contents.text === "string") {
+    return contents as WireResourceContents;
+  }
+  throw new Error(`reader for ${uri} returned an item with neither text nor blob bytes`);
+}
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+/** A `CallToolResult` reporting a failure as text. */
+export function errorResult(message: string): CallToolResult {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+function clip(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

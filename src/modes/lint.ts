@@ -1,0 +1,47 @@
+/**
+ * `weir lint`: the same loader as `serve`, no listener, no network, no
+ * secrets. Reports what a guardfile would serve, or every error in it.
+ *
+ * @module
+ */
+import type { Diagnostic } from "../guardfile/diagnostics.ts";
+import type { Guardfile } from "../guardfile/model.ts";
+
+/** One served tool as lint lists it. */
+export interface ServedTool {
+  name: string;
+  kind: "grant" | "withheld" | "info";
+  /** HTTP method for grants, `WITHHELD` for stubs, `-` for the info tool. */
+  method: string;
+}
+
+/** Every tool a guardfile serves, sorted by name. */
+export function servedTools(guardfile: Guardfile): ServedTool[] {
+  const tools: ServedTool[] = [
+    ...guardfile.grants.map((g) => ({ name: g.tool, kind: "grant" as const, method: g.method })),
+    ...guardfile.withholds.map((w) => ({
+      name: w.tool,
+      kind: "withheld" as const,
+      method: "WITHHELD",
+    })),
+  ];
+  if (guardfile.infoTool) tools.push({ name: guardfile.infoTool, kind: "info", method: "-" });
+  return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Warnings lint adds on top of the loader's (they never change stdout or the exit code). */
+export function lintWarnings(guardfile: Guardfile): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const g of guardfile.grants) {
+    if (g.methodInferred) {
+      out.push({
+        severity: "warning",
+        path: `wrap > can ${g.verb} ${g.resource}`,
+        position: g.position,
+        message: `tool "${g.tool}": verb "${g.verb}" is not in the verb table, so its method ` +
+          `fell through to POST; state it with method "POST" (or the right one) to silence this`,
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+/**
+ * MCP over stateless Streamable HTTP as one Web-standard function,
+ * `(Request) => Promise<Response>`: hand it to `Deno.serve`, call it from a
+ * test, or mount it under a path of another router. It serves whatever path
+ * it is given; routing is the caller's business.
+ *
+ * Per request, in this order (the 2026-07-28 transport page and the dual-era
+ * checklist): Origin and Host (403), HTTP method (405 for anything but POST),
+ * `authorize` (403), media types (415, 406), body cap (413), `authorizeBody`
+ * (403), JSON (`-32700`), then the server core. Every answer is one JSON
+ * object (`application/json`); notifications get 202 with no body. No
+ * sessions, no SSE: `Mcp-Session-Id` and `Last-Event-ID` are ignored.
+ *
+ * @module
+ */
+import type { McpServer } from "../mcp/server.ts";
+import {
+  acceptsJson,
+  checkAfterBody,
+  checkBeforeBody,
+  DEFAULT_MAX_BODY_BYTES,
+  type InboundOptions,
+  isJsonContentType,
+  readBody,
+  refuse,
+  requireInboundOptions,
+} from "./inbound.ts";
+
+export type { AuthVerdict, InboundOptions } from "./inbound.ts";
+export { isLoopback, loopbackHosts } from "./inbound.ts";
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
+
+/**
+ * Build the MCP HTTP handler for a server.
+ *
+ * @param server the core that answers messages
+ * @param options `authorize` and `allowedOrigins` are required (no defaults)
+ * @throws {TypeError} at construction when a required option is missing
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "../mcp/server.ts";
+ * import { createHttpHandler } from "./http.ts";
+ * const server = new McpServer({ name: "x", catalog: { tools: [], resources: [], prompts: [] } });
+ * const handler = createHttpHandler(server, { authorize: () => true, allowedOrigins: [] });
+ * const res = await handler(new Request("http://127.0.0.1/mcp", { method: "GET" }));
+ * if (res.status !== 405) throw new Error("GET must be refused");
+ * ```
+ */
+export function createHttpHandler(
+  server: McpServer,
+  options: InboundOptions,
+): (request: Request) => Promise<Response> {
+  requireInboundOptions(options, "createHttpHandler");
+  const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  return async (request) => {
+    const before = await checkBeforeBody(request, options);
+    if (before instanceof Response) return before;
+    if (!isJsonContentType(request.headers.get("content-type"))) {
+      return refuse(415, "Unsupported Media Type: send Content-Type: application/json");
+    }
+    if (!acceptsJson(request.headers.get("accept"))) {
+      return refuse(406, "Not Acceptable: this endpoint answers application/json");
+    }
+    const body = await readBody(request, max);
+    if (body instanceof Response) return body;
+    const refused = await checkAfterBody(request, body, options);
+    if (refused) return refused;
+
+    let message: unknown;
+    try {
+      message = JSON.parse(decoder.decode(body));
+    } catch {
+      const reply = server.parseError();
+      return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
+    }
+    const reply = await server.handle(message, {
+      headers: request.headers,
+      signal: request.signal,
+      auth: before.auth,
+    });
+    if (reply.body === null) return new Response(null, { status: 202 });
+    return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
+  };
+}

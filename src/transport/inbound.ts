@@ -1,0 +1,231 @@
+/**
+ * The checks every inbound HTTP request passes before anything reads its body:
+ * `Origin` and `Host` (DNS rebinding, MCP "Security Warning" of the Streamable
+ * HTTP transport), the host's `authorize` hook, and a body cap that refuses
+ * without reading past it. Shared by the MCP endpoint and the tool API, and
+ * composable around any `(Request) => Promise<Response>` handler.
+ *
+ * A refusal says nothing of its reason to the caller (the reason goes to the
+ * log). A refusal issued before the body is read carries `connection: close`,
+ * so the server does not go on reading a body for a caller it has refused.
+ *
+ * @module
+ */
+import type { Logger } from "../mcp/server.ts";
+
+/**
+ * The verdict of an `authorize` hook: `true`/`false`, or an object that can
+ * carry the caller's identity through to handlers (`auth`) or a reason for
+ * the log (never sent to the caller).
+ */
+export type AuthVerdict =
+  | boolean
+  | { allow: true; auth?: unknown }
+  | { allow: false; reason?: string };
+
+/** Options shared by the MCP endpoint and the tool API. */
+export interface InboundOptions {
+  /**
+   * Decides, from the request line and headers only, whether this caller may
+   * be served. Required: to accept everyone, say so with `() => true`.
+   * It runs before the body is read and must not read it.
+   */
+  authorize: (request: Request) => AuthVerdict | Promise<AuthVerdict>;
+  /**
+   * Origins a browser-borne request may come from (exact `scheme://host[:port]`),
+   * or `"any"`. Required. A request without `Origin` (not from a browser) passes.
+   */
+  allowedOrigins: readonly string[] | "any";
+  /**
+   * Optional second hook, after the body is read and before it is decoded,
+   * given the exact bytes received (for body signatures). Refusal: 403, and the
+   * connection stays open (the body has been read).
+   */
+  authorizeBody?: (request: Request, body: Uint8Array) => AuthVerdict | Promise<AuthVerdict>;
+  /**
+   * Values the `Host` header may take (`host` or `host:port`, compared without
+   * case), or `"any"` (the default). A server bound to loopback should list its
+   * loopback names: see {@link loopbackHosts}.
+   */
+  allowedHosts?: readonly string[] | "any";
+  /** Largest body accepted, in bytes (default 1 MiB = 1,048,576). Larger: 413. */
+  maxBodyBytes?: number;
+  /** Where refusal reasons go. */
+  log?: Logger;
+}
+
+/** 1 MiB, the default body cap. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * The `Host` values of a server bound to loopback on `port`: `localhost`,
+ * `127.0.0.1` and `[::1]`, with and without the port.
+ */
+export function loopbackHosts(port: number): string[] {
+  return ["localhost", "127.0.0.1", "[::1]"].flatMap((h) => [h, `${h}:${port}`]);
+}
+
+/** Whether a listen address is a loopback address (so `Host` should be checked). */
+export function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "::1" || hostname === "[::1]" ||
+    /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** Check that the two required options were given; throws at construction, not per request. */
+export function requireInboundOptions(options: InboundOptions, what: string): void {
+  if (typeof options?.authorize !== "function") {
+    throw new TypeError(
+      `${what}: "authorize" is required. To accept every caller, pass authorize: () => true`,
+    );
+  }
+  const origins = options.allowedOrigins;
+  if (origins !== "any" && !Array.isArray(origins)) {
+    throw new TypeError(
+      `${what}: "allowedOrigins" is required: a list of origins, or "any" to accept every origin`,
+    );
+  }
+  if (options.authorizeBody !== undefined && typeof options.authorizeBody !== "function") {
+    throw new TypeError(`${what}: "authorizeBody" must be a function (request, bytes) => verdict`);
+  }
+}
+
+/** A refusal: JSON-RPC-shaped error body without id; closes the connection unless told not to. */
+export function refuse(status: number, message: string, close = true): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (close) headers.connection = "close";
+  if (status === 405) headers.allow = "POST";
+  const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32600, message } });
+  return new Response(body, { status, headers });
+}
+
+function verdictOf(verdict: AuthVerdict): { allow: boolean; auth?: unknown; reason?: string } {
+  if (typeof verdict === "boolean") return { allow: verdict };
+  if (verdict && typeof verdict === "object" && "allow" in verdict) return verdict;
+  return { allow: false, reason: "authorize returned neither a boolean nor {allow}" };
+}
+
+/**
+ * Run the pre-body checks in order: Origin and Host (403), HTTP method (405:
+ * both endpoints take POST only), `authorize` (403; a hook that throws: 500).
+ * @returns a refusal `Response`, or `{auth}` to go on with
+ */
+export async function checkBeforeBody(
+  request: Request,
+  options: InboundOptions,
+): Promise<Response | { auth: unknown }> {
+  const log = options.log;
+  const origin = request.headers.get("origin");
+  if (
+    origin !== null && options.allowedOrigins !== "any" &&
+    !options.allowedOrigins.includes(origin)
+  ) {
+    log?.({ level: "warn", event: "refused", reason: "origin not allowed", origin });
+    return refuse(403, "Forbidden");
+  }
+  const hosts = options.allowedHosts ?? "any";
+  if (hosts !== "any") {
+    const host = (request.headers.get("host") ?? "").toLowerCase();
+    if (!hosts.some((h) => h.toLowerCase() === host)) {
+      log?.({
+        level: "warn",
+        event: "refused",
+        reason: "host not allowed",
+        host: host.slice(0, 200),
+      });
+      return refuse(403, "Forbidden");
+    }
+  }
+  if (request.method !== "POST") {
+    return refuse(405, "Method Not Allowed: this endpoint takes POST only");
+  }
+  try {
+    const verdict = verdictOf(await options.authorize(request));
+    if (!verdict.allow) {
+      log?.({ level: "warn", event: "refused", reason: verdict.reason ?? "authorize refused" });
+      return refuse(403, "Forbidden");
+    }
+    return { auth: verdict.auth };
+  } catch (error) {
+    log?.({ level: "error", event: "authorize_failed", error: String(error) });
+    return refuse(500, "Internal Server Error");
+  }
+}
+
+/**
+ * Read the whole body, refusing with 413 as soon as it passes `max` bytes
+ * (before reading further: the stream is cancelled and the connection closed).
+ * @returns the exact bytes received, or a refusal
+ */
+export async function readBody(request: Request, max: number): Promise<Uint8Array | Response> {
+  const tooLarge = () => refuse(413, `Request body exceeds ${max} bytes`);
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > max) {
+    await request.body?.cancel().catch(() => {});
+    return tooLarge();
+  }
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        await reader.cancel().catch(() => {});
+        return tooLarge();
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return refuse(400, "The request body could not be read");
+  }
+  if (chunks.length === 1) return chunks[0];
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+/**
+ * Run the post-read hook, if any.
+ * @returns a refusal (403, connection kept) or `null` to go on
+ */
+export async function checkAfterBody(
+  request: Request,
+  body: Uint8Array,
+  options: InboundOptions,
+): Promise<Response | null> {
+  if (!options.authorizeBody) return null;
+  try {
+    const verdict = verdictOf(await options.authorizeBody(request, body));
+    if (verdict.allow) return null;
+    options.log?.({
+      level: "warn",
+      event: "refused",
+      reason: verdict.reason ?? "authorizeBody refused",
+    });
+    return refuse(403, "Forbidden", false);
+  } catch (error) {
+    options.log?.({ level: "error", event: "authorize_body_failed", error: String(error) });
+    return refuse(500, "Internal Server Error", false);
+  }
+}
+
+/** Whether a `Content-Type` value names JSON (`application/json`, parameters allowed). */
+export function isJsonContentType(value: string | null): boolean {
+  return value !== null && value.split(";")[0].trim().toLowerCase() === "application/json";
+}
+
+/** Whether an `Accept` value admits `application/json` (absent Accept admits anything). */
+export function acceptsJson(value: string | null): boolean {
+  if (value === null || value.trim() === "") return true;
+  return value.split(",").some((part) => {
+    const type = part.split(";")[0].trim().toLowerCase();
+    return type === "application/json" || type === "application/*" || type === "*/*";
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * MCP over stdio: newline-delimited JSON-RPC, one message per line (the
+ * "stdio" section of the transports page, both revisions). stdout carries
+ * nothing but responses; logs belong on stderr.
+ *
+ * Requests are answered concurrently, in completion order, each on its own
+ * line. On end of input, or when `signal` aborts (SIGTERM), reading stops,
+ * requests in flight finish and are answered, and the returned promise
+ * resolves. One connection is one {@link Session}: an `initialize` puts it
+ * on the handshake revision for later requests without `_meta`.
+ *
+ * @module
+ */
+import { type McpServer, Session } from "../mcp/server.ts";
+
+/** Options of {@link serveStdio}. */
+export interface StdioOptions {
+  /** Where messages come from (the CLI passes `Deno.stdin.readable`). */
+  readable: ReadableStream<Uint8Array>;
+  /** Where responses go (the CLI passes `Deno.stdout.writable`). */
+  writable: WritableStream<Uint8Array>;
+  /** Abort to stop reading and drain (e.g. on SIGTERM). */
+  signal?: AbortSignal;
+  /** Longest accepted line in bytes (default 1 MiB); longer lines are refused and skipped. */
+  maxLineBytes?: number;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Serve one stdio connection until end of input or `signal`.
+ *
+ * @returns when input has ended and every request read has been answered
+ */
+export async function serveStdio(server: McpServer, options: StdioOptions): Promise<void> {
+  const max = options.maxLineBytes ?? 1024 * 1024;
+  const session = new Session();
+  const writer = options.writable.getWriter();
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  let writing: Promise<void> = Promise.resolve();
+  const write = (line: string) => {
+    writing = writing.then(() => writer.write(encoder.encode(line + "\n"))).catch(() => {});
+    return writing;
+  };
+  const inFlight = new Set<Promise<void>>();
+  const shutdown = new AbortController();
+
+  const answer = (bytes: Uint8Array) => {
+    const text = decoder.decode(bytes).replace(/\r$/, "");
+    if (text.trim() === "") return;
+    const task = (async () => {
+      let message: unknown;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        await write(server.parseError().body!);
+        return;
+      }
+      const reply = await server.handle(message, { session, signal: shutdown.signal });
+      if (reply.body !== null) await write(reply.body);
+    })();
+    inFlight.add(task);
+    task.finally(() => inFlight.delete(task));
+  };
+
+  const reader = options.readable.getReader();
+  const stop = () => reader.cancel().catch(() => {});
+  options.signal?.addEventListener("abort", stop, { once: true });
+  let pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  let skipping = false;
+  try {
+    while (!options.signal?.aborted) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      let start = 0;
+      for (let i = value.indexOf(NEWLINE); i !== -1; i = value.indexOf(NEWLINE, start)) {
+        if (!skipping) answer(concat([...pending, value.subarray(start, i)]));
+        pending = [];
+        pendingBytes = 0;
+        skipping = false;
+        start = i + 1;
+      }
+      if (start < value.length && !skipping) {
+        pending.push(value.slice(start));
+        pendingBytes += value.length - start;
+        if (pendingBytes > max) {
+          skipping = true;
+          pending = [];
+          pendingBytes = 0;
+          write(JSON.stringify({
+            jsonrpc: "2.0",
+            error: { code: -32600, message: `Message exceeds ${max} bytes; skipped` },
+          }));
+        }
+      }
+    }
+    if (pending.length > 0 && !skipping) answer(concat(pending));
+  } catch {
+    // The input broke (closed under us): answer what was read, then stop.
+  } finally {
+    options.signal?.removeEventListener("abort", stop);
+  }
+  while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  await writing;
+  await writer.close().catch(() => {});
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
