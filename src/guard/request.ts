@@ -14,7 +14,7 @@
  * @module
  */
 import { ToolError } from "../mcp/server.ts";
-import type { Grant, Guardfile, QueryInput } from "../guardfile/model.ts";
+import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { compileGlob } from "../guardfile/glob.ts";
 
 /** Characters the reference refuses in path and query values (shell metacharacters). */
@@ -112,7 +112,7 @@ export function planRequest(
     const value = args[input.name];
     if (value === undefined) continue;
     for (const item of input.kind === "array" ? value as unknown[] : [value]) {
-      const text = queryText(input, item);
+      const text = queryText(item);
       gate(`query parameter "${input.name}"`, text);
       query.push([input.wire, text]);
     }
@@ -120,7 +120,7 @@ export function planRequest(
   return { method: grant.method, path, query, body: planBody(grant, args) };
 }
 
-function queryText(input: QueryInput, value: unknown): string {
+function queryText(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 

@@ -205,14 +205,15 @@ export function listenHttp(
   server: McpServer,
   options: Omit<HttpAppOptions, "port"> & { port: number; signal?: AbortSignal },
 ): Promise<Listening> {
-  let app: ((request: Request) => Promise<Response>) | undefined;
+  // The app needs the bound port (for the Host check), known only once bound.
+  const bound: { app?: (request: Request) => Promise<Response> } = {};
   const http = Deno.serve({
     hostname: options.hostname,
     port: options.port,
     signal: options.signal,
     onListen: () => {},
-  }, (request) => app!(request));
+  }, (request) => bound.app!(request));
   const addr = http.addr as Deno.NetAddr;
-  app = guardedHttpApp(server, { ...options, port: addr.port });
+  bound.app = guardedHttpApp(server, { ...options, port: addr.port });
   return Promise.resolve({ hostname: addr.hostname, port: addr.port, finished: http.finished });
 }
