@@ -66,7 +66,9 @@ export interface Located {
 /** A node with its path, for messages. */
 export function located(node: KdlNode, parent?: Located): Located {
   const first = node.values[0];
-  const label = node.name === "can" && node.values.length >= 2
+  const label = node.name === "wrap"
+    ? "wrap"
+    : node.name === "can" && node.values.length >= 2
     ? `can ${node.values[0]} ${node.values[1]}`
     : typeof first === "string"
     ? `${node.name} ${/^[A-Za-z0-9_.:-]+$/.test(first) ? first : JSON.stringify(first)}`

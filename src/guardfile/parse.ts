@@ -70,7 +70,16 @@ export function parseGuardfile(text: string, file: string): LoadResult {
     return { diagnostics: diags.items };
   }
   const guardfile = readDocument(parsed.nodes, file, diags);
-  return diags.failed ? { diagnostics: diags.items } : { guardfile, diagnostics: diags.items };
+  const diagnostics = sortByPosition(diags.items);
+  return diags.failed ? { diagnostics } : { guardfile, diagnostics };
+}
+
+/** File order: by line and column; findings without a position keep their order, first. */
+function sortByPosition(items: Diagnostic[]): Diagnostic[] {
+  const key = (d: Diagnostic) => d.position ? d.position.line * 1e6 + d.position.column : 0;
+  return items.map((d, i) => ({ d, i }))
+    .sort((a, b) => key(a.d) - key(b.d) || a.i - b.i)
+    .map(({ d }) => d);
 }
 
 function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guardfile | undefined {

@@ -16,6 +16,7 @@
 import type { McpServer } from "../mcp/server.ts";
 import {
   acceptsJson,
+  beforeBody,
   checkAfterBody,
   checkBeforeBody,
   DEFAULT_MAX_BODY_BYTES,
@@ -59,10 +60,18 @@ export function createHttpHandler(
     const before = await checkBeforeBody(request, options);
     if (before instanceof Response) return before;
     if (!isJsonContentType(request.headers.get("content-type"))) {
-      return refuse(415, "Unsupported Media Type: send Content-Type: application/json");
+      return refuse(
+        415,
+        "Unsupported Media Type: send Content-Type: application/json",
+        beforeBody(request),
+      );
     }
     if (!acceptsJson(request.headers.get("accept"))) {
-      return refuse(406, "Not Acceptable: this endpoint answers application/json");
+      return refuse(
+        406,
+        "Not Acceptable: this endpoint answers application/json",
+        beforeBody(request),
+      );
     }
     const body = await readBody(request, max);
     if (body instanceof Response) return body;

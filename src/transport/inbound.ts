@@ -89,13 +89,52 @@ export function requireInboundOptions(options: InboundOptions, what: string): vo
   }
 }
 
-/** A refusal: JSON-RPC-shaped error body without id; closes the connection unless told not to. */
-export function refuse(status: number, message: string, close = true): Response {
+/**
+ * What becomes of the connection after a refusal:
+ * - `keep`: the body was read; an ordinary response.
+ * - `close`: `connection: close`, for a request with no body worth reading.
+ * - `drop`: the response is sent, then the connection is reset, so the server
+ *   reads no more of a body it refused. (Deno's HTTP server drains an unread
+ *   request body before honouring `connection: close`; measured: a 64 MiB
+ *   body was read in full. Ending the response stream with an error is the
+ *   Web-standard way to make it drop the connection instead.)
+ */
+export type AfterRefusal = "keep" | "close" | "drop";
+
+/** Bodies at most this large are let drain; a larger or unknown one is dropped. */
+const DRAIN_LIMIT = 64 * 1024;
+
+/** How to end a refusal issued before the body was read. */
+export function beforeBody(request: Request): AfterRefusal {
+  if (request.body === null) return "close";
+  const length = request.headers.get("content-length");
+  return length !== null && Number(length) <= DRAIN_LIMIT ? "close" : "drop";
+}
+
+/** A refusal: a JSON-RPC-shaped error body without id, ended as `after` says. */
+export function refuse(status: number, message: string, after: AfterRefusal = "close"): Response {
   const headers: Record<string, string> = { "content-type": "application/json" };
-  if (close) headers.connection = "close";
+  if (after !== "keep") headers.connection = "close";
   if (status === 405) headers.allow = "POST";
   const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32600, message } });
-  return new Response(body, { status, headers });
+  if (after !== "drop") return new Response(body, { status, headers });
+  const bytes = new TextEncoder().encode(body);
+  let sent = false;
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!sent) {
+        sent = true;
+        controller.enqueue(bytes);
+        return;
+      }
+      // Let the refusal reach the client, then reset the connection.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      controller.error(
+        JSON.stringify({ level: "warn", event: "connection_dropped", status, reason: message }),
+      );
+    },
+  });
+  return new Response(stream, { status, headers });
 }
 
 function verdictOf(verdict: AuthVerdict): { allow: boolean; auth?: unknown; reason?: string } {
@@ -120,7 +159,7 @@ export async function checkBeforeBody(
     !options.allowedOrigins.includes(origin)
   ) {
     log?.({ level: "warn", event: "refused", reason: "origin not allowed", origin });
-    return refuse(403, "Forbidden");
+    return refuse(403, "Forbidden", beforeBody(request));
   }
   const hosts = options.allowedHosts ?? "any";
   if (hosts !== "any") {
@@ -132,22 +171,22 @@ export async function checkBeforeBody(
         reason: "host not allowed",
         host: host.slice(0, 200),
       });
-      return refuse(403, "Forbidden");
+      return refuse(403, "Forbidden", beforeBody(request));
     }
   }
   if (request.method !== "POST") {
-    return refuse(405, "Method Not Allowed: this endpoint takes POST only");
+    return refuse(405, "Method Not Allowed: this endpoint takes POST only", beforeBody(request));
   }
   try {
     const verdict = verdictOf(await options.authorize(request));
     if (!verdict.allow) {
       log?.({ level: "warn", event: "refused", reason: verdict.reason ?? "authorize refused" });
-      return refuse(403, "Forbidden");
+      return refuse(403, "Forbidden", beforeBody(request));
     }
     return { auth: verdict.auth };
   } catch (error) {
     log?.({ level: "error", event: "authorize_failed", error: String(error) });
-    return refuse(500, "Internal Server Error");
+    return refuse(500, "Internal Server Error", beforeBody(request));
   }
 }
 
@@ -157,7 +196,7 @@ export async function checkBeforeBody(
  * @returns the exact bytes received, or a refusal
  */
 export async function readBody(request: Request, max: number): Promise<Uint8Array | Response> {
-  const tooLarge = () => refuse(413, `Request body exceeds ${max} bytes`);
+  const tooLarge = () => refuse(413, `Request body exceeds ${max} bytes`, "drop");
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) {
     await request.body?.cancel().catch(() => {});
@@ -179,7 +218,7 @@ export async function readBody(request: Request, max: number): Promise<Uint8Arra
       chunks.push(value);
     }
   } catch {
-    return refuse(400, "The request body could not be read");
+    return refuse(400, "The request body could not be read", "drop");
   }
   if (chunks.length === 1) return chunks[0];
   const body = new Uint8Array(total);
@@ -209,10 +248,10 @@ export async function checkAfterBody(
       event: "refused",
       reason: verdict.reason ?? "authorizeBody refused",
     });
-    return refuse(403, "Forbidden", false);
+    return refuse(403, "Forbidden", "keep");
   } catch (error) {
     options.log?.({ level: "error", event: "authorize_body_failed", error: String(error) });
-    return refuse(500, "Internal Server Error", false);
+    return refuse(500, "Internal Server Error", "keep");
   }
 }
 

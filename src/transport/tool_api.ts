@@ -14,6 +14,7 @@
  */
 import type { McpServer } from "../mcp/server.ts";
 import {
+  beforeBody,
   checkAfterBody,
   checkBeforeBody,
   DEFAULT_MAX_BODY_BYTES,
@@ -62,7 +63,11 @@ export function createToolApiHandler(
     const before = await checkBeforeBody(request, options);
     if (before instanceof Response) return before;
     if (!isJsonContentType(request.headers.get("content-type"))) {
-      return refuse(415, "Unsupported Media Type: send Content-Type: application/json");
+      return refuse(
+        415,
+        "Unsupported Media Type: send Content-Type: application/json",
+        beforeBody(request),
+      );
     }
     const body = await readBody(request, max);
     if (body instanceof Response) return body;

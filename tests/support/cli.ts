@@ -1,0 +1,111 @@
+/**
+ * Driving the real CLI: `deno run cli.ts ...` as a subprocess, exactly as a
+ * user runs it from a checkout.
+ */
+export const ROOT = new URL("../../", import.meta.url).pathname;
+export const CLI = `${ROOT}cli.ts`;
+export const CONFIG = `${ROOT}deno.json`;
+
+/** The command line that starts weir (deno + flags + cli.ts). */
+export function weirCommand(): { command: string; args: string[] } {
+  return {
+    command: Deno.execPath(),
+    args: ["run", "--quiet", "--config", CONFIG, "--allow-net", "--allow-env", "--allow-read", CLI],
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `weir <args>` to completion. */
+export async function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+): Promise<CliResult> {
+  const { command, args: pre } = weirCommand();
+  const child = new Deno.Command(command, {
+    args: [...pre, ...args],
+    env: options.env,
+    cwd: options.cwd ?? ROOT,
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(options.stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+export interface Served {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  /** SIGTERM, wait for exit; returns the exit code. */
+  stop(): Promise<number>;
+}
+
+/** Start `weir serve FILE --http 127.0.0.1:0` and wait until it listens. */
+export async function serveHttp(
+  file: string,
+  options: { env?: Record<string, string>; extra?: string[] } = {},
+): Promise<Served> {
+  const { command, args: pre } = weirCommand();
+  const child = new Deno.Command(command, {
+    args: [...pre, "serve", file, "--http", "127.0.0.1:0", ...(options.extra ?? [])],
+    env: options.env,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let err = "";
+  const decoder = new TextDecoder();
+  const stdoutDone = child.stdout.pipeTo(new WritableStream());
+  const reader = child.stderr.getReader();
+  let url = "";
+  const deadline = Date.now() + 20_000;
+  while (!url && Date.now() < deadline) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    err += decoder.decode(value);
+    const m = /"mcp":"(http:\/\/[^"]+)\/mcp"/.exec(err);
+    if (m) url = m[1];
+  }
+  const pump = (async () => {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      err += decoder.decode(value);
+    }
+  })();
+  if (!url) {
+    child.kill("SIGKILL");
+    await child.status;
+    throw new Error(`weir serve did not start:\n${err}`);
+  }
+  return {
+    url,
+    stderr: () => err,
+    stop: async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      const status = await child.status;
+      await pump;
+      await stdoutDone.catch(() => {});
+      return status.code;
+    },
+  };
+}
