@@ -23,6 +23,8 @@ import { grantTool, infoTool, withheldTool } from "./tools.ts";
 import { scrub, sendUpstream, type UpstreamLimits } from "./upstream.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
+import { checkBlankArguments, isEmpty, ResponseCache, TokenBucket } from "./controls.ts";
+import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
 
 /** Options of {@link createGuard}. */
 export interface GuardOptions {
@@ -56,7 +58,17 @@ const EXCERPT_CHARS = 200;
 export function createGuard(
   guardfile: Guardfile,
   options: GuardOptions,
-): Pick<ServerOptions, "name" | "version" | "instructions" | "catalog" | "dispatch" | "cache"> {
+): Pick<
+  ServerOptions,
+  | "name"
+  | "version"
+  | "instructions"
+  | "catalog"
+  | "dispatch"
+  | "cache"
+  | "readResource"
+  | "getPrompt"
+> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const log = options.log ?? stderrLogger;
   const restricts = indexRestricts(guardfile);
@@ -77,7 +89,14 @@ export function createGuard(
     toolCount: tools.length,
     tools: tools.map((t) => t.name).sort(),
     withheld: guardfile.withholds.map((w) => w.tool),
+    resourceCount: guardfile.resources.length,
+    promptCount: guardfile.prompts.length,
   };
+  const controls = guardfile.controls;
+  const bucket = controls.rateLimit
+    ? new TokenBucket(controls.rateLimit.count, controls.rateLimit.windowMs)
+    : undefined;
+  const cache = new ResponseCache();
 
   const callGrant = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
     const planned = planRequest(grant, args, restricts);
@@ -130,6 +149,16 @@ export function createGuard(
         }
       }
     }
+    if (
+      controls.rejectEmpty.includes(grant.tool) && (answer.body.length === 0 || isEmpty(result))
+    ) {
+      throw new ToolError(
+        `reject_empty: ${what} answered nothing (${
+          answer.body.length === 0 ? "an empty body" : JSON.stringify(result)
+        }); an empty answer is not treated as "none found"`,
+        { status: 502 },
+      );
+    }
     const env = envelope(result, answer.body.length);
     return {
       content: [{ type: "text", text: JSON.stringify(env) }],
@@ -173,7 +202,17 @@ export function createGuard(
     const grant = grants.get(name);
     if (!grant) throw new ToolError(`unknown tool "${name}"`, { status: 404 });
     try {
+      checkBlankArguments(name, controls.rejectEmptyArguments[name] ?? [], args);
+      const ttl = controls.cache[name];
+      const key = ttl ? ResponseCache.key(args) : "";
+      const hit = ttl ? cache.get(name, key) : undefined;
+      if (hit) {
+        done("cache_hit", 200);
+        return hit;
+      }
+      await bucket?.take(limits.timeoutMs > 0 ? limits.timeoutMs : Infinity, ctx.signal);
       const result = await callGrant(grant, args, ctx);
+      if (ttl) cache.set(name, key, ttl, result);
       done("ok", 200);
       return result;
     } catch (error) {
@@ -189,8 +228,14 @@ export function createGuard(
     instructions: guardfile.instructions
       ? `${INSTRUCTIONS_PREAMBLE}\n\n${guardfile.instructions}`
       : INSTRUCTIONS_PREAMBLE,
-    catalog: { tools, resources: [], prompts: [] },
+    catalog: {
+      tools,
+      resources: resourceSpecs(guardfile.resources),
+      prompts: promptSpecs(guardfile.prompts),
+    },
     dispatch,
+    readResource: guardfile.resources.length > 0 ? resourceReader(guardfile.resources) : undefined,
+    getPrompt: guardfile.prompts.length > 0 ? promptReader(guardfile.prompts) : undefined,
     cache: {
       tools: { ttlMs: 300_000, cacheScope: "public" },
       discover: { ttlMs: 300_000, cacheScope: "public" },

@@ -6,7 +6,7 @@
  * @module
  */
 import { ToolError } from "../mcp/server.ts";
-import type { Grant, Guardfile } from "../guardfile/model.ts";
+import type { Grant, Guardfile, QueryPin } from "../guardfile/model.ts";
 import { normalizeBaseUrl } from "../guardfile/parse.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
@@ -50,6 +50,14 @@ export async function sendUpstream(
   const base = await baseUrlOf(guardfile, resolver);
   const headers = new Headers();
   const query = [...planned.query];
+  for (const pin of guardfile.controls.pins[grant.tool] ?? []) {
+    const value = await resolvePin(pin, resolver);
+    secrets.push(value);
+    query.push([pin.name, value]);
+  }
+  if (guardfile.controls.pins[grant.tool]) {
+    query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  }
   const auth = guardfile.auth;
   if (auth.scheme === "header-token") {
     const token = await resolveValue(auth.value, resolver, "the upstream credential");
@@ -190,6 +198,29 @@ function checkSameUpstream(base: string, url: string): void {
       status: 403,
     });
   }
+}
+
+/**
+ * A `pin` value: the source's value, or one query parameter of it when the
+ * source holds a URL (`from="query:<p>"`). Errors never echo the value.
+ */
+async function resolvePin(pin: QueryPin, resolver: ValueResolver): Promise<string> {
+  const value = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`);
+  if (!pin.fromQuery) return value;
+  let extracted: string | null = null;
+  try {
+    extracted = new URL(value).searchParams.get(pin.fromQuery);
+  } catch {
+    extracted = null;
+  }
+  if (!extracted) {
+    throw new ToolError(
+      `the pinned query "${pin.name}" could not be taken from its source: it is not a URL ` +
+        `with a "${pin.fromQuery}" query parameter`,
+      { status: 500 },
+    );
+  }
+  return extracted;
 }
 
 /** Replace every secret value in `text` by `[redacted]`. */

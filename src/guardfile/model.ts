@@ -111,6 +111,60 @@ export interface Withhold {
   position?: SourcePosition;
 }
 
+/** `resource "<name>" uri= ...`: a static text resource served by `resources/read`. */
+export interface StaticResource {
+  name: string;
+  uri: string;
+  mimeType: string;
+  title?: string;
+  description?: string;
+  /** 0..1 */
+  priority?: number;
+  audience?: ("assistant" | "user")[];
+  text: string;
+  position?: SourcePosition;
+}
+
+/** `prompt "<name>" { argument ...; text ... }`: a message template for `prompts/get`. */
+export interface PromptTemplate {
+  name: string;
+  title?: string;
+  description?: string;
+  arguments: { name: string; title?: string; description?: string; required: boolean }[];
+  /** Message text; `{arg}` is replaced by the argument's value (missing optional: empty). */
+  text: string;
+}
+
+/** `icon "<src>" [mime=] [sizes=]`: an icon of the server. */
+export interface ServerIcon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+}
+
+/** `pin "<tool>" { query "<name>" <provider> "<source>" [from="query:<p>"] }`. */
+export interface QueryPin {
+  /** Query key sent upstream. */
+  name: string;
+  source: ValueSource;
+  /** Take one query parameter out of a URL-valued secret (`from="query:<p>"`). */
+  fromQuery?: string;
+}
+
+/** The controls beside `wrap`, by tool name. */
+export interface Controls {
+  /** `cache "<tool>" ttl=`: milliseconds a successful answer is reused. */
+  cache: Record<string, number>;
+  /** `reject-empty "<tool>"`: an empty upstream answer is a tool error. */
+  rejectEmpty: string[];
+  /** `reject-empty-argument "<tool>" field=`: a present but blank argument is refused. */
+  rejectEmptyArguments: Record<string, string[]>;
+  /** `pin "<tool>" { query ... }`: server-side query parameters. */
+  pins: Record<string, QueryPin[]>;
+  /** `rate-limit "<n>/<duration>"`: an outbound token bucket shared by every grant. */
+  rateLimit?: { count: number; windowMs: number };
+}
+
 /** A loaded, checked guardfile. */
 export interface Guardfile {
   /** Path it was read from (for messages). */
@@ -131,4 +185,8 @@ export interface Guardfile {
   instructions?: string;
   /** The read-only info tool (`weir_info` unless renamed or `disabled`). */
   infoTool: string | null;
+  resources: StaticResource[];
+  prompts: PromptTemplate[];
+  icons: ServerIcon[];
+  controls: Controls;
 }

@@ -17,13 +17,12 @@ import { type KdlNode, parseKdl } from "./kdl.ts";
 import type { Auth, Grant, Guardfile, Restrict, ValueSource, Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, suggest } from "./nodes.ts";
 import { readGrant } from "./grant.ts";
+import { readValue } from "./value.ts";
+import { readControls, readIcons, readPrompts, readResources } from "./siblings.ts";
 import { compileGlob, type GlobError } from "./glob.ts";
 
 /** The default name of the read-only info tool. */
 export const INFO_TOOL = "weir_info";
-
-/** Value providers a `value` may name. */
-export const PROVIDERS: readonly string[] = ["env", "file", "literal"];
 
 const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
 const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "none"];
@@ -31,18 +30,23 @@ const INSTRUCTIONS_BUDGET = 500;
 const RESERVED_HEADERS = ["authorization", "content-type", "host", "content-length"];
 
 /** Sibling nodes of `wrap` that weir serves. */
-const SIBLINGS = ["wrap", "withhold", "instructions", "server-info"];
+const SIBLINGS = [
+  "wrap",
+  "withhold",
+  "instructions",
+  "server-info",
+  "resource",
+  "prompt",
+  "icon",
+  "cache",
+  "reject-empty",
+  "reject-empty-argument",
+  "pin",
+  "rate-limit",
+];
 /** Reference siblings weir does not serve yet: refused by name, never ignored. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  "resource": "static resources",
-  "prompt": "prompt templates",
-  "icon": "server icons",
-  "confirm": "the confirmation gate",
-  "pin": "server-side query pins",
-  "rate-limit": "outbound rate limiting",
-  "cache": "response caching",
-  "reject-empty": "empty-answer refusal",
-  "reject-empty-argument": "blank-argument refusal",
+  "confirm": "the human confirmation gate",
   "extract": "PDF and feed extraction",
 };
 
@@ -116,11 +120,28 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
   const infoTool = readServerInfo(top, body?.grants ?? [], diags);
   const withholds = readWithholds(top, body?.grants ?? [], infoTool);
   const instructions = readInstructions(top);
+  const resources = readResources(top);
+  const prompts = readPrompts(top);
+  const icons = readIcons(top);
+  const controls = readControls(top, body?.grants ?? []);
   if (!body) return undefined;
-  return { file, ...body, withholds, instructions, infoTool };
+  return {
+    file,
+    ...body,
+    withholds,
+    instructions,
+    infoTool,
+    resources,
+    prompts,
+    icons,
+    controls,
+  };
 }
 
-type WrapBody = Omit<Guardfile, "file" | "withholds" | "instructions" | "infoTool">;
+type WrapBody = Pick<
+  Guardfile,
+  "name" | "wrapPath" | "baseUrl" | "auth" | "headers" | "restricts" | "grants"
+>;
 
 function readWrap(wrap: NodeReader): WrapBody | undefined {
   wrap.onlyProperties();
@@ -242,54 +263,6 @@ export function normalizeBaseUrl(raw: string): string | { error: string } {
     return { error: `base-url must not have a query or fragment; declare query inputs on grants` };
   }
   return url.href.replace(/\/+$/, "");
-}
-
-/** `value <provider> "<address>"` or `value { <provider> "<address>"; ... }`. */
-export function readValue(node: NodeReader): ValueSource | undefined {
-  node.onlyProperties();
-  const inline = node.node.values.length > 0;
-  const block = node.node.children.length > 0;
-  if (inline && block) {
-    node.error(`"value" is either inline (value env "X") or a block, not both`);
-    return undefined;
-  }
-  const provider = (name: string, address: string, at: NodeReader) => {
-    if (!PROVIDERS.includes(name)) {
-      at.error(
-        `unknown value provider "${name}"${suggest(name, PROVIDERS)}; use env, file or literal`,
-      );
-      return false;
-    }
-    if (address === "") {
-      at.error(`value ${name} needs a non-empty address`);
-      return false;
-    }
-    return true;
-  };
-  if (inline) {
-    if (!node.argCount(2, 2, `a provider and an address, e.g. value env "API_TOKEN"`)) {
-      return undefined;
-    }
-    const name = node.stringArg(0, "the value provider");
-    const address = node.stringArg(1, "the value address");
-    if (!name || address === undefined || !provider(name, address, node)) return undefined;
-    return { chain: [{ provider: name, address }] };
-  }
-  if (!block) {
-    node.error(`"value" needs a provider and an address, e.g. value env "API_TOKEN"`);
-    return undefined;
-  }
-  const chain: ValueSource["chain"] = [];
-  for (const kid of node.children()) {
-    kid.onlyProperties();
-    kid.noChildren();
-    if (!kid.argCount(1, 1, "the address")) continue;
-    const address = kid.stringArg(0, `${kid.name} address`);
-    if (address !== undefined && provider(kid.name, address, kid)) {
-      chain.push({ provider: kid.name, address });
-    }
-  }
-  return chain.length > 0 ? { chain } : undefined;
 }
 
 function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {

@@ -38,8 +38,8 @@ export function lintWarnings(guardfile: Guardfile): Diagnostic[] {
         severity: "warning",
         path: `wrap > can ${g.verb} ${g.resource}`,
         position: g.position,
-        message: `tool "${g.tool}": verb "${g.verb}" is not in the verb table, so its method ` +
-          `fell through to POST; state it with method "POST" (or the right one) to silence this`,
+        message: `tool "${g.tool}": verb "${g.verb}" is not in the verb table (fallthrough), so ` +
+          `its method defaults to POST; state it with method "POST" (or the right one) to silence this`,
       });
     }
   }

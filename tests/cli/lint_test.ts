@@ -52,7 +52,7 @@ wrap ward mcp t {
     "close_issue\tPATCH\ndelete_issue\tWITHHELD\nreopen_issue\tPATCH\ntransfer_issue\tPOST\nweir_info\t-\n",
   );
   // The fall-through warning goes to stderr only, names tool, verb and POST.
-  assert.match(r.stderr, /warning: .*transfer_issue.*"transfer".*fell through to POST/);
+  assert.match(r.stderr, /warning: .*transfer_issue.*"transfer".*fallthrough.*POST/);
   assert.doesNotMatch(r.stderr, /close_issue|reopen_issue/);
 });
 

@@ -1,0 +1,379 @@
+/**
+ * The nodes beside `wrap`: context the server offers (`resource`, `prompt`,
+ * `icon`) and controls on grants (`cache`, `reject-empty`,
+ * `reject-empty-argument`, `pin`, `rate-limit`). Each fails closed on an
+ * unknown property or child, and every tool name must be one this file mints.
+ * Grammar: `shared/reference/guardfile.md` section 4.
+ *
+ * @module
+ */
+import type {
+  Controls,
+  Grant,
+  PromptTemplate,
+  QueryPin,
+  ServerIcon,
+  StaticResource,
+} from "./model.ts";
+import { type NodeReader, onlyOnce, show } from "./nodes.ts";
+import { formatDuration, parseDuration } from "./duration.ts";
+import { PROVIDERS } from "./value.ts";
+
+const ROLES = ["assistant", "user"] as const;
+const CACHE_CEILING_MS = 24 * 3_600_000;
+
+/** `resource` nodes; also warns about each one without `audience`. */
+export function readResources(top: NodeReader[]): StaticResource[] {
+  const out: StaticResource[] = [];
+  for (const node of top.filter((n) => n.name === "resource")) {
+    node.onlyProperties(["uri", "mime", "title", "priority"]);
+    if (!node.argCount(1, 1, "the resource name")) continue;
+    const name = node.stringArg(0, "resource name");
+    const uri = node.node.properties.uri;
+    if (uri === undefined || uri === "") {
+      node.error(`resource needs uri="<scheme>:..." (a non-empty URI)`);
+      continue;
+    }
+    if (typeof uri !== "string" || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(uri)) {
+      node.error(`uri=${show(uri)} must be an absolute URI with a scheme, e.g. "docs://policy"`);
+      continue;
+    }
+    if (out.some((r) => r.uri === uri)) {
+      node.error(`resource uri "${uri}" is declared twice`);
+      continue;
+    }
+    const resource: StaticResource = {
+      name: name ?? "",
+      uri,
+      mimeType: node.stringProp("mime") ?? "text/plain",
+      text: "",
+      position: node.node.position,
+    };
+    const title = node.stringProp("title");
+    if (title) resource.title = title;
+    if ("priority" in node.node.properties) {
+      const p = node.node.properties.priority;
+      if (typeof p !== "number" || !Number.isFinite(p)) {
+        node.error(`priority=${show(p)} must be a number between 0 and 1`);
+      } else if (p < 0 || p > 1) {
+        node.error(`priority=${p} is outside 0..1`);
+      } else {
+        resource.priority = p;
+      }
+    }
+    const kids = node.onlyChildren(["description", "audience", "text"]);
+    const description = onlyOnce(kids, "description");
+    if (description) resource.description = singleText(description);
+    const audience = onlyOnce(kids, "audience");
+    if (audience) {
+      audience.onlyProperties();
+      audience.noChildren();
+      const roles: ("assistant" | "user")[] = [];
+      if (audience.node.values.length === 0) {
+        audience.error(`audience needs at least one role: "assistant", "user"`);
+      }
+      for (const v of audience.node.values) {
+        if (!ROLES.includes(v as "user")) {
+          audience.error(`audience role ${show(v)} is unknown; use "assistant" or "user"`);
+        } else if (roles.includes(v as "user")) {
+          audience.error(`audience role "${v}" is repeated`);
+        } else {
+          roles.push(v as "user");
+        }
+      }
+      resource.audience = roles;
+    }
+    const lines = kids.filter((k) => k.name === "text").map(singleText).filter((t) =>
+      t !== undefined
+    );
+    if (lines.length === 0) {
+      node.error(`resource "${name}" needs at least one text "..." line`);
+      continue;
+    }
+    resource.text = lines.join("\n");
+    if (!audience) {
+      node.warn(
+        `resource "${name}" has no audience: say who it is for with audience "assistant", ` +
+          `audience "user", or both`,
+      );
+    }
+    out.push(resource);
+  }
+  return out.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+}
+
+/** `prompt` nodes. */
+export function readPrompts(top: NodeReader[]): PromptTemplate[] {
+  const out: PromptTemplate[] = [];
+  for (const node of top.filter((n) => n.name === "prompt")) {
+    node.onlyProperties(["title"]);
+    if (!node.argCount(1, 1, "the prompt name")) continue;
+    const name = node.stringArg(0, "prompt name");
+    if (!name) continue;
+    if (out.some((p) => p.name === name)) {
+      node.error(`prompt "${name}" is declared twice`);
+      continue;
+    }
+    const prompt: PromptTemplate = { name, arguments: [], text: "" };
+    const title = node.stringProp("title");
+    if (title) prompt.title = title;
+    const kids = node.onlyChildren(["description", "argument", "text"]);
+    const description = onlyOnce(kids, "description");
+    if (description) prompt.description = singleText(description);
+    for (const arg of kids.filter((k) => k.name === "argument")) {
+      arg.onlyProperties(["description", "title", "required"]);
+      arg.noChildren();
+      if (!arg.argCount(1, 1, "the argument name")) continue;
+      const argName = arg.stringArg(0, "argument name");
+      if (!argName) continue;
+      if ("required" in arg.node.properties && typeof arg.node.properties.required !== "boolean") {
+        arg.error(
+          `required= must be a boolean (#true or #false), found ${
+            show(arg.node.properties.required)
+          }`,
+        );
+        continue;
+      }
+      if (prompt.arguments.some((a) => a.name === argName)) {
+        arg.error(`argument "${argName}" is declared twice`);
+        continue;
+      }
+      const entry: PromptTemplate["arguments"][number] = {
+        name: argName,
+        required: arg.node.properties.required === true,
+      };
+      const d = arg.stringProp("description");
+      if (d) entry.description = d;
+      const t = arg.stringProp("title");
+      if (t) entry.title = t;
+      prompt.arguments.push(entry);
+    }
+    const lines = kids.filter((k) => k.name === "text").map(singleText).filter((t) =>
+      t !== undefined
+    );
+    if (lines.length === 0) {
+      node.error(`prompt "${name}" needs at least one text "..." line`);
+      continue;
+    }
+    prompt.text = lines.join("\n");
+    out.push(prompt);
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** `icon` nodes. */
+export function readIcons(top: NodeReader[]): ServerIcon[] {
+  const out: ServerIcon[] = [];
+  for (const node of top.filter((n) => n.name === "icon")) {
+    node.onlyProperties(["mime", "sizes"]);
+    node.noChildren();
+    if (!node.argCount(1, 1, "the icon source (a URL or data: URI)")) continue;
+    const src = node.stringArg(0, "icon source");
+    if (!src) continue;
+    const icon: ServerIcon = { src };
+    const mime = node.stringProp("mime") ?? /^data:([^;,]+)[;,]/.exec(src)?.[1];
+    if (mime) icon.mimeType = mime;
+    const sizes = node.stringProp("sizes");
+    if (sizes) icon.sizes = sizes.split(/\s+/).filter(Boolean);
+    out.push(icon);
+  }
+  return out;
+}
+
+/** The control nodes, checked against the grants they name. */
+export function readControls(top: NodeReader[], grants: Grant[]): Controls {
+  const byTool = new Map(grants.map((g) => [g.tool, g]));
+  const controls: Controls = { cache: {}, rejectEmpty: [], rejectEmptyArguments: {}, pins: {} };
+  const grantOf = (node: NodeReader, what: string): Grant | undefined => {
+    if (!node.argCount(1, 1, "the tool name")) return undefined;
+    const tool = node.stringArg(0, `${what} tool`);
+    if (!tool) return undefined;
+    const grant = byTool.get(tool);
+    if (!grant) {
+      node.error(
+        `"${tool}" is not a grant-backed tool of this guardfile; ${what} applies to grants`,
+      );
+    }
+    return grant;
+  };
+
+  for (const node of top.filter((n) => n.name === "cache")) {
+    node.onlyProperties(["ttl"]);
+    node.noChildren();
+    const grant = grantOf(node, "cache");
+    const ttl = node.node.properties.ttl;
+    if (ttl === undefined) {
+      node.error(`cache needs a ttl, e.g. ttl="15m"`);
+      continue;
+    }
+    const ms = typeof ttl === "string" ? parseDuration(ttl) : null;
+    if (ms === null) {
+      node.error(`ttl=${show(ttl)} must be a duration such as "30s", "15m" or "1h" (quoted)`);
+      continue;
+    }
+    if (ms <= 0) {
+      node.error(`ttl=${show(ttl)} must be positive`);
+      continue;
+    }
+    if (ms > CACHE_CEILING_MS) {
+      node.error(`ttl=${show(ttl)} is over the ${formatDuration(CACHE_CEILING_MS)} ceiling`);
+      continue;
+    }
+    if (!grant) continue;
+    if (grant.destructive) {
+      node.error(
+        `"${grant.tool}" cannot be cached: it is a grant which is destructive ` +
+          `(a cached answer would hide that the call did not run again)`,
+      );
+      continue;
+    }
+    if (grant.tool in controls.cache) {
+      node.error(`cache "${grant.tool}" is a duplicate; keep one`);
+      continue;
+    }
+    controls.cache[grant.tool] = ms;
+  }
+
+  for (const node of top.filter((n) => n.name === "reject-empty")) {
+    node.onlyProperties();
+    node.noChildren();
+    const grant = grantOf(node, "reject-empty");
+    if (!grant) continue;
+    if (controls.rejectEmpty.includes(grant.tool)) {
+      node.error(`reject-empty "${grant.tool}" is a duplicate; keep one`);
+      continue;
+    }
+    controls.rejectEmpty.push(grant.tool);
+  }
+
+  for (const node of top.filter((n) => n.name === "reject-empty-argument")) {
+    node.onlyProperties(["field"]);
+    node.noChildren();
+    const grant = grantOf(node, "reject-empty-argument");
+    const field = node.stringProp("field");
+    if (field === undefined) {
+      if (!("field" in node.node.properties)) {
+        node.error(`reject-empty-argument needs field="<input>"`);
+      }
+      continue;
+    }
+    if (!grant) continue;
+    const inputs = [
+      ...grant.pathParams,
+      ...grant.query.map((q) => q.name),
+      ...grant.body.map((b) => b.name),
+      ...grant.bodyMap.map((m) => m.source[0]),
+    ];
+    if (!inputs.includes(field)) {
+      node.error(
+        `"${grant.tool}" declares no input "${field}" (inputs: ${inputs.join(", ") || "none"})`,
+      );
+      continue;
+    }
+    const list = controls.rejectEmptyArguments[grant.tool] ??= [];
+    if (list.includes(field)) {
+      node.error(`reject-empty-argument "${grant.tool}" field="${field}" is a duplicate`);
+      continue;
+    }
+    list.push(field);
+  }
+
+  for (const node of top.filter((n) => n.name === "pin")) {
+    if (Object.keys(node.node.properties).length > 0) {
+      node.error(`pin takes a block of query pins, not properties`);
+    }
+    const grant = grantOf(node, "pin");
+    const kids = node.onlyChildren(["query"]);
+    if (node.node.children.length === 0) {
+      node.error(`pin needs a block: query "<name>" env "<VAR>"`);
+    }
+    if (grant && controls.pins[grant.tool]) {
+      node.error(`pin "${grant.tool}" is a duplicate; put every pinned query in one block`);
+      continue;
+    }
+    const pins: QueryPin[] = [];
+    for (const q of kids) {
+      q.onlyProperties(["from"]);
+      q.noChildren();
+      if (!q.argCount(3, 3, `a name, a provider and a source: query "api_key" env "API_KEY"`)) {
+        continue;
+      }
+      const name = q.stringArg(0, "the pinned query name");
+      const provider = q.stringArg(1, "the provider");
+      const address = q.stringArg(2, "the source");
+      if (!name || !provider || !address) continue;
+      if (!PROVIDERS.includes(provider)) {
+        q.error(`unknown provider "${provider}"; use env, file or literal`);
+        continue;
+      }
+      if (pins.some((p) => p.name === name)) {
+        q.error(`query "${name}" is pinned twice`);
+        continue;
+      }
+      if (grant && grant.query.some((g) => g.name === name || g.wire === name)) {
+        q.error(
+          `query "${name}" is a caller input of ${grant.tool}; a pin cannot override a caller input ` +
+            `(remove it from the grant's query)`,
+        );
+        continue;
+      }
+      const pin: QueryPin = { name, source: { chain: [{ provider, address }] } };
+      if ("from" in q.node.properties) {
+        const from = q.node.properties.from;
+        const m = typeof from === "string" ? /^query:(.+)$/.exec(from) : null;
+        if (from === "") {
+          // An empty from= means no extraction, as in the reference.
+        } else if (!m) {
+          q.error(`from=${show(from)} must be "query:<parameter>"`);
+          continue;
+        } else {
+          pin.fromQuery = m[1];
+        }
+      }
+      pins.push(pin);
+    }
+    if (grant && pins.length > 0) controls.pins[grant.tool] = pins;
+  }
+
+  const limits = top.filter((n) => n.name === "rate-limit");
+  for (const extra of limits.slice(1)) extra.error(`"rate-limit" appears more than once; keep one`);
+  const limit = limits[0];
+  if (limit) {
+    limit.onlyProperties();
+    const kids = limit.onlyChildren(["store", "bucket"]);
+    for (const kid of kids) {
+      kid.error(
+        `rate-limit "${kid.name}" (a shared Redis bucket) is not supported by weir yet; ` +
+          `remove the block to use the in-process bucket`,
+      );
+    }
+    if (limit.argCount(1, 1, `"<count>/<duration>", e.g. "60/1m"`)) {
+      const spec = limit.stringArg(0, "the rate");
+      const m = spec ? /^(\d+)\/(.+)$/.exec(spec) : null;
+      const count = m ? Number(m[1]) : NaN;
+      const windowMs = m ? parseDuration(m[2]) : null;
+      if (spec && (!m || !Number.isInteger(count) || count <= 0)) {
+        limit.error(
+          `rate ${JSON.stringify(spec)} needs a positive whole count: "<count>/<duration>"`,
+        );
+      } else if (spec && (windowMs === null || windowMs <= 0)) {
+        limit.error(`rate ${JSON.stringify(spec)} needs a positive duration such as 1s, 1m or 24h`);
+      } else if (spec) {
+        controls.rateLimit = { count, windowMs: windowMs! };
+      }
+    }
+  }
+  return controls;
+}
+
+function singleText(node: NodeReader): string | undefined {
+  node.onlyProperties();
+  node.noChildren();
+  if (!node.argCount(1, 1, "one quoted string")) return undefined;
+  const v = node.node.values[0];
+  if (typeof v !== "string") {
+    node.error(`${node.name} must be a quoted string`);
+    return undefined;
+  }
+  return v;
+}
