@@ -20,7 +20,7 @@ import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { envelope } from "./coverage.ts";
 import { indexRestricts, planRequest } from "./request.ts";
 import { grantTool, infoTool, withheldTool } from "./tools.ts";
-import { scrub, sendUpstream, type UpstreamLimits } from "./upstream.ts";
+import { scrub, scrubDeep, sendUpstream, type UpstreamLimits } from "./upstream.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
 import { checkBlankArguments, isEmpty, ResponseCache, TokenBucket } from "./controls.ts";
@@ -126,7 +126,7 @@ export function createGuard(
     if (answer.body.length === 0) {
       result = `${answer.status} ${answer.statusText}`.trim();
     } else if (grant.rawResponse) {
-      result = text;
+      result = scrub(text, secrets);
     } else {
       try {
         result = JSON.parse(text);
@@ -148,6 +148,7 @@ export function createGuard(
           });
         }
       }
+      result = scrubDeep(result, secrets);
     }
     if (
       controls.rejectEmpty.includes(grant.tool) && (answer.body.length === 0 || isEmpty(result))

@@ -81,7 +81,12 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
   for (const group of grant.exclusive) {
     for (let i = 0; i < group.length; i++) {
       for (let j = i + 1; j < group.length; j++) {
-        pairs.push({ not: { required: [group[i], group[j]] } });
+        pairs.push({
+          not: {
+            required: [group[i], group[j]],
+            description: `send at most one of ${group.map((n) => `"${n}"`).join(", ")}`,
+          },
+        });
       }
     }
   }

@@ -223,9 +223,38 @@ async function resolvePin(pin: QueryPin, resolver: ValueResolver): Promise<strin
   return extracted;
 }
 
-/** Replace every secret value in `text` by `[redacted]`. */
+/**
+ * Replace every secret value in `text` by `[redacted]`. Values shorter than 4
+ * characters are left alone (they would redact ordinary words).
+ */
 export function scrub(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) if (s.length >= 4) out = out.split(s).join("[redacted]");
   return out;
+}
+
+/**
+ * {@link scrub} every string (and object key) inside a decoded JSON value, so
+ * an upstream that echoes the credential back cannot put it in a result.
+ */
+export function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
+  if (!secrets.some((s) => s.length >= 4)) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return scrub(v, secrets);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [k, child] of Object.entries(v)) {
+        Object.defineProperty(out, scrub(k, secrets), {
+          value: walk(child),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    return v;
+  };
+  return walk(value);
 }

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { Validator } from "@cfworker/json-schema";
+import { dereference, type Schema, Validator } from "@cfworker/json-schema";
 
 type Draft = "4" | "7" | "2019-09" | "2020-12";
 
@@ -117,7 +117,9 @@ export class SchemaError extends Error {
  * Refuses: a `$schema` naming a dialect other than JSON Schema 4, 7, 2019-09 or
  * 2020-12; a keyword the validator does not enforce (for example `$dynamicRef`);
  * a `$ref` that does not point inside the document (nothing is ever fetched,
- * per the 2026-07-28 tools page); nesting deeper than {@link MAX_SCHEMA_DEPTH}.
+ * per the 2026-07-28 tools page), or that points inside it at nothing (a
+ * missing `$defs` entry or `$anchor`), which would otherwise fail at the first
+ * call instead of at startup; nesting deeper than {@link MAX_SCHEMA_DEPTH}.
  * Keywords starting with `x-` are extension annotations and pass.
  *
  * @param schema a JSON Schema (object or boolean)
@@ -137,11 +139,35 @@ export function checkSchema(schema: unknown): Draft {
     }
     draft = known;
   }
-  walk(schema, "#", 0);
+  walk(schema, "#", 0, null);
+  // Second pass, once the shape is known to be sound: every $ref must reach a
+  // subschema, looked up exactly as the validator will look it up.
+  if (JSON.stringify(schema).includes('"$ref"')) {
+    const { copy, lookup } = resolvable(schema);
+    walk(copy, "#", 0, lookup);
+  }
   return draft;
 }
 
-function walk(schema: unknown, pointer: string, depth: number): void {
+/** The validator's own table of what each `$ref` can reach, built on a copy. */
+type Lookup = Record<string, unknown>;
+
+function resolvable(schema: unknown): { copy: unknown; lookup: Lookup } {
+  // dereference() records each $ref's absolute target on the (copied) node as
+  // `__absolute_ref__`, exactly as the validator will later look it up.
+  const copy = structuredClone(schema);
+  try {
+    return { copy, lookup: dereference(copy as Schema) };
+  } catch (error) {
+    throw new SchemaError(
+      `the schema's $id or $anchor values are malformed: ${
+        (error as Error).message.split("\n")[0]
+      }`,
+    );
+  }
+}
+
+function walk(schema: unknown, pointer: string, depth: number, lookup: Lookup | null): void {
   if (typeof schema === "boolean") return;
   if (!isObject(schema)) throw new SchemaError(`${pointer} is not a schema (object or boolean)`);
   if (depth > MAX_SCHEMA_DEPTH) {
@@ -151,21 +177,22 @@ function walk(schema: unknown, pointer: string, depth: number): void {
     const at = `${pointer}/${escapePointer(keyword)}`;
     if (keyword.startsWith("x-") || ANNOTATIONS.has(keyword)) continue;
     if (ONE_SCHEMA.has(keyword)) {
-      walk(value, at, depth + 1);
+      walk(value, at, depth + 1, lookup);
     } else if (SCHEMA_ARRAY.has(keyword)) {
       if (!Array.isArray(value)) throw new SchemaError(`${at} must be an array of schemas`);
-      value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1));
+      value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1, lookup));
     } else if (SCHEMA_MAP.has(keyword)) {
       if (!isObject(value)) throw new SchemaError(`${at} must be an object of schemas`);
       for (const [name, sub] of Object.entries(value)) {
-        walk(sub, `${at}/${escapePointer(name)}`, depth + 1);
+        walk(sub, `${at}/${escapePointer(name)}`, depth + 1, lookup);
       }
     } else if (keyword === "items") {
-      if (Array.isArray(value)) value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1));
-      else walk(value, at, depth + 1);
+      if (Array.isArray(value)) {
+        value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1, lookup));
+      } else walk(value, at, depth + 1, lookup);
     } else if (keyword === "dependencies" && isObject(value)) {
       for (const [name, sub] of Object.entries(value)) {
-        if (!Array.isArray(sub)) walk(sub, `${at}/${escapePointer(name)}`, depth + 1);
+        if (!Array.isArray(sub)) walk(sub, `${at}/${escapePointer(name)}`, depth + 1, lookup);
       }
     } else if (keyword === "$ref") {
       if (typeof value !== "string" || !value.startsWith("#")) {
@@ -174,6 +201,13 @@ function walk(schema: unknown, pointer: string, depth: number): void {
             JSON.stringify(value)
           } points outside the schema; only local "#..." references ` +
             `are resolved (nothing is fetched)`,
+        );
+      }
+      const target = (schema as { __absolute_ref__?: string }).__absolute_ref__ ?? value;
+      if (lookup && lookup[target] === undefined) {
+        throw new SchemaError(
+          `${at} ${JSON.stringify(value)} points at nothing in this schema ` +
+            `(no subschema at that JSON Pointer or $anchor)`,
         );
       }
     } else if (keyword === "pattern") {
@@ -209,12 +243,13 @@ export function compileSchema(schema: unknown): ValidateFn {
   const validator = new Validator(structuredClone(schema) as object, draft, false);
   return (value) => {
     const result = validator.validate(value);
-    return result.valid ? [] : describeErrors(result.errors);
+    return result.valid ? [] : describeErrors(result.errors, schema);
   };
 }
 
 interface OutputUnit {
   keyword: string;
+  keywordLocation: string;
   instanceLocation: string;
   error: string;
 }
@@ -233,12 +268,20 @@ const CONTAINERS = new Set([
   "unevaluatedItems",
 ]);
 
-function describeErrors(errors: OutputUnit[]): string[] {
+/**
+ * Turn validator output into messages. A failed `not` says nothing useful on
+ * its own ("matched a not schema"), so the subschema's own `description`, when
+ * it has one, is the message: a schema author can word that rule.
+ */
+function describeErrors(errors: OutputUnit[], schema: unknown): string[] {
   const out: string[] = [];
   for (const e of errors) {
     if (CONTAINERS.has(e.keyword)) continue;
     const where = argumentPath(e.instanceLocation);
-    if (e.keyword === "additionalProperties" || e.keyword === "unevaluatedProperties") {
+    const described = e.keyword === "not" ? resolvePointer(schema, e.keywordLocation) : undefined;
+    if (isObject(described) && typeof described.description === "string") {
+      out.push(where ? `argument "${where}": ${described.description}` : described.description);
+    } else if (e.keyword === "additionalProperties" || e.keyword === "unevaluatedProperties") {
       const m = /^Property "(.*)" does not match/.exec(e.error);
       const name = m ? join(where, clip(m[1])) : where;
       out.push(`unexpected argument "${name}" (not declared by this tool)`);
@@ -252,6 +295,16 @@ function describeErrors(errors: OutputUnit[]): string[] {
   }
   if (out.length === 0 && errors.length > 0) out.push(errors[0].error);
   return [...new Set(out)];
+}
+
+/** The value at a `#/a/b` JSON Pointer (RFC 6901) inside `root`, if any. */
+function resolvePointer(root: unknown, pointer: string): unknown {
+  let node = root;
+  for (const raw of pointer.replace(/^#\/?/, "").split("/").filter((p) => p !== "")) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<string, unknown>)[decodePointerToken(raw)];
+  }
+  return node;
 }
 
 function argumentPath(instanceLocation: string): string {

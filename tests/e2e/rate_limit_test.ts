@@ -1,0 +1,61 @@
+/**
+ * `rate-limit "<n>/<window>"`: calls beyond the burst wait their turn
+ * (queued, not refused), and a wait that would pass the call's deadline is
+ * refused at once with no request.
+ */
+import assert from "node:assert/strict";
+import { serveHttp } from "../support/cli.ts";
+import { startRecorder } from "../support/upstream.ts";
+
+async function guardfile(upstream: string, rate: string): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+  await Deno.writeTextFile(
+    file,
+    `rate-limit "${rate}"\nwrap ward mcp limited {\n  base-url "${upstream}"\n  auth none\n  can get thing { path "/t/{id}" }\n}\n`,
+  );
+  return file;
+}
+
+const call = (url: string, id: string) =>
+  fetch(`${url}/api/get_thing`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id }),
+  }).then(async (r) => ({ status: r.status, text: await r.text() }));
+
+Deno.test("rate-limit queues calls past the burst, one per interval", async () => {
+  const arrivals: number[] = [];
+  const upstream = await startRecorder(() => {
+    arrivals.push(performance.now());
+    return Response.json({ ok: true });
+  });
+  const server = await serveHttp(await guardfile(upstream.url, "1/200ms"));
+  try {
+    const results = await Promise.all(["a", "b", "c"].map((id) => call(server.url, id)));
+    assert.deepEqual(results.map((r) => r.status), [200, 200, 200], "queued, not refused");
+    assert.equal(arrivals.length, 3);
+    // Each request after the first waited for a token: at least ~one interval apart.
+    assert.ok(arrivals[1] - arrivals[0] >= 150, `gap ${arrivals[1] - arrivals[0]}`);
+    assert.ok(arrivals[2] - arrivals[1] >= 150, `gap ${arrivals[2] - arrivals[1]}`);
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});
+
+Deno.test("a wait past the call's deadline is refused at once, with no request", async () => {
+  const upstream = await startRecorder();
+  const server = await serveHttp(await guardfile(upstream.url, "1/1h"), {
+    extra: ["--upstream-timeout", "500"],
+  });
+  try {
+    assert.equal((await call(server.url, "a")).status, 200);
+    const second = await call(server.url, "b");
+    assert.equal(second.status, 429);
+    assert.match(second.text, /rate_limited/);
+    assert.equal(upstream.requests.length, 1);
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});
