@@ -20,7 +20,13 @@ import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { envelope } from "./coverage.ts";
 import { indexRestricts, planRequest } from "./request.ts";
 import { grantTool, infoTool, withheldTool } from "./tools.ts";
-import { scrub, scrubDeep, sendUpstream, type UpstreamLimits } from "./upstream.ts";
+import {
+  type ResolvedSecrets,
+  scrub,
+  scrubDeep,
+  sendUpstream,
+  type UpstreamLimits,
+} from "./upstream.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
 import { checkBlankArguments, isEmpty, ResponseCache, TokenBucket } from "./controls.ts";
@@ -100,7 +106,7 @@ export function createGuard(
 
   const callGrant = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
     const planned = planRequest(grant, args, restricts);
-    const secrets: string[] = [];
+    const secrets: ResolvedSecrets = { credentials: [], pinned: [] };
     const answer = await sendUpstream(
       guardfile,
       grant,
@@ -113,7 +119,10 @@ export function createGuard(
     const what = `${grant.method} ${grant.path}`;
     const text = new TextDecoder().decode(answer.body);
     if (answer.status >= 300) {
-      const excerpt = scrub(text.replace(/\s+/g, " ").trim(), secrets).slice(0, EXCERPT_CHARS);
+      const excerpt = scrub(text.replace(/\s+/g, " ").trim(), [
+        ...secrets.credentials,
+        ...secrets.pinned,
+      ]).slice(0, EXCERPT_CHARS);
       const kind = answer.status < 400 ? "upstream_redirect" : "upstream_error";
       const note = answer.status < 400 ? " (weir does not follow redirects)" : "";
       throw new ToolError(
@@ -126,7 +135,7 @@ export function createGuard(
     if (answer.body.length === 0) {
       result = `${answer.status} ${answer.statusText}`.trim();
     } else if (grant.rawResponse) {
-      result = scrub(text, secrets);
+      result = scrub(text, secrets.credentials);
     } else {
       try {
         result = JSON.parse(text);
@@ -148,7 +157,7 @@ export function createGuard(
           });
         }
       }
-      result = scrubDeep(result, secrets);
+      result = scrubDeep(result, secrets.credentials);
     }
     if (
       controls.rejectEmpty.includes(grant.tool) && (answer.body.length === 0 || isEmpty(result))

@@ -27,14 +27,21 @@ export interface UpstreamAnswer {
   body: Uint8Array;
 }
 
+/** Values resolved for one call, kept to scrub them from what goes back. */
+export interface ResolvedSecrets {
+  credentials: string[];
+  pinned: string[];
+}
+
 /** The `User-Agent` weir sends unless the guardfile declares one. */
 export const USER_AGENT = "weir/0.1.0 (guarded MCP server)";
 
 /**
  * Send one planned request and read the answer within the limits.
  *
- * @param secrets filled with every secret value resolved for this call, so the
- *   caller can scrub them from anything it returns
+ * @param secrets filled with the values resolved for this call, so the caller
+ *   can scrub them: `credentials` (auth) from everything it returns, `pinned`
+ *   (pin values, possibly secret, possibly ordinary data) from error messages
  * @throws {ToolError} 504 on timeout, 502 on a network failure, an oversize
  *   answer, a redirect or an HTTP error status; 500 when a credential is unset
  */
@@ -45,14 +52,14 @@ export async function sendUpstream(
   resolver: ValueResolver,
   limits: UpstreamLimits,
   signal: AbortSignal,
-  secrets: string[],
+  secrets: ResolvedSecrets,
 ): Promise<UpstreamAnswer> {
   const base = await baseUrlOf(guardfile, resolver);
   const headers = new Headers();
   const query = [...planned.query];
   for (const pin of guardfile.controls.pins[grant.tool] ?? []) {
     const value = await resolvePin(pin, resolver);
-    secrets.push(value);
+    secrets.pinned.push(value);
     query.push([pin.name, value]);
   }
   if (guardfile.controls.pins[grant.tool]) {
@@ -61,16 +68,16 @@ export async function sendUpstream(
   const auth = guardfile.auth;
   if (auth.scheme === "header-token") {
     const token = await resolveValue(auth.value, resolver, "the upstream credential");
-    secrets.push(token);
+    secrets.credentials.push(token);
     headers.set(auth.header, auth.prefix + token);
   } else if (auth.scheme === "bearer") {
     const token = await resolveValue(auth.value, resolver, "the upstream credential");
-    secrets.push(token);
+    secrets.credentials.push(token);
     headers.set("authorization", `Bearer ${token}`);
   } else if (auth.scheme === "query-param") {
     for (const p of auth.params) {
       const value = await resolveValue(p.value, resolver, `the upstream credential "${p.name}"`);
-      secrets.push(value);
+      secrets.credentials.push(value);
       for (let i = query.length - 1; i >= 0; i--) if (query[i][0] === p.name) query.splice(i, 1);
       query.push([p.name, value]);
       query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
