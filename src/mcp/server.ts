@@ -32,6 +32,7 @@ import {
   LOG_LEVELS,
   MetaKey,
   type MethodRule,
+  methodRule,
   METHODS,
   MODERN_VERSION,
   SUPPORTED_VERSIONS,
@@ -70,6 +71,12 @@ export interface CallContext {
  * arguments already validated against its advertised `inputSchema` and reduced
  * to the declared keys. Return a {@link CallToolResult}; throw a
  * {@link ToolError} to report a failure the model should see.
+ *
+ * A tool with an `outputSchema` must return, on success, `structuredContent`
+ * that conforms to it; a result that does not is replaced by an `isError`
+ * result (and logged), so a client never receives what the tool did not
+ * advertise. Under 2025-11-25 a `structuredContent` that is not a JSON object
+ * (possible only without an `outputSchema`) is left out of the result.
  */
 export type Dispatch = (
   name: string,
@@ -370,7 +377,7 @@ export class McpServer {
     try {
       const selected = await this.#selectEra(request, params, ctx);
       era = selected.era;
-      const rule = METHODS[method];
+      const rule = methodRule(method);
       if (!rule || !rule.eras.includes(era) || !this.#advertises(rule)) {
         throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${clip(method)}`);
       }
@@ -387,9 +394,6 @@ export class McpServer {
           auth: ctx.auth,
         };
         const result = await this.#handlers[method](params, call, ctx);
-        if (method === "initialize" && ctx.session) {
-          ctx.session.legacyVersion = (result as { protocolVersion: string }).protocolVersion;
-        }
         const json = "json" in result && typeof result.json === "string"
           ? result.json
           : JSON.stringify(this.#decorate(era, rule, result));
@@ -444,7 +448,7 @@ export class McpServer {
       }
       if (ctx.headers) {
         const tools = request.method === "tools/call" ? (await this.#catalog()).toolsByName : null;
-        checkHeaders(ctx.headers, request, version, METHODS[request.method], tools);
+        checkHeaders(ctx.headers, request, version, methodRule(request.method), tools);
       }
       if (version !== MODERN_VERSION) {
         throw new McpError(
@@ -455,7 +459,16 @@ export class McpServer {
       }
       return { era: "modern", version };
     }
-    if (request.method === "initialize") return { era: "legacy", version: LEGACY_VERSION };
+    if (request.method === "initialize") {
+      // The connection speaks the handshake revision from the moment initialize
+      // is received (requests pipelined behind it count), not once it is answered.
+      const requested = params.protocolVersion;
+      const version = typeof requested === "string" && LEGACY_VERSIONS.includes(requested)
+        ? requested
+        : LEGACY_VERSION;
+      if (ctx.session) ctx.session.legacyVersion = version;
+      return { era: "legacy", version };
+    }
     const sessionVersion = ctx.session?.legacyVersion;
     if (sessionVersion) return { era: "legacy", version: sessionVersion };
     const headerVersion = ctx.headers?.get("mcp-protocol-version");
@@ -549,7 +562,11 @@ export class McpServer {
   ): Promise<{ json: string }> {
     const catalog = await this.#catalog();
     const cursor = params.cursor;
-    const cacheKey = `${call.era}\u0000${method}\u0000${cursor ?? ""}`;
+    // Only an absent cursor means "first page": `""` and `null` are cursors,
+    // and are refused below like any cursor this server did not issue.
+    const cacheKey = JSON.stringify(
+      cursor === undefined ? [call.era, method] : [call.era, method, cursor],
+    );
     const cached = catalog.pages.get(cacheKey);
     if (cached) return cached;
 
@@ -582,7 +599,15 @@ export class McpServer {
         name: clip(name),
       });
     }
-    return (await this.#runTool(tool, args ?? {}, call)).result;
+    const { result } = await this.#runTool(tool, args ?? {}, call);
+    if (
+      ERAS[call.era].structuredContentIsObject && "structuredContent" in result &&
+      !isObject(result.structuredContent)
+    ) {
+      const { structuredContent: _, ...carried } = result;
+      return carried;
+    }
+    return result;
   }
 
   async #runTool(tool: PreparedTool, args: unknown, call: CallContext): Promise<ToolCallOutcome> {
@@ -604,7 +629,23 @@ export class McpServer {
         this.#log({ level: "error", event: "malformed_tool_result", tool: name });
         return { status: 500, result: errorResult(`Tool "${name}" returned a malformed result`) };
       }
-      return { status: result.isError ? 500 : 200, result };
+      if (result.isError) return { status: 500, result };
+      if (tool.validateOutput) {
+        // One schema, one source: what outputSchema advertises, a success delivers.
+        const problems = "structuredContent" in result
+          ? tool.validateOutput(result.structuredContent)
+          : ["no structuredContent"];
+        if (problems.length > 0) {
+          this.#log({ level: "error", event: "malformed_tool_result", tool: name, problems });
+          return {
+            status: 500,
+            result: errorResult(
+              `Tool "${name}" returned a result that does not match its outputSchema`,
+            ),
+          };
+        }
+      }
+      return { status: 200, result };
     } catch (error) {
       if (error instanceof ToolError) {
         const result = errorResult(error.message);
@@ -747,18 +788,29 @@ function pick(source: Record<string, unknown>, keys: readonly string[]): Record<
   return out;
 }
 
+/**
+ * One reader item as it goes on the wire: exactly one of `text` (a string) or
+ * `blob` (raw bytes, sent base64). Anything else is the reader's fault
+ * (`-32603`, logged), never guessed at.
+ */
 function wireContents(contents: ResourceContents, uri: string): WireResourceContents {
   if (!isObject(contents) || typeof contents.uri !== "string") {
     throw new Error(`reader for ${uri} returned an item without a uri`);
   }
-  if ("blob" in contents && contents.blob instanceof Uint8Array) {
-    const { blob, ...rest } = contents;
-    return { ...rest, blob: toBase64(blob) };
+  const text = "text" in contents && typeof contents.text === "string";
+  const blob = "blob" in contents && contents.blob instanceof Uint8Array;
+  if (text === blob) {
+    throw new Error(
+      `reader for ${uri} returned an item with ${
+        text ? "both text and blob" : "neither text nor blob bytes"
+      }`,
+    );
   }
-  if ("text" in contents && typeof contents.text === "string") {
-    return contents as WireResourceContents;
+  if (blob) {
+    const { blob, ...rest } = contents as { blob: Uint8Array };
+    return { ...rest, blob: toBase64(blob) } as WireResourceContents;
   }
-  throw new Error(`reader for ${uri} returned an item with neither text nor blob bytes`);
+  return contents as WireResourceContents;
 }
 
 function toBase64(bytes: Uint8Array): string {

@@ -109,3 +109,21 @@ export async function serveHttp(
     },
   };
 }
+
+/**
+ * Send one raw HTTP/1.1 request (so headers such as Host are exactly as
+ * written) and return the status code.
+ */
+export async function rawStatus(url: string, request: string): Promise<number> {
+  const { hostname, port } = new URL(url);
+  const conn = await Deno.connect({ hostname, port: Number(port) });
+  try {
+    await conn.write(new TextEncoder().encode(request));
+    const buf = new Uint8Array(1024);
+    const n = await conn.read(buf);
+    const head = new TextDecoder().decode(buf.subarray(0, n ?? 0));
+    return Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+  } finally {
+    conn.close();
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * `weir serve` as a process: stdio until end of input, HTTP defaults that are
+ * safe (loopback, Host checked against DNS rebinding, no browser origins),
+ * optional inbound bearer token, and a clean exit on SIGTERM.
+ */
+import assert from "node:assert/strict";
+import { rawStatus, runCli, serveHttp } from "../support/cli.ts";
+
+const MODERN = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+Deno.test("serve --stdio answers each line and exits 0 at end of input", async () => {
+  const lines = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    { jsonrpc: "2.0", id: 3, method: "tools/list", params: { _meta: MODERN } },
+  ].map((m) => JSON.stringify(m)).join("\n") + "\n";
+  const r = await runCli(["serve", "guardfiles/demo.mcp.kdl", "--stdio"], { stdin: lines });
+  assert.equal(r.code, 0, r.stderr);
+  const out = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(out.length, 3, "one line per request, nothing else on stdout");
+  const byId = new Map(out.map((m) => [m.id, m]));
+  assert.equal(byId.get(1).result.serverInfo.name, "demo");
+  assert.equal(byId.get(2).result.tools.length, 6);
+  assert.equal(byId.get(3).result.resultType, "complete", "both revisions on one connection");
+  assert.match(r.stderr, /"event":"serving"/, "logs go to stderr");
+});
+
+async function post(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/list",
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/list",
+      params: { _meta: MODERN },
+    }),
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
+Deno.test("serve --http: loopback by default, Host and Origin checked", async () => {
+  const server = await serveHttp("guardfiles/demo.mcp.kdl");
+  try {
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(await post(server.url), 200);
+    const port = new URL(server.url).port;
+    const withHost = (host: string) =>
+      rawStatus(
+        server.url,
+        `GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      );
+    const mcpWithHost = (host: string) =>
+      rawStatus(
+        server.url,
+        `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      );
+    assert.equal(await withHost(`localhost:${port}`), 200);
+    assert.equal(await mcpWithHost(`localhost:${port}`), 400, "reaches JSON-RPC checks");
+    assert.equal(await mcpWithHost(`127.0.0.1:${port}`), 400);
+    assert.equal(
+      await mcpWithHost("evil.example"),
+      403,
+      "DNS rebinding: a foreign Host is refused",
+    );
+    assert.equal(await mcpWithHost(`evil.example:${port}`), 403);
+    assert.equal(await post(server.url, { origin: "https://evil.example" }), 403);
+  } finally {
+    assert.equal(await server.stop(), 0);
+  }
+});
+
+Deno.test("serve --allow-origin admits that browser origin only", async () => {
+  const server = await serveHttp("guardfiles/demo.mcp.kdl", {
+    extra: ["--allow-origin", "https://app.example"],
+  });
+  try {
+    assert.equal(await post(server.url, { origin: "https://app.example" }), 200);
+    assert.equal(await post(server.url, { origin: "https://other.example" }), 403);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("serve --inbound-token-env requires the bearer token on /mcp and /api", async () => {
+  const server = await serveHttp("guardfiles/demo.mcp.kdl", {
+    env: { WEIR_INBOUND: "in-token-123" },
+    extra: ["--inbound-token-env", "WEIR_INBOUND"],
+  });
+  try {
+    assert.equal(await post(server.url), 403);
+    assert.equal(await post(server.url, { authorization: "Bearer wrong" }), 403);
+    assert.equal(await post(server.url, { authorization: "Bearer in-token-123" }), 200);
+    const api = await fetch(`${server.url}/api/weir_info`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    await api.body?.cancel();
+    assert.equal(api.status, 403);
+    const health = await fetch(`${server.url}/healthz`);
+    await health.body?.cancel();
+    assert.equal(health.status, 200, "liveness needs no token");
+  } finally {
+    await server.stop();
+  }
+  assert.ok(!server.stderr().includes("in-token-123"));
+});
+
+Deno.test("serve --inbound-token-env with the variable unset refuses to start", async () => {
+  const r = await runCli([
+    "serve",
+    "guardfiles/demo.mcp.kdl",
+    "--http",
+    "127.0.0.1:0",
+    "--inbound-token-env",
+    "NOPE_UNSET",
+  ]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /NOPE_UNSET: the variable is not set/);
+});
+
+Deno.test("the info tool describes the server and reaches nothing", async () => {
+  const r = await runCli(["serve", "guardfiles/demo.mcp.kdl", "--stdio"], {
+    stdin: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "weir_info", arguments: {}, _meta: MODERN },
+    }) + "\n",
+  });
+  const reply = JSON.parse(r.stdout);
+  assert.deepEqual(reply.result.structuredContent, {
+    status: "ok",
+    server: "demo",
+    mode: "spec",
+    toolCount: 6,
+    tools: [
+      "close_ticket",
+      "create_ticket",
+      "delete_ticket",
+      "get_ticket",
+      "list_ticket",
+      "weir_info",
+    ],
+    withheld: ["delete_ticket"],
+    resourceCount: 0,
+    promptCount: 0,
+  });
+});
