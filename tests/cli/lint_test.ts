@@ -169,3 +169,41 @@ Deno.test("serve refuses a broken guardfile before listening", async () => {
   assert.match(r.stderr, /missing "base-url"/);
   assert.doesNotMatch(r.stderr, /serving/);
 });
+
+Deno.test("resource audience warnings go to stderr and change neither stdout nor the exit code", async () => {
+  const file = await tempGuardfile(`resource "a" uri="docs://a" { audience "assistant"; text "a" }
+resource "b" uri="docs://b" { audience "user"; text "b" }
+resource "c" uri="docs://c" { text "c" }
+resource "d" uri="docs://d" priority=0.5 { text "d" }
+wrap ward mcp t {
+    base-url "t.example"
+    auth bearer { value env "T" }
+    can get issue { path "/issues/{id}" }
+}
+`);
+  const r = await runCli(["lint", file]);
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, "get_issue\nweir_info\n");
+  const warnings = r.stderr.trim().split("\n");
+  assert.equal(warnings.length, 2, r.stderr);
+  assert.match(warnings[0], /warning: .*resource "c".*"assistant".*"user"/);
+  assert.match(warnings[1], /warning: .*resource "d"/);
+});
+
+Deno.test("lint names a feature weir does not serve, never ignores it", async () => {
+  const file = await tempGuardfile(`confirm "create_order"
+wrap ward mcp shop {
+    base-url "shop.example"
+    database pgx { value env "DSN" }
+    auth none
+    can create order { path "/orders"; body "sku" }
+    can list orders { sql { statement "select * from orders" } }
+}
+`);
+  const r = await runCli(["lint", file]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /"confirm" \(the human confirmation gate\) is not supported by weir yet/);
+  assert.match(r.stderr, /"database" \(sql grants\) is not supported/);
+  assert.match(r.stderr, /"sql" grants are not supported by weir/);
+});
