@@ -74,6 +74,7 @@ export function createGuard(
   | "cache"
   | "readResource"
   | "getPrompt"
+  | "icons"
 > {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const log = options.log ?? stderrLogger;
@@ -244,6 +245,7 @@ export function createGuard(
       prompts: promptSpecs(guardfile.prompts),
     },
     dispatch,
+    icons: guardfile.icons,
     readResource: guardfile.resources.length > 0 ? resourceReader(guardfile.resources) : undefined,
     getPrompt: guardfile.prompts.length > 0 ? promptReader(guardfile.prompts) : undefined,
     cache: {

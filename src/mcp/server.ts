@@ -42,6 +42,7 @@ import type {
   CallToolResult,
   Catalog,
   GetPromptResult,
+  Icon,
   ResourceContents,
   WireResourceContents,
 } from "./types.ts";
@@ -150,6 +151,8 @@ export interface ServerOptions {
   version?: string;
   /** `serverInfo.title`. */
   title?: string;
+  /** `serverInfo.icons`: icons a client may show for this server. */
+  icons?: Icon[];
   /** Natural-language guidance for the model (`instructions`). */
   instructions?: string;
   /**
@@ -272,6 +275,9 @@ export class McpServer {
     this.#cursors = new CursorCodec(options.cursorKey);
     this.#serverInfo = { name: options.name, version: options.version ?? "0.0.0" };
     if (options.title) this.#serverInfo.title = options.title;
+    if (options.icons?.length) {
+      this.#serverInfo.icons = options.icons as unknown as JsonObject[];
+    }
     const capabilities: JsonObject = {};
     if (options.dispatch) capabilities.tools = { listChanged: false };
     if (options.readResource) capabilities.resources = { subscribe: false, listChanged: false };

@@ -321,6 +321,12 @@ Deno.test("every grammar feature through weir serve", async (t) => {
         assert.equal(create.annotations?.readOnlyHint, false);
         assert.equal(create.annotations?.idempotentHint, false);
 
+        const info = client.getServerVersion() as { icons?: unknown[] } | undefined;
+        assert.deepEqual(info?.icons, [{
+          src: "data:image/png;base64,iVBORw0KGgo=",
+          mimeType: "image/png",
+          sizes: ["16x16"],
+        }]);
         const { resources } = await client.listResources();
         assert.deepEqual(resources.map((r) => r.uri), ["docs://policy"]);
         assert.deepEqual(resources[0].annotations, { audience: ["assistant"], priority: 0.8 });
