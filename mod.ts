@@ -4,8 +4,9 @@
  * The core serves MCP revisions 2025-11-25 and 2026-07-28 at once, for a
  * catalog (tools, resources, templates, prompts) and functions the host
  * injects, over stdio or a Web-standard HTTP handler. The guard is one host
- * of it: `loadGuardfile` + `guardServer` turn a `*.mcp.kdl` file into a server
- * whose tools are exactly its grants.
+ * of it, exported separately as `@weir/weir/guard` (`src/guard/mod.ts`):
+ * `parseGuardfile` + `createGuard` turn a `*.mcp.kdl` file into a server whose
+ * tools are exactly its grants.
  *
  * This module only re-exports; see each source module for details.
  *

@@ -1,0 +1,31 @@
+/**
+ * The guard as a library: load a guardfile's text into a checked model, and
+ * turn it into the host contract (catalog + dispatch) of the MCP core.
+ *
+ * A separate entry point (`@weir/weir/guard`) so that a server built on the
+ * core alone (`@weir/weir`) does not load the KDL parser.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "../../mod.ts";
+ * import { createGuard, parseGuardfile } from "./mod.ts";
+ * const { guardfile, diagnostics } = parseGuardfile(
+ *   `wrap ward mcp notes {\n  base-url "notes.example"\n  auth none\n  can get note { path "/notes/{id}" }\n}`,
+ *   "notes.mcp.kdl",
+ * );
+ * if (!guardfile) throw new Error(diagnostics.map((d) => d.message).join("\n"));
+ * const server = new McpServer(createGuard(guardfile, {
+ *   resolver: { env: (name) => Deno.env.get(name), readFile: (path) => Deno.readTextFile(path) },
+ * }));
+ * if (!server.capabilities.tools) throw new Error("no tools");
+ * ```
+ *
+ * @module
+ */
+export { type LoadResult, normalizeBaseUrl, parseGuardfile } from "../guardfile/parse.ts";
+export { type Diagnostic, formatDiagnostic, GuardfileError } from "../guardfile/diagnostics.ts";
+export type * from "../guardfile/model.ts";
+export { createGuard, DEFAULT_LIMITS, type GuardOptions, INSTRUCTIONS_PREAMBLE } from "./host.ts";
+export type { ValueResolver } from "./values.ts";
+export type { UpstreamLimits } from "./upstream.ts";
+export { type Coverage, type Envelope, envelope, ENVELOPE_SCHEMA } from "./coverage.ts";
