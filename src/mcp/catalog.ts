@@ -3,8 +3,9 @@
  *
  * A malformed catalog stops the server at startup with a message naming the
  * entry, never at the first request: a missing list, a repeated name or URI,
- * a listed resource or prompt with no reader, a template expression beyond
- * `{var}`/`{+var}`, a schema the validator cannot enforce.
+ * a URI that is not an RFC 3986 URI, a listed resource or prompt with no
+ * reader, a template expression beyond `{var}`/`{+var}`, a schema the
+ * validator cannot enforce.
  *
  * @module
  */
@@ -27,10 +28,22 @@ export interface PreparedTool {
   wire: ToolSpec & { inputSchema: JsonObject };
   /** The advertised input schema, compiled. */
   validate: ValidateFn;
+  /** The advertised output schema, compiled; `structuredContent` of a success is held to it. */
+  validateOutput?: ValidateFn;
   /** Argument names that reach dispatch (declared properties); empty for no-schema tools. */
   declared: readonly string[];
-  /** Modern HTTP: `Mcp-Param-<name>` (lower-cased) -> the argument and its JSON type. */
-  headerParams: ReadonlyMap<string, { argument: string; type: string }>;
+  /** Modern HTTP: `Mcp-Param-<name>` (lower-cased) -> the argument it mirrors. */
+  headerParams: ReadonlyMap<string, HeaderParam>;
+}
+
+/** An argument a 2026-07-28 client mirrors into an `Mcp-Param-*` header (`x-mcp-header`). */
+export interface HeaderParam {
+  /** The header name as declared. */
+  header: string;
+  /** Property names from the arguments object down to the value (`["meta", "kind"]`). */
+  path: readonly string[];
+  /** The property's JSON type: `string`, `integer` or `boolean`. */
+  type: string;
 }
 
 /** A template ready to match URIs. */
@@ -68,6 +81,9 @@ export interface Readers {
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+/** RFC 3986 characters (unreserved, reserved, percent-encoded): `format: "uri"` in both schemas. */
+const URI_TEXT = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#[\]]|%[0-9A-Fa-f]{2})*$/;
+const URI_RULE = "percent-encode anything but ASCII letters, digits and -._~:/?#[]@!$&'()*+,;=";
 const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const OPEN_OBJECT: JsonObject = { type: "object" };
 
@@ -150,13 +166,15 @@ function prepareTool(spec: ToolSpec, index: number): PreparedTool {
   const inputSchema = spec.inputSchema ?? OPEN_OBJECT;
   checkObjectRoot(inputSchema, `${where} inputSchema`);
   const validate = compileOrRefuse(inputSchema, `${where} inputSchema`);
+  let validateOutput: ValidateFn | undefined;
   if (spec.outputSchema !== undefined) {
     checkObjectRoot(spec.outputSchema, `${where} outputSchema`);
-    compileOrRefuse(spec.outputSchema, `${where} outputSchema`);
+    validateOutput = compileOrRefuse(spec.outputSchema, `${where} outputSchema`);
   }
   return {
     wire: { ...spec, inputSchema },
     validate,
+    validateOutput,
     declared: spec.inputSchema ? declaredKeys(inputSchema) : [],
     headerParams: headerParams(inputSchema, where),
   };
@@ -199,28 +217,89 @@ function declaredKeys(schema: JsonObject): string[] {
   return [...keys];
 }
 
-/** `x-mcp-header` rules of the 2026-07-28 tools page, checked at load so no tool vanishes. */
-function headerParams(
-  schema: JsonObject,
-  where: string,
-): Map<string, { argument: string; type: string }> {
-  const out = new Map<string, { argument: string; type: string }>();
-  const properties = isObject(schema.properties) ? schema.properties : {};
-  for (const [argument, property] of Object.entries(properties)) {
-    if (!isObject(property) || !("x-mcp-header" in property)) continue;
-    const header = property["x-mcp-header"];
-    const at = `${where} property "${argument}" x-mcp-header`;
-    if (typeof header !== "string" || !HEADER_TOKEN.test(header)) {
-      throw new CatalogError(`${at} must be a non-empty HTTP token (RFC 9110)`);
+/** Subschemas a `properties`-only chain does not reach (an `x-mcp-header` there is invalid). */
+const UNREACHABLE = [
+  "items",
+  "prefixItems",
+  "contains",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "propertyNames",
+  "patternProperties",
+  "dependentSchemas",
+  "dependencies",
+  "oneOf",
+  "anyOf",
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "$defs",
+  "definitions",
+] as const;
+/** Of those, the ones whose value is a `name -> subschema` object. */
+const NAMED_SUBSCHEMAS = new Set([
+  "patternProperties",
+  "dependentSchemas",
+  "dependencies",
+  "$defs",
+  "definitions",
+]);
+
+/**
+ * The `x-mcp-header` rules of the 2026-07-28 transport and tools pages, checked
+ * at load so that no tool vanishes: clients drop a tool that breaks them.
+ * A declaration sits on a `string`, `integer` or `boolean` property reached
+ * from the root through `properties` keys alone (at any depth; not under
+ * `items`, composition, conditionals or `$defs`), names an RFC 9110 token, and
+ * is unique ignoring case.
+ */
+function headerParams(schema: JsonObject, where: string): Map<string, HeaderParam> {
+  const out = new Map<string, HeaderParam>();
+  const visit = (node: unknown, path: string[], reachable: boolean) => {
+    if (!isObject(node)) return;
+    if ("x-mcp-header" in node) {
+      const header = node["x-mcp-header"];
+      const at = `${where} ${
+        path.length === 0 ? "root" : `property "${path.join(".")}"`
+      } x-mcp-header`;
+      if (!reachable || path.length === 0) {
+        throw new CatalogError(
+          `${at} is only allowed on a property reached from the root through "properties" ` +
+            `alone (not under items, additionalProperties, oneOf/anyOf/allOf/not, ` +
+            `if/then/else or $defs); clients drop such a tool`,
+        );
+      }
+      if (typeof header !== "string" || !HEADER_TOKEN.test(header)) {
+        throw new CatalogError(`${at} must be a non-empty HTTP token (RFC 9110)`);
+      }
+      const type = node.type;
+      if (type !== "string" && type !== "integer" && type !== "boolean") {
+        throw new CatalogError(`${at} is only allowed on string, integer or boolean properties`);
+      }
+      const key = header.toLowerCase();
+      if (out.has(key)) throw new CatalogError(`${at} "${header}" is used twice (ignoring case)`);
+      out.set(key, { header, path, type });
     }
-    const type = property.type;
-    if (type !== "string" && type !== "integer" && type !== "boolean") {
-      throw new CatalogError(`${at} is only allowed on string, integer or boolean properties`);
+    if (isObject(node.properties)) {
+      for (const [name, child] of Object.entries(node.properties)) {
+        visit(child, [...path, name], reachable);
+      }
     }
-    const key = header.toLowerCase();
-    if (out.has(key)) throw new CatalogError(`${at} "${header}" is used twice (ignoring case)`);
-    out.set(key, { argument, type });
-  }
+    for (const keyword of UNREACHABLE) {
+      const sub = node[keyword];
+      if (sub === undefined) continue;
+      const branches = Array.isArray(sub)
+        ? sub
+        : NAMED_SUBSCHEMAS.has(keyword) && isObject(sub)
+        ? Object.values(sub)
+        : [sub];
+      for (const branch of branches) visit(branch, [...path, `<${keyword}>`], false);
+    }
+  };
+  visit(schema, [], true);
   return out;
 }
 
@@ -230,6 +309,11 @@ function checkResource(spec: ResourceSpec, index: number): ResourceSpec {
     throw new CatalogError(
       `resources[${index}] has uri ${JSON.stringify(spec.uri)}: a resource needs an absolute URI ` +
         `with a scheme (e.g. "weather://places")`,
+    );
+  }
+  if (!URI_TEXT.test(spec.uri)) {
+    throw new CatalogError(
+      `resource "${spec.uri}" is not an RFC 3986 URI (the schema's format "uri"): ${URI_RULE}`,
     );
   }
   if (typeof spec.name !== "string" || spec.name === "") {
@@ -248,14 +332,22 @@ function prepareTemplate(spec: ResourceTemplateSpec, index: number): PreparedTem
   if (typeof spec.name !== "string" || spec.name === "") {
     throw new CatalogError(`resource template "${spec.uriTemplate}" needs a non-empty name`);
   }
+  let template: UriTemplate;
   try {
-    return { wire: spec, template: parseUriTemplate(spec.uriTemplate) };
+    template = parseUriTemplate(spec.uriTemplate);
   } catch (error) {
     if (error instanceof UriTemplateError) {
       throw new CatalogError(`resource template "${spec.uriTemplate}": ${error.message}`);
     }
     throw error;
   }
+  if (!URI_TEXT.test(spec.uriTemplate.replace(/\{[^{}]*\}/g, ""))) {
+    throw new CatalogError(
+      `resource template "${spec.uriTemplate}": every URI it matches must be an RFC 3986 URI, ` +
+        `so its literal text must be one too: ${URI_RULE}`,
+    );
+  }
+  return { wire: spec, template };
 }
 
 function preparePrompt(spec: PromptSpec, index: number): PreparedPrompt {

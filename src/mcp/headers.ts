@@ -59,14 +59,11 @@ export function checkHeaders(
     ? tools?.get(params.name)
     : undefined;
   if (!tool || tool.headerParams.size === 0) return;
-  const args =
-    (typeof params.arguments === "object" && params.arguments !== null
-      ? params.arguments
-      : {}) as Record<string, unknown>;
-  for (const [key, { argument, type }] of tool.headerParams) {
-    const header = `Mcp-Param-${key}`;
+  for (const [key, { header: declared, path, type }] of tool.headerParams) {
+    const header = `Mcp-Param-${declared}`;
+    const argument = path.join(".");
     const raw = headers.get(`mcp-param-${key}`);
-    const value = args[argument];
+    const value = valueAt(params.arguments, path);
     if (value === undefined || value === null) {
       if (raw !== null) mismatch(`${header} is sent but argument "${argument}" is absent`);
       continue;
@@ -79,6 +76,17 @@ export function checkHeaders(
       : decoded === String(value);
     if (!same) mismatch(`${header} does not match argument "${argument}"`);
   }
+}
+
+/** The argument at `path` (own properties of plain objects only), or `undefined`. */
+function valueAt(args: unknown, path: readonly string[]): unknown {
+  let value = args;
+  for (const name of path) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+    if (!Object.hasOwn(value, name)) return undefined;
+    value = (value as Record<string, unknown>)[name];
+  }
+  return value;
 }
 
 function expectEqual(name: string, raw: string | null, body: string, sentinel: boolean): void {

@@ -90,12 +90,28 @@ export const METHODS: Readonly<Record<string, MethodRule>> = {
   "prompts/get": { eras: BOTH, capability: "prompts", nameParam: "name" },
 };
 
+/**
+ * The rule of a request method, or `undefined` when this core does not answer it.
+ *
+ * Looks at own entries only: a method named like an `Object.prototype` member
+ * (`constructor`, `toString`, `__proto__`) is unknown (`-32601`), not a rule.
+ */
+export function methodRule(method: string): MethodRule | undefined {
+  return Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
+}
+
 /** Per-revision constants. */
 export interface EraRules {
   /** Error code for "no such resource" on `resources/read`. */
   resourceNotFound: number;
   /** Results carry `resultType`, `_meta` server info and, when cacheable, cache hints. */
   decorateResults: boolean;
+  /**
+   * `CallToolResult.structuredContent` must be a JSON object (2025-11-25); the
+   * 2026-07-28 schema admits any JSON value. A value the revision cannot carry
+   * is left out (the text content still has it).
+   */
+  structuredContentIsObject: boolean;
   /** HTTP status for a JSON-RPC error with this code (default 200). */
   httpStatus: Readonly<Record<number, number>>;
 }
@@ -105,6 +121,7 @@ export const ERAS: Readonly<Record<Era, EraRules>> = {
   legacy: {
     resourceNotFound: ErrorCode.ResourceNotFound,
     decorateResults: false,
+    structuredContentIsObject: true,
     httpStatus: {
       [ErrorCode.ParseError]: 400,
       [ErrorCode.InvalidRequest]: 400,
@@ -113,6 +130,7 @@ export const ERAS: Readonly<Record<Era, EraRules>> = {
   modern: {
     resourceNotFound: ErrorCode.InvalidParams,
     decorateResults: true,
+    structuredContentIsObject: false,
     httpStatus: {
       [ErrorCode.ParseError]: 400,
       [ErrorCode.InvalidRequest]: 400,

@@ -57,7 +57,11 @@ export interface CacheHint {
 
 /** What a handler learns about the request it serves. */
 export interface CallContext {
-  /** Aborted when the client cancels or hangs up, or the transport shuts down. */
+  /**
+   * Aborted when the client cancels the request (`notifications/cancelled`)
+   * or, over HTTP, hangs up. A stdio transport that stops (end of input,
+   * SIGTERM) lets requests in flight finish rather than aborting them.
+   */
   signal: AbortSignal;
   /** The revision the request is served under. */
   era: Era;

@@ -44,7 +44,6 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
     return writing;
   };
   const inFlight = new Set<Promise<void>>();
-  const shutdown = new AbortController();
 
   const answer = (bytes: Uint8Array) => {
     const text = decoder.decode(bytes).replace(/\r$/, "");
@@ -57,12 +56,18 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
         await write(server.parseError().body!);
         return;
       }
-      const reply = await server.handle(message, { session, signal: shutdown.signal });
+      const reply = await server.handle(message, { session });
       if (reply.body !== null) await write(reply.body);
     })();
     inFlight.add(task);
     task.finally(() => inFlight.delete(task));
   };
+
+  const tooLong = () =>
+    write(JSON.stringify({
+      jsonrpc: "2.0",
+      error: { code: -32600, message: `Message exceeds ${max} bytes; skipped` },
+    }));
 
   const reader = options.readable.getReader();
   const stop = () => reader.cancel().catch(() => {});
@@ -76,7 +81,10 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
       if (done) break;
       let start = 0;
       for (let i = value.indexOf(NEWLINE); i !== -1; i = value.indexOf(NEWLINE, start)) {
-        if (!skipping) answer(concat([...pending, value.subarray(start, i)]));
+        if (skipping) {
+          // The rest of a line already refused.
+        } else if (pendingBytes + (i - start) > max) tooLong();
+        else answer(concat([...pending, value.subarray(start, i)]));
         pending = [];
         pendingBytes = 0;
         skipping = false;
@@ -89,10 +97,7 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
           skipping = true;
           pending = [];
           pendingBytes = 0;
-          write(JSON.stringify({
-            jsonrpc: "2.0",
-            error: { code: -32600, message: `Message exceeds ${max} bytes; skipped` },
-          }));
+          tooLong();
         }
       }
     }

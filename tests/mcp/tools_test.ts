@@ -1,0 +1,260 @@
+/**
+ * Tools: the schema a tool advertises is the schema it is held to; only the
+ * declared argument keys reach dispatch, with their values unchanged; a
+ * refusal of arguments is an `isError` result naming the argument.
+ */
+import assert from "node:assert/strict";
+import type { CallToolResult, Dispatch, ToolSpec } from "../../mod.ts";
+import { ToolError } from "../../mod.ts";
+import { ask, LEGACY, makeServer, MODERN, modern, REVISIONS } from "../support/mcp.ts";
+import { problemsAgainst } from "../support/schemas.ts";
+
+interface Call {
+  name: string;
+  args: Record<string, unknown>;
+}
+
+function recordingServer(tools: ToolSpec[], answer?: Dispatch) {
+  const calls: Call[] = [];
+  const { server, events } = makeServer({
+    catalog: { tools, resources: [], prompts: [] },
+    dispatch: (name, args, ctx) => {
+      calls.push({ name, args });
+      return answer ? answer(name, args, ctx) : { content: [{ type: "text", text: "done" }] };
+    },
+  });
+  return { server, calls, events };
+}
+
+const OPEN_SCHEMA = {
+  type: "object",
+  properties: {
+    owner: { type: "string" },
+    count: { type: "integer" },
+    labels: { type: "array", items: { type: "string" } },
+    meta: { type: "object" },
+  },
+  required: ["owner"],
+};
+
+type ListToolsResult = { tools: ToolSpec[] };
+
+Deno.test("tools/list advertises each inputSchema exactly as written", async () => {
+  const { server } = recordingServer([{ name: "issue", inputSchema: OPEN_SCHEMA }]);
+  for (const revision of REVISIONS) {
+    const reply = await ask<ListToolsResult>(server, revision, "tools/list");
+    assert.deepEqual(reply.result?.tools, [{ name: "issue", inputSchema: OPEN_SCHEMA }]);
+  }
+});
+
+Deno.test("only declared keys reach dispatch, with values unchanged", async () => {
+  const { server, calls } = recordingServer([{ name: "issue", inputSchema: OPEN_SCHEMA }]);
+  const args = {
+    owner: "  Åsa \u{1F600} ",
+    count: 3,
+    labels: ["b", "a", "b"],
+    meta: { nested: { deep: [1, null, true] }, "": "empty key" },
+    undeclared: "dropped",
+    another: { also: "dropped" },
+  };
+  for (const revision of REVISIONS) {
+    calls.length = 0;
+    const reply = await ask<CallToolResult>(server, revision, "tools/call", {
+      name: "issue",
+      arguments: args,
+    });
+    assert.equal(reply.result?.isError, undefined);
+    assert.equal(calls.length, 1);
+    assert.deepEqual(calls[0], {
+      name: "issue",
+      args: { owner: args.owner, count: 3, labels: args.labels, meta: args.meta },
+    });
+  }
+});
+
+Deno.test("__proto__ and constructor keys pollute nothing", async () => {
+  const { server, calls } = recordingServer([
+    {
+      name: "declared",
+      // Parsed, so "__proto__" is a property name rather than a prototype.
+      inputSchema: JSON.parse(
+        '{"type":"object","properties":{"constructor":{"type":"object"},"__proto__":{"type":"object"}}}',
+      ),
+    },
+    { name: "undeclared", inputSchema: { type: "object", properties: { a: { type: "string" } } } },
+  ]);
+  const raw =
+    '{"a":"x","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}';
+  for (const name of ["declared", "undeclared"]) {
+    calls.length = 0;
+    const reply = await modern<CallToolResult>(server, "tools/call", {
+      name,
+      arguments: JSON.parse(raw),
+    });
+    assert.equal(reply.result?.isError, undefined, JSON.stringify(reply));
+    const got = calls[0].args;
+    assert.equal(Object.getPrototypeOf(got), Object.prototype);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.equal((Object.prototype as Record<string, unknown>).polluted, undefined);
+    if (name === "declared") {
+      assert.deepEqual(Object.keys(got).sort(), ["__proto__", "constructor"]);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(got, "__proto__")?.value, {
+        polluted: true,
+      });
+      assert.deepEqual(got.constructor, { prototype: { polluted: true } });
+    } else {
+      assert.deepEqual(Object.keys(got), ["a"]);
+      assert.equal(Object.hasOwn(got, "__proto__"), false);
+      assert.equal(got.constructor, Object);
+    }
+  }
+});
+
+Deno.test("a tool with no inputSchema advertises an open empty object and dispatch gets {}", async () => {
+  const { server, calls } = recordingServer([{ name: "ping_upstream" }]);
+  for (const revision of REVISIONS) {
+    calls.length = 0;
+    const list = await ask<ListToolsResult>(server, revision, "tools/list");
+    assert.deepEqual(list.result?.tools, [{
+      name: "ping_upstream",
+      inputSchema: { type: "object" },
+    }]);
+    for (const params of [{}, { arguments: {} }, { arguments: { anything: [1, 2], goes: true } }]) {
+      const reply = await ask<CallToolResult>(server, revision, "tools/call", {
+        name: "ping_upstream",
+        ...params,
+      });
+      assert.equal(reply.result?.isError, undefined);
+    }
+    assert.deepEqual(calls.map((c) => c.args), [{}, {}, {}]);
+  }
+});
+
+Deno.test("invalid arguments are an isError result naming the argument; dispatch never runs", async () => {
+  const { server, calls } = recordingServer([{
+    name: "issue",
+    inputSchema: { ...OPEN_SCHEMA, additionalProperties: false },
+  }]);
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{}, /missing required argument "owner"/],
+    [{ owner: "a", count: "three" }, /argument "count"/],
+    [{ owner: "a", count: 1.5 }, /argument "count"/],
+    [{ owner: "a", labels: ["ok", 7] }, /argument "labels\[1\]"/],
+    [{ owner: "a", extra: 1 }, /unexpected argument "extra"/],
+  ];
+  for (const revision of REVISIONS) {
+    for (const [args, message] of cases) {
+      const reply = await ask<CallToolResult>(server, revision, "tools/call", {
+        name: "issue",
+        arguments: args,
+      });
+      assert.equal(reply.result?.isError, true);
+      const text = (reply.result?.content[0] as { text: string }).text;
+      assert.match(text, /^Invalid arguments for tool "issue": /);
+      assert.match(text, message);
+    }
+  }
+  assert.equal(calls.length, 0);
+});
+
+Deno.test("an unknown tool or a malformed tools/call is a -32602 protocol error", async () => {
+  const { server, calls } = recordingServer([{ name: "known" }]);
+  for (const revision of REVISIONS) {
+    const unknown = await ask(server, revision, "tools/call", { name: "nope" });
+    assert.equal(unknown.error?.code, -32602);
+    assert.deepEqual(unknown.error?.data, { name: "nope" });
+    const noName = await ask(server, revision, "tools/call", { arguments: {} });
+    assert.equal(noName.error?.code, -32602);
+    assert.match(noName.error!.message, /needs params\.name/);
+    const badArgs = await ask(server, revision, "tools/call", { name: "known", arguments: [1] });
+    assert.equal(badArgs.error?.code, -32602);
+    assert.match(badArgs.error!.message, /arguments must be an object/);
+  }
+  assert.equal(calls.length, 0);
+});
+
+Deno.test("a ToolError is shown to the model; any other throw is an isError result that leaks nothing", async () => {
+  const { server, events } = recordingServer(
+    [{ name: "refuses" }, { name: "crashes" }],
+    (name) => {
+      if (name === "refuses") throw new ToolError("quota exhausted, retry tomorrow");
+      throw new Error("secret database password is hunter2");
+    },
+  );
+  for (const revision of REVISIONS) {
+    const refused = await ask<CallToolResult>(server, revision, "tools/call", { name: "refuses" });
+    assert.deepEqual(refused.result?.content, [{
+      type: "text",
+      text: "quota exhausted, retry tomorrow",
+    }]);
+    assert.equal(refused.result?.isError, true);
+    const crashed = await ask<CallToolResult>(server, revision, "tools/call", { name: "crashes" });
+    assert.equal(crashed.result?.isError, true);
+    assert.doesNotMatch(JSON.stringify(crashed), /hunter2/);
+    assert.match(JSON.stringify(crashed.result?.content), /failed with an internal error/);
+  }
+  assert.match(JSON.stringify(events), /hunter2/, "the reason goes to the log");
+});
+
+Deno.test("a success must match the tool's outputSchema, else the caller gets isError", async () => {
+  const outputSchema = {
+    type: "object",
+    properties: { total: { type: "integer" } },
+    required: ["total"],
+  };
+  let structured: unknown = { total: 3 };
+  const { server, events } = recordingServer(
+    [{ name: "count", outputSchema }],
+    () => ({
+      content: [{ type: "text", text: JSON.stringify(structured) }],
+      structuredContent: structured as Record<string, number>,
+    }),
+  );
+  for (const revision of REVISIONS) {
+    structured = { total: 3 };
+    const ok = await ask<CallToolResult>(server, revision, "tools/call", { name: "count" });
+    assert.deepEqual(ok.result?.structuredContent, { total: 3 });
+    structured = { total: "three" };
+    const bad = await ask<CallToolResult>(server, revision, "tools/call", { name: "count" });
+    assert.equal(bad.result?.isError, true);
+    assert.equal(bad.result?.structuredContent, undefined);
+    assert.match(JSON.stringify(bad.result?.content), /does not match its outputSchema/);
+  }
+  assert.ok(events.some((e) => e.event === "malformed_tool_result"));
+});
+
+Deno.test("structuredContent that is not an object reaches 2026-07-28 only", async () => {
+  const { server } = recordingServer([{ name: "list" }], () => ({
+    content: [{ type: "text", text: "[1,2,3]" }],
+    structuredContent: [1, 2, 3],
+  }));
+  const legacy = await ask<CallToolResult>(server, LEGACY, "tools/call", { name: "list" });
+  assert.equal(Object.hasOwn(legacy.result!, "structuredContent"), false);
+  assert.deepEqual(legacy.result?.content, [{ type: "text", text: "[1,2,3]" }]);
+  const current = await ask<CallToolResult>(server, MODERN, "tools/call", { name: "list" });
+  assert.deepEqual(current.result?.structuredContent, [1, 2, 3]);
+});
+
+Deno.test("the tool API calls through the same validation and dispatch", async () => {
+  const { server: core, calls } = recordingServer([{
+    name: "issue",
+    inputSchema: { ...OPEN_SCHEMA, additionalProperties: false },
+  }]);
+  // The tool API is plain HTTP, not an MCP exchange: it answers a bare
+  // CallToolResult (no 2026-07-28 envelope), held to the plain definition.
+  const server = {
+    callTool: async (name: string, args: unknown) => {
+      const outcome = await core.callTool(name, args);
+      assert.deepEqual(problemsAgainst(LEGACY, "CallToolResult", outcome.result), []);
+      return outcome;
+    },
+  };
+  const refused = await server.callTool("issue", { owner: 1 });
+  assert.equal(refused.status, 400);
+  assert.match((refused.result.content[0] as { text: string }).text, /argument "owner"/);
+  const unknown = await server.callTool("nope", {});
+  assert.equal(unknown.status, 404);
+  const ok = await server.callTool("issue", { owner: "me", count: 2 });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(calls.map((c) => c.args), [{ owner: "me", count: 2 }]);
+});
