@@ -38,6 +38,13 @@ export function readResources(top: NodeReader[]): StaticResource[] {
       node.error(`uri=${show(uri)} must be an absolute URI with a scheme, e.g. "docs://policy"`);
       continue;
     }
+    if (!/^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/.test(uri)) {
+      node.error(
+        `uri=${show(uri)} is not an RFC 3986 URI: percent-encode anything but ASCII letters, ` +
+          `digits and -._~:/?#[]@!$&'()*+,;=`,
+      );
+      continue;
+    }
     if (out.some((r) => r.uri === uri)) {
       node.error(`resource uri "${uri}" is declared twice`);
       continue;

@@ -476,7 +476,8 @@ export class McpServer {
       const version = typeof requested === "string" && LEGACY_VERSIONS.includes(requested)
         ? requested
         : LEGACY_VERSION;
-      if (ctx.session) ctx.session.legacyVersion = version;
+      // A malformed initialize (no protocolVersion) is refused and switches nothing.
+      if (ctx.session && typeof requested === "string") ctx.session.legacyVersion = version;
       return { era: "legacy", version };
     }
     const sessionVersion = ctx.session?.legacyVersion;

@@ -9,6 +9,7 @@
  * @module
  */
 import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
+import { CatalogError } from "../mcp/catalog.ts";
 import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import { type LoadResult, parseGuardfile } from "../guardfile/parse.ts";
@@ -51,7 +52,23 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
       : (error as Error).message;
     return { file, diagnostics: [], readError: `read guardfile "${file}": ${reason}` };
   }
-  return { file, ...parseGuardfile(text, file) };
+  const loaded: LoadedFile = { file, ...parseGuardfile(text, file) };
+  if (loaded.guardfile) {
+    // lint is serve minus the listener: build the very server serve would run,
+    // so a catalog the MCP core refuses is a lint error too.
+    try {
+      guardedServer(loaded.guardfile, { log: () => {} });
+    } catch (error) {
+      if (!(error instanceof CatalogError)) throw error;
+      loaded.diagnostics.push({
+        severity: "error",
+        path: "",
+        message: `the MCP server core refuses what this guardfile describes: ${error.message}`,
+      });
+      loaded.guardfile = undefined;
+    }
+  }
+  return loaded;
 }
 
 /** Errors only. */
