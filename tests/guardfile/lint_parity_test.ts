@@ -527,6 +527,11 @@ const FAILURES: [string, string, RegExp][] = [
   ["resource without uri", file(GET, `resource "r" { text "a" }`), /needs uri=/],
   ["resource empty uri", file(GET, `resource "r" uri="" { text "a" }`), /needs uri=/],
   [
+    "resource uri not RFC 3986",
+    file(GET, `resource "r" uri="docs://café" { text "a" }`),
+    /not an RFC 3986 URI/,
+  ],
+  [
     "resource duplicate uri",
     file(GET, `resource "a" uri="x://a" { text "a" }\nresource "b" uri="x://a" { text "b" }`),
     /declared twice/,
