@@ -195,6 +195,9 @@ async function serve(args: string[]): Promise<number> {
       return 1;
     }
   }
+  const transport = values.stdio
+    ? { kind: "stdio" as const }
+    : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
   if (!loaded.guardfile || errorsOf(loaded.diagnostics).length > 0) return 1;
@@ -203,9 +206,7 @@ async function serve(args: string[]): Promise<number> {
   for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(signal, stop);
   try {
     await runServe(loaded.guardfile, {
-      transport: values.stdio
-        ? { kind: "stdio" }
-        : { kind: "http", ...parseHttpAddress(values.http as string) },
+      transport,
       allowedOrigins: values["allow-origin"] as string[] | undefined,
       inboundToken,
       limits,

@@ -53,8 +53,14 @@ export function promptReader(prompts: PromptTemplate[]): PromptReader {
   return (name, args) => {
     const p = byName.get(name);
     if (!p) throw new NotFoundError(`no prompt ${name}`);
-    let text = p.text;
-    for (const a of p.arguments) text = text.replaceAll(`{${a.name}}`, args[a.name] ?? "");
+    // One pass over the template: a value is inserted literally and is never
+    // itself searched for {placeholders}.
+    const declared = new Set(p.arguments.map((a) => a.name));
+    const text = p.text.replace(
+      /\{([^{}]+)\}/g,
+      (whole, name: string) =>
+        declared.has(name) ? (Object.hasOwn(args, name) ? args[name] : "") : whole,
+    );
     return {
       ...(p.description ? { description: p.description } : {}),
       messages: [{ role: "user", content: { type: "text", text } }],

@@ -91,8 +91,9 @@ export class TokenBucket {
     this.#tokens -= 1; // reserve now, so waiters queue in arrival order
     if (wait <= 0) return;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, wait);
-      signal.addEventListener("abort", () => {
+      // A cancelled waiter gives its slot back; one that got through keeps it,
+      // even if cancelled later (its request was sent).
+      const onAbort = () => {
         clearTimeout(timer);
         this.#tokens += 1;
         reject(
@@ -100,7 +101,12 @@ export class TokenBucket {
             status: 499,
           }),
         );
-      }, { once: true });
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, wait);
+      signal.addEventListener("abort", onAbort, { once: true });
     });
   }
 }

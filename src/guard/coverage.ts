@@ -62,7 +62,10 @@ function collect(value: unknown, prefix: string, depth: number, out: Record<stri
     return;
   }
   for (const [key, child] of Object.entries(value)) {
-    const path = prefix ? `${prefix}.${key}` : key;
+    // A key that itself contains a dot (or a bracket, or nothing) is quoted,
+    // so two different arrays never share a path: a["b.c"] vs a.b.c.
+    const step = /^[^.[\]"]+$/.test(key) ? key : `[${JSON.stringify(key)}]`;
+    const path = prefix ? (step.startsWith("[") ? prefix + step : `${prefix}.${step}`) : step;
     if (Array.isArray(child)) out[path] = child.length;
     else collect(child, path, depth + 1, out);
   }

@@ -20,13 +20,8 @@ import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { envelope } from "./coverage.ts";
 import { indexRestricts, planRequest } from "./request.ts";
 import { grantTool, infoTool, withheldTool } from "./tools.ts";
-import {
-  type ResolvedSecrets,
-  scrub,
-  scrubDeep,
-  sendUpstream,
-  type UpstreamLimits,
-} from "./upstream.ts";
+import { sendUpstream, type UpstreamLimits } from "./upstream.ts";
+import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
 import { checkBlankArguments, isEmpty, ResponseCache, TokenBucket } from "./controls.ts";
@@ -107,7 +102,7 @@ export function createGuard(
 
   const callGrant = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
     const planned = planRequest(grant, args, restricts);
-    const secrets: ResolvedSecrets = { credentials: [], pinned: [] };
+    const redactor = new Redactor();
     const answer = await sendUpstream(
       guardfile,
       grant,
@@ -115,15 +110,12 @@ export function createGuard(
       options.resolver,
       limits,
       ctx.signal,
-      secrets,
+      redactor,
     );
     const what = `${grant.method} ${grant.path}`;
     const text = new TextDecoder().decode(answer.body);
     if (answer.status >= 300) {
-      const excerpt = scrub(text.replace(/\s+/g, " ").trim(), [
-        ...secrets.credentials,
-        ...secrets.pinned,
-      ]).slice(0, EXCERPT_CHARS);
+      const excerpt = redactor.text(text).replace(/\s+/g, " ").trim().slice(0, EXCERPT_CHARS);
       const kind = answer.status < 400 ? "upstream_redirect" : "upstream_error";
       const note = answer.status < 400 ? " (weir does not follow redirects)" : "";
       throw new ToolError(
@@ -136,29 +128,38 @@ export function createGuard(
     if (answer.body.length === 0) {
       result = `${answer.status} ${answer.statusText}`.trim();
     } else if (grant.rawResponse) {
-      result = scrub(text, secrets.credentials);
+      result = redactor.text(text);
     } else {
       try {
         result = JSON.parse(text);
       } catch {
+        const media = /^[\w.+-]+\/[\w.+-]+/.exec(answer.contentType)?.[0] ?? "a body";
         throw new ToolError(
           `upstream_not_json: ${what} -> ${answer.status} answered ${
-            answer.contentType || "a body"
+            redactor.text(media)
           } that is not JSON (add raw-response to the grant to pass text through)`,
+          { status: 502 },
+        );
+      }
+      if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
+        throw new ToolError(
+          `upstream_too_deep: ${what} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,
           { status: 502 },
         );
       }
       const predicate = failWhen.get(grant.tool);
       if (predicate) {
         const scope: Record<string, unknown> = {};
-        for (const name of inputNames(grant)) scope[name] = args[name] ?? null;
+        for (const name of inputNames(grant)) {
+          scope[name] = Object.hasOwn(args, name) ? args[name] : null;
+        }
         if (predicate(result, scope)) {
           throw new ToolError(`upstream_failed: ${what} matched fail-when ${grant.failWhen}`, {
             status: 502,
           });
         }
       }
-      result = scrubDeep(result, secrets.credentials);
+      result = redactor.deep(result);
     }
     if (
       controls.rejectEmpty.includes(grant.tool) && (answer.body.length === 0 || isEmpty(result))

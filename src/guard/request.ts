@@ -84,8 +84,8 @@ export function planRequest(
 ): PlannedRequest {
   let path = grant.path;
   for (const name of grant.pathParams) {
-    const raw = args[name];
-    const value = typeof raw === "string" ? raw : String(raw ?? "");
+    const raw = has(args, name) ? args[name] : "";
+    const value = typeof raw === "string" ? raw : String(raw);
     gate(`path parameter "${name}"`, value);
     for (const rule of restricts.get(name) ?? []) {
       if (!rule.match(value)) {
@@ -99,7 +99,7 @@ export function planRequest(
   }
 
   for (const group of grant.exclusive) {
-    const given = group.filter((n) => args[n] !== undefined);
+    const given = group.filter((n) => has(args, n));
     if (given.length > 1) {
       throw policyDenied(
         `${given.map((n) => `"${n}"`).join(" and ")} cannot be combined; send one`,
@@ -109,8 +109,8 @@ export function planRequest(
   const query: [string, string][] = [];
   const inputs = [...grant.query].sort((a, b) => (a.wire < b.wire ? -1 : a.wire > b.wire ? 1 : 0));
   for (const input of inputs) {
+    if (!has(args, input.name)) continue;
     const value = args[input.name];
-    if (value === undefined) continue;
     for (const item of input.kind === "array" ? value as unknown[] : [value]) {
       const text = queryText(item);
       gate(`query parameter "${input.name}"`, text);
@@ -124,7 +124,18 @@ function queryText(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+/**
+ * Whether `name` is the object's own argument. Inherited members (`constructor`,
+ * `toString`, ...) are never arguments: an omitted input is not sent.
+ */
+function has(value: unknown, name: string): boolean {
+  return typeof value === "object" && value !== null && Object.hasOwn(value, name);
+}
+
 function gate(what: string, value: string): void {
+  if (!value.isWellFormed()) {
+    throw policyDenied(`${what} contains an unpaired UTF-16 surrogate (not valid Unicode text)`);
+  }
   if (METACHARACTERS.test(value) || CONTROL.test(value)) {
     throw policyDenied(
       `${what} contains a character this server refuses (\` $ ; & | < > ( ) { } \\ or a control character)`,
@@ -136,21 +147,23 @@ function planBody(grant: Grant, args: Record<string, unknown>): unknown {
   if (grant.set) return grant.set;
   if (grant.graphql) {
     const variables: Record<string, unknown> = {};
-    for (const v of grant.graphql.variables) if (args[v] !== undefined) variables[v] = args[v];
+    for (const v of grant.graphql.variables) if (has(args, v)) variables[v] = args[v];
     return { query: grant.graphql.document, variables };
   }
   if (grant.bodyMap.length > 0) {
     const body: Record<string, unknown> = {};
     for (const m of grant.bodyMap) {
       let value: unknown = args;
-      for (const segment of m.source) value = (value as Record<string, unknown>)?.[segment];
+      for (const segment of m.source) {
+        value = has(value, segment) ? (value as Record<string, unknown>)[segment] : undefined;
+      }
       body[m.target] = value;
     }
     return body;
   }
   const body: Record<string, unknown> = {};
   for (const field of grant.body) {
-    if (args[field.name] !== undefined) body[field.name] = args[field.name];
+    if (has(args, field.name)) body[field.name] = args[field.name];
   }
   return Object.keys(body).length > 0 ? body : undefined;
 }

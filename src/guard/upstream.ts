@@ -6,9 +6,11 @@
  * @module
  */
 import { ToolError } from "../mcp/server.ts";
-import type { Grant, Guardfile, QueryPin } from "../guardfile/model.ts";
+import type { Grant, Guardfile, QueryPin, ValueSource } from "../guardfile/model.ts";
 import { normalizeBaseUrl } from "../guardfile/parse.ts";
+import { readAtMost } from "../transport/bytes.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
+import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
 
 /** Limits of one upstream exchange. */
@@ -27,23 +29,20 @@ export interface UpstreamAnswer {
   body: Uint8Array;
 }
 
-/** Values resolved for one call, kept to scrub them from what goes back. */
-export interface ResolvedSecrets {
-  credentials: string[];
-  pinned: string[];
-}
-
 /** The `User-Agent` weir sends unless the guardfile declares one. */
 export const USER_AGENT = "weir/0.1.0 (guarded MCP server)";
+
+/** Longest request URL weir sends, in bytes (common server limits are 8 KiB). */
+export const MAX_URL_BYTES = 8192;
 
 /**
  * Send one planned request and read the answer within the limits.
  *
- * @param secrets filled with the values resolved for this call, so the caller
- *   can scrub them: `credentials` (auth) from everything it returns, `pinned`
- *   (pin values, possibly secret, possibly ordinary data) from error messages
- * @throws {ToolError} 504 on timeout, 502 on a network failure, an oversize
- *   answer, a redirect or an HTTP error status; 500 when a credential is unset
+ * @param redactor receives every secret resolved for this call (credentials,
+ *   pins from `env`/`file`), so the caller can redact them from what it returns
+ * @throws {ToolError} 504 on timeout; 502 on a network failure, a cut-off or
+ *   oversize answer; 400 when the planned URL is too long; 500 when a
+ *   credential is unset or too short to be redacted
  */
 export async function sendUpstream(
   guardfile: Guardfile,
@@ -52,37 +51,27 @@ export async function sendUpstream(
   resolver: ValueResolver,
   limits: UpstreamLimits,
   signal: AbortSignal,
-  secrets: ResolvedSecrets,
+  redactor: Redactor,
 ): Promise<UpstreamAnswer> {
   const base = await baseUrlOf(guardfile, resolver);
   const headers = new Headers();
   const query = [...planned.query];
   for (const pin of guardfile.controls.pins[grant.tool] ?? []) {
-    const value = await resolvePin(pin, resolver);
-    secrets.pinned.push(value);
-    query.push([pin.name, value]);
-  }
-  if (guardfile.controls.pins[grant.tool]) {
-    query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    query.push([pin.name, await resolvePin(pin, resolver, redactor)]);
   }
   const auth = guardfile.auth;
   if (auth.scheme === "header-token") {
-    const token = await resolveValue(auth.value, resolver, "the upstream credential");
-    secrets.credentials.push(token);
-    headers.set(auth.header, auth.prefix + token);
+    headers.set(auth.header, auth.prefix + await credential(auth.value, resolver, redactor));
   } else if (auth.scheme === "bearer") {
-    const token = await resolveValue(auth.value, resolver, "the upstream credential");
-    secrets.credentials.push(token);
-    headers.set("authorization", `Bearer ${token}`);
+    headers.set("authorization", `Bearer ${await credential(auth.value, resolver, redactor)}`);
   } else if (auth.scheme === "query-param") {
     for (const p of auth.params) {
-      const value = await resolveValue(p.value, resolver, `the upstream credential "${p.name}"`);
-      secrets.credentials.push(value);
+      const value = await credential(p.value, resolver, redactor, ` "${p.name}"`);
       for (let i = query.length - 1; i >= 0; i--) if (query[i][0] === p.name) query.splice(i, 1);
       query.push([p.name, value]);
-      query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     }
   }
+  query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   for (const [name, value] of guardfile.headers) headers.set(name, value);
   if (!headers.has("user-agent")) headers.set("user-agent", USER_AGENT);
   if (!headers.has("accept")) headers.set("accept", "application/json");
@@ -92,9 +81,16 @@ export async function sendUpstream(
     headers.set("content-type", "application/json");
   }
   const url = base + planned.path + (query.length > 0 ? `?${encodeQuery(query)}` : "");
+  const what = `${grant.method} ${grant.path}`;
+  if (url.length > MAX_URL_BYTES) {
+    throw new ToolError(
+      `request_too_large: ${what} would need a ${url.length}-byte URL, over the ` +
+        `${MAX_URL_BYTES}-byte limit; send fewer or shorter query values (nothing was sent)`,
+      { status: 400 },
+    );
+  }
   checkSameUpstream(base, url);
 
-  const what = `${grant.method} ${grant.path}`;
   const signals = [signal];
   if (limits.timeoutMs > 0) signals.push(AbortSignal.timeout(limits.timeoutMs));
   const combined = AbortSignal.any(signals);
@@ -110,19 +106,57 @@ export async function sendUpstream(
   } catch (error) {
     throw abortOrNetwork(error, combined, what, limits);
   }
-  let bytes: Uint8Array;
-  try {
-    bytes = await readCapped(response, limits.maxResponseBytes, what);
-  } catch (error) {
-    if (error instanceof ToolError) throw error;
-    throw abortOrNetwork(error, combined, what, limits);
+  const tooLarge = () =>
+    new ToolError(
+      `upstream_too_large: ${what} answered more than ${limits.maxResponseBytes} bytes; ` +
+        `refused (narrow the request with query inputs)`,
+      { status: 502 },
+    );
+  if (Number(response.headers.get("content-length") ?? "NaN") > limits.maxResponseBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLarge();
   }
+  let bytes: Uint8Array | null;
+  try {
+    bytes = response.body
+      ? await readAtMost(response.body, limits.maxResponseBytes)
+      : new Uint8Array(0);
+  } catch (error) {
+    const failure = abortOrNetwork(error, combined, what, limits);
+    if (failure.status !== 502) throw failure;
+    throw new ToolError(
+      `upstream_cut_off: ${what} answered ${response.status} but the body broke off; ` +
+        `the request was delivered and may have taken effect`,
+      { status: 502 },
+    );
+  }
+  if (bytes === null) throw tooLarge();
   return {
     status: response.status,
     statusText: response.statusText,
     contentType: response.headers.get("content-type") ?? "",
     body: bytes,
   };
+}
+
+/** Resolve a credential, refuse one too short to redact, and register it. */
+async function credential(
+  source: ValueSource,
+  resolver: ValueResolver,
+  redactor: Redactor,
+  name = "",
+): Promise<string> {
+  const resolved = await resolveValue(source, resolver, `the upstream credential${name}`);
+  if (resolved.secret && resolved.value.length < MIN_SECRET_LENGTH) {
+    throw new ToolError(
+      `the upstream credential${name} from ${resolved.source} is shorter than ` +
+        `${MIN_SECRET_LENGTH} characters; weir refuses to send a credential it cannot keep ` +
+        `out of results (nothing was sent)`,
+      { status: 500 },
+    );
+  }
+  if (resolved.secret) redactor.add(resolved.value);
+  return resolved.value;
 }
 
 function abortOrNetwork(
@@ -148,49 +182,17 @@ function abortOrNetwork(
   );
 }
 
-async function readCapped(response: Response, max: number, what: string): Promise<Uint8Array> {
-  const declared = Number(response.headers.get("content-length") ?? "NaN");
-  const tooLarge = () =>
-    new ToolError(
-      `upstream_too_large: ${what} answered more than ${max} bytes; refused ` +
-        `(narrow the request with query inputs)`,
-      { status: 502 },
-    );
-  if (declared > max) {
-    await response.body?.cancel().catch(() => {});
-    throw tooLarge();
-  }
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const c of chunks) {
-    out.set(c, offset);
-    offset += c.byteLength;
-  }
-  return out;
-}
-
 async function baseUrlOf(guardfile: Guardfile, resolver: ValueResolver): Promise<string> {
   if (typeof guardfile.baseUrl === "string") return guardfile.baseUrl;
-  const raw = await resolveValue(guardfile.baseUrl, resolver, "the upstream base-url");
-  const normalized = normalizeBaseUrl(raw);
+  const resolved = await resolveValue(guardfile.baseUrl, resolver, "the upstream base-url");
+  const normalized = normalizeBaseUrl(resolved.value);
   if (typeof normalized !== "string") {
-    throw new ToolError(`the resolved base-url is not usable: ${normalized.error}`, {
-      status: 500,
-    });
+    // The value itself is not repeated: a misplaced secret must not reach the caller.
+    throw new ToolError(
+      `the base-url from ${resolved.source} is not usable: it must be an http(s) URL with ` +
+        `no credentials, query or fragment (nothing was sent)`,
+      { status: 500 },
+    );
   }
   return normalized;
 }
@@ -209,59 +211,30 @@ function checkSameUpstream(base: string, url: string): void {
 
 /**
  * A `pin` value: the source's value, or one query parameter of it when the
- * source holds a URL (`from="query:<p>"`). Errors never echo the value.
+ * source holds a URL (`from="query:<p>"`). Secret ones are registered for
+ * redaction; errors never echo the value.
  */
-async function resolvePin(pin: QueryPin, resolver: ValueResolver): Promise<string> {
-  const value = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`);
-  if (!pin.fromQuery) return value;
+async function resolvePin(
+  pin: QueryPin,
+  resolver: ValueResolver,
+  redactor: Redactor,
+): Promise<string> {
+  const resolved = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`);
+  if (resolved.secret) redactor.add(resolved.value);
+  if (!pin.fromQuery) return resolved.value;
   let extracted: string | null = null;
   try {
-    extracted = new URL(value).searchParams.get(pin.fromQuery);
+    extracted = new URL(resolved.value).searchParams.get(pin.fromQuery);
   } catch {
     extracted = null;
   }
   if (!extracted) {
     throw new ToolError(
-      `the pinned query "${pin.name}" could not be taken from its source: it is not a URL ` +
-        `with a "${pin.fromQuery}" query parameter`,
+      `the pinned query "${pin.name}" could not be taken from ${resolved.source}: it is not ` +
+        `a URL with a "${pin.fromQuery}" query parameter`,
       { status: 500 },
     );
   }
+  if (resolved.secret) redactor.add(extracted);
   return extracted;
-}
-
-/**
- * Replace every secret value in `text` by `[redacted]`. Values shorter than 4
- * characters are left alone (they would redact ordinary words).
- */
-export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join("[redacted]");
-  return out;
-}
-
-/**
- * {@link scrub} every string (and object key) inside a decoded JSON value, so
- * an upstream that echoes the credential back cannot put it in a result.
- */
-export function scrubDeep(value: unknown, secrets: readonly string[]): unknown {
-  if (!secrets.some((s) => s.length >= 4)) return value;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return scrub(v, secrets);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [k, child] of Object.entries(v)) {
-        Object.defineProperty(out, scrub(k, secrets), {
-          value: walk(child),
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
-      }
-      return out;
-    }
-    return v;
-  };
-  return walk(value);
 }

@@ -17,6 +17,15 @@ export interface ValueResolver {
   readFile(path: string): Promise<string>;
 }
 
+/** A resolved value and where it came from. */
+export interface Resolved {
+  value: string;
+  /** From `env` or `file` (a `literal` is written in the guardfile: not secret). */
+  secret: boolean;
+  /** `environment variable X`, `file P` or `a literal`, for messages. */
+  source: string;
+}
+
 /**
  * Resolve a value chain: the first source that yields a non-empty value wins.
  *
@@ -28,7 +37,7 @@ export async function resolveValue(
   source: ValueSource,
   resolver: ValueResolver,
   what: string,
-): Promise<string> {
+): Promise<Resolved> {
   const tried: string[] = [];
   for (const { provider, address } of source.chain) {
     let value: string | undefined;
@@ -46,7 +55,9 @@ export async function resolveValue(
       value = address;
       tried.push("a literal");
     }
-    if (value !== undefined && value !== "") return value;
+    if (value !== undefined && value !== "") {
+      return { value, secret: provider !== "literal", source: tried[tried.length - 1] };
+    }
   }
   throw new ToolError(
     `${what} is not available: set ${tried.join(", or ")} (checked at every call)`,

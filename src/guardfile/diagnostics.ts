@@ -33,11 +33,24 @@ export class GuardfileError extends Error {
   }
 }
 
-/** `file:line:col: path: message` (position and path when known). */
+/** `file:line:col: path: message` (position and path when known), on one printable line. */
 export function formatDiagnostic(file: string, d: Diagnostic): string {
   const where = d.position ? `${file}:${d.position.line}:${d.position.column}` : file;
   const kind = d.severity === "warning" ? "warning: " : "";
-  return d.path ? `${where}: ${kind}${d.path}: ${d.message}` : `${where}: ${kind}${d.message}`;
+  return printable(
+    d.path ? `${where}: ${kind}${d.path}: ${d.message}` : `${where}: ${kind}${d.message}`,
+  );
+}
+
+/**
+ * Escape control characters (line breaks, ESC, ...) as `\uXXXX`, so text taken
+ * from a guardfile cannot forge output lines or drive a terminal.
+ */
+export function printable(text: string): string {
+  return text.replace(
+    /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** Collects diagnostics while a file is read. */

@@ -186,6 +186,14 @@ function readPath(path: NodeReader, grant: Grant): void {
     path.error(`path ${JSON.stringify(template)} contains whitespace or a control character`);
     return;
   }
+  const literalSegments = template.split("/").map((seg) => seg.replace(/\{[^{}]*\}/g, "x"));
+  if (literalSegments.some((seg) => /^(?:\.|%2e){1,2}$/i.test(seg))) {
+    path.error(
+      `path ${JSON.stringify(template)} has a "." or ".." segment (also percent-encoded); ` +
+        `write the path it means`,
+    );
+    return;
+  }
   const params: string[] = [];
   const re = /\{([^{}]*)\}/g;
   for (const m of template.matchAll(re)) {

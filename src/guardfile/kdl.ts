@@ -104,7 +104,17 @@ export function parseKdl(text: string): { nodes: KdlNode[] } | { errors: KdlSynt
       ? undefined
       : locate(lines, toOriginal(offset));
 
-  const result = kdlParse(shimmed);
+  let result: ReturnType<typeof kdlParse>;
+  try {
+    result = kdlParse(shimmed);
+  } catch (error) {
+    // The parser recurses per nesting level and per token: a pathological file
+    // exhausts its stack instead of producing a syntax error.
+    const why = error instanceof RangeError
+      ? "it nests too deeply or holds a token too large for the KDL parser"
+      : `the KDL parser failed (${error instanceof Error ? error.name : "error"})`;
+    return { errors: [{ message: `cannot parse this file: ${why}` }] };
+  }
   if (result.errors.length > 0 || !result.output) {
     const errors = result.errors.map((e) => {
       const token = (e as { token?: { startOffset?: number; image?: string } }).token;

@@ -27,7 +27,21 @@ export const INFO_TOOL = "weir_info";
 const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
 const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "none"];
 const INSTRUCTIONS_BUDGET = 500;
-const RESERVED_HEADERS = ["authorization", "content-type", "host", "content-length"];
+/** Headers weir sets itself, or that would change how the request is framed or routed. */
+const RESERVED_HEADERS = [
+  "authorization",
+  "proxy-authorization",
+  "content-type",
+  "content-length",
+  "host",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
+];
 
 /** Sibling nodes of `wrap` that weir serves. */
 const SIBLINGS = [
@@ -195,6 +209,7 @@ function readWrap(wrap: NodeReader): WrapBody | undefined {
     wrap.error(`nothing to mount: add at least one "can <verb> <resource> { path "..." }" grant`);
   }
   const restricts = readRestricts(kids, grants);
+  if (auth) checkAuthCollisions(auth, headers, grants, kids);
   if (!baseUrl || !auth) return undefined;
   return {
     name: wrapPath[wrapPath.length - 1] ?? "weir",
@@ -352,6 +367,38 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
         }`,
       );
       return undefined;
+  }
+}
+
+/** Nothing may silently replace the credential, or silently drop a caller's input. */
+function checkAuthCollisions(
+  auth: Auth,
+  headers: [string, string][],
+  grants: Grant[],
+  kids: NodeReader[],
+): void {
+  const authNode = kids.find((k) => k.name === "auth")!;
+  if (auth.scheme === "header-token") {
+    const clash = headers.find(([name]) => name.toLowerCase() === auth.header.toLowerCase());
+    if (clash) {
+      authNode.error(
+        `header "${clash[0]}" would replace the credential auth header-token sends in ` +
+          `"${auth.header}"; remove the header node`,
+      );
+    }
+  }
+  if (auth.scheme === "query-param") {
+    for (const { name } of auth.params) {
+      for (const g of grants) {
+        const input = g.query.find((q) => q.wire === name);
+        if (input) {
+          authNode.error(
+            `auth query-param "${name}" is also a query input of ${g.tool} ("${input.name}"): ` +
+              `the caller's value would be silently replaced; remove that input`,
+          );
+        }
+      }
+    }
   }
 }
 

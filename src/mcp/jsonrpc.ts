@@ -125,9 +125,16 @@ export function classifyMessage(value: unknown): Incoming {
   if ("_meta" in value) {
     return invalid(readableId, "_meta belongs in params._meta, not at the top level");
   }
+  const isResponse = "result" in value || "error" in value;
   if (!("method" in value)) {
-    if ("result" in value || "error" in value) return { kind: "response", id: readableId };
+    if (isResponse) return { kind: "response", id: readableId };
     return invalid(readableId, "a JSON-RPC message needs a method");
+  }
+  if (isResponse) {
+    return invalid(
+      readableId,
+      "a message is a request or a response, not both (method with result/error)",
+    );
   }
   if (typeof value.method !== "string") return invalid(readableId, "method must be a string");
   if ("params" in value && !isPlainObject(value.params)) {

@@ -284,7 +284,7 @@ function describeErrors(errors: OutputUnit[], schema: unknown): string[] {
     } else if (e.keyword === "additionalProperties" || e.keyword === "unevaluatedProperties") {
       const m = /^Property "(.*)" does not match/.exec(e.error);
       const name = m ? join(where, clip(m[1])) : where;
-      out.push(`unexpected argument "${name}" (not declared by this tool)`);
+      out.push(`unexpected argument "${name}" (not declared)`);
     } else if (e.keyword === "required") {
       const m = /required property "(.*)"/.exec(e.error);
       const name = m ? join(where, clip(m[1])) : where;

@@ -38,6 +38,7 @@ import {
   SUPPORTED_VERSIONS,
 } from "./revisions.ts";
 import { checkHeaders } from "./headers.ts";
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import type {
   CallToolResult,
   Catalog,
@@ -392,17 +393,11 @@ export class McpServer {
         throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${clip(method)}`);
       }
       stage = "dispatch";
-      const controller = new AbortController();
-      const signal = ctx.signal ? AbortSignal.any([ctx.signal, controller.signal]) : controller
-        .signal;
-      ctx.session?.inFlight.set(id, controller);
+      // Only a session can cancel a request by id, so only a session needs a controller.
+      const controller = ctx.session ? new AbortController() : undefined;
+      if (controller) ctx.session!.inFlight.set(id, controller);
       try {
-        const call: CallContext = {
-          signal,
-          era,
-          protocolVersion: selected.version,
-          auth: ctx.auth,
-        };
+        const call: CallContext = new RequestCall(ctx, controller, era, selected.version);
         const result = await this.#handlers[method](params, call, ctx);
         const json = "json" in result && typeof result.json === "string"
           ? result.json
@@ -626,6 +621,14 @@ export class McpServer {
     if (!isObject(args)) {
       return { status: 400, result: errorResult(`Arguments for tool "${name}" must be an object`) };
     }
+    if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+      return {
+        status: 400,
+        result: errorResult(
+          `Invalid arguments for tool "${name}": they nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+        ),
+      };
+    }
     const problems = tool.validate(args);
     if (problems.length > 0) {
       return {
@@ -695,7 +698,13 @@ export class McpServer {
     if (vars === null) throw notFound();
     let contents: ResourceContents[];
     try {
-      contents = await this.#options.readResource!(uri, { ...call, params: vars });
+      contents = await this.#options.readResource!(uri, {
+        signal: call.signal,
+        era: call.era,
+        protocolVersion: call.protocolVersion,
+        auth: call.auth,
+        params: vars,
+      });
     } catch (error) {
       if (error instanceof NotFoundError) throw notFound(error.message);
       throw error;
@@ -718,6 +727,9 @@ export class McpServer {
     const args = params.arguments ?? {};
     if (!isObject(args)) {
       throw new McpError(ErrorCode.InvalidParams, "prompts/get params.arguments must be an object");
+    }
+    if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+      throw new McpError(ErrorCode.InvalidParams, `Arguments for prompt "${name}" nest too deeply`);
     }
     const problems = prompt.validate(args);
     if (problems.length > 0) {
@@ -746,6 +758,45 @@ export class McpServer {
       }
       throw error;
     }
+  }
+}
+
+/**
+ * The {@link CallContext} of one request. Its `signal` is built on first read:
+ * most handlers never look at it, and building it costs more than the rest of a
+ * cached answer (an HTTP request's signal is a pending operation per request;
+ * `AbortSignal.any` keeps weak references the collector must trace). A class
+ * getter rather than an object-literal getter: a per-request closure gives
+ * every context its own hidden class (measured: peak RSS doubled under load).
+ */
+class RequestCall implements CallContext {
+  readonly era: Era;
+  readonly protocolVersion: string;
+  readonly auth?: unknown;
+  readonly #ctx: MessageContext;
+  readonly #controller: AbortController | undefined;
+  #signal: AbortSignal | undefined;
+
+  constructor(
+    ctx: MessageContext,
+    controller: AbortController | undefined,
+    era: Era,
+    protocolVersion: string,
+  ) {
+    this.#ctx = ctx;
+    this.#controller = controller;
+    this.era = era;
+    this.protocolVersion = protocolVersion;
+    this.auth = ctx.auth;
+  }
+
+  /** Aborted when the transport's signal or (with a session) the request's controller is. */
+  get signal(): AbortSignal {
+    if (this.#signal) return this.#signal;
+    const outer = this.#ctx.signal;
+    const own = (this.#controller ?? new AbortController()).signal;
+    this.#signal = outer && this.#controller ? AbortSignal.any([outer, own]) : outer ?? own;
+    return this.#signal;
   }
 }
 
@@ -785,18 +836,13 @@ function firstAfter(keys: string[], after: string): number {
  * `__proto__` or `constructor` becomes a plain property and changes no prototype.
  */
 function pick(source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Object.fromEntries defines each key as an own data property (CreateDataProperty),
+  // like defineProperty, at a third of the cost.
+  const entries: [string, unknown][] = [];
   for (const key of keys) {
-    if (Object.hasOwn(source, key)) {
-      Object.defineProperty(out, key, {
-        value: source[key],
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
+    if (Object.hasOwn(source, key)) entries.push([key, source[key]]);
   }
-  return out;
+  return Object.fromEntries(entries);
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { grantInputSchema } from "../guard/tools.ts";
+import { printable } from "../guardfile/diagnostics.ts";
 
 /** One input of a tool, flattened for reading. */
 export interface DescribedInput {
@@ -193,5 +194,5 @@ export function describeText(surface: Surface): string {
     }
     lines.push("");
   }
-  return lines.join("\n").trimEnd();
+  return lines.map(printable).join("\n").trimEnd();
 }

@@ -17,6 +17,8 @@ import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/upstream.ts";
 import type { ValueResolver } from "../guard/values.ts";
 import { createHttpHandler, isLoopback, loopbackHosts } from "../transport/http.ts";
+import { beforeBody, pathOf, refuse } from "../transport/inbound.ts";
+import { readAtMost } from "../transport/bytes.ts";
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import type { InboundOptions } from "../transport/inbound.ts";
@@ -41,9 +43,13 @@ export interface LoadedFile extends LoadResult {
 export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
   let text: string;
   try {
-    text = await Deno.readTextFile(file);
+    text = await readGuardfileText(file);
   } catch (error) {
-    const reason = error instanceof Deno.errors.NotFound
+    const reason = error instanceof RangeError
+      ? error.message
+      : error instanceof TypeError
+      ? "not UTF-8 text"
+      : error instanceof Deno.errors.NotFound
       ? "no such file"
       : error instanceof Deno.errors.PermissionDenied
       ? "permission denied"
@@ -69,6 +75,23 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
     }
   }
   return loaded;
+}
+
+/** Guardfiles larger than this are refused unread (a guardfile is a few KiB). */
+export const MAX_GUARDFILE_BYTES = 1024 * 1024;
+
+/**
+ * Read a guardfile as UTF-8, at most {@link MAX_GUARDFILE_BYTES}.
+ * @throws {RangeError} when the file is larger (or endless, like /dev/zero)
+ * @throws {TypeError} when it is not valid UTF-8
+ */
+async function readGuardfileText(file: string): Promise<string> {
+  using handle = await Deno.open(file, { read: true });
+  const bytes = await readAtMost(handle.readable, MAX_GUARDFILE_BYTES);
+  if (bytes === null) {
+    throw new RangeError(`larger than ${MAX_GUARDFILE_BYTES} bytes; a guardfile is a few KiB`);
+  }
+  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
 }
 
 /** Errors only. */
@@ -119,22 +142,21 @@ export function guardedHttpApp(
   const mcp = createHttpHandler(server, inbound);
   const api = createToolApiHandler(server, { ...inbound, prefix: "/api/" });
   return (request) => {
-    const { pathname } = new URL(request.url);
+    const pathname = pathOf(request);
+    if (pathname === null) {
+      return Promise.resolve(refuse(400, "Bad Request: invalid Host", beforeBody(request)));
+    }
     if (pathname === "/mcp") return mcp(request);
     if (pathname.startsWith("/api/")) return api(request);
-    if (pathname === "/healthz") {
+    if (pathname === "/healthz" && beforeBody(request) === "close") {
       return Promise.resolve(
         new Response(JSON.stringify({ status: "ok" }), {
           headers: { "content-type": "application/json", "cache-control": "no-store" },
         }),
       );
     }
-    return Promise.resolve(
-      new Response(JSON.stringify({ error: "Not Found" }), {
-        status: 404,
-        headers: { "content-type": "application/json" },
-      }),
-    );
+    // Unknown routes (and a health check carrying a body) read no body.
+    return Promise.resolve(refuse(404, "Not Found", beforeBody(request)));
   };
 }
 
@@ -194,7 +216,7 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
     addr: `${http.hostname}:${http.port}`,
     mcp: `http://${http.hostname}:${http.port}/mcp`,
   });
-  if (!isLoopback(hostname) && options.inboundToken === undefined) {
+  if (!isLoopback(http.hostname) && options.inboundToken === undefined) {
     log({
       level: "warn",
       event: "no_inbound_auth",
@@ -231,6 +253,7 @@ export function listenHttp(
     onListen: () => {},
   }, (request) => bound.app!(request));
   const addr = http.addr as Deno.NetAddr;
-  bound.app = guardedHttpApp(server, { ...options, port: addr.port });
+  // The Host check follows the address actually bound, however it was spelled.
+  bound.app = guardedHttpApp(server, { ...options, hostname: addr.hostname, port: addr.port });
   return Promise.resolve({ hostname: addr.hostname, port: addr.port, finished: http.finished });
 }

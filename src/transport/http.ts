@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { McpServer } from "../mcp/server.ts";
+import type { McpServer, MessageContext } from "../mcp/server.ts";
 import {
   acceptsJson,
   beforeBody,
@@ -32,6 +32,29 @@ export { isLoopback, loopbackHosts } from "./inbound.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
+
+/**
+ * What the core learns about one HTTP request. `signal` is read from the
+ * request only when a handler asks for it: a served request's signal costs a
+ * pending operation, and most answers never look at it. (A class getter, not
+ * an object-literal getter closing over the request: measured on Deno 2.9.6,
+ * that closure doubled the server's peak RSS under load.)
+ */
+class HttpMessageContext implements MessageContext {
+  readonly headers: Headers;
+  readonly auth: unknown;
+  readonly #request: Request;
+
+  constructor(request: Request, auth: unknown) {
+    this.#request = request;
+    this.headers = request.headers;
+    this.auth = auth;
+  }
+
+  get signal(): AbortSignal {
+    return this.#request.signal;
+  }
+}
 
 /**
  * Build the MCP HTTP handler for a server.
@@ -75,7 +98,7 @@ export function createHttpHandler(
     }
     const body = await readBody(request, max);
     if (body instanceof Response) return body;
-    const refused = await checkAfterBody(request, body, options);
+    const refused = options.authorizeBody ? await checkAfterBody(request, body, options) : null;
     if (refused) return refused;
 
     let message: unknown;
@@ -85,11 +108,7 @@ export function createHttpHandler(
       const reply = server.parseError();
       return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
     }
-    const reply = await server.handle(message, {
-      headers: request.headers,
-      signal: request.signal,
-      auth: before.auth,
-    });
+    const reply = await server.handle(message, new HttpMessageContext(request, before.auth));
     if (reply.body === null) return new Response(null, { status: 202 });
     return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
   };

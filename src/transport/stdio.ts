@@ -12,6 +12,7 @@
  * @module
  */
 import { type McpServer, Session } from "../mcp/server.ts";
+import { concatBytes } from "./bytes.ts";
 
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {
@@ -37,7 +38,8 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
   const session = new Session();
   const writer = options.writable.getWriter();
   const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
+  // Invalid UTF-8 is a parse error (as over HTTP), never silently replaced.
+  const decoder = new TextDecoder("utf-8", { fatal: true });
   let writing: Promise<void> = Promise.resolve();
   const write = (line: string) => {
     writing = writing.then(() => writer.write(encoder.encode(line + "\n"))).catch(() => {});
@@ -46,7 +48,13 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
   const inFlight = new Set<Promise<void>>();
 
   const answer = (bytes: Uint8Array) => {
-    const text = decoder.decode(bytes).replace(/\r$/, "");
+    let text: string;
+    try {
+      text = decoder.decode(bytes).replace(/\r$/, "");
+    } catch {
+      write(server.parseError("the message is not valid UTF-8").body!);
+      return;
+    }
     if (text.trim() === "") return;
     const task = (async () => {
       let message: unknown;
@@ -84,7 +92,7 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
         if (skipping) {
           // The rest of a line already refused.
         } else if (pendingBytes + (i - start) > max) tooLong();
-        else answer(concat([...pending, value.subarray(start, i)]));
+        else answer(concatBytes([...pending, value.subarray(start, i)]));
         pending = [];
         pendingBytes = 0;
         skipping = false;
@@ -101,7 +109,7 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
         }
       }
     }
-    if (pending.length > 0 && !skipping) answer(concat(pending));
+    if (pending.length > 0 && !skipping) answer(concatBytes(pending));
   } catch {
     // The input broke (closed under us): answer what was read, then stop.
   } finally {
@@ -110,16 +118,4 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   await writing;
   await writer.close().catch(() => {});
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }

@@ -20,6 +20,7 @@ import {
   DEFAULT_MAX_BODY_BYTES,
   type InboundOptions,
   isJsonContentType,
+  pathOf,
   readBody,
   refuse,
   requireInboundOptions,
@@ -55,10 +56,10 @@ export function createToolApiHandler(
   const prefix = options.prefix ?? "/api/";
   const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return async (request) => {
-    const path = new URL(request.url).pathname;
+    const path = pathOf(request) ?? "";
     const name = path.startsWith(prefix) ? decodeSegment(path.slice(prefix.length)) : null;
     if (name === null || name === "" || name.includes("/")) {
-      return json(404, { error: "Not Found: POST /api/<tool> names one tool" });
+      return refuse(404, "Not Found: POST /api/<tool> names one tool", beforeBody(request));
     }
     const before = await checkBeforeBody(request, options);
     if (before instanceof Response) return before;

@@ -169,3 +169,55 @@ Deno.test("the info tool describes the server and reaches nothing", async () => 
     promptCount: 0,
   });
 });
+
+Deno.test("serve --stdio: invalid UTF-8 is a parse error, never silently replaced", async () => {
+  const bad = new TextEncoder().encode(
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: MODERN } }),
+  );
+  const withJunk = new Uint8Array([...bad.subarray(0, 10), 0xff, 0xfe, ...bad.subarray(10), 0x0a]);
+  const r = await runCli(["serve", "guardfiles/demo.mcp.kdl", "--stdio"], { stdin: withJunk });
+  assert.equal(r.code, 0);
+  const reply = JSON.parse(r.stdout);
+  assert.equal(reply.error.code, -32700);
+  assert.match(reply.error.message, /not valid UTF-8/);
+});
+
+Deno.test("serve --http: a Host the URL parser rejects is a 400, not a crash", async () => {
+  const server = await serveHttp("guardfiles/demo.mcp.kdl");
+  try {
+    const port = new URL(server.url).port;
+    for (const host of [`127.0.0.1:${port}:80`, "[", "127.0.0.1:99999"]) {
+      const status = await rawStatus(
+        server.url,
+        `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: 2\r\nConnection: close\r\n\r\n{}`,
+      );
+      assert.equal(status, 400, host);
+    }
+    const status = await rawStatus(
+      server.url,
+      `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(status, 200, "still serving");
+  } finally {
+    await server.stop();
+  }
+  assert.doesNotMatch(server.stderr(), /TypeError|at Object/, "no stack trace in the log");
+});
+
+Deno.test("serve --http: the loopback Host check follows the bound address, however spelled", async () => {
+  // 127.1 is 127.0.0.1 spelled short; the text is not "127.0.0.1" but the socket is loopback.
+  const server = await serveHttp("guardfiles/demo.mcp.kdl", { extra: ["--http", "127.1:0"] });
+  try {
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:/);
+    const status = await rawStatus(
+      server.url,
+      `POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n` +
+        `Content-Length: 2\r\nConnection: close\r\n\r\n{}`,
+    );
+    assert.equal(status, 403);
+  } finally {
+    await server.stop();
+  }
+  assert.doesNotMatch(server.stderr(), /no_inbound_auth/, "no beyond-loopback warning");
+});

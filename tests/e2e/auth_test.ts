@@ -100,3 +100,50 @@ Deno.test("a rotated credential takes effect on the next call (read per call, no
     await upstream.close();
   }
 });
+
+Deno.test("a credential too short to redact is refused, and nothing is sent", async () => {
+  const upstream = await startRecorder();
+  const server = await serveHttp("tests/fixtures/auth_query.mcp.kdl", {
+    env: { AUTH_BASE_URL: upstream.url, AUTH_QUERY_KEY: "abc" },
+  });
+  try {
+    const r = await call(server.url, "list_thing", {});
+    assert.equal(r.status, 500);
+    assert.match(r.text, /environment variable AUTH_QUERY_KEY is shorter than 8 characters/);
+    assert.equal(upstream.requests.length, 0);
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});
+
+Deno.test("echoes of the credential are redacted however the upstream encodes them", async () => {
+  const key = "QK/s3cr+et== z";
+  const upstream = await startRecorder((req) =>
+    req.query.includes("page=err")
+      ? new Response(JSON.stringify({ error: `bad key ${key}` }).replaceAll("/", "\\/"), {
+        status: 401,
+        statusText: "Unauthorized",
+        headers: { "content-type": `text/x-${encodeURIComponent(key)}` },
+      })
+      : Response.json({ next: `/things?${req.query}`, raw: key })
+  );
+  const server = await serveHttp("tests/fixtures/auth_query.mcp.kdl", {
+    env: { AUTH_BASE_URL: upstream.url, AUTH_QUERY_KEY: key },
+  });
+  try {
+    const ok = await call(server.url, "list_thing", { page: "2" });
+    assert.equal(ok.status, 200, ok.text);
+    assert.ok(upstream.requests[0].query.includes(encodeURIComponent(key)), "sent encoded");
+    assert.ok(!ok.text.includes(encodeURIComponent(key)), ok.text);
+    assert.ok(!ok.text.includes(key.replaceAll("/", "\\/")), ok.text);
+    assert.match(ok.text, /key=\[redacted\]/);
+    const err = await call(server.url, "list_thing", { page: "err" });
+    assert.equal(err.status, 502);
+    assert.ok(!err.text.includes("s3cr"), err.text);
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+  assert.ok(!server.stderr().includes("s3cr"));
+});

@@ -29,6 +29,40 @@ function load(text: string): Guardfile {
 }
 
 const FAILURES: [string, string, RegExp][] = [
+  // --- found by attacking weir ---
+  [
+    "header replacing the credential header",
+    file(
+      GET,
+      "",
+      `base-url "t.example"\n  auth header-token { header "X-Key"; value env "K" }\n  header "x-key" "static"`,
+    ),
+    /would replace the credential/,
+  ],
+  [
+    "hop-by-hop header",
+    file(GET, "", `base-url "t.example"\n  auth none\n  header "Transfer-Encoding" "chunked"`),
+    /reserved/,
+  ],
+  [
+    "query-param credential shadowing a query input",
+    file(
+      `can get issue { path "/x"; query "key" }`,
+      "",
+      `base-url "t.example"\n  auth query-param { param "key" { value env "K" } }`,
+    ),
+    /silently replaced/,
+  ],
+  [
+    "dot segment in a path template",
+    file(`can get issue { path "/a/../admin/{id}" }`),
+    /"\." or "\.\." segment/,
+  ],
+  [
+    "encoded dot segment in a path template",
+    file(`can get issue { path "/a/%2E%2e/{id}" }`),
+    /"\." or "\.\." segment/,
+  ],
   // --- document and wrap (umbra inline tests) ---
   ["no wrap", `withhold "x" { reason "y" }`, /no "wrap" block/],
   [

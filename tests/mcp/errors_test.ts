@@ -129,6 +129,11 @@ Deno.test("a malformed envelope is -32600, keeping the id when it can be read", 
       8,
       "_meta belongs in params._meta, not at the top level",
     ],
+    [
+      { jsonrpc: "2.0", id: 9, method: "tools/call", result: {} },
+      9,
+      "a message is a request or a response, not both (method with result/error)",
+    ],
     ["tools/list", undefined, "a JSON-RPC message must be a JSON object"],
     [null, undefined, "a JSON-RPC message must be a JSON object"],
   ];

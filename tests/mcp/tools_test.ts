@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { CallToolResult, Dispatch, ToolSpec } from "../../mod.ts";
-import { ToolError } from "../../mod.ts";
+import { McpServer, ToolError } from "../../mod.ts";
 import { ask, LEGACY, makeServer, MODERN, modern, REVISIONS } from "../support/mcp.ts";
 import { problemsAgainst } from "../support/schemas.ts";
 
@@ -257,4 +257,24 @@ Deno.test("the tool API calls through the same validation and dispatch", async (
   const ok = await server.callTool("issue", { owner: "me", count: 2 });
   assert.equal(ok.status, 200);
   assert.deepEqual(calls.map((c) => c.args), [{ owner: "me", count: 2 }]);
+});
+
+Deno.test("arguments nested past the limit are refused before validation and dispatch", async () => {
+  let called = 0;
+  const s = new McpServer({
+    name: "deep",
+    catalog: {
+      tools: [{ name: "take", inputSchema: { type: "object", properties: { v: {} } } }],
+      resources: [],
+      prompts: [],
+    },
+    dispatch: () => (called++, { content: [] }),
+    log: () => {},
+  });
+  let deep: unknown = 1;
+  for (let i = 0; i < 20_000; i++) deep = [deep];
+  const outcome = await s.callTool("take", { v: deep });
+  assert.equal(outcome.status, 400);
+  assert.match(JSON.stringify(outcome.result), /nest deeper than 64 levels/);
+  assert.equal(called, 0);
 });

@@ -23,7 +23,7 @@ export interface CliResult {
 /** Run `weir <args>` to completion. */
 export async function runCli(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+  options: { env?: Record<string, string>; stdin?: string | Uint8Array; cwd?: string } = {},
 ): Promise<CliResult> {
   const { command, args: pre } = weirCommand();
   const child = new Deno.Command(command, {
@@ -36,7 +36,9 @@ export async function runCli(
   }).spawn();
   if (options.stdin !== undefined) {
     const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(options.stdin));
+    await w.write(
+      typeof options.stdin === "string" ? new TextEncoder().encode(options.stdin) : options.stdin,
+    );
     await w.close();
   }
   const out = await child.output();
