@@ -1,6 +1,6 @@
 /**
  * Holding every response a test receives to the official MCP JSON schema of
- * its revision (`shared/reference/mcp-schema/<rev>/schema.json`), with
+ * its revision (`tests/fixtures/mcp-schema/<rev>/schema.json`, the official files), with
  * `@cfworker/json-schema`.
  *
  * A result is checked twice: the envelope against `JSONRPCResultResponse`,
@@ -22,7 +22,7 @@ export const MODERN: Revision = "2026-07-28";
 // (`blob`, image/audio `data`) with `format: "byte"`, so teach it that one.
 format.byte = (value: string) => value.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(value);
 
-const ROOT = new URL("../../../shared/reference/mcp-schema/", import.meta.url);
+const ROOT = new URL("../fixtures/mcp-schema/", import.meta.url);
 
 /** The result definition of each request method, by revision. */
 const RESULTS: Record<Revision, Record<string, string>> = {
