@@ -67,7 +67,8 @@ or the exit code. Exit 1 when any file has an error or cannot be read.`,
   --max-response-bytes N     Refuse upstream answers larger than N bytes (default 8388608).
 
 Secrets named by the guardfile (value env "X", value file "...") are read at every call,
-never at start-up, and never appear in a result, an error or a log line.`,
+never at start-up. They are redacted from every result and error (as sent, percent-encoded
+or JSON-escaped) and never logged; a credential shorter than 8 characters is refused.`,
   describe: `Usage: weir describe [--format text|json] FILE
 
 Prints each served tool: method, path template, inputs (types, bounds, required),
