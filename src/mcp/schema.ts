@@ -2,17 +2,18 @@
  * JSON Schema checking and validation for tool and prompt arguments.
  *
  * One validator serves both what a catalog advertises and what it enforces:
- * the schema a tool lists is compiled once, at startup, and every call is held
- * to it. The validator is `@cfworker/json-schema` (drafts 4, 7, 2019-09 and
+ * the schema a tool lists is checked at startup, compiled on its first use,
+ * and every call is held to it. The validator is `@cfworker/json-schema` (drafts 4, 7, 2019-09 and
  * 2020-12; 2020-12 is MCP's default dialect).
  *
  * Why this library and not Ajv, measured on Deno 2.9.6 with 50 four-property
- * object schemas (`bench/validator.ts` reproduces it):
- * - import: cfworker 5 ms, Ajv 2020 65 ms; compiling 50 schemas: 3 ms vs 110 ms;
- * - one validation: cfworker about 4 µs, Ajv about 25 ns.
+ * object schemas (`deno task bench:validator` reproduces it):
+ * - import: cfworker 5 ms, Ajv 2020 65-82 ms; compiling 50 schemas: 3-9 ms vs
+ *   110-117 ms;
+ * - one validation: cfworker about 3.6 µs, Ajv about 25-50 ns.
  * A stdio server is spawned once per agent session, so start-up is paid on
  * every launch, while 4 µs is noise beside one upstream round trip. Ajv would
- * add about 175 ms to every cold start.
+ * add about 180 ms to every cold start.
  *
  * cfworker accepts unknown keywords silently, so {@link checkSchema} refuses,
  * at startup, any keyword it cannot enforce: a schema is enforced exactly as
@@ -142,7 +143,8 @@ export function checkSchema(schema: unknown): Draft {
   walk(schema, "#", 0, null);
   // Second pass, once the shape is known to be sound: every $ref must reach a
   // subschema, looked up exactly as the validator will look it up.
-  if (JSON.stringify(schema).includes('"$ref"')) {
+  const text = JSON.stringify(schema);
+  if (text.includes('"$ref"') || text.includes('"$id"') || text.includes('"$anchor"')) {
     const { copy, lookup } = resolvable(schema);
     walk(copy, "#", 0, lookup);
   }
@@ -240,8 +242,12 @@ export type ValidateFn = (value: unknown) => string[];
  */
 export function compileSchema(schema: unknown): ValidateFn {
   const draft = checkSchema(schema);
-  const validator = new Validator(structuredClone(schema) as object, draft, false);
+  // Built on first use: checkSchema has already run everything that could make
+  // construction fail (the shape, and the validator's own $ref/$id/$anchor
+  // resolution), and a server with many tools starts faster without it.
+  let validator: Validator | undefined;
   return (value) => {
+    validator ??= new Validator(structuredClone(schema) as object, draft, false);
     const result = validator.validate(value);
     return result.valid ? [] : describeErrors(result.errors, schema);
   };

@@ -31,7 +31,7 @@ export type { AuthVerdict, InboundOptions } from "./inbound.ts";
 export { isLoopback, loopbackHosts } from "./inbound.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
-const JSON_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
+const JSON_HEADERS = { "content-type": "application/json" };
 
 /**
  * What the core learns about one HTTP request. `signal` is read from the
