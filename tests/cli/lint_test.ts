@@ -1,12 +1,6 @@
 /** `weir lint` as a user runs it: the real CLI, real files, exit codes. */
 import assert from "node:assert/strict";
-import { runCli } from "../support/cli.ts";
-
-async function tempGuardfile(text: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
-  await Deno.writeTextFile(file, text);
-  return file;
-}
+import { runCli, tempGuardfile } from "../support/cli.ts";
 
 const VALID = `wrap ward mcp tickets {
     base-url "tickets.example/api/v2"

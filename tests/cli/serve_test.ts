@@ -5,11 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { rawStatus, runCli, serveHttp } from "../support/cli.ts";
+import { MODERN_META } from "../support/mcp.ts";
 
-const MODERN = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
+const MODERN = MODERN_META;
 
 Deno.test("serve --stdio answers each line and exits 0 at end of input", async () => {
   const lines = [

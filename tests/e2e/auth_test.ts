@@ -4,16 +4,12 @@
  * unset one is a tool error naming where it was looked for, with no request.
  */
 import assert from "node:assert/strict";
-import { serveHttp } from "../support/cli.ts";
+import { callApi, serveHttp } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 
 async function call(url: string, tool: string, args: Record<string, unknown>) {
-  const res = await fetch(`${url}/api/${tool}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(args),
-  });
-  return { status: res.status, text: JSON.stringify(await res.json()) };
+  const r = await callApi(url, tool, args);
+  return { status: r.status, text: JSON.stringify(r.body) };
 }
 
 Deno.test("auth bearer from a value chain: env unset, so the trimmed file wins", async () => {

@@ -13,41 +13,14 @@ import {
 } from "@modelcontextprotocol/client";
 import { serveHttp } from "../support/cli.ts";
 import {
+  adaptSdkClient,
   assertNoLeak,
-  type CallOutcome,
   type ClientAdapter,
   envFor,
   FIXTURE,
   guardScenario,
   startTicketUpstream,
 } from "./scenario.ts";
-
-type SdkClient = {
-  listTools(): Promise<{ tools: { name: string; inputSchema: Record<string, unknown> }[] }>;
-  callTool(
-    p: { name: string; arguments: Record<string, unknown> },
-  ): Promise<Record<string, unknown>>;
-};
-
-function adapt(client: SdkClient): ClientAdapter {
-  return {
-    list: async () => (await client.listTools()).tools,
-    call: async (name, args): Promise<CallOutcome> => {
-      try {
-        const r = await client.callTool({ name, arguments: args });
-        return {
-          isError: r.isError === true,
-          text: (r.content as { text: string }[]).map((c) => c.text).join("\n"),
-          structured: r.structuredContent,
-        };
-      } catch (error) {
-        const e = error as { code?: number; message: string };
-        if (typeof e.code !== "number") throw error;
-        return { isError: true, text: "", protocolError: { code: e.code, message: e.message } };
-      }
-    },
-  };
-}
 
 Deno.test("guard over HTTP: v1 client, v2 client (2026-07-28), tool API", async (t) => {
   const upstream = await startTicketUpstream();
@@ -58,7 +31,7 @@ Deno.test("guard over HTTP: v1 client, v2 client (2026-07-28), tool API", async 
       const client = new ClientV1({ name: "weir-test", version: "1.0.0" });
       await client.connect(new HttpV1(new URL(`${server.url}/mcp`)));
       try {
-        seen.push(...await guardScenario(adapt(client as unknown as SdkClient), upstream, t));
+        seen.push(...await guardScenario(adaptSdkClient(client), upstream, t));
         await assert.rejects(
           client.callTool({ name: "nope", arguments: {} }),
           (e: unknown) =>
@@ -76,7 +49,7 @@ Deno.test("guard over HTTP: v1 client, v2 client (2026-07-28), tool API", async 
       );
       await client.connect(new HttpV2(new URL(`${server.url}/mcp`)));
       try {
-        seen.push(...await guardScenario(adapt(client as unknown as SdkClient), upstream, t));
+        seen.push(...await guardScenario(adaptSdkClient(client), upstream, t));
       } finally {
         await client.close();
       }

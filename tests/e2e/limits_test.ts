@@ -4,24 +4,15 @@
  * credential to another host).
  */
 import assert from "node:assert/strict";
-import { serveHttp } from "../support/cli.ts";
+import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 
-async function guardfile(upstream: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
-  await Deno.writeTextFile(
-    file,
+const guardfile = (upstream: string) =>
+  tempGuardfile(
     `wrap ward mcp limits {\n  base-url "${upstream}"\n  auth bearer { value env "LIMITS_TOKEN" }\n  can get thing { path "/t/{id}" }\n}\n`,
   );
-  return file;
-}
 
-const call = (url: string, id: string) =>
-  fetch(`${url}/api/get_thing`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ id }),
-  }).then(async (r) => ({ status: r.status, body: await r.json() }));
+const call = (url: string, id: string) => callApi(url, "get_thing", { id });
 
 Deno.test("upstream deadline, size cap and redirects", async (t) => {
   const release: (() => void)[] = [];
@@ -51,7 +42,7 @@ Deno.test("upstream deadline, size cap and redirects", async (t) => {
         const r = await call(server.url, "slow");
         assert.equal(r.status, 504);
         assert.match(
-          r.body.content[0].text,
+          r.text,
           /upstream_timeout: GET \/t\/\{id\} did not answer within 300 ms/,
         );
       },
@@ -59,13 +50,13 @@ Deno.test("upstream deadline, size cap and redirects", async (t) => {
     await t.step("an answer over the cap: 502, refused rather than truncated", async () => {
       const r = await call(server.url, "big");
       assert.equal(r.status, 502);
-      assert.match(r.body.content[0].text, /upstream_too_large: .*more than 4096 bytes/);
+      assert.match(r.text, /upstream_too_large: .*more than 4096 bytes/);
     });
     await t.step("a redirect is reported, not followed", async () => {
       const before = upstream.requests.length;
       const r = await call(server.url, "moved");
       assert.equal(r.status, 502);
-      assert.match(r.body.content[0].text, /302.*does not follow redirects/);
+      assert.match(r.text, /302.*does not follow redirects/);
       assert.equal(upstream.requests.length, before + 1);
     });
     await t.step("within the limits, the call succeeds", async () => {
@@ -86,7 +77,7 @@ Deno.test("an unreachable upstream is a clear 502", async () => {
   try {
     const r = await call(server.url, "a");
     assert.equal(r.status, 502);
-    assert.match(r.body.content[0].text, /upstream_unreachable: GET \/t\/\{id\} could not be sent/);
+    assert.match(r.text, /upstream_unreachable: GET \/t\/\{id\} could not be sent/);
   } finally {
     await server.stop();
   }

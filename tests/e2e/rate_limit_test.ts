@@ -4,24 +4,15 @@
  * refused at once with no request.
  */
 import assert from "node:assert/strict";
-import { serveHttp } from "../support/cli.ts";
+import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 
-async function guardfile(upstream: string, rate: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
-  await Deno.writeTextFile(
-    file,
+const guardfile = (upstream: string, rate: string) =>
+  tempGuardfile(
     `rate-limit "${rate}"\nwrap ward mcp limited {\n  base-url "${upstream}"\n  auth none\n  can get thing { path "/t/{id}" }\n}\n`,
   );
-  return file;
-}
 
-const call = (url: string, id: string) =>
-  fetch(`${url}/api/get_thing`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ id }),
-  }).then(async (r) => ({ status: r.status, text: await r.text() }));
+const call = (url: string, id: string) => callApi(url, "get_thing", { id });
 
 Deno.test("rate-limit queues calls past the burst, one per interval", async () => {
   const arrivals: number[] = [];

@@ -23,6 +23,36 @@ export interface ClientAdapter {
   call(name: string, args: Record<string, unknown>): Promise<CallOutcome>;
 }
 
+/** The surface of the official clients (v1 and v2) that the scenario uses. */
+export interface SdkClient {
+  listTools(): Promise<{ tools: { name: string; inputSchema: Record<string, unknown> }[] }>;
+  callTool(
+    p: { name: string; arguments: Record<string, unknown> },
+  ): Promise<Record<string, unknown>>;
+}
+
+/** Adapt an official client: tool errors are results, protocol errors carry their code. */
+export function adaptSdkClient(sdk: unknown): ClientAdapter {
+  const client = sdk as SdkClient;
+  return {
+    list: async () => (await client.listTools()).tools,
+    call: async (name, args): Promise<CallOutcome> => {
+      try {
+        const r = await client.callTool({ name, arguments: args });
+        return {
+          isError: r.isError === true,
+          text: (r.content as { text: string }[]).map((c) => c.text).join("\n"),
+          structured: r.structuredContent,
+        };
+      } catch (error) {
+        const e = error as { code?: number; message: string };
+        if (typeof e.code !== "number") throw error;
+        return { isError: true, text: "", protocolError: { code: e.code, message: e.message } };
+      }
+    },
+  };
+}
+
 /** The recorder the fixture guardfile points at: echoes, or fails on request. */
 export function startTicketUpstream(): Promise<Recorder> {
   return startRecorder((req: Recorded) => {

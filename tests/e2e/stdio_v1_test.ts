@@ -4,7 +4,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ROOT, weirCommand } from "../support/cli.ts";
-import { assertNoLeak, envFor, FIXTURE, guardScenario, startTicketUpstream } from "./scenario.ts";
+import {
+  adaptSdkClient,
+  assertNoLeak,
+  envFor,
+  FIXTURE,
+  guardScenario,
+  startTicketUpstream,
+} from "./scenario.ts";
 
 Deno.test("guard over stdio with the v1 client", async (t) => {
   const upstream = await startTicketUpstream();
@@ -24,23 +31,7 @@ Deno.test("guard over stdio with the v1 client", async (t) => {
     assert.equal(client.getServerVersion()?.name, "tickets");
     assert.match(client.getInstructions() ?? "", /policy-approved/);
     const seen = await guardScenario(
-      {
-        list: async () => (await client.listTools()).tools,
-        call: async (name, args) => {
-          try {
-            const r = await client.callTool({ name, arguments: args });
-            return {
-              isError: r.isError === true,
-              text: (r.content as { text: string }[]).map((c) => c.text).join("\n"),
-              structured: r.structuredContent,
-            };
-          } catch (error) {
-            if (!(error instanceof McpError)) throw error;
-            const e = error as unknown as { code: number; message: string };
-            return { isError: true, text: "", protocolError: { code: e.code, message: e.message } };
-          }
-        },
-      },
+      adaptSdkClient(client),
       upstream,
       t,
     );

@@ -129,3 +129,35 @@ export async function rawStatus(url: string, request: string): Promise<number> {
     conn.close();
   }
 }
+
+/** Write a guardfile to a new temporary file; returns its path. */
+export async function tempGuardfile(text: string): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+  await Deno.writeTextFile(file, text);
+  return file;
+}
+
+/** What `POST /api/<tool>` answered. */
+export interface ApiAnswer {
+  status: number;
+  /** The decoded JSON body (a `CallToolResult`, or an error object). */
+  body: Record<string, unknown>;
+  /** The result's text content, joined. */
+  text: string;
+}
+
+/** Call a tool through weir's HTTP tool API. */
+export async function callApi(
+  url: string,
+  tool: string,
+  args: unknown,
+): Promise<ApiAnswer> {
+  const res = await fetch(`${url}/api/${tool}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(args),
+  });
+  const body = await res.json();
+  const content = (body.content ?? []) as { text?: string }[];
+  return { status: res.status, body, text: content.map((c) => c.text ?? "").join("\n") };
+}
