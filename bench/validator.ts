@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { Schema } from "@cfworker/json-schema";
 
 const SCHEMAS = Array.from({ length: 50 }, (_, i) => ({
   type: "object",
@@ -38,12 +39,15 @@ async function measure(library: string): Promise<Figures> {
   if (library === "cfworker") {
     const { Validator } = await import("@cfworker/json-schema");
     t1 = performance.now();
-    const all = SCHEMAS.map((s) => new Validator(s, "2020-12", false));
+    const all = SCHEMAS.map((s) => new Validator(s as Schema, "2020-12", false));
     all.forEach((v) => v.validate(VALUE)); // the first validation finishes construction
     t2 = performance.now();
     validate = (v) => all[0].validate(v).valid;
   } else {
-    const { default: Ajv2020 } = await import("ajv/dist/2020.js");
+    // Ajv is CommonJS: its class is the module's default export under Deno.
+    const Ajv2020 = (await import("ajv/dist/2020.js")).default as unknown as new (
+      options: object,
+    ) => { compile(schema: object): (value: unknown) => boolean };
     t1 = performance.now();
     const ajv = new Ajv2020({ allErrors: true, strict: true });
     const all = SCHEMAS.map((s) => ajv.compile(s));

@@ -30,7 +30,8 @@ const compile = await new Deno.Command(Deno.execPath(), {
 // deno colours its errors; keep the last plain line that says what went wrong.
 const plain = new TextDecoder().decode(compile.stderr).replace(/\x1b\[[0-9;]*m/g, "");
 const why = compile.success ? "" : plain.split("\n").map((l) => l.trim())
-  .filter((l) => /dns|lookup|download|denort|connect|network/i.test(l)).at(-1)?.slice(0, 120) ??
+  .filter((l) => /dns|lookup|download|denort|connect|network/i.test(l)).at(-1)
+  ?.replace(/^\d+: /, "").slice(0, 120) ??
   "compile failed";
 
 Deno.test({

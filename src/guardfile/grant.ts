@@ -30,7 +30,6 @@ const GRANT_CHILDREN = [
   "fail-when",
   "raw-response",
   "graphql",
-  "sql",
 ];
 const SCALARS: readonly ScalarType[] = ["string", "boolean", "integer", "number"];
 /** Input names the reference reserves (its CLI flags); reach such an upstream name with an alias. */
@@ -55,19 +54,19 @@ export function readGrant(can: NodeReader): Grant | undefined {
         `rename the verb or resource`,
     );
   }
-  const kids = can.onlyChildren(GRANT_CHILDREN);
-  for (
-    const name of ["path", "method", "describe", "fail-when", "raw-response", "graphql", "sql"]
-  ) {
-    onlyOnce(kids, name);
-  }
-
-  const sql = kids.find((k) => k.name === "sql");
-  if (sql) {
+  // `sql` is the reference's; weir names it rather than calling it unknown.
+  for (const sql of can.children().filter((k) => k.name === "sql")) {
     sql.error(
       `"sql" grants are not supported by weir (database access is out of scope); ` +
         `serve the database through an HTTP API and grant that`,
     );
+  }
+  const kids = can.onlyChildren(
+    GRANT_CHILDREN,
+    can.children().filter((k) => k.name !== "sql"),
+  );
+  for (const name of ["path", "method", "describe", "fail-when", "raw-response", "graphql"]) {
+    onlyOnce(kids, name);
   }
 
   const { method: verbMethod, inferred } = methodForVerb(verb);

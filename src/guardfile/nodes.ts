@@ -37,9 +37,11 @@ export class NodeReader {
     return this.node.children.map((c) => new NodeReader(c, this.diags, this.at));
   }
 
-  /** Refuse every child not named in `allowed` (message lists the allowed names). */
-  onlyChildren(allowed: readonly string[]): NodeReader[] {
-    const kids = this.children();
+  /**
+   * Refuse every child not named in `allowed` (message lists the allowed names).
+   * @param kids the children to check (default: all of them)
+   */
+  onlyChildren(allowed: readonly string[], kids = this.children()): NodeReader[] {
     for (const kid of kids) {
       if (!allowed.includes(kid.name)) {
         kid.error(

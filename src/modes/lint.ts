@@ -6,6 +6,7 @@
  */
 import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
+import { methodForVerb } from "../guardfile/verbs.ts";
 
 /** One served tool as lint lists it. */
 export interface ServedTool {
@@ -41,6 +42,27 @@ export function lintWarnings(guardfile: Guardfile): Diagnostic[] {
         message: `tool "${g.tool}": verb "${g.verb}" is not in the verb table (fallthrough), so ` +
           `its method defaults to POST; state it with method "POST" (or the right one) to silence this`,
       });
+    }
+  }
+  // A withheld operation can be granted back under another verb: withhold
+  // "delete_note" beside can remove note (remove is DELETE too).
+  for (const w of guardfile.withholds) {
+    const cut = w.tool.indexOf("_");
+    if (cut <= 0) continue;
+    const verb = w.tool.slice(0, cut);
+    const resource = w.tool.slice(cut + 1);
+    const { method, inferred } = methodForVerb(verb);
+    if (inferred) continue;
+    for (const g of guardfile.grants) {
+      if (g.resource === resource && g.method === method) {
+        out.push({
+          severity: "warning",
+          path: `wrap > can ${g.verb} ${g.resource}`,
+          position: g.position,
+          message: `grant "${g.tool}" sends ${method} ${g.path}, the same kind of operation ` +
+            `"${w.tool}" withholds; if the withhold is meant to cover it, remove this grant`,
+        });
+      }
     }
   }
   return out;

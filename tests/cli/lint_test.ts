@@ -201,3 +201,22 @@ wrap ward mcp shop {
   assert.match(r.stderr, /"database" \(sql grants\) is not supported/);
   assert.match(r.stderr, /"sql" grants are not supported by weir/);
 });
+
+Deno.test("a grant that brings a withheld operation back under another verb is warned about", async () => {
+  const file = await tempGuardfile(`withhold "delete_note" { reason "gone for good" }
+wrap ward mcp notes {
+    base-url "notes.example"
+    auth none
+    can get note { path "/notes/{id}" }
+    can remove note { path "/notes/{id}" }
+}
+`);
+  const r = await runCli(["lint", file]);
+  assert.equal(r.code, 0, "a warning, not an error");
+  assert.equal(r.stdout, "delete_note\nget_note\nremove_note\nweir_info\n");
+  assert.match(
+    r.stderr,
+    /warning: .*"remove_note" sends DELETE \/notes\/\{id\}.*"delete_note" withholds/,
+  );
+  assert.doesNotMatch(r.stderr, /get_note/);
+});
