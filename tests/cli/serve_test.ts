@@ -5,22 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { rawStatus, runCli, serveHttp } from "../support/cli.ts";
-import { MODERN_META } from "../support/mcp.ts";
+import { initializeRequest, MODERN_META } from "../support/mcp.ts";
 
 const MODERN = MODERN_META;
 
 Deno.test("serve --stdio answers each line and exits 0 at end of input", async () => {
   const lines = [
-    {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    },
+    initializeRequest(1),
     { jsonrpc: "2.0", method: "notifications/initialized" },
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
     { jsonrpc: "2.0", id: 3, method: "tools/list", params: { _meta: MODERN } },

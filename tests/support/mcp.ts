@@ -68,6 +68,20 @@ export async function modern<R = Record<string, unknown>>(
   return { ...body, status: reply.status };
 }
 
+/** A 2025-11-25 `initialize` request. */
+export function initializeRequest(id: number | string = 1) {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "test-client", version: "1.0.0" },
+    },
+  };
+}
+
 /**
  * A 2025-11-25 connection (as stdio keeps one): `initialize` is sent first,
  * then each call goes out under the negotiated revision, checked against the
@@ -75,16 +89,7 @@ export async function modern<R = Record<string, unknown>>(
  */
 export async function legacySession(server: McpServer) {
   const session = new Session();
-  const init = await server.handle({
-    jsonrpc: "2.0",
-    id: nextId++,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "test-client", version: "1.0.0" },
-    },
-  }, { session });
+  const init = await server.handle(initializeRequest(nextId++), { session });
   const initialized = assertValidResponse<RpcResponse>(LEGACY, init.body, "initialize");
   await server.handle({ jsonrpc: "2.0", method: "notifications/initialized" }, { session });
   return {

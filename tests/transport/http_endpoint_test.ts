@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  initializeRequest,
   makeServer,
   MODERN_META,
   modernHeaders,
@@ -75,16 +76,7 @@ Deno.test("a 2025-11-25 client works without sessions: initialize, then the vers
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
   };
-  const init = await post(handler, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "c", version: "1" },
-    },
-  }, headers);
+  const init = await post(handler, initializeRequest(1), headers);
   assert.equal(init.status, 200);
   assert.equal(init.headers.get("mcp-session-id"), null, "no session is minted");
   assertValidResponse(LEGACY, init.text, "initialize");

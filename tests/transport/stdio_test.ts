@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type Dispatch, serveStdio } from "../../mod.ts";
-import { makeServer, MODERN_META } from "../support/mcp.ts";
+import { initializeRequest, makeServer, MODERN_META } from "../support/mcp.ts";
 import { assertValidResponse, LEGACY, MODERN, type Revision } from "../support/schemas.ts";
 
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
@@ -262,16 +262,7 @@ Deno.test("the fixture process writes only JSON-RPC to stdout and exits 0 at end
   const child = spawnFixture();
   const writer = child.stdin.getWriter();
   const lines = [
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "c", version: "1" },
-      },
-    }),
+    JSON.stringify(initializeRequest(1)),
     JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
     JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
     request(3, "resources/read", { uri: "fixture://notes/7" }),
