@@ -55,7 +55,6 @@ interface ParsedNode {
 }
 
 const POSITION = Symbol("weir.kdl.offset");
-let positionsAvailable = false;
 
 // Record each node's first-token offset. See the module doc for why and how.
 (() => {
@@ -70,13 +69,7 @@ let positionsAvailable = false;
     if (node && typeof node === "object" && Number.isFinite(offset)) node[POSITION] = offset;
     return node;
   };
-  positionsAvailable = true;
 })();
-
-/** Whether node positions are being recorded (false only if kdljs changed shape). */
-export function nodePositionsAvailable(): boolean {
-  return positionsAvailable;
-}
 
 /**
  * Parse KDL v2 text, applying the reference's boolean shim.

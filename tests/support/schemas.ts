@@ -24,29 +24,21 @@ format.byte = (value: string) => value.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2
 
 const ROOT = new URL("../fixtures/mcp-schema/", import.meta.url);
 
+/** Result definitions both revisions name the same way. */
+const SHARED_RESULTS: Record<string, string> = {
+  "tools/list": "ListToolsResult",
+  "tools/call": "CallToolResult",
+  "resources/list": "ListResourcesResult",
+  "resources/templates/list": "ListResourceTemplatesResult",
+  "resources/read": "ReadResourceResult",
+  "prompts/list": "ListPromptsResult",
+  "prompts/get": "GetPromptResult",
+};
+
 /** The result definition of each request method, by revision. */
 const RESULTS: Record<Revision, Record<string, string>> = {
-  "2025-11-25": {
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "prompts/list": "ListPromptsResult",
-    "prompts/get": "GetPromptResult",
-  },
-  "2026-07-28": {
-    "server/discover": "DiscoverResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "prompts/list": "ListPromptsResult",
-    "prompts/get": "GetPromptResult",
-  },
+  "2025-11-25": { "initialize": "InitializeResult", "ping": "EmptyResult", ...SHARED_RESULTS },
+  "2026-07-28": { "server/discover": "DiscoverResult", ...SHARED_RESULTS },
 };
 
 /** The error definition of each code, where the revision has one. */

@@ -6,9 +6,11 @@
  * pages without skipping an item that was there before.
  */
 import assert from "node:assert/strict";
-import { CHURN, INITIAL_ITEMS, LOGO } from "../fixtures/catalog_server.ts";
+import { createHttpHandler, loopbackHosts } from "../../mod.ts";
+import { CHURN, createFixtureServer, INITIAL_ITEMS, LOGO } from "../fixtures/catalog_server.ts";
+import { listen, type Listening } from "../support/listen.ts";
 import type { Revision } from "../support/schemas.ts";
-import type { WireLog } from "../support/wire.ts";
+import { tapHandler, type WireLog } from "../support/wire.ts";
 
 type Json = Record<string, unknown>;
 type Text = { type: string; text: string };
@@ -158,4 +160,22 @@ export async function officialClientScenario(
       assert.ok((log.checked.get(method) ?? 0) > 0, `no ${method} response was checked`);
     }
   });
+}
+
+/**
+ * The fixture server behind the HTTP handler on 127.0.0.1, every exchange
+ * recorded for schema checks.
+ */
+export function listenTappedFixture(): { server: Listening; log: () => WireLog } {
+  let log: WireLog | undefined;
+  const server = listen((port) => {
+    const tap = tapHandler(createHttpHandler(createFixtureServer(), {
+      authorize: () => true,
+      allowedOrigins: [],
+      allowedHosts: loopbackHosts(port),
+    }));
+    log = tap.log;
+    return tap.handler;
+  });
+  return { server, log: () => log! };
 }

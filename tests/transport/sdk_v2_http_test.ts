@@ -6,24 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { createHttpHandler, loopbackHosts } from "../../mod.ts";
-import { createFixtureServer } from "../fixtures/catalog_server.ts";
-import { listen } from "../support/listen.ts";
 import { MODERN } from "../support/schemas.ts";
-import { tapHandler, type WireLog } from "../support/wire.ts";
-import { type OfficialClient, officialClientScenario } from "./client_scenario.ts";
+import {
+  listenTappedFixture,
+  type OfficialClient,
+  officialClientScenario,
+} from "./client_scenario.ts";
 
 Deno.test("v2 client over HTTP, pinned to 2026-07-28", async (t) => {
-  let log: WireLog | undefined;
-  const server = listen((port) => {
-    const tap = tapHandler(createHttpHandler(createFixtureServer(), {
-      authorize: () => true,
-      allowedOrigins: [],
-      allowedHosts: loopbackHosts(port),
-    }));
-    log = tap.log;
-    return tap.handler;
-  });
+  const { server, log } = listenTappedFixture();
   const client = new Client({ name: "weir-test-v2", version: "2.0.0" }, {
     versionNegotiation: { mode: { pin: "2026-07-28" } },
   });
@@ -33,10 +24,10 @@ Deno.test("v2 client over HTTP, pinned to 2026-07-28", async (t) => {
       cursor === undefined
         ? client.request({ method: "resources/list", params: {} })
         : client.listResources({ cursor });
-    await officialClientScenario(t, client as unknown as OfficialClient, MODERN, log!, pageOf);
+    await officialClientScenario(t, client as unknown as OfficialClient, MODERN, log(), pageOf);
     await t.step("the client never needed the handshake", () => {
-      assert.equal(log!.checked.get("initialize"), undefined);
-      assert.ok((log!.checked.get("server/discover") ?? 0) >= 1);
+      assert.equal(log().checked.get("initialize"), undefined);
+      assert.ok((log().checked.get("server/discover") ?? 0) >= 1);
     });
   } finally {
     await client.close();
