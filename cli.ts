@@ -14,6 +14,7 @@ import { formatDiagnostic } from "./src/guardfile/diagnostics.ts";
 import { errorsOf, type LoadedFile, loadGuardfileFile, runServe } from "./src/modes/serve.ts";
 import { lintWarnings, servedTools } from "./src/modes/lint.ts";
 import { describeGuardfile, describeText } from "./src/modes/describe.ts";
+import { parseListenAddress } from "./src/modes/listen.ts";
 
 const VERSION = "0.1.0";
 
@@ -150,14 +151,9 @@ async function lint(args: string[]): Promise<number> {
 }
 
 function parseHttpAddress(text: string): { hostname: string; port: number } {
-  const m = /^(?:(\[[0-9A-Fa-f:.]+\]|[^:]*):)?(\d{1,5})$/.exec(text);
-  if (!m) {
-    throw new UsageError(`--http takes [HOST:]PORT, e.g. 127.0.0.1:8080 or 8080; got ${text}`);
-  }
-  const port = Number(m[2]);
-  if (port > 65535) throw new UsageError(`--http port ${port} is out of range`);
-  const hostname = (m[1] || "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
-  return { hostname, port };
+  const parsed = parseListenAddress(text);
+  if (typeof parsed === "string") throw new UsageError(parsed);
+  return parsed;
 }
 
 function positiveInt(name: string, value: string | undefined, fallback: number): number {

@@ -16,12 +16,17 @@ import { type LoadResult, parseGuardfile } from "../guardfile/parse.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/upstream.ts";
 import type { ValueResolver } from "../guard/values.ts";
-import { createHttpHandler, isLoopback, loopbackHosts } from "../transport/http.ts";
-import { beforeBody, pathOf, refuse } from "../transport/inbound.ts";
 import { readAtMost } from "../transport/bytes.ts";
-import { createToolApiHandler } from "../transport/tool_api.ts";
-import { serveStdio } from "../transport/stdio.ts";
-import type { InboundOptions } from "../transport/inbound.ts";
+import { runOn, type RunOnOptions } from "./listen.ts";
+
+export {
+  guardedHttpApp,
+  type HttpAppOptions,
+  listenHttp,
+  type Listening,
+  runOn,
+  type RunOnOptions,
+} from "./listen.ts";
 
 /** The process environment and file system, read at call time. */
 export const denoResolver: ValueResolver = {
@@ -113,147 +118,15 @@ export function guardedServer(
   return new McpServer({ ...guard, log });
 }
 
-/** Options of the HTTP app. */
-export interface HttpAppOptions {
-  /** The bound port, for the loopback `Host` check. */
-  port: number;
-  /** The bound hostname. When loopback, `Host` must name loopback (DNS rebinding). */
-  hostname: string;
-  /** Browser origins allowed to call (default none). */
-  allowedOrigins?: readonly string[];
-  /** Require `Authorization: Bearer <token>` from callers (default: no inbound auth). */
-  inboundToken?: string;
-  log?: Logger;
-}
-
-/**
- * The HTTP routes of `weir serve --http`, as one Web-standard handler.
- */
-export function guardedHttpApp(
-  server: McpServer,
-  options: HttpAppOptions,
-): (request: Request) => Promise<Response> {
-  const inbound: InboundOptions = {
-    authorize: options.inboundToken === undefined ? () => true : bearerCheck(options.inboundToken),
-    allowedOrigins: options.allowedOrigins ?? [],
-    allowedHosts: isLoopback(options.hostname) ? loopbackHosts(options.port) : "any",
-    log: options.log ?? stderrLogger,
-  };
-  const mcp = createHttpHandler(server, inbound);
-  const api = createToolApiHandler(server, { ...inbound, prefix: "/api/" });
-  return (request) => {
-    const pathname = pathOf(request);
-    if (pathname === null) {
-      return Promise.resolve(refuse(400, "Bad Request: invalid Host", beforeBody(request)));
-    }
-    if (pathname === "/mcp") return mcp(request);
-    if (pathname.startsWith("/api/")) return api(request);
-    if (pathname === "/healthz" && beforeBody(request) === "close") {
-      return Promise.resolve(
-        new Response(JSON.stringify({ status: "ok" }), {
-          headers: { "content-type": "application/json", "cache-control": "no-store" },
-        }),
-      );
-    }
-    // Unknown routes (and a health check carrying a body) read no body.
-    return Promise.resolve(refuse(404, "Not Found", beforeBody(request)));
-  };
-}
-
-function bearerCheck(token: string): InboundOptions["authorize"] {
-  const expected = new TextEncoder().encode(`Bearer ${token}`);
-  return (request) => {
-    const got = new TextEncoder().encode(request.headers.get("authorization") ?? "");
-    let diff = got.length ^ expected.length;
-    for (let i = 0; i < expected.length; i++) diff |= (got[i] ?? 0) ^ expected[i];
-    return diff === 0 ? true : { allow: false, reason: "missing or wrong bearer token" };
-  };
-}
-
 /** Options of {@link runServe}. */
-export interface ServeOptions {
-  transport: { kind: "stdio" } | { kind: "http"; hostname: string; port: number };
-  allowedOrigins?: string[];
-  inboundToken?: string;
+export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools"> & {
   limits?: Partial<UpstreamLimits>;
-  /** Stop serving (drain and return) when aborted. */
-  signal?: AbortSignal;
-  /** Called once listening (HTTP) with the actual address. */
-  onListen?: (addr: { hostname: string; port: number }) => void;
-  log?: Logger;
-}
+};
 
 /** Serve a loaded guardfile until `signal` aborts (or, on stdio, input ends). */
 export async function runServe(guardfile: Guardfile, options: ServeOptions): Promise<void> {
-  const log = options.log ?? stderrLogger;
-  const server = guardedServer(guardfile, { limits: options.limits, log });
+  const server = guardedServer(guardfile, { limits: options.limits, log: options.log });
   const tools = guardfile.grants.length + guardfile.withholds.length +
     (guardfile.infoTool ? 1 : 0);
-  if (options.transport.kind === "stdio") {
-    log({ level: "info", event: "serving", transport: "stdio", server: guardfile.name, tools });
-    await serveStdio(server, {
-      readable: Deno.stdin.readable,
-      writable: Deno.stdout.writable,
-      signal: options.signal,
-    });
-    return;
-  }
-  const { hostname, port } = options.transport;
-  const http = await listenHttp(server, {
-    hostname,
-    port,
-    signal: options.signal,
-    allowedOrigins: options.allowedOrigins,
-    inboundToken: options.inboundToken,
-    log,
-  });
-  log({
-    level: "info",
-    event: "serving",
-    transport: "http",
-    server: guardfile.name,
-    tools,
-    addr: `${http.hostname}:${http.port}`,
-    mcp: `http://${http.hostname}:${http.port}/mcp`,
-  });
-  if (!isLoopback(http.hostname) && options.inboundToken === undefined) {
-    log({
-      level: "warn",
-      event: "no_inbound_auth",
-      message: "listening beyond loopback with no inbound authentication: anyone who can " +
-        "reach this port can call every granted tool (set --inbound-token-env)",
-    });
-  }
-  options.onListen?.({ hostname: http.hostname, port: http.port });
-  await http.finished;
-}
-
-/** A listening HTTP server. */
-export interface Listening {
-  hostname: string;
-  port: number;
-  /** Resolves when the server has shut down (after `signal` aborts). */
-  finished: Promise<void>;
-}
-
-/**
- * Listen with `Deno.serve` and serve the HTTP app; resolves once bound.
- * @throws when the address cannot be bound
- */
-export function listenHttp(
-  server: McpServer,
-  options: Omit<HttpAppOptions, "port"> & { port: number; signal?: AbortSignal },
-): Promise<Listening> {
-  // The app needs the bound port (for the Host check), known only once bound.
-  const bound: { app?: (request: Request) => Promise<Response> } = {};
-  const http = Deno.serve({
-    hostname: options.hostname,
-    port: options.port,
-    signal: options.signal,
-    onListen: () => {},
-  }, (request) => bound.app!(request));
-  const addr = http.addr as Deno.NetAddr;
-  // The Host check follows the address actually bound, however it was spelled.
-  bound.app = guardedHttpApp(server, { ...options, hostname: addr.hostname, port: addr.port });
-  return Promise.resolve({ hostname: addr.hostname, port: addr.port, finished: http.finished });
+  await runOn(server, { ...options, mode: "spec", server: guardfile.name, tools });
 }

@@ -1,0 +1,175 @@
+/**
+ * The serving glue every mode shares: the HTTP routes (MCP at `POST /mcp`,
+ * the tool API at `POST /api/<tool>`, `GET /healthz`, everything else 404)
+ * with the inbound checks (Origin, loopback `Host`, optional bearer token),
+ * the `Deno.serve` listener, and stdio. A mode builds an {@link McpServer}
+ * and hands it to {@link runOn}.
+ *
+ * @module
+ */
+import { type Logger, type McpServer, stderrLogger } from "../mcp/server.ts";
+import { createHttpHandler, isLoopback, loopbackHosts } from "../transport/http.ts";
+import { beforeBody, type InboundOptions, pathOf, refuse } from "../transport/inbound.ts";
+import { createToolApiHandler } from "../transport/tool_api.ts";
+import { serveStdio } from "../transport/stdio.ts";
+
+/** Options of the HTTP app. */
+export interface HttpAppOptions {
+  /** The bound port, for the loopback `Host` check. */
+  port: number;
+  /** The bound hostname. When loopback, `Host` must name loopback (DNS rebinding). */
+  hostname: string;
+  /** Browser origins allowed to call (default none). */
+  allowedOrigins?: readonly string[];
+  /** Require `Authorization: Bearer <token>` from callers (default: no inbound auth). */
+  inboundToken?: string;
+  log?: Logger;
+}
+
+/**
+ * The HTTP routes of `weir serve --http`, as one Web-standard handler.
+ */
+export function guardedHttpApp(
+  server: McpServer,
+  options: HttpAppOptions,
+): (request: Request) => Promise<Response> {
+  const inbound: InboundOptions = {
+    authorize: options.inboundToken === undefined ? () => true : bearerCheck(options.inboundToken),
+    allowedOrigins: options.allowedOrigins ?? [],
+    allowedHosts: isLoopback(options.hostname) ? loopbackHosts(options.port) : "any",
+    log: options.log ?? stderrLogger,
+  };
+  const mcp = createHttpHandler(server, inbound);
+  const api = createToolApiHandler(server, { ...inbound, prefix: "/api/" });
+  return (request) => {
+    const pathname = pathOf(request);
+    if (pathname === null) {
+      return Promise.resolve(refuse(400, "Bad Request: invalid Host", beforeBody(request)));
+    }
+    if (pathname === "/mcp") return mcp(request);
+    if (pathname.startsWith("/api/")) return api(request);
+    if (pathname === "/healthz" && beforeBody(request) === "close") {
+      return Promise.resolve(
+        new Response(JSON.stringify({ status: "ok" }), {
+          headers: { "content-type": "application/json", "cache-control": "no-store" },
+        }),
+      );
+    }
+    // Unknown routes (and a health check carrying a body) read no body.
+    return Promise.resolve(refuse(404, "Not Found", beforeBody(request)));
+  };
+}
+
+function bearerCheck(token: string): InboundOptions["authorize"] {
+  const expected = new TextEncoder().encode(`Bearer ${token}`);
+  return (request) => {
+    const got = new TextEncoder().encode(request.headers.get("authorization") ?? "");
+    let diff = got.length ^ expected.length;
+    for (let i = 0; i < expected.length; i++) diff |= (got[i] ?? 0) ^ expected[i];
+    return diff === 0 ? true : { allow: false, reason: "missing or wrong bearer token" };
+  };
+}
+
+/**
+ * Parse a listen address as `--http` takes it: `[HOST:]PORT` (HOST defaults
+ * to 127.0.0.1; an IPv6 host in brackets).
+ * @returns the address, or a message saying what is wrong
+ */
+export function parseListenAddress(text: string): { hostname: string; port: number } | string {
+  const m = /^(?:(\[[0-9A-Fa-f:.]+\]|[^:]*):)?(\d{1,5})$/.exec(text);
+  if (!m) return `--http takes [HOST:]PORT, e.g. 127.0.0.1:8080 or 8080; got ${text}`;
+  const port = Number(m[2]);
+  if (port > 65535) return `--http port ${port} is out of range`;
+  const hostname = (m[1] || "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
+  return { hostname, port };
+}
+
+/** Options of {@link runOn}. */
+export interface RunOnOptions {
+  transport: { kind: "stdio" } | { kind: "http"; hostname: string; port: number };
+  allowedOrigins?: string[];
+  inboundToken?: string;
+  /** Stop serving (drain and return) when aborted. */
+  signal?: AbortSignal;
+  /** Called once listening (HTTP) with the actual address. */
+  onListen?: (addr: { hostname: string; port: number }) => void;
+  log?: Logger;
+  /** For the `serving` log line: the mode (`spec`, `upstream`, ...). */
+  mode: string;
+  /** For the `serving` log line: the server name. */
+  server: string;
+  /** For the `serving` log line: how many tools are served. */
+  tools: number;
+}
+
+/** Serve `server` over stdio or HTTP until `signal` aborts (or, on stdio, input ends). */
+export async function runOn(server: McpServer, options: RunOnOptions): Promise<void> {
+  const log = options.log ?? stderrLogger;
+  const about = { mode: options.mode, server: options.server, tools: options.tools };
+  if (options.transport.kind === "stdio") {
+    log({ level: "info", event: "serving", transport: "stdio", ...about });
+    await serveStdio(server, {
+      readable: Deno.stdin.readable,
+      writable: Deno.stdout.writable,
+      signal: options.signal,
+    });
+    return;
+  }
+  const { hostname, port } = options.transport;
+  const http = await listenHttp(server, {
+    hostname,
+    port,
+    signal: options.signal,
+    allowedOrigins: options.allowedOrigins,
+    inboundToken: options.inboundToken,
+    log,
+  });
+  log({
+    level: "info",
+    event: "serving",
+    transport: "http",
+    ...about,
+    addr: `${http.hostname}:${http.port}`,
+    mcp: `http://${http.hostname}:${http.port}/mcp`,
+  });
+  if (!isLoopback(http.hostname) && options.inboundToken === undefined) {
+    log({
+      level: "warn",
+      event: "no_inbound_auth",
+      message: "listening beyond loopback with no inbound authentication: anyone who can " +
+        "reach this port can call every served tool (set --inbound-token-env)",
+    });
+  }
+  options.onListen?.({ hostname: http.hostname, port: http.port });
+  await http.finished;
+}
+
+/** A listening HTTP server. */
+export interface Listening {
+  hostname: string;
+  port: number;
+  /** Resolves when the server has shut down (after `signal` aborts). */
+  finished: Promise<void>;
+}
+
+/**
+ * Listen with `Deno.serve` and serve the HTTP app; resolves once bound.
+ * @throws when the address cannot be bound
+ */
+export function listenHttp(
+  server: McpServer,
+  options: Omit<HttpAppOptions, "port"> & { port: number; signal?: AbortSignal },
+): Promise<Listening> {
+  // The app needs the bound port (for the Host check), known only once bound.
+  const bound: { app?: (request: Request) => Promise<Response> } = {};
+  const http = Deno.serve({
+    hostname: options.hostname,
+    port: options.port,
+    signal: options.signal,
+    onListen: () => {},
+  }, (request) => bound.app!(request));
+  const addr = http.addr as Deno.NetAddr;
+  // The Host check follows the address actually bound, however it was spelled.
+  bound.app = guardedHttpApp(server, { ...options, hostname: addr.hostname, port: addr.port });
+  return Promise.resolve({ hostname: addr.hostname, port: addr.port, finished: http.finished });
+}
