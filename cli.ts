@@ -15,6 +15,7 @@ import { errorsOf, type LoadedFile, loadGuardfileFile, runServe } from "./src/mo
 import { lintWarnings, servedTools } from "./src/modes/lint.ts";
 import { describeGuardfile, describeText } from "./src/modes/describe.ts";
 import { parseListenAddress } from "./src/modes/listen.ts";
+import { createLogger, resolveLogLevel } from "./src/ops/log.ts";
 
 const VERSION = "0.1.0";
 
@@ -66,6 +67,9 @@ or the exit code. Exit 1 when any file has an error or cannot be read.`,
   --upstream-timeout MS      Abandon an upstream call after MS milliseconds (default 30000;
                              0 disables).
   --max-response-bytes N     Refuse upstream answers larger than N bytes (default 8388608).
+  --log-level LEVEL          debug, info (default), warn or error; else WEIR_LOG_LEVEL.
+                             One JSON object per line on stderr: an audit line per call
+                             (tool, outcome, status, duration) and per refusal (its rule).
 
 Secrets named by the guardfile (value env "X", value file "...") are read at every call,
 never at start-up. They are redacted from every result and error (as sent, percent-encoded
@@ -170,8 +174,16 @@ async function serve(args: string[]): Promise<number> {
     "inbound-token-env": { type: "string" },
     "upstream-timeout": { type: "string" },
     "max-response-bytes": { type: "string" },
+    "log-level": { type: "string" },
   });
   if (positionals.length !== 1) throw new UsageError("serve takes exactly one FILE");
+  let log;
+  try {
+    const level = resolveLogLevel(values["log-level"] as string, Deno.env.get("WEIR_LOG_LEVEL"));
+    log = createLogger({ level });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   if (Boolean(values.stdio) === (values.http !== undefined)) {
     throw new UsageError("serve needs exactly one of --stdio or --http [HOST:]PORT");
   }
@@ -208,12 +220,14 @@ async function serve(args: string[]): Promise<number> {
       inboundToken,
       limits,
       signal: controller.signal,
+      log,
     });
   } catch (error) {
     console.error(`weir: serve: ${(error as Error).message}`);
     return 1;
   } finally {
     for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(signal, stop);
+    await log.flush();
   }
   return 0;
 }

@@ -26,6 +26,7 @@ import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
 import { checkBlankArguments, isEmpty, ResponseCache, TokenBucket } from "./controls.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
+import { auditAllowed, auditRefused, ruleOfErrorKind } from "../ops/audit.ts";
 
 /** Options of {@link createGuard}. */
 export interface GuardOptions {
@@ -100,7 +101,12 @@ export function createGuard(
     : undefined;
   const cache = new ResponseCache();
 
-  const callGrant = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
+  const callGrant = async (
+    grant: Grant,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    seen: { upstreamStatus?: number },
+  ) => {
     const planned = planRequest(grant, args, restricts);
     const redactor = new Redactor();
     const answer = await sendUpstream(
@@ -112,6 +118,7 @@ export function createGuard(
       ctx.signal,
       redactor,
     );
+    seen.upstreamStatus = answer.status;
     const what = `${grant.method} ${grant.path}`;
     const text = new TextDecoder().decode(answer.body);
     if (answer.status >= 300) {
@@ -184,18 +191,24 @@ export function createGuard(
     ctx: CallContext,
   ): Promise<CallToolResult> => {
     const started = performance.now();
-    const done = (outcome: string, status: number) =>
-      log({
-        level: outcome === "ok" ? "info" : "warn",
-        event: "tool_call",
-        tool: name,
-        outcome,
-        status,
-        duration_ms: Math.round(performance.now() - started),
-      });
+    const seen: { upstreamStatus?: number } = {};
+    // One audit line per decision (src/ops/audit.ts): refusals name their rule.
+    const done = (outcome: string, status: number) => {
+      const rule = ruleOfErrorKind(outcome);
+      if (rule) auditRefused(log, { rule, status, tool: name });
+      else {
+        auditAllowed(log, {
+          tool: name,
+          outcome,
+          status,
+          durationMs: performance.now() - started,
+          upstreamStatus: seen.upstreamStatus,
+        });
+      }
+    };
     const w = withheld.get(name);
     if (w) {
-      done("withheld", 403);
+      done("verb_withheld", 403);
       const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
       if (w.alternative) structured.alternative = w.alternative;
       throw new ToolError(
@@ -223,7 +236,7 @@ export function createGuard(
         return hit;
       }
       await bucket?.take(limits.timeoutMs > 0 ? limits.timeoutMs : Infinity, ctx.signal);
-      const result = await callGrant(grant, args, ctx);
+      const result = await callGrant(grant, args, ctx, seen);
       if (ttl) cache.set(name, key, ttl, result);
       done("ok", 200);
       return result;

@@ -360,7 +360,10 @@ export class McpServer {
   ): Promise<ToolCallOutcome> {
     const catalog = await this.#catalog();
     const tool = catalog.toolsByName.get(name);
-    if (!tool) return { status: 404, result: errorResult(`Unknown tool: "${clip(name)}"`) };
+    if (!tool) {
+      this.#refused("unknown_tool", 404, name);
+      return { status: 404, result: errorResult(`Unknown tool: "${clip(name)}"`) };
+    }
     const call: CallContext = {
       signal: ctx.signal ?? NO_SIGNAL,
       era: "modern",
@@ -368,6 +371,21 @@ export class McpServer {
       auth: ctx.auth,
     };
     return await this.#runTool(tool, args, call);
+  }
+
+  /**
+   * The audit line of a refusal the core decides (same shape as
+   * `src/ops/audit.ts`): the rule, the status and the tool name, never a value.
+   */
+  #refused(rule: "schema" | "unknown_tool", status: number, tool: string): void {
+    this.#log({
+      level: "warn",
+      event: "refused",
+      decision: "refuse",
+      rule,
+      status,
+      tool: tool.slice(0, 64),
+    });
   }
 
   #notification(message: JsonRpcNotification, ctx: MessageContext): void {
@@ -601,6 +619,7 @@ export class McpServer {
     }
     const tool = (await this.#catalog()).toolsByName.get(name);
     if (!tool) {
+      this.#refused("unknown_tool", 404, name);
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name)}"`, {
         name: clip(name),
       });
@@ -619,9 +638,11 @@ export class McpServer {
   async #runTool(tool: PreparedTool, args: unknown, call: CallContext): Promise<ToolCallOutcome> {
     const name = tool.wire.name;
     if (!isObject(args)) {
+      this.#refused("schema", 400, name);
       return { status: 400, result: errorResult(`Arguments for tool "${name}" must be an object`) };
     }
     if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+      this.#refused("schema", 400, name);
       return {
         status: 400,
         result: errorResult(
@@ -631,6 +652,8 @@ export class McpServer {
     }
     const problems = tool.validate(args);
     if (problems.length > 0) {
+      // The problems may quote argument values: the log names the rule only.
+      this.#refused("schema", 400, name);
       return {
         status: 400,
         result: errorResult(`Invalid arguments for tool "${name}": ${problems.join("; ")}`),

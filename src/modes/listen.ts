@@ -112,6 +112,7 @@ export async function runOn(server: McpServer, options: RunOnOptions): Promise<v
       readable: Deno.stdin.readable,
       writable: Deno.stdout.writable,
       signal: options.signal,
+      log,
     });
     return;
   }

@@ -96,7 +96,7 @@ export function createHttpHandler(
         beforeBody(request),
       );
     }
-    const body = await readBody(request, max);
+    const body = await readBody(request, max, options.log);
     if (body instanceof Response) return body;
     const refused = options.authorizeBody ? await checkAfterBody(request, body, options) : null;
     if (refused) return refused;

@@ -165,7 +165,15 @@ export async function checkBeforeBody(
     origin !== null && options.allowedOrigins !== "any" &&
     !options.allowedOrigins.includes(origin)
   ) {
-    log?.({ level: "warn", event: "refused", reason: "origin not allowed", origin });
+    log?.({
+      level: "warn",
+      event: "refused",
+      decision: "refuse",
+      rule: "origin",
+      status: 403,
+      reason: "origin not allowed",
+      origin: origin.slice(0, 200),
+    });
     return refuse(403, "Forbidden", beforeBody(request));
   }
   const hosts = options.allowedHosts ?? "any";
@@ -175,6 +183,9 @@ export async function checkBeforeBody(
       log?.({
         level: "warn",
         event: "refused",
+        decision: "refuse",
+        rule: "host",
+        status: 403,
         reason: "host not allowed",
         host: host.slice(0, 200),
       });
@@ -187,7 +198,14 @@ export async function checkBeforeBody(
   try {
     const verdict = verdictOf(await options.authorize(request));
     if (!verdict.allow) {
-      log?.({ level: "warn", event: "refused", reason: verdict.reason ?? "authorize refused" });
+      log?.({
+        level: "warn",
+        event: "refused",
+        decision: "refuse",
+        rule: "auth",
+        status: 403,
+        reason: verdict.reason ?? "authorize refused",
+      });
       return refuse(403, "Forbidden", beforeBody(request));
     }
     return { auth: verdict.auth };
@@ -200,10 +218,25 @@ export async function checkBeforeBody(
 /**
  * Read the whole body, refusing with 413 as soon as it passes `max` bytes
  * (before reading further: the stream is cancelled and the connection closed).
+ * @param log receives the audit line of a 413 (rule `size`)
  * @returns the exact bytes received, or a refusal
  */
-export async function readBody(request: Request, max: number): Promise<Uint8Array | Response> {
-  const tooLarge = () => refuse(413, `Request body exceeds ${max} bytes`, "drop");
+export async function readBody(
+  request: Request,
+  max: number,
+  log?: Logger,
+): Promise<Uint8Array | Response> {
+  const tooLarge = () => {
+    log?.({
+      level: "warn",
+      event: "refused",
+      decision: "refuse",
+      rule: "size",
+      status: 413,
+      reason: `body over ${max} bytes`,
+    });
+    return refuse(413, `Request body exceeds ${max} bytes`, "drop");
+  };
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) {
     await request.body?.cancel().catch(() => {});
@@ -249,6 +282,9 @@ export async function checkAfterBody(
     options.log?.({
       level: "warn",
       event: "refused",
+      decision: "refuse",
+      rule: "auth",
+      status: 403,
       reason: verdict.reason ?? "authorizeBody refused",
     });
     return refuse(403, "Forbidden", "keep");

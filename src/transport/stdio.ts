@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { type McpServer, Session } from "../mcp/server.ts";
+import { type Logger, type McpServer, Session } from "../mcp/server.ts";
 import { concatBytes } from "./bytes.ts";
 
 /** Options of {@link serveStdio}. */
@@ -24,6 +24,8 @@ export interface StdioOptions {
   signal?: AbortSignal;
   /** Longest accepted line in bytes (default 1 MiB); longer lines are refused and skipped. */
   maxLineBytes?: number;
+  /** Receives the audit line of a refused over-long line (rule `size`). */
+  log?: Logger;
 }
 
 const NEWLINE = 0x0a;
@@ -71,11 +73,20 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
     task.finally(() => inFlight.delete(task));
   };
 
-  const tooLong = () =>
-    write(JSON.stringify({
+  const tooLong = () => {
+    options.log?.({
+      level: "warn",
+      event: "refused",
+      decision: "refuse",
+      rule: "size",
+      status: 413,
+      reason: `line over ${max} bytes`,
+    });
+    return write(JSON.stringify({
       jsonrpc: "2.0",
       error: { code: -32600, message: `Message exceeds ${max} bytes; skipped` },
     }));
+  };
 
   const reader = options.readable.getReader();
   const stop = () => reader.cancel().catch(() => {});

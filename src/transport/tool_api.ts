@@ -70,7 +70,7 @@ export function createToolApiHandler(
         beforeBody(request),
       );
     }
-    const body = await readBody(request, max);
+    const body = await readBody(request, max, options.log);
     if (body instanceof Response) return body;
     const refused = await checkAfterBody(request, body, options);
     if (refused) return refused;

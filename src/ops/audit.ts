@@ -1,0 +1,124 @@
+/**
+ * Audit lines: one log event per decision weir takes about a call, in one
+ * shape for every mode (spec, serve-upstream, the AWS modes).
+ *
+ * - A call that was let through: `{"event": "tool_call", "decision": "allow",
+ *   "tool", "outcome", "status", "duration_ms", "upstream_status"?}` at `info`
+ *   (`warn` when the outcome is not `ok`/`cache_hit`).
+ * - A call or request refused by a rule: `{"event": "refused", "decision":
+ *   "refuse", "rule", "status", "tool"?, "reason"?}` at `warn`.
+ *
+ * Never put an argument value, a result, a header value or a secret in
+ * `reason` or any other field: name the rule and the input, not its value.
+ * The MCP core and the transports cannot import this room (design layers),
+ * so they emit the same shapes directly; the rule names are the
+ * {@link RefusalRule} union below.
+ *
+ * @module
+ */
+import type { Logger } from "../mcp/server.ts";
+
+/**
+ * Why a call or request was refused:
+ * - `schema`: arguments do not match the tool's `inputSchema` (or are not an object, or nest too deep)
+ * - `unknown_tool`: no such tool in the served catalog
+ * - `withheld`: a `withhold` stub was called
+ * - `restrict`: a value the policy refuses (restrict, dot segment, leaving the upstream)
+ * - `blank_argument`: `reject-empty-arguments`
+ * - `rate_limit`: the rate limit would delay the call past its deadline
+ * - `origin`, `host`, `auth`: the inbound checks (403)
+ * - `size`: a body or line past its cap (413), a URL too long
+ * - `deadline`: a request whose headers or body arrived too slowly (408)
+ * - `overload`: the concurrent request cap (503)
+ * - `shutting_down`: a request after shutdown began (503)
+ * - `allowlist`, `fingerprint`, `pin`: serve-upstream's checks
+ */
+export type RefusalRule =
+  | "schema"
+  | "unknown_tool"
+  | "withheld"
+  | "restrict"
+  | "blank_argument"
+  | "rate_limit"
+  | "origin"
+  | "host"
+  | "auth"
+  | "size"
+  | "deadline"
+  | "overload"
+  | "shutting_down"
+  | "allowlist"
+  | "fingerprint"
+  | "pin";
+
+/** A call let through and what came of it. */
+export interface AllowedCall {
+  tool: string;
+  /** `ok`, `cache_hit`, or the error kind (`upstream_error`, `upstream_timeout`, `cancelled`...). */
+  outcome: string;
+  /** The status the tool API would answer (200, 502, 504, 499...). */
+  status: number;
+  /** Wall time of the call in milliseconds. */
+  durationMs: number;
+  /** The upstream's HTTP status, when a request was sent and answered. */
+  upstreamStatus?: number;
+}
+
+/** A refusal. */
+export interface Refusal {
+  rule: RefusalRule;
+  /** The HTTP status (or the tool API status for an MCP tool error). */
+  status: number;
+  /** The tool asked for, when known (clipped to 64 characters). */
+  tool?: string;
+  /** A fixed phrase naming what failed, never a value. */
+  reason?: string;
+}
+
+/** Longest tool name written (a client can send anything as a name). */
+const TOOL_CHARS = 64;
+
+/** Write the audit line of an allowed call. */
+export function auditAllowed(log: Logger, call: AllowedCall): void {
+  const ok = call.outcome === "ok" || call.outcome === "cache_hit";
+  log({
+    level: ok ? "info" : "warn",
+    event: "tool_call",
+    decision: "allow",
+    tool: call.tool.slice(0, TOOL_CHARS),
+    outcome: call.outcome,
+    status: call.status,
+    duration_ms: Math.round(call.durationMs),
+    ...(call.upstreamStatus === undefined ? {} : { upstream_status: call.upstreamStatus }),
+  });
+}
+
+/** Write the audit line of a refusal. */
+export function auditRefused(log: Logger, refusal: Refusal): void {
+  log({
+    level: "warn",
+    event: "refused",
+    decision: "refuse",
+    rule: refusal.rule,
+    status: refusal.status,
+    ...(refusal.tool === undefined ? {} : { tool: refusal.tool.slice(0, TOOL_CHARS) }),
+    ...(refusal.reason === undefined ? {} : { reason: refusal.reason }),
+  });
+}
+
+/**
+ * The refusal rule a guard `ToolError` kind (the text before its first `:`)
+ * stands for, or `undefined` when the kind is an outcome of an allowed call
+ * (an upstream failure, a timeout, a cancellation).
+ */
+export function ruleOfErrorKind(kind: string): RefusalRule | undefined {
+  return RULE_OF_KIND[kind];
+}
+
+const RULE_OF_KIND: Record<string, RefusalRule> = {
+  policy_denied: "restrict",
+  verb_withheld: "withheld",
+  reject_empty_argument: "blank_argument",
+  rate_limited: "rate_limit",
+  request_too_large: "size",
+};
