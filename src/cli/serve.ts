@@ -1,0 +1,82 @@
+/**
+ * `weir serve FILE (--stdio | --http [HOST:]PORT) [options]`: flags to
+ * {@linkcode runServe} options; SIGTERM and SIGINT stop the listener.
+ *
+ * @module
+ */
+import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
+import { createLogger, resolveLogLevel } from "../ops/log.ts";
+import { parseFlags, parseHttpAddress, printDiagnostics, UsageError, wholeNumber } from "./args.ts";
+
+/**
+ * Run `weir serve` until stdin closes (stdio) or a signal arrives (HTTP).
+ * @param args the arguments after `serve`
+ * @returns 0 after a clean stop; 1 when the guardfile has errors, the inbound
+ *   token variable is unset, or serving failed
+ * @throws {UsageError} on a bad command line
+ */
+export async function run(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    stdio: { type: "boolean" },
+    http: { type: "string" },
+    "allow-origin": { type: "string", multiple: true },
+    "inbound-token-env": { type: "string" },
+    "upstream-timeout": { type: "string" },
+    "max-response-bytes": { type: "string" },
+    "log-level": { type: "string" },
+  });
+  if (positionals.length !== 1) throw new UsageError("serve takes exactly one FILE");
+  let log;
+  try {
+    const level = resolveLogLevel(values["log-level"], Deno.env.get("WEIR_LOG_LEVEL"));
+    log = createLogger({ level });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (Boolean(values.stdio) === (values.http !== undefined)) {
+    throw new UsageError("serve needs exactly one of --stdio or --http [HOST:]PORT");
+  }
+  const limits = {
+    timeoutMs: wholeNumber("--upstream-timeout", values["upstream-timeout"], 30_000),
+    maxResponseBytes: wholeNumber(
+      "--max-response-bytes",
+      values["max-response-bytes"],
+      8 * 1024 * 1024,
+    ),
+  };
+  let inboundToken: string | undefined;
+  const tokenVar = values["inbound-token-env"];
+  if (tokenVar !== undefined) {
+    inboundToken = Deno.env.get(tokenVar);
+    if (!inboundToken) {
+      console.error(`weir: --inbound-token-env ${tokenVar}: the variable is not set or empty`);
+      return 1;
+    }
+  }
+  const transport = values.stdio
+    ? { kind: "stdio" as const }
+    : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
+  const loaded = await loadGuardfileFile(positionals[0]);
+  printDiagnostics(loaded);
+  if (!loaded.guardfile || errorsOf(loaded.diagnostics).length > 0) return 1;
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(signal, stop);
+  try {
+    await runServe(loaded.guardfile, {
+      transport,
+      allowedOrigins: values["allow-origin"],
+      inboundToken,
+      limits,
+      signal: controller.signal,
+      log,
+    });
+  } catch (error) {
+    console.error(`weir: serve: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(signal, stop);
+    await log.flush();
+  }
+  return 0;
+}

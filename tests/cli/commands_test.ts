@@ -1,0 +1,57 @@
+/**
+ * The command table: `--version` is deno.json's version, and the commands that
+ * need no guardfile load no npm package at all (so no KDL parser): Deno's
+ * `--no-npm` makes any npm import fail, and these must still succeed.
+ */
+import assert from "node:assert/strict";
+import { CLI, CONFIG, ROOT, runCli } from "../support/cli.ts";
+
+const config = JSON.parse(await Deno.readTextFile(CONFIG));
+
+async function withoutNpm(args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--no-npm", "--config", CONFIG, CLI, ...args],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test("--version prints the version in deno.json", async () => {
+  const r = await runCli(["--version"]);
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout.trim(), `weir ${config.version}`);
+});
+
+Deno.test("help, --version and usage errors load no npm package (no KDL parser)", async () => {
+  for (const args of [["--version"], ["help"], ["help", "serve"], ["serve", "--help"]]) {
+    const r = await withoutNpm(args);
+    assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+    assert.notEqual(r.stdout, "");
+  }
+  const unknown = await withoutNpm(["frobnicate"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown command "frobnicate"/);
+  // The guard rail itself: lint does need the parser, so --no-npm must break it.
+  const lint = await withoutNpm(["lint", "guardfiles/demo.mcp.kdl"]);
+  assert.notEqual(lint.code, 0);
+});
+
+Deno.test("help lists every command with its usage line, and help for each exists", async () => {
+  const r = await runCli(["help"]);
+  const names = [...r.stdout.matchAll(/^  weir ([a-z][a-z-]*)/gm)].map((m) => m[1])
+    .filter((n) => n !== "help");
+  assert.ok(names.includes("serve") && names.includes("lint"), r.stdout);
+  for (const name of names) {
+    const help = await runCli(["help", name]);
+    assert.equal(help.code, 0, name);
+    assert.match(help.stdout, new RegExp(`^Usage: weir ${name}`), name);
+  }
+  const none = await runCli(["help", "nope"]);
+  assert.equal(none.code, 2);
+});
