@@ -18,7 +18,7 @@ import {
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { envelope } from "./coverage.ts";
-import { indexRestricts, planRequest } from "./request.ts";
+import { indexRestricts, planRequest, withoutNulls } from "./request.ts";
 import { grantTool, infoTool, withheldTool } from "./tools.ts";
 import { sendUpstream, type UpstreamLimits } from "./upstream.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
@@ -226,6 +226,8 @@ export function createGuard(
     }
     const grant = grants.get(name);
     if (!grant) throw new ToolError(`unknown tool "${name}"`, { status: 404 });
+    // An optional input sent as null was not given: no check, cache key or request sees it.
+    args = withoutNulls(grant, args);
     try {
       checkBlankArguments(name, controls.rejectEmptyArguments[name] ?? [], args);
       const ttl = controls.cache[name];

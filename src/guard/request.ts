@@ -3,22 +3,34 @@
  * anything is sent.
  *
  * Path parameters are percent-encoded as exactly one segment (RFC 3986
- * `pchar`): `/`, `?`, `#` and `%` itself are encoded, so no value can add a
- * segment, a query or a fragment, or reach another host. Values the WHATWG URL
- * parser would reinterpret are refused: `.` and `..` (folded as dot segments
- * even when percent-encoded), empty values, and control characters. Every
- * `restrict` on the parameter must match (globs within one node are OR'd,
- * nodes are AND'd). Query and path values also pass the reference's
- * metacharacter gate.
+ * `pchar`): `?`, `#` and `%` itself are encoded, so no value can add a query
+ * or a fragment, or reach another host. A value containing `/` or `\` (raw
+ * or percent-encoded as `%2F`/`%5C`) is refused by name, because some
+ * upstreams decode `%2F` before routing; a parameter declared
+ * `slashes="segments"` takes a relative path instead (each segment encoded on
+ * its own; empty, `.` and `..` segments refused; at most
+ * {@link SEGMENTS_MAX_LENGTH} characters), and one declared
+ * `slashes="encoded"` sends `/` as `%2F` inside its one segment. Values the
+ * WHATWG URL parser would reinterpret are refused: `.` and `..` (folded as dot
+ * segments even when percent-encoded), empty values, and control characters.
+ * An integer parameter is sent in decimal. Every `restrict` on the parameter
+ * must match the whole value (globs within one node are OR'd, nodes are
+ * AND'd). Query and path values also pass the reference's metacharacter gate
+ * unless the input states `metacharacters="allow"`.
+ *
+ * Optional inputs given as JSON `null` mean "not given" ({@link withoutNulls}).
+ *
+ * Grammar reference: `docs/guardfile.md`.
  *
  * @module
  */
 import { ToolError } from "../mcp/server.ts";
-import type { Grant, Guardfile } from "../guardfile/model.ts";
+import type { BodyField, Grant, Guardfile, PathParam } from "../guardfile/model.ts";
 import { compileGlob } from "../guardfile/glob.ts";
+import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 
 /** Characters the reference refuses in path and query values (shell metacharacters). */
-const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
+export const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
 const CONTROL = /[\x00-\x1f\x7f]/;
 
 /** A request ready to send, minus credentials and the base URL (resolved at call time). */
@@ -82,11 +94,27 @@ export function planRequest(
   args: Record<string, unknown>,
   restricts: RestrictIndex,
 ): PlannedRequest {
+  args = withoutNulls(grant, args);
   let path = grant.path;
-  for (const name of grant.pathParams) {
+  for (const param of grant.params) {
+    const name = param.name;
     const raw = has(args, name) ? args[name] : "";
-    const value = typeof raw === "string" ? raw : String(raw);
-    gate(`path parameter "${name}"`, value);
+    const value = pathText(param, raw);
+    const what = `path parameter "${name}"`;
+    if (param.type === "string" && /[\\]|%2f|%5c/i.test(value)) {
+      throw policyDenied(
+        `${what} contains "\\" or a percent-encoded "/" or "\\" (%2F, %5C); refused so an ` +
+          `upstream that decodes before routing cannot see another path`,
+      );
+    }
+    if (param.slashes === "refuse" && value.includes("/")) {
+      throw policyDenied(
+        `${what} contains "/"; it fills exactly one path segment (the guardfile can declare ` +
+          `param "${name}" slashes="segments" for a relative path)`,
+      );
+    }
+    gate(what, value, param.metacharacters);
+    const encoded = encodePathValue(param, value);
     for (const rule of restricts.get(name) ?? []) {
       if (!rule.match(value)) {
         throw policyDenied(
@@ -95,7 +123,7 @@ export function planRequest(
         );
       }
     }
-    path = path.replace(`{${name}}`, () => encodeSegment(name, value));
+    path = path.replace(`{${name}}`, () => encoded);
   }
 
   for (const group of grant.exclusive) {
@@ -113,7 +141,7 @@ export function planRequest(
     const value = args[input.name];
     for (const item of input.kind === "array" ? value as unknown[] : [value]) {
       const text = queryText(item);
-      gate(`query parameter "${input.name}"`, text);
+      gate(`query parameter "${input.name}"`, text, input.metacharacters);
       query.push([input.wire, text]);
     }
   }
@@ -132,15 +160,101 @@ function has(value: unknown, name: string): boolean {
   return typeof value === "object" && value !== null && Object.hasOwn(value, name);
 }
 
-function gate(what: string, value: string): void {
+/**
+ * The metacharacter gate: unpaired surrogates and control characters are
+ * always refused; shell metacharacters unless the input allows them.
+ */
+function gate(what: string, value: string, metacharacters: "refuse" | "allow"): void {
   if (!value.isWellFormed()) {
     throw policyDenied(`${what} contains an unpaired UTF-16 surrogate (not valid Unicode text)`);
   }
-  if (METACHARACTERS.test(value) || CONTROL.test(value)) {
+  if (CONTROL.test(value)) {
+    throw policyDenied(`${what} contains a control character (line break, tab, NUL, ...)`);
+  }
+  if (metacharacters === "refuse" && METACHARACTERS.test(value)) {
     throw policyDenied(
-      `${what} contains a character this server refuses (\` $ ; & | < > ( ) { } \\ or a control character)`,
+      `${what} contains a character this server refuses (\` $ ; & | < > ( ) { } \\); ` +
+        `the guardfile can allow them for this input with metacharacters="allow"`,
     );
   }
+}
+
+/** A path value as text: an integer in decimal (never exponent notation), a string as is. */
+function pathText(param: PathParam, raw: unknown): string {
+  if (param.type === "integer" && typeof raw === "number" && Number.isInteger(raw)) {
+    return BigInt(raw).toString();
+  }
+  return typeof raw === "string" ? raw : String(raw);
+}
+
+/**
+ * Encode a path value by its parameter's `slashes` rule (see the module doc).
+ * @throws {ToolError} policy_denied for an empty, dot, over-long or control-character value
+ */
+export function encodePathValue(param: PathParam, value: string): string {
+  if (param.slashes === "refuse") return encodeSegment(param.name, value);
+  const what = `path parameter "${param.name}"`;
+  if (value.length > SEGMENTS_MAX_LENGTH) {
+    throw policyDenied(`${what} is longer than ${SEGMENTS_MAX_LENGTH} characters`);
+  }
+  const segments = value.split("/");
+  segments.forEach((segment, i) => {
+    if (segment === "") {
+      throw policyDenied(
+        i === 0
+          ? `${what} starts with "/"; give a relative path such as docs/intro.md`
+          : `${what} has an empty segment ("//" or a trailing "/")`,
+      );
+    }
+    if (segment === "." || segment === "..") {
+      throw policyDenied(`${what} has a "${segment}" segment; dot segments are refused`);
+    }
+  });
+  if (param.slashes === "encoded") return encodeSegment(param.name, value);
+  return segments.map((segment) => encodeSegment(param.name, segment)).join("/");
+}
+
+/**
+ * Drop optional inputs given as JSON `null` (and optional nested body fields
+ * given as `null`): `null` means "not given", so nothing is sent for them.
+ * Raw objects and arrays are passed through untouched. Returns a new object;
+ * the input is not changed.
+ */
+export function withoutNulls(grant: Grant, args: Record<string, unknown>): Record<string, unknown> {
+  const optional = new Set([
+    ...grant.query.filter((q) => !q.required).map((q) => q.name),
+    ...grant.body.filter((b) => !b.required).map((b) => b.name),
+  ]);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (value === null && optional.has(key)) continue;
+    const field = grant.body.find((b) => b.name === key);
+    define(out, key, field ? bodyWithoutNulls(field, value) : value);
+  }
+  return out;
+}
+
+function bodyWithoutNulls(field: BodyField, value: unknown): unknown {
+  if (!field.fields || typeof value !== "object" || value === null || Array.isArray(value)) {
+    return value;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    const sub = field.fields.find((f) => f.name === key);
+    if (inner === null && sub && !sub.required) continue;
+    define(out, key, sub ? bodyWithoutNulls(sub, inner) : inner);
+  }
+  return out;
+}
+
+/** Set an own property even when its name is `__proto__`. */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 function planBody(grant: Grant, args: Record<string, unknown>): unknown {

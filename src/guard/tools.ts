@@ -7,13 +7,24 @@
  *
  * Schemas are JSON Schema 2020-12 (MCP's default dialect) and close every
  * object with `additionalProperties: false`, so an undeclared argument is
- * refused by name rather than dropped.
+ * refused by name rather than dropped. Value rules (`pattern`, `minLength`,
+ * `maxLength`, `enum`, bounds) appear as those keywords; an optional input
+ * also admits `null`, which means "not given" (nothing is sent for it).
  *
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
-import type { BodyField, Grant, Guardfile, Restrict, Withhold } from "../guardfile/model.ts";
+import type {
+  BodyField,
+  Grant,
+  Guardfile,
+  PathParam,
+  Restrict,
+  ValueRules,
+  Withhold,
+} from "../guardfile/model.ts";
+import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { ENVELOPE_SCHEMA } from "./coverage.ts";
 
 /** `_meta` key marking a withheld stub. */
@@ -38,38 +49,46 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
     });
     if (isRequired) required.push(name);
   };
-  for (const param of grant.pathParams) {
-    const globs = restricts.filter((r) => r.param === param).map((r) => r.globs);
+  for (const param of grant.params) {
+    const globs = restricts.filter((r) => r.param === param.name).map((r) => r.globs);
     const rule = globs.length === 0
       ? ""
       : ` Allowed values: ${
         globs.map((g) => g.map((x) => JSON.stringify(x)).join(" or ")).join(", and ")
       }.`;
-    define(param, {
-      type: "string",
-      minLength: 1,
-      description: `Path parameter {${param}} (one path segment).${rule}`,
+    define(param.name, {
+      ...pathSchema(param),
+      description: `Path parameter {${param.name}} (${PATH_FORM[param.slashes]}).${rule}` +
+        gateNote(param.metacharacters),
     }, true);
   }
   for (const q of grant.query) {
     const item: JsonObject = { type: q.type };
     if (q.minimum !== undefined) item.minimum = q.minimum;
     if (q.maximum !== undefined) item.maximum = q.maximum;
+    addRules(item, q);
     const wire = q.wire === q.name ? "" : ` (sent as "${q.wire}")`;
+    const gated = q.type === "boolean" ? "" : gateNote(q.metacharacters);
     if (q.kind === "array") {
       const schema: JsonObject = {
         type: "array",
         items: item,
-        description: `Query parameter, repeated once per item${wire}.`,
+        description: `Query parameter, repeated once per item${wire}.${gated}`,
       };
       if (q.minItems !== undefined) schema.minItems = q.minItems;
       if (q.maxItems !== undefined) schema.maxItems = q.maxItems;
-      define(q.name, schema, q.required);
+      define(q.name, nullable(schema, q.required), q.required);
     } else {
-      define(q.name, { ...item, description: `Query parameter${wire}.` }, q.required);
+      define(
+        q.name,
+        nullable({ ...item, description: `Query parameter${wire}.${gated}` }, q.required),
+        q.required,
+      );
     }
   }
-  for (const field of grant.body) define(field.name, bodySchema(field), field.required);
+  for (const field of grant.body) {
+    define(field.name, nullable(bodySchema(field), field.required), field.required);
+  }
   for (const [root, schema] of mappedSchemas(grant)) define(root, schema, true);
   for (const v of grant.graphql?.variables ?? []) {
     define(v, { description: `GraphQL variable $${v}.` }, false);
@@ -78,12 +97,15 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
   if (required.length > 0) schema.required = required;
   schema.additionalProperties = false;
   const pairs: JsonObject[] = [];
+  const given = { not: { type: "null" } };
   for (const group of grant.exclusive) {
     for (let i = 0; i < group.length; i++) {
       for (let j = i + 1; j < group.length; j++) {
+        // Both present and neither null (null means "not given").
         pairs.push({
           not: {
             required: [group[i], group[j]],
+            properties: { [group[i]]: given, [group[j]]: given },
             description: `send at most one of ${group.map((n) => `"${n}"`).join(", ")}`,
           },
         });
@@ -94,12 +116,63 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
   return schema;
 }
 
+const PATH_FORM: Record<PathParam["slashes"], string> = {
+  refuse: "one path segment",
+  segments: "a relative path of one or more segments separated by /",
+  encoded: "one path segment; / is sent as %2F",
+};
+
+function gateNote(metacharacters: "refuse" | "allow"): string {
+  return metacharacters === "allow"
+    ? ""
+    : " Refused if it contains any of ` $ ; & | < > ( ) { } \\.";
+}
+
+function pathSchema(param: PathParam): JsonObject {
+  if (param.type === "integer") {
+    const schema: JsonObject = { type: "integer" };
+    if (param.minimum !== undefined) schema.minimum = param.minimum;
+    if (param.maximum !== undefined) schema.maximum = param.maximum;
+    if (param.enum) schema.enum = param.enum;
+    return schema;
+  }
+  const schema: JsonObject = { type: "string", minLength: 1 };
+  addRules(schema, param);
+  if (param.slashes !== "refuse") {
+    schema.maxLength = Math.min(param.maxLength ?? SEGMENTS_MAX_LENGTH, SEGMENTS_MAX_LENGTH);
+  }
+  return schema;
+}
+
+/** Copy value rules onto a schema as their JSON Schema keywords. */
+function addRules(schema: JsonObject, rules: ValueRules): void {
+  if (rules.pattern !== undefined) schema.pattern = rules.pattern;
+  if (rules.minLength !== undefined) {
+    schema.minLength = Math.max(rules.minLength, (schema.minLength as number | undefined) ?? 0);
+  }
+  if (rules.maxLength !== undefined) schema.maxLength = rules.maxLength;
+  if (rules.enum !== undefined) schema.enum = [...rules.enum];
+}
+
+/** An optional input also admits `null` ("not given"); a required one does not. */
+function nullable(schema: JsonObject, required: boolean): JsonObject {
+  if (required) return schema;
+  const out: JsonObject = { ...schema, type: [schema.type as string, "null"] };
+  if (Array.isArray(schema.enum)) out.enum = [...schema.enum, null];
+  if (typeof out.description === "string") {
+    out.description = `${out.description} Optional: null means not given.`;
+  }
+  return out;
+}
+
 function bodySchema(field: BodyField): JsonObject {
   switch (field.type) {
-    case "array":
-      return field.raw
-        ? { type: "array", description: "Body field (any JSON array)." }
-        : { type: "array", items: { type: field.items ?? "string" }, description: "Body field." };
+    case "array": {
+      if (field.raw) return { type: "array", description: "Body field (any JSON array)." };
+      const items: JsonObject = { type: field.items ?? "string" };
+      addRules(items, field);
+      return { type: "array", items, description: "Body field." };
+    }
     case "object": {
       if (field.raw || !field.fields) {
         return { type: "object", description: "Body field (any JSON object)." };
@@ -107,7 +180,7 @@ function bodySchema(field: BodyField): JsonObject {
       const properties: JsonObject = {};
       const required: string[] = [];
       for (const f of field.fields) {
-        properties[f.name] = bodySchema(f);
+        properties[f.name] = nullable(bodySchema(f), f.required);
         if (f.required) required.push(f.name);
       }
       const schema: JsonObject = { type: "object", properties, description: "Body field." };
@@ -115,8 +188,11 @@ function bodySchema(field: BodyField): JsonObject {
       schema.additionalProperties = false;
       return schema;
     }
-    default:
-      return { type: field.type, description: "Body field." };
+    default: {
+      const schema: JsonObject = { type: field.type, description: "Body field." };
+      addRules(schema, field);
+      return schema;
+    }
   }
 }
 

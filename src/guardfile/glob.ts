@@ -3,7 +3,10 @@
  * on a `/`-separated system (what the reference uses): `*` matches any run of
  * characters except `/`, `?` one character except `/`, `[a-z]`/`[^x]`
  * character classes, and `\` escapes the next character. The whole value must
- * match.
+ * match. One addition: `**` matches any run of characters including `/`, for
+ * path parameters that take several segments (`slashes="segments"` or
+ * `"encoded"`); a one-segment value never contains `/`, so there `**` and `*`
+ * agree. See `docs/guardfile.md`.
  *
  * @module
  */
@@ -27,7 +30,10 @@ export function compileGlob(pattern: string): (value: string) => boolean {
   const chars = [...pattern];
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i];
-    if (c === "*") {
+    if (c === "*" && chars[i + 1] === "*") {
+      while (chars[i + 1] === "*") i++;
+      source += ".*";
+    } else if (c === "*") {
       source += "[^/]*";
     } else if (c === "?") {
       source += "[^/]";

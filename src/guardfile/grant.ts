@@ -1,9 +1,9 @@
 /**
  * `can <verb> <resource> { ... }`: one grant, read into a {@link Grant}.
  *
- * Children (a closed set): `path`, `query`, `body`, `set`, `method`,
+ * Children (a closed set): `path`, `param`, `query`, `body`, `set`, `method`,
  * `describe`, `fail-when`, `raw-response`, `graphql`. `sql` is refused as not
- * supported by weir. See `shared/reference/guardfile.md` section 3.
+ * supported by weir. Grammar reference: `docs/guardfile.md`.
  *
  * @module
  */
@@ -19,9 +19,18 @@ import type {
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
 import { HTTP_METHODS, methodForVerb } from "./verbs.ts";
 import { compileJmesPath } from "./jmespath.ts";
+import {
+  checkEnumAgainstRules,
+  defaultParam,
+  readGate,
+  readParams,
+  readValueRules,
+  RULE_PROPERTIES,
+} from "./rules.ts";
 
 const GRANT_CHILDREN = [
   "path",
+  "param",
   "query",
   "body",
   "set",
@@ -79,6 +88,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
     destructive: verb === "delete",
     path: "",
     pathParams: [],
+    params: [],
     query: [],
     exclusive: [],
     body: [],
@@ -93,6 +103,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
   } else {
     readPath(path, grant);
   }
+  readParams(kids.filter((k) => k.name === "param"), grant);
 
   const method = kids.find((k) => k.name === "method");
   if (method) readMethod(method, grant);
@@ -197,7 +208,13 @@ function readPath(path: NodeReader, grant: Grant): void {
   const re = /\{([^{}]*)\}/g;
   for (const m of template.matchAll(re)) {
     const name = m[1];
-    if (!PARAM.test(name)) {
+    if (/^[+#./;?&]/.test(name) && PARAM.test(name.slice(1))) {
+      path.error(
+        `path parameter {${name}} uses an RFC 6570 operator weir does not read; write ` +
+          `{${name.slice(1)}} and declare param "${name.slice(1)}" slashes="segments" ` +
+          `for a value of several segments`,
+      );
+    } else if (!PARAM.test(name)) {
       path.error(`path parameter {${name}} must be a name of letters, digits, _ or -`);
     } else if (params.includes(name)) {
       path.error(`path parameter {${name}} appears twice; each parameter fills one place`);
@@ -210,6 +227,7 @@ function readPath(path: NodeReader, grant: Grant): void {
   }
   grant.path = template;
   grant.pathParams = params;
+  grant.params = params.map(defaultParam);
 }
 
 function readMethod(method: NodeReader, grant: Grant): void {
@@ -259,6 +277,7 @@ function readQuery(query: NodeReader, grant: Grant): void {
         kind: "field",
         type: "string",
         required: false,
+        metacharacters: "refuse",
       });
     });
     return;
@@ -305,11 +324,29 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
   const array = node.name === "array";
   node.onlyProperties(
     array
-      ? ["items", "min-items", "max-items", "required", "upstream"]
-      : ["type", "minimum", "maximum", "required", "upstream"],
+      ? [
+        "items",
+        "min-items",
+        "max-items",
+        "required",
+        "upstream",
+        "metacharacters",
+        ...RULE_PROPERTIES,
+      ]
+      : [
+        "type",
+        "minimum",
+        "maximum",
+        "required",
+        "upstream",
+        "metacharacters",
+        ...RULE_PROPERTIES,
+      ],
   );
-  if (node.node.children.length > 0) {
-    node.error(`query inputs take no block (objects cannot be sent in a query string)`);
+  if (node.node.children.some((k) => k.name !== "enum")) {
+    node.error(
+      `a query input's block holds only "enum" (objects cannot be sent in a query string)`,
+    );
   }
   if (!node.argCount(1, 1, "the input name")) return undefined;
   const name = node.stringArg(0, `${node.name} name`);
@@ -325,6 +362,7 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
     kind: array ? "array" : "field",
     type: "string",
     required,
+    metacharacters: readGate(node),
   };
   if (array) {
     const items = node.node.properties.items ?? "string";
@@ -345,6 +383,8 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
     ) {
       node.error(`min-items=${input.minItems} is greater than max-items=${input.maxItems}`);
     }
+    readValueRules(node, input.type, input);
+    checkEnumAgainstRules(node, input);
     return input;
   }
   const type = node.node.properties.type;
@@ -377,6 +417,11 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
   if ("min-items" in node.node.properties || "max-items" in node.node.properties) {
     node.error(`min-items=/max-items= apply to "array" inputs, not "field"`);
   }
+  if (input.type === "boolean" && input.metacharacters === "allow") {
+    node.error(`metacharacters= applies to string values; a boolean is sent as true or false`);
+  }
+  readValueRules(node, input.type, input);
+  checkEnumAgainstRules(node, input);
   return input;
 }
 
@@ -439,7 +484,10 @@ function readBodyFields(parent: NodeReader, kids: NodeReader[]): BodyField[] {
 }
 
 function readBodyField(node: NodeReader): BodyField | undefined {
-  node.onlyProperties(["type", "items", "required", "raw"]);
+  if ("metacharacters" in node.node.properties) {
+    node.error(`metacharacters= has no effect on a body field: body values are never gated`);
+  }
+  node.onlyProperties(["type", "items", "required", "raw", "metacharacters", ...RULE_PROPERTIES]);
   if (!node.argCount(1, 1, "the field name")) return undefined;
   const name = node.stringArg(0, `${node.name} name`);
   if (!name) return undefined;
@@ -470,13 +518,25 @@ function readBodyField(node: NodeReader): BodyField | undefined {
   if (SCALARS.includes(type as ScalarType)) {
     if (raw) node.error(`raw= applies to objects and arrays, not ${type}`);
     if (itemsProp !== undefined) node.error(`items= applies to arrays, not ${type}`);
-    if (node.node.children.length > 0) node.error(`a ${type} field takes no block`);
+    if (node.node.children.some((k) => k.name !== "enum")) {
+      node.error(`a ${type} field's block holds only "enum"`);
+    }
+    readValueRules(node, type, field);
+    checkEnumAgainstRules(node, field);
     return field;
   }
   if (type === "array") {
-    if (node.node.children.length > 0) node.error(`an array field takes no block; use items=`);
+    if (node.node.children.some((k) => k.name !== "enum")) {
+      node.error(
+        `an array field's block holds only "enum" (of its items); use items= for the type`,
+      );
+    }
     if (raw) {
       if (itemsProp !== undefined) node.error(`raw=#true arrays take any items; remove items=`);
+      for (const key of RULE_PROPERTIES) {
+        if (key in node.node.properties) node.error(`${key}= does not apply to a raw=#true array`);
+      }
+      if (node.node.children.length > 0) node.error(`"enum" does not apply to a raw=#true array`);
       field.raw = true;
       return field;
     }
@@ -489,10 +549,15 @@ function readBodyField(node: NodeReader): BodyField | undefined {
       );
     } else {
       field.items = items as ScalarType;
+      readValueRules(node, field.items, field);
+      checkEnumAgainstRules(node, field);
     }
     return field;
   }
   if (itemsProp !== undefined) node.error(`items= applies to arrays, not objects`);
+  for (const key of RULE_PROPERTIES) {
+    if (key in node.node.properties) node.error(`${key}= applies to string values, not objects`);
+  }
   if (raw) {
     if (node.node.children.length > 0) {
       node.error(`an object is either raw=#true or a block of fields, not both`);

@@ -1,7 +1,7 @@
 /**
  * The typed form of a guardfile: what the loader produces and the guard
- * serves. Field names follow the guardfile grammar (`shared/reference/
- * guardfile.md`); nothing here does I/O.
+ * serves. Field names follow the guardfile grammar (`docs/guardfile.md`);
+ * nothing here does I/O.
  *
  * @module
  */
@@ -32,8 +32,52 @@ export interface Restrict {
   position?: SourcePosition;
 }
 
+/**
+ * The shell-metacharacter gate of a path or query value: `refuse` (the
+ * default) refuses `` ` $ ; & | < > ( ) { } \ ``; `allow` (stated per input
+ * with `metacharacters="allow"`) lets them through, percent-encoded.
+ * Control characters are refused either way; body values are never gated.
+ */
+export type Metacharacters = "refuse" | "allow";
+
+/**
+ * Constraints on a value, each advertised in the input schema and enforced by
+ * it (JSON Schema 2020-12 `pattern`, `minLength`, `maxLength`, `enum`). For an
+ * array input they apply to each item.
+ */
+export interface ValueRules {
+  /** ECMA-262 regular expression (unanchored, as JSON Schema reads it); strings only. */
+  pattern?: string;
+  /** In Unicode code points; strings only. */
+  minLength?: number;
+  maxLength?: number;
+  /** The only values allowed (`enum "open" "closed"` in the input's block). */
+  enum?: (string | number)[];
+}
+
+/**
+ * How a path parameter treats `/`: `refuse` (default: a value with `/` or
+ * `\`, raw or percent-encoded, is refused), `segments` (the value is a
+ * relative path: each `/`-separated segment encoded on its own; empty, `.`
+ * and `..` segments refused), `encoded` (the value stays one segment with `/`
+ * sent as `%2F`, for APIs such as GitLab's `/projects/{id}`).
+ */
+export type Slashes = "refuse" | "segments" | "encoded";
+
+/** One path parameter: from the template, refined by an optional `param` node. */
+export interface PathParam extends ValueRules {
+  name: string;
+  /** `string` (default) or `integer` (sent in decimal). */
+  type: "string" | "integer";
+  slashes: Slashes;
+  metacharacters: Metacharacters;
+  /** Integer bounds (inclusive). */
+  minimum?: number;
+  maximum?: number;
+}
+
 /** One query input of a grant. */
-export interface QueryInput {
+export interface QueryInput extends ValueRules {
   /** Argument name in the tool's schema. */
   name: string;
   /** Key sent upstream (`upstream=` alias, else `name`). */
@@ -47,10 +91,11 @@ export interface QueryInput {
   maximum?: number;
   minItems?: number;
   maxItems?: number;
+  metacharacters: Metacharacters;
 }
 
-/** One body field of a grant (nested for objects). */
-export interface BodyField {
+/** One body field of a grant (nested for objects). Body values are never metacharacter-gated. */
+export interface BodyField extends ValueRules {
   name: string;
   type: ScalarType | "array" | "object";
   required: boolean;
@@ -87,8 +132,10 @@ export interface Grant {
   destructive: boolean;
   /** Path template, e.g. `/repos/{owner}/{repo}`. */
   path: string;
-  /** Path parameters in template order (required string inputs). */
+  /** Path parameter names in template order (required inputs). */
   pathParams: string[];
+  /** The same parameters with their rules (`param` nodes; defaults otherwise), in template order. */
+  params: PathParam[];
   query: QueryInput[];
   /** `mutually-exclusive` groups: at most one name of each may be supplied. */
   exclusive: string[][];

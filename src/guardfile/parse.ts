@@ -3,7 +3,7 @@
  * file, network or environment access, so `lint` needs no secrets and can run
  * in CI, and `serve` loads through exactly the same function.
  *
- * Grammar: `shared/reference/guardfile.md`. Where the reference silently
+ * Grammar: `docs/guardfile.md`. Where the reference silently
  * accepts something that can surprise an operator, weir refuses it (section 8):
  * one `wrap`, one `auth`, one `base-url` (required), no unknown top-level node,
  * no properties on `can`/`path`/`restrict`, no `restrict` on a parameter no

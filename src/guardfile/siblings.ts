@@ -3,7 +3,7 @@
  * `icon`) and controls on grants (`cache`, `reject-empty`,
  * `reject-empty-argument`, `pin`, `rate-limit`). Each fails closed on an
  * unknown property or child, and every tool name must be one this file mints.
- * Grammar: `shared/reference/guardfile.md` section 4.
+ * Grammar: `docs/guardfile.md` (sibling nodes).
  *
  * @module
  */

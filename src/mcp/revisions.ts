@@ -10,7 +10,8 @@
  *   cacheable ones `ttlMs` and `cacheScope`, and `_meta` names the server.
  *
  * Sources: the MCP specification pages and `schema.json` of each revision
- * (`shared/reference/mcp-dual-era.md` is the checklist this follows).
+ * (https://modelcontextprotocol.io/specification; the two schemas are vendored
+ * in `tests/fixtures/mcp-schema/`, which the tests validate responses against).
  *
  * @module
  */

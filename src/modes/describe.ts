@@ -6,7 +6,7 @@
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import type { Grant, Guardfile } from "../guardfile/model.ts";
+import type { Grant, Guardfile, ValueRules } from "../guardfile/model.ts";
 import { grantInputSchema } from "../guard/tools.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 
@@ -21,6 +21,12 @@ export interface DescribedInput {
   constraints: string[];
   /** Wire name when it differs (query `upstream=`, body map target). */
   sentAs?: string;
+  /**
+   * `allow` when the input opts out of the shell-metacharacter gate
+   * (`metacharacters="allow"`); `refuse` for gated path and query values;
+   * absent for body values, which are never gated.
+   */
+  metacharacters?: "refuse" | "allow";
 }
 
 /** One served tool. */
@@ -35,6 +41,14 @@ export interface DescribedTool {
   exclusive?: string[][];
   fixedBody?: Record<string, unknown>;
   destructive?: boolean;
+  /** Query keys weir sets itself (`pin`), with where the value comes from; never the value. */
+  pins?: { query: string; from: string }[];
+  /** `cache` ttl in milliseconds. */
+  cacheTtlMs?: number;
+  /** An empty upstream answer is an error (`reject-empty`). */
+  rejectEmpty?: boolean;
+  /** Arguments refused when blank (`reject-empty-argument`). */
+  rejectBlank?: string[];
   reason?: string;
   alternative?: string;
   inputSchema?: JsonObject;
@@ -46,6 +60,8 @@ export interface Surface {
   file: string;
   upstream: string;
   auth: string;
+  /** The outbound `rate-limit` shared by every grant, if any. */
+  rateLimit?: { count: number; windowMs: number };
   tools: DescribedTool[];
 }
 
@@ -77,6 +93,7 @@ export function describeGuardfile(guardfile: Guardfile): Surface {
       : auth.scheme === "bearer"
       ? `Authorization: Bearer from ${sourceText(auth.value.chain)}`
       : `query ${auth.params.map((p) => `${p.name} from ${sourceText(p.value.chain)}`).join(", ")}`,
+    ...(guardfile.controls.rateLimit ? { rateLimit: guardfile.controls.rateLimit } : {}),
     tools,
   };
 }
@@ -88,22 +105,32 @@ function sourceText(chain: { provider: string; address: string }[]): string {
 
 function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
   const inputs: DescribedInput[] = [];
-  for (const p of grant.pathParams) {
+  for (const p of grant.params) {
+    const constraints = [
+      p.slashes === "refuse"
+        ? "one segment"
+        : p.slashes === "segments"
+        ? "relative path of segments"
+        : "one segment, / sent as %2F",
+      ...bounds(p.minimum, p.maximum),
+      ...ruleWords(p),
+      ...(p.type === "string" && p.metacharacters === "allow" ? ["metacharacters allowed"] : []),
+    ];
     inputs.push({
-      name: p,
+      name: p.name,
       in: "path",
-      type: "string",
+      type: p.type,
       required: true,
-      constraints: ["one segment"],
+      constraints,
+      ...(p.type === "string" ? { metacharacters: p.metacharacters } : {}),
     });
   }
   for (const q of grant.query) {
-    const constraints: string[] = [];
-    if (q.minimum !== undefined || q.maximum !== undefined) {
-      constraints.push(`${q.minimum ?? "-inf"}..${q.maximum ?? "inf"}`);
-    }
+    const constraints: string[] = [...bounds(q.minimum, q.maximum)];
     if (q.minItems !== undefined) constraints.push(`at least ${q.minItems} items`);
     if (q.maxItems !== undefined) constraints.push(`at most ${q.maxItems} items`);
+    constraints.push(...ruleWords(q));
+    if (q.metacharacters === "allow") constraints.push("metacharacters allowed");
     inputs.push({
       name: q.name,
       in: "query",
@@ -111,6 +138,7 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
       required: q.required,
       constraints,
       ...(q.wire !== q.name ? { sentAs: q.wire } : {}),
+      metacharacters: q.metacharacters,
     });
   }
   const walk = (fields: Grant["body"], prefix: string) => {
@@ -121,7 +149,7 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
         : f.raw
         ? "object (any)"
         : f.type;
-      inputs.push({ name, in: "body", type, required: f.required, constraints: [] });
+      inputs.push({ name, in: "body", type, required: f.required, constraints: ruleWords(f) });
       if (f.fields) walk(f.fields, `${name}.`);
     }
   };
@@ -155,7 +183,35 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
   };
   if (grant.exclusive.length > 0) tool.exclusive = grant.exclusive;
   if (grant.set) tool.fixedBody = grant.set;
+  const controls = guardfile.controls;
+  const pins = controls.pins[grant.tool];
+  if (pins) {
+    tool.pins = pins.map((p) => ({
+      query: p.name,
+      from: sourceText(p.source.chain) +
+        (p.fromQuery ? ` (its query parameter ${p.fromQuery})` : ""),
+    }));
+  }
+  if (controls.cache[grant.tool] !== undefined) tool.cacheTtlMs = controls.cache[grant.tool];
+  if (controls.rejectEmpty.includes(grant.tool)) tool.rejectEmpty = true;
+  const blank = controls.rejectEmptyArguments[grant.tool];
+  if (blank) tool.rejectBlank = blank;
   return tool;
+}
+
+function bounds(min: number | undefined, max: number | undefined): string[] {
+  return min === undefined && max === undefined ? [] : [`${min ?? "-inf"}..${max ?? "inf"}`];
+}
+
+/** Value rules in words: `pattern ^[a-z]+$`, `length 1..40`, `one of "open", "closed"`. */
+function ruleWords(rules: ValueRules): string[] {
+  const out: string[] = [];
+  if (rules.pattern !== undefined) out.push(`pattern ${rules.pattern}`);
+  if (rules.minLength !== undefined || rules.maxLength !== undefined) {
+    out.push(`length ${rules.minLength ?? 0}..${rules.maxLength ?? "inf"}`);
+  }
+  if (rules.enum) out.push(`one of ${rules.enum.map((v) => JSON.stringify(v)).join(", ")}`);
+  return out;
 }
 
 /** The surface as text. */
@@ -164,6 +220,9 @@ export function describeText(surface: Surface): string {
     `server ${surface.server} (${surface.file})`,
     `upstream ${surface.upstream}`,
     `auth ${surface.auth}`,
+    ...(surface.rateLimit
+      ? [`rate-limit ${surface.rateLimit.count} per ${surface.rateLimit.windowMs} ms (all grants)`]
+      : []),
     "",
   ];
   for (const t of surface.tools) {
@@ -191,6 +250,10 @@ export function describeText(surface: Surface): string {
       }
       for (const g of t.exclusive ?? []) lines.push(`  at most one of: ${g.join(", ")}`);
       if (t.fixedBody) lines.push(`  body is always ${JSON.stringify(t.fixedBody)}`);
+      for (const p of t.pins ?? []) lines.push(`  pinned query ${p.query} from ${p.from}`);
+      if (t.cacheTtlMs !== undefined) lines.push(`  cached for ${t.cacheTtlMs} ms`);
+      if (t.rejectEmpty) lines.push(`  an empty answer is an error (reject-empty)`);
+      if (t.rejectBlank) lines.push(`  refused when blank: ${t.rejectBlank.join(", ")}`);
     }
     lines.push("");
   }

@@ -14,12 +14,24 @@ export interface ServedTool {
   kind: "grant" | "withheld" | "info";
   /** HTTP method for grants, `WITHHELD` for stubs, `-` for the info tool. */
   method: string;
+  /** Inputs that opt out of the shell-metacharacter gate (`metacharacters="allow"`). */
+  metacharactersAllowed?: string[];
 }
 
 /** Every tool a guardfile serves, sorted by name. */
 export function servedTools(guardfile: Guardfile): ServedTool[] {
   const tools: ServedTool[] = [
-    ...guardfile.grants.map((g) => ({ name: g.tool, kind: "grant" as const, method: g.method })),
+    ...guardfile.grants.map((g) => {
+      const allowed = [...g.params, ...g.query]
+        .filter((i) => i.metacharacters === "allow")
+        .map((i) => i.name);
+      return {
+        name: g.tool,
+        kind: "grant" as const,
+        method: g.method,
+        ...(allowed.length > 0 ? { metacharactersAllowed: allowed } : {}),
+      };
+    }),
     ...guardfile.withholds.map((w) => ({
       name: w.tool,
       kind: "withheld" as const,

@@ -37,6 +37,7 @@ Deno.test("describe --format json is the same surface for machines", async () =>
     required: true,
     constraints: [],
     sentAs: "q",
+    metacharacters: "refuse",
   });
   assert.deepEqual(search.inputSchema.required, ["text"]);
   const purge = surface.tools.find((t: { name: string }) => t.name === "purge_ticket");

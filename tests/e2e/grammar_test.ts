@@ -308,7 +308,7 @@ Deno.test("every grammar feature through weir serve", async (t) => {
           "ratio",
           "text",
         ]);
-        assert.equal(props.limit.type, "integer");
+        assert.deepEqual(props.limit.type, ["integer", "null"], "optional: null is not given");
         assert.equal(props.limit.minimum, 1);
         assert.equal(props.label.maxItems, 3);
         assert.deepEqual(search.inputSchema.required, ["text"]);
