@@ -73,6 +73,10 @@ or the exit code. Exit 1 when any file has an error or cannot be read.`,
   --log-level LEVEL          debug, info (default), warn or error; else WEIR_LOG_LEVEL.
                              One JSON object per line on stderr: an audit line per call
                              (tool, outcome, status, duration) and per refusal (its rule).
+  --drain-timeout MS         On SIGTERM/SIGINT (or end of stdin): stop taking requests, let
+                             calls in flight finish for up to MS milliseconds (default
+                             10000), cancel the rest with a shutting_down tool error, log
+                             one "shutdown" line, exit 0.
 
 Secrets named by the guardfile (value env "X", value file "...") are read at every call,
 never at start-up. They are redacted from every result and error (as sent, percent-encoded

@@ -1,11 +1,11 @@
 /**
  * `weir serve FILE (--stdio | --http [HOST:]PORT) [options]`: flags to
- * {@linkcode runServe} options; SIGTERM and SIGINT stop the listener.
+ * {@linkcode runServe} options; SIGTERM and SIGINT drain and stop (src/ops/shutdown.ts).
  *
  * @module
  */
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
-import { createLogger, resolveLogLevel } from "../ops/log.ts";
+import { OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
 import { parseFlags, parseHttpAddress, printDiagnostics, UsageError, wholeNumber } from "./args.ts";
 
 /**
@@ -23,16 +23,16 @@ export async function run(args: string[]): Promise<number> {
     "inbound-token-env": { type: "string" },
     "upstream-timeout": { type: "string" },
     "max-response-bytes": { type: "string" },
-    "log-level": { type: "string" },
+    ...OPS_FLAGS,
   });
   if (positionals.length !== 1) throw new UsageError("serve takes exactly one FILE");
-  let log;
+  let ops;
   try {
-    const level = resolveLogLevel(values["log-level"], Deno.env.get("WEIR_LOG_LEVEL"));
-    log = createLogger({ level });
+    ops = opsSettings(values);
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  const log = ops.log;
   if (Boolean(values.stdio) === (values.http !== undefined)) {
     throw new UsageError("serve needs exactly one of --stdio or --http [HOST:]PORT");
   }
@@ -59,23 +59,22 @@ export async function run(args: string[]): Promise<number> {
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
   if (!loaded.guardfile || errorsOf(loaded.diagnostics).length > 0) return 1;
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(signal, stop);
+  const stop = stopSignals();
   try {
     await runServe(loaded.guardfile, {
       transport,
       allowedOrigins: values["allow-origin"],
       inboundToken,
       limits,
-      signal: controller.signal,
+      signal: stop.signal,
       log,
+      drainMs: ops.drainMs,
     });
   } catch (error) {
     console.error(`weir: serve: ${(error as Error).message}`);
     return 1;
   } finally {
-    for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(signal, stop);
+    stop.dispose();
     await log.flush();
   }
   return 0;

@@ -97,9 +97,10 @@ export class TokenBucket {
         clearTimeout(timer);
         this.#tokens += 1;
         reject(
-          new ToolError("cancelled: the call was cancelled while waiting for the rate limit", {
-            status: 499,
-          }),
+          signal.reason instanceof ToolError ? signal.reason : new ToolError(
+            "cancelled: the call was cancelled while waiting for the rate limit",
+            { status: 499 },
+          ),
         );
       };
       const timer = setTimeout(() => {

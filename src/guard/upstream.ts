@@ -167,6 +167,8 @@ function abortOrNetwork(
 ): ToolError {
   if (signal.aborted) {
     const reason = signal.reason;
+    // A host cancelling with its own ToolError (a server shutdown) keeps its words.
+    if (reason instanceof ToolError) return reason;
     if (reason instanceof DOMException && reason.name === "TimeoutError") {
       return new ToolError(
         `upstream_timeout: ${what} did not answer within ${limits.timeoutMs} ms`,

@@ -690,6 +690,11 @@ export class McpServer {
         return { status: error.status, result };
       }
       if (call.signal.aborted) {
+        // A host that cancels with a ToolError (a server shutdown) says why.
+        const reason = call.signal.reason;
+        if (reason instanceof ToolError) {
+          return { status: reason.status, result: errorResult(reason.message) };
+        }
         return { status: 499, result: errorResult(`Tool "${name}" was cancelled`) };
       }
       this.#log({

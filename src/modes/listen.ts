@@ -12,6 +12,7 @@ import { createHttpHandler, isLoopback, loopbackHosts } from "../transport/http.
 import { beforeBody, type InboundOptions, pathOf, refuse } from "../transport/inbound.ts";
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import { serveStdio } from "../transport/stdio.ts";
+import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
 
 /** Options of the HTTP app. */
 export interface HttpAppOptions {
@@ -24,6 +25,8 @@ export interface HttpAppOptions {
   /** Require `Authorization: Bearer <token>` from callers (default: no inbound auth). */
   inboundToken?: string;
   log?: Logger;
+  /** Shutdown: new requests get 503 while draining; calls are cancelled at its deadline. */
+  drain?: Drain;
 }
 
 /**
@@ -38,10 +41,12 @@ export function guardedHttpApp(
     allowedOrigins: options.allowedOrigins ?? [],
     allowedHosts: isLoopback(options.hostname) ? loopbackHosts(options.port) : "any",
     log: options.log ?? stderrLogger,
+    cancel: options.drain?.cancel,
   };
   const mcp = createHttpHandler(server, inbound);
   const api = createToolApiHandler(server, { ...inbound, prefix: "/api/" });
-  return (request) => {
+  const drain = options.drain;
+  const route = (request: Request): Promise<Response> => {
     const pathname = pathOf(request);
     if (pathname === null) {
       return Promise.resolve(refuse(400, "Bad Request: invalid Host", beforeBody(request)));
@@ -57,6 +62,26 @@ export function guardedHttpApp(
     }
     // Unknown routes (and a health check carrying a body) read no body.
     return Promise.resolve(refuse(404, "Not Found", beforeBody(request)));
+  };
+  if (!drain) return route;
+  const log = inbound.log!;
+  return async (request) => {
+    if (drain.draining) {
+      log({
+        level: "warn",
+        event: "refused",
+        decision: "refuse",
+        rule: "shutting_down",
+        status: 503,
+      });
+      return refuse(503, "Service Unavailable: the server is shutting down", beforeBody(request));
+    }
+    const leave = drain.enter();
+    try {
+      return await route(request);
+    } finally {
+      leave();
+    }
   };
 }
 
@@ -89,8 +114,14 @@ export interface RunOnOptions {
   transport: { kind: "stdio" } | { kind: "http"; hostname: string; port: number };
   allowedOrigins?: string[];
   inboundToken?: string;
-  /** Stop serving (drain and return) when aborted. */
+  /**
+   * Stop serving when aborted: new requests are refused, calls in flight get
+   * `drainMs` to finish, then are cancelled; one `shutdown` line is logged.
+   * The abort reason, when a string (`"SIGTERM"`), is the line's `reason`.
+   */
   signal?: AbortSignal;
+  /** The drain deadline in milliseconds (default 10,000). */
+  drainMs?: number;
   /** Called once listening (HTTP) with the actual address. */
   onListen?: (addr: { hostname: string; port: number }) => void;
   log?: Logger;
@@ -106,24 +137,37 @@ export interface RunOnOptions {
 export async function runOn(server: McpServer, options: RunOnOptions): Promise<void> {
   const log = options.log ?? stderrLogger;
   const about = { mode: options.mode, server: options.server, tools: options.tools };
+  const drain = new Drain(options.drainMs ?? DEFAULT_DRAIN_MS, log);
+  const reasonOf = (signal?: AbortSignal) =>
+    typeof signal?.reason === "string" ? signal.reason : "stop requested";
   if (options.transport.kind === "stdio") {
     log({ level: "info", event: "serving", transport: "stdio", ...about });
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    let drained: Promise<unknown> = Promise.resolve();
     await serveStdio(server, {
       readable: Deno.stdin.readable,
       writable: Deno.stdout.writable,
       signal: options.signal,
+      cancel: drain.cancel,
+      onStop: (pending) => {
+        const reason = options.signal?.aborted ? reasonOf(options.signal) : "end of input";
+        drained = drain.run(reason, finished, pending);
+      },
       log,
     });
+    finish();
+    await drained;
     return;
   }
   const { hostname, port } = options.transport;
   const http = await listenHttp(server, {
     hostname,
     port,
-    signal: options.signal,
     allowedOrigins: options.allowedOrigins,
     inboundToken: options.inboundToken,
     log,
+    drain,
   });
   log({
     level: "info",
@@ -142,6 +186,16 @@ export async function runOn(server: McpServer, options: RunOnOptions): Promise<v
     });
   }
   options.onListen?.({ hostname: http.hostname, port: http.port });
+  const signal = options.signal;
+  if (signal) {
+    const stopped = new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    if (await Promise.race([stopped.then(() => true), http.finished.then(() => false)])) {
+      await drain.run(reasonOf(signal), http.shutdown());
+    }
+  }
   await http.finished;
 }
 
@@ -149,8 +203,10 @@ export async function runOn(server: McpServer, options: RunOnOptions): Promise<v
 export interface Listening {
   hostname: string;
   port: number;
-  /** Resolves when the server has shut down (after `signal` aborts). */
+  /** Resolves when the server has shut down (after `signal` aborts or `shutdown`). */
   finished: Promise<void>;
+  /** Stop accepting; resolves once requests in flight are answered. */
+  shutdown(): Promise<void>;
 }
 
 /**
@@ -172,5 +228,10 @@ export function listenHttp(
   const addr = http.addr as Deno.NetAddr;
   // The Host check follows the address actually bound, however it was spelled.
   bound.app = guardedHttpApp(server, { ...options, hostname: addr.hostname, port: addr.port });
-  return Promise.resolve({ hostname: addr.hostname, port: addr.port, finished: http.finished });
+  return Promise.resolve({
+    hostname: addr.hostname,
+    port: addr.port,
+    finished: http.finished,
+    shutdown: () => http.shutdown(),
+  });
 }

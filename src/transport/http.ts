@@ -44,15 +44,19 @@ class HttpMessageContext implements MessageContext {
   readonly headers: Headers;
   readonly auth: unknown;
   readonly #request: Request;
+  readonly #cancel?: AbortSignal;
 
-  constructor(request: Request, auth: unknown) {
+  constructor(request: Request, auth: unknown, cancel?: AbortSignal) {
     this.#request = request;
     this.headers = request.headers;
     this.auth = auth;
+    this.#cancel = cancel;
   }
 
   get signal(): AbortSignal {
-    return this.#request.signal;
+    return this.#cancel
+      ? AbortSignal.any([this.#request.signal, this.#cancel])
+      : this.#request.signal;
   }
 }
 
@@ -108,7 +112,10 @@ export function createHttpHandler(
       const reply = server.parseError();
       return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
     }
-    const reply = await server.handle(message, new HttpMessageContext(request, before.auth));
+    const reply = await server.handle(
+      message,
+      new HttpMessageContext(request, before.auth, options.cancel),
+    );
     if (reply.body === null) return new Response(null, { status: 202 });
     return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
   };

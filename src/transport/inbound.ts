@@ -53,6 +53,12 @@ export interface InboundOptions {
   maxBodyBytes?: number;
   /** Where refusal reasons go. */
   log?: Logger;
+  /**
+   * Aborts every call in flight, e.g. at a shutdown's drain deadline. A
+   * handler sees it through its call's `signal`; when the abort reason is a
+   * `ToolError`, that error is the call's result.
+   */
+  cancel?: AbortSignal;
 }
 
 /** 1 MiB, the default body cap. */

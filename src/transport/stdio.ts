@@ -24,6 +24,16 @@ export interface StdioOptions {
   signal?: AbortSignal;
   /** Longest accepted line in bytes (default 1 MiB); longer lines are refused and skipped. */
   maxLineBytes?: number;
+  /**
+   * Aborts every request in flight (e.g. at a shutdown's drain deadline),
+   * with its reason (a `ToolError` becomes the call's result).
+   */
+  cancel?: AbortSignal;
+  /**
+   * Called once when reading stops (end of input, `signal`, or a broken
+   * input), before waiting for requests in flight; `pending()` counts them.
+   */
+  onStop?: (pending: () => number) => void;
   /** Receives the audit line of a refused over-long line (rule `size`). */
   log?: Logger;
 }
@@ -126,7 +136,14 @@ export async function serveStdio(server: McpServer, options: StdioOptions): Prom
   } finally {
     options.signal?.removeEventListener("abort", stop);
   }
+  const cancelAll = () => {
+    for (const controller of session.inFlight.values()) controller.abort(options.cancel!.reason);
+  };
+  if (options.cancel?.aborted) cancelAll();
+  else options.cancel?.addEventListener("abort", cancelAll, { once: true });
+  options.onStop?.(() => inFlight.size);
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  options.cancel?.removeEventListener("abort", cancelAll);
   await writing;
   await writer.close().catch(() => {});
 }

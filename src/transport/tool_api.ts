@@ -84,7 +84,7 @@ export function createToolApiHandler(
       return json(400, { error: "The body must be one JSON object of tool arguments" });
     }
     const outcome = await server.callTool(name, args, {
-      signal: request.signal,
+      signal: options.cancel ? AbortSignal.any([request.signal, options.cancel]) : request.signal,
       auth: before.auth,
     });
     return json(outcome.status, outcome.result);

@@ -56,6 +56,8 @@ export interface Served {
   stderr(): string;
   /** SIGTERM, wait for exit; returns the exit code. */
   stop(): Promise<number>;
+  /** Send a signal without waiting. */
+  kill(signal: Deno.Signal): void;
 }
 
 /** Start `weir serve FILE --http 127.0.0.1:0` and wait until it listens. */
@@ -100,6 +102,7 @@ export async function serveHttp(
   return {
     url,
     stderr: () => err,
+    kill: (signal) => child.kill(signal),
     stop: async () => {
       try {
         child.kill("SIGTERM");
