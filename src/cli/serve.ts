@@ -74,7 +74,8 @@ export async function run(args: string[]): Promise<number> {
     console.error(`weir: serve: ${(error as Error).message}`);
     return 1;
   } finally {
-    stop.dispose();
+    // The signal listeners stay until the process exits: a second SIGTERM
+    // while the last lines are written must not end it with status 143.
     await log.flush();
   }
   return 0;
