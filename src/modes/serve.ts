@@ -13,6 +13,7 @@ import { CatalogError } from "../mcp/catalog.ts";
 import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import { type LoadResult, parseGuardfile } from "../guardfile/parse.ts";
+import { type AwsPolicy, parseAwsPolicy } from "../guardfile/aws.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/upstream.ts";
 import type { ValueResolver } from "../guard/values.ts";
@@ -39,6 +40,8 @@ export interface LoadedFile extends LoadResult {
   file: string;
   /** Set when the file could not be read at all. */
   readError?: string;
+  /** An AWS policy (`wrap ward mcp aws ssm|s3`), loaded instead of a guardfile. */
+  policy?: AwsPolicy;
 }
 
 /**
@@ -63,6 +66,8 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
       : (error as Error).message;
     return { file, diagnostics: [], readError: `read guardfile "${file}": ${reason}` };
   }
+  const aws = parseAwsPolicy(text, file);
+  if (aws) return { file, policy: aws.policy, diagnostics: aws.diagnostics };
   const loaded: LoadedFile = { file, ...parseGuardfile(text, file) };
   if (loaded.guardfile) {
     // lint is serve minus the listener: build the very server serve would run,

@@ -1,0 +1,161 @@
+/**
+ * One SigV4-signed AWS request (AWS Signature Version 4, "Signing AWS API
+ * requests" in the IAM User Guide), signed by `npm:aws4fetch`, with a
+ * deadline, a cap on the answer's size, no retries and no redirects followed.
+ *
+ * The payload is always signed: the canonical request carries the SHA-256 of
+ * the body, and for S3 the `X-Amz-Content-Sha256` header carries it too (of
+ * the empty string when there is no body), never `UNSIGNED-PAYLOAD`.
+ *
+ * @module
+ */
+import { AwsClient } from "aws4fetch";
+import { readAtMost } from "../transport/bytes.ts";
+import { Redactor } from "../guard/secrets.ts";
+import type { AwsCredentials } from "./config.ts";
+
+/** What to send. */
+export interface AwsRequest {
+  /** SigV4 service name (`ssm`, `s3`). */
+  service: string;
+  region: string;
+  /** The AWS action, for messages (`GetParameter`, `PutObject`, …). */
+  action: string;
+  method: "GET" | "HEAD" | "PUT" | "POST";
+  url: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array;
+}
+
+/** Limits of one request. */
+export interface AwsLimits {
+  /** Abandon the request after this many milliseconds (0: no deadline). */
+  timeoutMs: number;
+  /** Refuse answers larger than this many bytes. */
+  maxResponseBytes: number;
+}
+
+/** An AWS answer, read whole. */
+export interface AwsAnswer {
+  status: number;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+/**
+ * A failed AWS call, as the caller may see it: the action, the status and the
+ * AWS error code, with every credential redacted. `status` is the tool API
+ * status (502: AWS refused or failed; 504: deadline).
+ */
+export class AwsCallError extends Error {
+  readonly status: number;
+  constructor(message: string, status = 502) {
+    super(message);
+    this.name = "AwsCallError";
+    this.status = status;
+  }
+}
+
+/** A redactor that knows the credentials of one call. */
+export function credentialRedactor(credentials: AwsCredentials): Redactor {
+  const redactor = new Redactor();
+  redactor.add(credentials.secretAccessKey);
+  if (credentials.sessionToken) redactor.add(credentials.sessionToken);
+  redactor.add(credentials.accessKeyId);
+  return redactor;
+}
+
+/** Lower-case hex SHA-256 of `bytes`. */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as BufferSource);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Sign and send one request; read the answer up to `limits.maxResponseBytes`.
+ *
+ * @param signal aborts the request (the caller went away)
+ * @returns the answer, whatever its status
+ * @throws {AwsCallError} when the endpoint cannot be reached, the deadline
+ *   passes, or the answer is too large (messages carry no credential)
+ */
+export async function sendAws(
+  request: AwsRequest,
+  credentials: AwsCredentials,
+  limits: AwsLimits,
+  signal: AbortSignal,
+): Promise<AwsAnswer> {
+  const client = new AwsClient({
+    ...credentials,
+    service: request.service,
+    region: request.region,
+    retries: 0,
+  });
+  const body = request.body ?? new Uint8Array();
+  const headers = new Headers(request.headers);
+  if (request.service === "s3") headers.set("x-amz-content-sha256", await sha256Hex(body));
+  const deadline = limits.timeoutMs > 0 ? AbortSignal.timeout(limits.timeoutMs) : undefined;
+  const combined = deadline ? AbortSignal.any([signal, deadline]) : signal;
+  let response: Response;
+  try {
+    const signed = await client.sign(request.url, {
+      method: request.method,
+      headers,
+      body: request.method === "GET" || request.method === "HEAD" ? undefined : body as BodyInit,
+    });
+    response = await fetch(signed, { signal: combined, redirect: "manual" });
+  } catch (error) {
+    if (deadline?.aborted) {
+      throw new AwsCallError(
+        `aws_timeout: ${request.action} got no answer within ${limits.timeoutMs} ms`,
+        504,
+      );
+    }
+    if (signal.aborted) throw new AwsCallError(`cancelled: ${request.action} was cancelled`, 499);
+    throw new AwsCallError(
+      `aws_unreachable: ${request.action}: the ${request.service} endpoint could not be reached (${
+        (error as Error).name
+      })`,
+    );
+  }
+  const bytes = response.body
+    ? await readAtMost(response.body, limits.maxResponseBytes).catch(() => {
+      throw new AwsCallError(`aws_unreachable: ${request.action}: the answer was cut off`);
+    })
+    : new Uint8Array();
+  if (bytes === null) {
+    throw new AwsCallError(
+      `aws_answer_too_large: ${request.action} answered more than ${limits.maxResponseBytes} bytes`,
+    );
+  }
+  return { status: response.status, headers: response.headers, body: bytes };
+}
+
+/**
+ * The error of a non-2xx answer: `aws_error: <Action> -> <status> <Code>: <Message>`,
+ * the code and message taken from a JSON (`__type`, `message`) or XML
+ * (`<Code>`, `<Message>`) error body, credentials redacted, at most 200 characters of message.
+ */
+export function answerError(
+  request: Pick<AwsRequest, "action">,
+  answer: AwsAnswer,
+  redactor: Redactor,
+): AwsCallError {
+  const text = new TextDecoder().decode(answer.body);
+  let code = "";
+  let message = "";
+  try {
+    const json = JSON.parse(text) as Record<string, unknown>;
+    code = String(json.__type ?? json.code ?? "").split("#").pop() ?? "";
+    message = String(json.message ?? json.Message ?? "");
+  } catch {
+    code = /<Code>([^<]{0,100})<\/Code>/.exec(text)?.[1] ?? "";
+    message = /<Message>([^<]{0,400})<\/Message>/.exec(text)?.[1] ?? "";
+  }
+  code = code || answer.headers.get("x-amzn-errortype")?.split(":")[0] || "";
+  const detail = redactor.text(message).replace(/\s+/g, " ").trim().slice(0, 200);
+  return new AwsCallError(
+    `aws_error: ${request.action} -> ${answer.status}${code ? ` ${redactor.text(code)}` : ""}` +
+      (detail ? `: ${detail}` : ""),
+  );
+}

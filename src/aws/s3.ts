@@ -1,0 +1,363 @@
+/**
+ * The S3 publisher as a host of the MCP core: `put_object`, `list_objects`
+ * and `get_object_url` on one bucket, under one key prefix (Amazon S3 API
+ * Reference: "PutObject", "ListObjectsV2", "HeadObject"). There is no delete
+ * tool and no way to name another bucket or a key outside the prefix.
+ *
+ * Keys are relative to the policy prefix and use a narrow character set
+ * (letters, digits, `- _ . /`), so a key is a public URL path that needs no
+ * escaping; `.`/`..`/empty segments and a leading `/` are refused. Every check
+ * runs before a request is signed: a refused call writes nothing.
+ *
+ * `content_base64` is strict base64 (RFC 4648 section 4: standard alphabet,
+ * padded, no whitespace or line breaks, zero padding bits); `max-bytes` is
+ * measured on the decoded bytes, computed from the encoded length before
+ * decoding.
+ *
+ * @module
+ */
+import { XMLParser } from "fast-xml-parser";
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import { type CallContext, type ServerOptions, stderrLogger, ToolError } from "../mcp/server.ts";
+import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import { keyProblem, S3_MAX_KEY_BYTES, type S3Policy, type S3Tool } from "../guardfile/aws.ts";
+import { credentialsFromEnv } from "./config.ts";
+import { answerError, AwsCallError, credentialRedactor, sendAws } from "./request.ts";
+import { type AwsHostOptions, DEFAULT_AWS_LIMITS, toToolError } from "./ssm.ts";
+
+/** Most keys one `list_objects` call returns (the reference's). */
+export const LIST_MAX_KEYS = 200;
+
+const OBJECT_PROPS: JsonObject = {
+  key: { type: "string", description: "The full object key in the bucket (prefix included)" },
+  path: {
+    type: "string",
+    description: "The key relative to the policy prefix (what key inputs take)",
+  },
+  url: { type: "string", description: "The public URL" },
+  bytes: { type: "integer", description: "Size in bytes" },
+};
+
+const OBJECT_SCHEMA: JsonObject = {
+  type: "object",
+  properties: { ...OBJECT_PROPS, content_type: { type: "string" } },
+  required: ["key", "path", "url", "bytes", "content_type"],
+  additionalProperties: false,
+};
+
+/** The tools an S3 policy serves, sorted by name. */
+export function s3Tools(policy: S3Policy): ToolSpec[] {
+  const under = policy.prefix ? ` under the prefix "${policy.prefix}" (added for you)` : "";
+  const specs: Record<S3Tool, ToolSpec> = {
+    put_object: {
+      name: "put_object",
+      title: "Publish an asset",
+      description:
+        `Publish a file at a public URL: bucket ${policy.bucket}${under}. Send the bytes ` +
+        `base64-encoded (standard alphabet, padded, no line breaks) in content_base64, at most ` +
+        `${policy.maxBytes} bytes decoded, as one of: ${policy.contentTypes.join(", ")}. ` +
+        `Overwrites an existing key; nothing can be deleted. Returns {key, path, url, bytes, content_type}.`,
+      inputSchema: {
+        type: "object",
+        properties: {
+          key: {
+            type: "string",
+            description:
+              "Path of the object, e.g. charts/latency.png: letters, digits, - _ . and /",
+          },
+          content_base64: { type: "string", description: "The file's bytes, base64-encoded" },
+          content_type: {
+            type: "string",
+            description: `The media type to serve it as, one of: ${policy.contentTypes.join(", ")}`,
+          },
+        },
+        required: ["key", "content_base64", "content_type"],
+        additionalProperties: false,
+      },
+      outputSchema: OBJECT_SCHEMA,
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+    },
+    list_objects: {
+      name: "list_objects",
+      title: "List published assets",
+      description: `List published objects${under}, optionally under a further prefix; at most ` +
+        `${LIST_MAX_KEYS}. Returns {objects: [{key, path, url, bytes}], truncated}.`,
+      inputSchema: {
+        type: "object",
+        properties: { prefix: { type: "string", description: "Only keys starting with this" } },
+        additionalProperties: false,
+      },
+      outputSchema: {
+        type: "object",
+        properties: {
+          objects: {
+            type: "array",
+            items: {
+              type: "object",
+              properties: OBJECT_PROPS,
+              required: ["key", "path", "url", "bytes"],
+              additionalProperties: false,
+            },
+          },
+          truncated: { type: "boolean" },
+        },
+        required: ["objects", "truncated"],
+        additionalProperties: false,
+      },
+      annotations: READ,
+    },
+    get_object_url: {
+      name: "get_object_url",
+      title: "Get an asset's public URL",
+      description: `The public URL of a published object${under}; checks that it exists first. ` +
+        `Returns {key, path, url, bytes, content_type}.`,
+      inputSchema: {
+        type: "object",
+        properties: { key: { type: "string", description: "Path of the object" } },
+        required: ["key"],
+        additionalProperties: false,
+      },
+      outputSchema: OBJECT_SCHEMA,
+      annotations: READ,
+    },
+  };
+  return policy.tools.map((t) => specs[t]);
+}
+
+const READ = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: true,
+};
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The decoded length of strict base64 text, or `undefined` when it is not
+ * strict base64 (see the module doc).
+ */
+export function strictBase64Length(text: string): number | undefined {
+  if (!STRICT_BASE64.test(text)) return undefined;
+  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  return (text.length / 4) * 3 - pad;
+}
+
+/**
+ * Build the core's host contract for an S3 policy.
+ *
+ * @returns the server options (name, instructions, catalog, dispatch, cache hints)
+ */
+export function createS3Host(
+  policy: S3Policy,
+  options: AwsHostOptions,
+): Pick<ServerOptions, "name" | "version" | "instructions" | "catalog" | "dispatch" | "cache"> {
+  const limits = { ...DEFAULT_AWS_LIMITS, ...options.limits };
+  const log = options.log ?? stderrLogger;
+  const tools = s3Tools(policy);
+  const granted = new Set<string>(policy.tools);
+  const endpoint = options.endpoint;
+  const bucketUrl = endpoint.pathStyle ? `${endpoint.url}/${policy.bucket}` : endpoint.url;
+  const publicUrl = (key: string) => `${policy.baseUrl}/${key}`;
+  const entry = (key: string, bytes: number) => ({
+    key,
+    path: key.slice(policy.prefix.length),
+    url: publicUrl(key),
+    bytes,
+  });
+
+  /** The full key for a caller's key, or a refusal naming the rule broken. */
+  const resolveKey = (raw: unknown): string => {
+    const key = typeof raw === "string" ? raw : "";
+    const problem = keyProblem(key);
+    if (problem) {
+      const outside = key.startsWith("/") || key.split("/").includes("..");
+      throw new ToolError(
+        `policy_denied: key ${JSON.stringify(key.slice(0, 200))} ${problem}` +
+          (outside && policy.prefix
+            ? `; it would leave the prefix "${policy.prefix}", the only place this server writes`
+            : "") +
+          " (nothing was sent)",
+        { status: 400 },
+      );
+    }
+    const full = policy.prefix + key;
+    const size = new TextEncoder().encode(full).length;
+    if (size > S3_MAX_KEY_BYTES) {
+      throw new ToolError(
+        `policy_denied: the key is ${size} bytes with its prefix, over S3's ${S3_MAX_KEY_BYTES} (nothing was sent)`,
+        { status: 400 },
+      );
+    }
+    return full;
+  };
+
+  const call = async (
+    request: Parameters<typeof sendAws>[0],
+    signal: AbortSignal,
+    ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
+  ) => {
+    const credentials = credentialsFromEnv(options.env);
+    const answer = await sendAws(request, credentials, limits, signal);
+    if (!ok(answer.status)) throw answerError(request, answer, credentialRedactor(credentials));
+    return answer;
+  };
+  const base = { service: "s3", region: policy.region };
+
+  const put = async (args: Record<string, unknown>, signal: AbortSignal): Promise<JsonObject> => {
+    const key = resolveKey(args.key);
+    const type = String(args.content_type ?? "").trim().toLowerCase();
+    if (!policy.contentTypes.includes(type)) {
+      throw new ToolError(
+        `policy_denied: content type ${JSON.stringify(String(args.content_type).slice(0, 100))} ` +
+          `is outside this policy (allowed: ${
+            policy.contentTypes.join(", ")
+          }); nothing was written`,
+        { status: 400 },
+      );
+    }
+    const text = typeof args.content_base64 === "string" ? args.content_base64 : "";
+    const length = strictBase64Length(text);
+    if (length === undefined) {
+      throw new ToolError(
+        `invalid_base64: content_base64 is not strict base64 (standard alphabet A-Z a-z 0-9 + /, ` +
+          `padded with =, no whitespace or line breaks); nothing was written`,
+        { status: 400 },
+      );
+    }
+    if (length === 0) {
+      throw new ToolError(`policy_denied: refusing to publish an empty object`, { status: 400 });
+    }
+    if (length > policy.maxBytes) {
+      throw new ToolError(
+        `too_large: the object is ${length} bytes decoded, over this policy's max-bytes of ` +
+          `${policy.maxBytes}; nothing was written`,
+        { status: 413 },
+      );
+    }
+    let body: Uint8Array;
+    try {
+      body = Uint8Array.fromBase64(text, { lastChunkHandling: "strict" });
+    } catch {
+      throw new ToolError(
+        `invalid_base64: content_base64 has non-zero padding bits (not canonical base64); nothing was written`,
+        { status: 400 },
+      );
+    }
+    await call({
+      ...base,
+      action: "PutObject",
+      method: "PUT",
+      url: `${bucketUrl}/${key}`,
+      headers: { "content-type": type },
+      body,
+    }, signal);
+    return { ...entry(key, body.length), content_type: type };
+  };
+
+  const list = async (args: Record<string, unknown>, signal: AbortSignal): Promise<JsonObject> => {
+    const sub = typeof args.prefix === "string" ? args.prefix : "";
+    const problem = keyProblem(sub, { listing: true });
+    if (problem) {
+      throw new ToolError(
+        `policy_denied: prefix ${JSON.stringify(sub.slice(0, 200))} ${problem} (nothing was sent)`,
+        { status: 400 },
+      );
+    }
+    const prefix = policy.prefix + sub;
+    const query = new URLSearchParams({
+      "list-type": "2",
+      "max-keys": String(LIST_MAX_KEYS),
+      prefix,
+    });
+    const answer = await call(
+      { ...base, action: "ListObjectsV2", method: "GET", url: `${bucketUrl}?${query}` },
+      signal,
+    );
+    const xml = new XMLParser({ parseTagValue: false, isArray: (name) => name === "Contents" })
+      .parse(new TextDecoder().decode(answer.body)) as {
+        ListBucketResult?: {
+          Contents?: { Key?: unknown; Size?: unknown }[];
+          IsTruncated?: unknown;
+        };
+      };
+    const result = xml?.ListBucketResult;
+    if (!result) {
+      throw new AwsCallError(`aws_unexpected: ListObjectsV2 did not answer a ListBucketResult`);
+    }
+    const objects = (result.Contents ?? [])
+      .filter((c) => typeof c.Key === "string" && c.Key.startsWith(prefix))
+      .slice(0, LIST_MAX_KEYS)
+      .map((c) => entry(c.Key as string, Number(c.Size) || 0));
+    return { objects, truncated: String(result.IsTruncated) === "true" };
+  };
+
+  const head = async (args: Record<string, unknown>, signal: AbortSignal): Promise<JsonObject> => {
+    const key = resolveKey(args.key);
+    const answer = await call(
+      { ...base, action: "HeadObject", method: "HEAD", url: `${bucketUrl}/${key}` },
+      signal,
+      (s) => (s >= 200 && s < 300) || s === 404,
+    );
+    if (answer.status === 404) {
+      throw new ToolError(`not_found: no object at key ${JSON.stringify(key)}`, { status: 404 });
+    }
+    return {
+      ...entry(key, Number(answer.headers.get("content-length")) || 0),
+      content_type: answer.headers.get("content-type") ?? "",
+    };
+  };
+
+  const handlers: Record<S3Tool, typeof put> = {
+    put_object: put,
+    list_objects: list,
+    get_object_url: head,
+  };
+
+  const dispatch = async (
+    tool: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<CallToolResult> => {
+    const started = performance.now();
+    const done = (outcome: string, status: number, extra: JsonObject = {}) =>
+      log({
+        level: outcome === "ok" ? "info" : "warn",
+        event: "tool_call",
+        mode: "aws-s3",
+        tool,
+        ...extra,
+        outcome,
+        status,
+        duration_ms: Math.round(performance.now() - started),
+      });
+    try {
+      if (!granted.has(tool)) throw new ToolError(`unknown tool "${tool}"`, { status: 404 });
+      const out = await handlers[tool as S3Tool](args, ctx.signal);
+      done("ok", 200, typeof out.key === "string" ? { key: out.key, bytes: out.bytes } : {});
+      return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
+    } catch (error) {
+      const refused = toToolError(error);
+      done(refused.message.split(":")[0], refused.status);
+      throw refused;
+    }
+  };
+
+  return {
+    name: policy.name,
+    version: "0.1.0",
+    instructions: `This server publishes files to one S3 bucket (${policy.bucket}), at public ` +
+      `URLs under ${policy.baseUrl}/${policy.prefix}. Only these media types: ` +
+      `${policy.contentTypes.join(", ")}. Nothing it publishes can be deleted through it.`,
+    catalog: { tools, resources: [], prompts: [] },
+    dispatch,
+    cache: {
+      tools: { ttlMs: 60_000, cacheScope: "public" },
+      discover: { ttlMs: 60_000, cacheScope: "public" },
+    },
+  };
+}

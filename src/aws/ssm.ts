@@ -1,0 +1,225 @@
+/**
+ * The SSM reader as a host of the MCP core: `get_parameter(name)` for the
+ * general getter and one argument-less tool per convenience grant, each
+ * reading exactly one declared parameter with `GetParameter` and
+ * `WithDecryption: true` (AWS Systems Manager API Reference, "GetParameter";
+ * JSON 1.1 protocol, `X-Amz-Target: AmazonSSM.GetParameter`).
+ *
+ * A name the policy does not declare is refused before anything is sent, so
+ * AWS never sees the request; IAM bounds the principal independently. A
+ * parameter's value appears only in the result of the call that named it:
+ * never in a log line or an error.
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import {
+  type CallContext,
+  type Logger,
+  type ServerOptions,
+  stderrLogger,
+  ToolError,
+} from "../mcp/server.ts";
+import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import type { SsmPolicy } from "../guardfile/aws.ts";
+import { AwsConfigError, type AwsEndpoint, credentialsFromEnv, type EnvReader } from "./config.ts";
+import {
+  answerError,
+  AwsCallError,
+  type AwsLimits,
+  credentialRedactor,
+  sendAws,
+} from "./request.ts";
+
+/** Options of the AWS hosts. */
+export interface AwsHostOptions {
+  /** Reads credentials at every call. */
+  env: EnvReader;
+  /** Where requests go (see `resolveEndpoint`). */
+  endpoint: AwsEndpoint;
+  /** Deadline and answer cap (defaults: 30 s, 1 MiB). */
+  limits?: Partial<AwsLimits>;
+  /** One line per call (tool, outcome, status, duration); never a value or a credential. */
+  log?: Logger;
+}
+
+/** Default limits of an AWS call. */
+export const DEFAULT_AWS_LIMITS: AwsLimits = { timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 };
+
+const OUTPUT_SCHEMA: JsonObject = {
+  type: "object",
+  properties: {
+    name: { type: "string", description: "The parameter name" },
+    type: { type: "string", description: "String, StringList or SecureString" },
+    value: { type: "string", description: "The value (decrypted for a SecureString)" },
+    version: { type: "integer", description: "The parameter's version number" },
+  },
+  required: ["name", "type", "value", "version"],
+  additionalProperties: false,
+};
+
+const READ_ANNOTATIONS = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: true,
+};
+
+/** The tools an SSM policy serves, sorted by name. */
+export function ssmTools(policy: SsmPolicy): ToolSpec[] {
+  const tools: ToolSpec[] = [];
+  const list = policy.parameters.map((p) => JSON.stringify(p)).join(", ");
+  if (policy.getParameter) {
+    tools.push({
+      name: "get_parameter",
+      title: "Get an SSM parameter",
+      description: `Read one AWS SSM parameter (decrypted). Only these exact names are served: ` +
+        `${list}; any other name is refused before AWS sees a request. Returns {name, type, value, version}.`,
+      inputSchema: {
+        type: "object",
+        properties: {
+          name: { type: "string", description: `The exact parameter name, one of: ${list}` },
+        },
+        required: ["name"],
+        additionalProperties: false,
+      },
+      outputSchema: OUTPUT_SCHEMA,
+      annotations: READ_ANNOTATIONS,
+    });
+  }
+  for (const c of policy.convenience) {
+    tools.push({
+      name: c.tool,
+      title: `Get ${c.parameter}`,
+      description: `Read the AWS SSM parameter ${JSON.stringify(c.parameter)} (decrypted). ` +
+        `Returns {name, type, value, version}.`,
+      inputSchema: { type: "object", properties: {}, additionalProperties: false },
+      outputSchema: OUTPUT_SCHEMA,
+      annotations: READ_ANNOTATIONS,
+    });
+  }
+  return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Build the core's host contract for an SSM policy.
+ *
+ * @returns the server options (name, instructions, catalog, dispatch, cache hints)
+ */
+export function createSsmHost(
+  policy: SsmPolicy,
+  options: AwsHostOptions,
+): Pick<ServerOptions, "name" | "version" | "instructions" | "catalog" | "dispatch" | "cache"> {
+  const limits = { ...DEFAULT_AWS_LIMITS, ...options.limits };
+  const log = options.log ?? stderrLogger;
+  const tools = ssmTools(policy);
+  const fixed = new Map(policy.convenience.map((c) => [c.tool, c.parameter]));
+  const declared = new Set(policy.parameters);
+
+  const read = async (name: string, signal: AbortSignal): Promise<CallToolResult> => {
+    const credentials = credentialsFromEnv(options.env);
+    const redactor = credentialRedactor(credentials);
+    const request = {
+      service: "ssm",
+      region: policy.region,
+      action: "GetParameter",
+      method: "POST" as const,
+      url: `${options.endpoint.url}/`,
+      headers: {
+        "content-type": "application/x-amz-json-1.1",
+        "x-amz-target": "AmazonSSM.GetParameter",
+      },
+      body: new TextEncoder().encode(JSON.stringify({ Name: name, WithDecryption: true })),
+    };
+    const answer = await sendAws(request, credentials, limits, signal);
+    if (answer.status < 200 || answer.status >= 300) throw answerError(request, answer, redactor);
+    let parameter: Record<string, unknown> | undefined;
+    try {
+      const json = JSON.parse(new TextDecoder().decode(answer.body));
+      parameter = json?.Parameter;
+    } catch { /* reported below */ }
+    const ok = parameter && typeof parameter === "object" && parameter.Name === name &&
+      typeof parameter.Type === "string" && typeof parameter.Value === "string" &&
+      Number.isSafeInteger(parameter.Version);
+    if (!ok) {
+      // Say nothing of the body: it may hold the value.
+      throw new AwsCallError(
+        `aws_unexpected: GetParameter -> ${answer.status} did not answer a Parameter ` +
+          `{Name, Type, Value, Version} for the name asked`,
+      );
+    }
+    const out: JsonObject = {
+      name: parameter!.Name as string,
+      type: parameter!.Type as string,
+      value: parameter!.Value as string,
+      version: parameter!.Version as number,
+    };
+    return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
+  };
+
+  const dispatch = async (
+    tool: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<CallToolResult> => {
+    const started = performance.now();
+    let parameter: string | undefined = fixed.get(tool);
+    const done = (outcome: string, status: number) =>
+      log({
+        level: outcome === "ok" ? "info" : "warn",
+        event: "tool_call",
+        mode: "aws-ssm",
+        tool,
+        ...(parameter !== undefined ? { parameter } : {}),
+        outcome,
+        status,
+        duration_ms: Math.round(performance.now() - started),
+      });
+    try {
+      if (parameter === undefined) {
+        if (tool !== "get_parameter" || !policy.getParameter) {
+          throw new ToolError(`unknown tool "${tool}"`, { status: 404 });
+        }
+        const name = args.name;
+        if (typeof name !== "string" || !declared.has(name)) {
+          throw new ToolError(
+            `policy_denied: that parameter name is outside this policy; the names served are ` +
+              `${
+                policy.parameters.map((p) => JSON.stringify(p)).join(", ")
+              } (nothing was sent to AWS)`,
+            { status: 403 },
+          );
+        }
+        parameter = name;
+      }
+      const result = await read(parameter, ctx.signal);
+      done("ok", 200);
+      return result;
+    } catch (error) {
+      const refused = toToolError(error);
+      done(refused.message.split(":")[0], refused.status);
+      throw refused;
+    }
+  };
+
+  return {
+    name: policy.name,
+    version: "0.1.0",
+    instructions: "This server reads exactly the AWS SSM parameters its policy names, and " +
+      "nothing else. Values are secrets: use them for the task at hand, do not repeat them.",
+    catalog: { tools, resources: [], prompts: [] },
+    dispatch,
+    cache: {
+      tools: { ttlMs: 60_000, cacheScope: "public" },
+      discover: { ttlMs: 60_000, cacheScope: "public" },
+    },
+  };
+}
+
+/** Any failure as a tool error whose message carries no secret. */
+export function toToolError(error: unknown): ToolError {
+  if (error instanceof ToolError) return error;
+  if (error instanceof AwsCallError) return new ToolError(error.message, { status: error.status });
+  if (error instanceof AwsConfigError) return new ToolError(error.message, { status: 500 });
+  return new ToolError(`internal_error: ${(error as Error)?.name ?? "error"}`, { status: 500 });
+}

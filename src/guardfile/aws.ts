@@ -1,0 +1,478 @@
+/**
+ * The two AWS policy grammars, `wrap ward mcp aws ssm { … }` (an exact-parameter
+ * SSM reader) and `wrap ward mcp aws s3 { … }` (a one-bucket S3 publisher).
+ * Pure: text in, model or diagnostics out, like the spec grammar beside it.
+ *
+ * A reference (mcp-beaver) policy file loads unchanged. weir adds, and never
+ * changes:
+ *
+ * - SSM: several `parameter "/exact/name"` nodes; `tool="<resource>"` on a
+ *   parameter binds the convenience grant `can get <resource>` to it (with a
+ *   single parameter the binding is implicit, as in the reference); either
+ *   grant may be left out (at least one is needed).
+ * - S3: any non-empty subset of the three grants; markup media types include
+ *   every `+xml` type as well as the reference's five; `max-bytes` is capped at
+ *   {@link S3_MAX_BYTES_CEILING} (the body is held in memory); `bucket`,
+ *   `region`, `prefix` and `base-url` are checked for shape at lint time.
+ *
+ * Grammar: docs/aws.md and the README sections "serve-ssm" and "serve-s3".
+ *
+ * @module
+ */
+import { type Diagnostic, Diagnostics } from "./diagnostics.ts";
+import { type KdlNode, parseKdl } from "./kdl.ts";
+import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
+
+/** Which AWS mode a policy file is for. */
+export type AwsMode = "ssm" | "s3";
+
+/** A convenience tool: reads one declared parameter, takes no arguments. */
+export interface SsmConvenienceTool {
+  /** Tool name, `get_<resource>` with `-` as `_` (e.g. `get_forgejo_read_token`). */
+  tool: string;
+  /** The exact parameter it reads. */
+  parameter: string;
+}
+
+/** `wrap ward mcp aws ssm { … }`. */
+export interface SsmPolicy {
+  mode: "ssm";
+  file: string;
+  /** Server name: the file name without `.kdl` and `.mcp` (as the reference). */
+  name: string;
+  region: string;
+  /** The exact parameter names that may be read, in declaration order. */
+  parameters: string[];
+  /** Whether `can get parameter` mints `get_parameter(name)`. */
+  getParameter: boolean;
+  /** The `can get <resource>` tools, sorted by name. */
+  convenience: SsmConvenienceTool[];
+}
+
+/** The three S3 grants, by tool name. */
+export type S3Tool = "put_object" | "list_objects" | "get_object_url";
+
+/** `wrap ward mcp aws s3 { … }`. */
+export interface S3Policy {
+  mode: "s3";
+  file: string;
+  /** Server name: the file name without `.kdl` and `.mcp` (as the reference). */
+  name: string;
+  region: string;
+  bucket: string;
+  /** Public root of the published objects, without a trailing `/`. */
+  baseUrl: string;
+  /** Key prefix with a trailing `/`, or `""`. */
+  prefix: string;
+  /** Largest object accepted, in decoded bytes. */
+  maxBytes: number;
+  /** Allowed media types, lower-case, in declaration order. */
+  contentTypes: string[];
+  /** The granted tools, sorted. */
+  tools: S3Tool[];
+}
+
+/** Either AWS policy. */
+export type AwsPolicy = SsmPolicy | S3Policy;
+
+/** The outcome of loading an AWS policy: the model when there is no error, and every diagnostic. */
+export interface AwsLoadResult {
+  mode: AwsMode;
+  policy?: AwsPolicy;
+  diagnostics: Diagnostic[];
+}
+
+/** Default region of both modes (the reference's). */
+export const DEFAULT_REGION = "us-east-1";
+/** Default `max-bytes` (8 MiB, the reference's). */
+export const S3_DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
+/** Largest `max-bytes` weir accepts (64 MiB): the object travels base64 in one JSON body. */
+export const S3_MAX_BYTES_CEILING = 64 * 1024 * 1024;
+/** S3's own limit on an object key, in UTF-8 bytes. */
+export const S3_MAX_KEY_BYTES = 1024;
+
+/**
+ * Media types that are markup a browser renders (HTML, XHTML, SVG, XML and
+ * every `+xml` type): served from the publisher's origin they are a
+ * stored-XSS and phishing surface, so a policy may not allow them.
+ */
+export function isMarkupType(mediaType: string): boolean {
+  const t = mediaType.toLowerCase().split(";")[0].trim();
+  return t === "text/html" || t === "application/xhtml+xml" || t === "image/svg+xml" ||
+    t === "application/xml" || t === "text/xml" || t.endsWith("+xml") || t === "text/xsl";
+}
+
+const WRAP_PATH = ["ward", "mcp", "aws"];
+const SSM_CHILDREN = ["region", "parameter", "can"];
+const S3_CHILDREN = ["region", "bucket", "base-url", "prefix", "max-bytes", "content-type", "can"];
+const S3_GRANTS: Record<string, S3Tool> = {
+  "put object": "put_object",
+  "list objects": "list_objects",
+  "get object-url": "get_object_url",
+};
+/** RFC 6838 section 4.2 restricted-name characters. */
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+/** SSM parameter names: letters, digits, `_ . -`, and `/` for hierarchies (AWS docs). */
+const SSM_NAME = /^[A-Za-z0-9_.\-/]+$/;
+/** Key characters (a public URL path: nothing that needs escaping). */
+const KEY_CHARS = /^[A-Za-z0-9._\-/]*$/;
+
+/**
+ * Whether a file is an AWS policy, and which: its first top-level `wrap` node
+ * reads `wrap ward mcp aws ssm` or `wrap ward mcp aws s3`. A cheap text test
+ * comes first, so spec guardfiles are parsed once.
+ */
+export function awsModeOf(text: string): AwsMode | undefined {
+  if (!/\bwrap\s+ward\s+mcp\s+aws\s+(ssm|s3)\b/.test(text)) return undefined;
+  const parsed = parseKdl(text);
+  if ("errors" in parsed) return undefined;
+  return modeOfNodes(parsed.nodes);
+}
+
+function modeOfNodes(nodes: KdlNode[]): AwsMode | undefined {
+  const wrap = nodes.find((n) => n.name === "wrap");
+  if (!wrap || wrap.values.length !== 4) return undefined;
+  if (!WRAP_PATH.every((w, i) => wrap.values[i] === w)) return undefined;
+  const last = wrap.values[3];
+  return last === "ssm" || last === "s3" ? last : undefined;
+}
+
+/** The server name of a policy file: its base name without `.kdl`, then without `.mcp`. */
+export function serverNameOf(file: string, fallback: string): string {
+  const base = file.split(/[\\/]/).pop() ?? "";
+  const name = base.replace(/\.kdl$/, "").replace(/\.mcp$/, "");
+  return name || fallback;
+}
+
+/**
+ * Load an AWS policy.
+ *
+ * @param text the file's contents
+ * @param file the path, for messages and the server name
+ * @returns `undefined` when the file is not an AWS policy (see {@link awsModeOf});
+ *   else the mode, the policy (absent when any error was found) and every diagnostic
+ */
+export function parseAwsPolicy(text: string, file: string): AwsLoadResult | undefined {
+  if (!/\bwrap\s+ward\s+mcp\s+aws\s+(ssm|s3)\b/.test(text)) return undefined;
+  const parsed = parseKdl(text);
+  if ("errors" in parsed) return undefined;
+  const mode = modeOfNodes(parsed.nodes);
+  if (!mode) return undefined;
+  const diags = new Diagnostics();
+  const top = parsed.nodes.map((n) => new NodeReader(n, diags));
+  const wraps = top.filter((n) => n.name === "wrap");
+  for (const node of top) {
+    if (node.name !== "wrap") {
+      node.error(
+        `unknown top-level node "${node.name}" in an AWS ${mode.toUpperCase()} policy: ` +
+          `the whole policy lives inside "wrap ward mcp aws ${mode} { … }"`,
+      );
+    }
+  }
+  for (const extra of wraps.slice(1)) {
+    extra.error(`a second "wrap" block; a policy has exactly one`);
+  }
+  const wrap = wraps[0];
+  wrap.onlyProperties();
+  const policy = mode === "ssm" ? readSsm(wrap, file) : readS3(wrap, file);
+  // File order: by line and column.
+  const at = (d: Diagnostic) => d.position ? d.position.line * 1e6 + d.position.column : 0;
+  const diagnostics = diags.items.map((d, i) => ({ d, i }))
+    .sort((a, b) => at(a.d) - at(b.d) || a.i - b.i).map(({ d }) => d);
+  return diags.failed ? { mode, diagnostics } : { mode, policy, diagnostics };
+}
+
+function checkChildren(wrap: NodeReader, allowed: string[], mode: AwsMode): NodeReader[] {
+  const kids = wrap.children();
+  for (const kid of kids) {
+    if (!allowed.includes(kid.name)) {
+      kid.error(
+        `unknown node "${kid.name}" in an AWS ${mode.toUpperCase()} policy${
+          suggest(kid.name, allowed)
+        }; expected ${allowed.join(" | ")}`,
+      );
+    }
+    if (kid.node.children.length > 0) kid.error(`"${kid.name}" takes no block`);
+  }
+  return kids.filter((k) => allowed.includes(k.name));
+}
+
+function readRegion(kids: NodeReader[]): string {
+  const node = onlyOnce(kids, "region");
+  if (!node) return DEFAULT_REGION;
+  node.onlyProperties();
+  if (!node.argCount(1, 1, "the AWS region, e.g. us-east-1")) return DEFAULT_REGION;
+  const region = node.stringArg(0, "region");
+  if (!region) return DEFAULT_REGION;
+  if (!/^[a-z]{2}(-[a-z0-9]+)+-\d{1,2}$/.test(region)) {
+    node.error(`region ${show(region)} is not an AWS region name such as "us-east-1"`);
+  }
+  return region;
+}
+
+/** The resource of a `can` grant, `verb resource`, or undefined after reporting. */
+function grantKey(can: NodeReader): string | undefined {
+  can.onlyProperties();
+  if (!can.argCount(2, 2, "a verb and a resource")) return undefined;
+  const verb = can.stringArg(0, "the verb");
+  const resource = can.stringArg(1, "the resource");
+  return verb && resource ? `${verb} ${resource}` : undefined;
+}
+
+function readSsm(wrap: NodeReader, file: string): SsmPolicy {
+  const kids = checkChildren(wrap, SSM_CHILDREN, "ssm");
+  const region = readRegion(kids);
+  const parameters: { name: string; node: NodeReader; resource?: string }[] = [];
+  for (const node of kids.filter((k) => k.name === "parameter")) {
+    node.onlyProperties(["tool"]);
+    if (!node.argCount(1, 1, "the exact parameter name")) continue;
+    const name = node.stringArg(0, "the parameter name");
+    if (!name) continue;
+    if (!SSM_NAME.test(name) || name.length > 2048) {
+      node.error(
+        `parameter ${show(name)} is not an SSM parameter name: use letters, digits, ` +
+          `_ . - and / only (no version or label selector such as ":3")`,
+      );
+      continue;
+    }
+    if (parameters.some((p) => p.name === name)) {
+      node.error(`parameter ${show(name)} is declared twice; keep one`);
+      continue;
+    }
+    const resource = node.stringProp("tool", "tool=");
+    parameters.push({ name, node, resource });
+  }
+  if (parameters.length === 0) {
+    wrap.error(
+      `no "parameter": name the exact SSM parameter this server may read, e.g. ` +
+        `parameter "/team/service/read-token"`,
+    );
+  }
+  let getParameter = false;
+  const convenience: { resource: string; node: NodeReader }[] = [];
+  for (const can of kids.filter((k) => k.name === "can")) {
+    const key = grantKey(can);
+    if (!key) continue;
+    const [verb, resource] = key.split(" ");
+    if (verb !== "get") {
+      can.error(
+        `unsupported SSM grant "can ${key}": this reader only reads; grant ` +
+          `"can get parameter" and/or "can get <name>" for a declared parameter`,
+      );
+      continue;
+    }
+    if (resource === "parameter") {
+      if (getParameter) can.error(`"can get parameter" appears twice; keep one`);
+      getParameter = true;
+      continue;
+    }
+    if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(resource)) {
+      can.error(`resource ${show(resource)} must be letters, digits, - and _ (it names a tool)`);
+      continue;
+    }
+    if (convenience.some((c) => c.resource === resource)) {
+      can.error(`"can get ${resource}" appears twice; keep one`);
+      continue;
+    }
+    convenience.push({ resource, node: can });
+  }
+  if (!getParameter && convenience.length === 0) {
+    wrap.error(`nothing to mount: add "can get parameter" (and/or "can get <name>")`);
+  }
+  const toolOf = (resource: string) => `get_${resource.replaceAll("-", "_")}`;
+  const bound: SsmConvenienceTool[] = [];
+  for (const c of convenience) {
+    // Bound by tool= on a parameter; or, the reference form, the one parameter there is.
+    const target = parameters.find((p) => p.resource === c.resource) ??
+      (parameters.length === 1 && parameters[0].resource === undefined ? parameters[0] : undefined);
+    if (!target) {
+      c.node.error(
+        `"can get ${c.resource}" reads no parameter: ` +
+          (parameters.length > 1
+            ? `with several parameters, bind it with parameter "/exact/name" tool="${c.resource}"`
+            : `declare the parameter it reads`),
+      );
+      continue;
+    }
+    if (toolOf(c.resource) === "get_parameter") {
+      c.node.error(`"can get ${c.resource}" would mint "get_parameter", the general getter`);
+      continue;
+    }
+    bound.push({ tool: toolOf(c.resource), parameter: target.name });
+  }
+  for (const p of parameters) {
+    if (p.resource !== undefined && !convenience.some((c) => c.resource === p.resource)) {
+      p.node.error(
+        `tool="${p.resource}" names no grant: add "can get ${p.resource}", or remove tool=`,
+      );
+    }
+  }
+  return {
+    mode: "ssm",
+    file,
+    name: serverNameOf(file, "ssm"),
+    region,
+    parameters: parameters.map((p) => p.name),
+    getParameter,
+    convenience: bound.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)),
+  };
+}
+
+/**
+ * Check a key (or key prefix) against the publisher's key rules: characters
+ * `[A-Za-z0-9._-/]`, no leading or trailing `/` (a trailing one is allowed for a
+ * listing prefix), no empty, `.` or `..` segment.
+ *
+ * @returns `undefined` when the key is acceptable, else why not (no key text inside)
+ */
+export function keyProblem(key: string, options: { listing?: boolean } = {}): string | undefined {
+  if (key === "") return options.listing ? undefined : "is empty";
+  if (!KEY_CHARS.test(key)) {
+    return "may only use letters, digits, dash, underscore, dot and slash";
+  }
+  if (key.startsWith("/")) return "starts with / (keys are relative to the policy prefix)";
+  if (!options.listing && key.endsWith("/")) return "ends with / (it must name an object)";
+  const segments = key.split("/");
+  if (options.listing && key.endsWith("/")) segments.pop();
+  for (const s of segments) {
+    if (s === "") return "has an empty path segment (//)";
+    if (s === "." || s === "..") return `has a "${s}" segment (no traversal)`;
+  }
+  return undefined;
+}
+
+function readS3(wrap: NodeReader, file: string): S3Policy {
+  const kids = checkChildren(wrap, S3_CHILDREN, "s3");
+  const region = readRegion(kids);
+  const one = (name: string, what: string): string | undefined => {
+    const node = onlyOnce(kids, name);
+    if (!node) return undefined;
+    node.onlyProperties();
+    if (!node.argCount(1, 1, what)) return undefined;
+    return node.stringArg(0, name);
+  };
+  const bucket = one("bucket", "the bucket name");
+  if (!kids.some((k) => k.name === "bucket")) {
+    wrap.error(`missing "bucket": name the one bucket this publisher writes, e.g. bucket "assets"`);
+  } else if (
+    bucket !== undefined &&
+    (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes(".."))
+  ) {
+    kids.find((k) => k.name === "bucket")!.error(
+      `bucket ${show(bucket)} is not an S3 bucket name (3 to 63 of a-z 0-9 . -, ` +
+        `starting and ending with a letter or digit)`,
+    );
+  }
+  let baseUrl = one("base-url", "the public URL the objects are served from");
+  const baseNode = kids.find((k) => k.name === "base-url");
+  if (!baseNode) {
+    wrap.error(
+      `missing "base-url": the public root the objects are served from, e.g. base-url "https://files.example.com"`,
+    );
+  } else if (baseUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(baseUrl);
+    } catch { /* reported below */ }
+    if (
+      !url || (url.protocol !== "https:" && url.protocol !== "http:") || url.search ||
+      url.hash || url.username || url.password
+    ) {
+      baseNode.error(
+        `base-url ${show(baseUrl)} must be an absolute http(s) URL without query, fragment or ` +
+          `credentials, e.g. "https://files.example.com"`,
+      );
+    }
+    baseUrl = baseUrl.replace(/\/+$/, "");
+  }
+  let prefix = "";
+  const prefixNode = onlyOnce(kids, "prefix");
+  if (prefixNode) {
+    prefixNode.onlyProperties();
+    if (prefixNode.argCount(1, 1, "the key prefix")) {
+      const raw = prefixNode.node.values[0];
+      if (typeof raw !== "string") {
+        prefixNode.error(`prefix must be a quoted string, found ${show(raw)}`);
+      } else {
+        const trimmed = raw.replace(/^\/+|\/+$/g, "");
+        const problem = trimmed === "" ? undefined : keyProblem(trimmed);
+        if (problem) prefixNode.error(`prefix ${show(raw)} ${problem}`);
+        else if (trimmed) prefix = `${trimmed}/`;
+      }
+    }
+  }
+  let maxBytes = S3_DEFAULT_MAX_BYTES;
+  const maxNode = onlyOnce(kids, "max-bytes");
+  if (maxNode) {
+    maxNode.onlyProperties();
+    if (maxNode.argCount(1, 1, "the largest object, in bytes")) {
+      const raw = maxNode.node.values[0];
+      const n = typeof raw === "number"
+        ? raw
+        : typeof raw === "string" && /^\s*\d+\s*$/.test(raw)
+        ? Number(raw)
+        : NaN;
+      if (!Number.isSafeInteger(n) || n <= 0) {
+        maxNode.error(`max-bytes must be a whole number of bytes above 0, found ${show(raw)}`);
+      } else if (n > S3_MAX_BYTES_CEILING) {
+        maxNode.error(
+          `max-bytes ${n} is over weir's ceiling of ${S3_MAX_BYTES_CEILING} bytes (64 MiB): ` +
+            `an object travels base64-encoded inside one JSON request`,
+        );
+      } else maxBytes = n;
+    }
+  }
+  const contentTypes: string[] = [];
+  for (const node of kids.filter((k) => k.name === "content-type")) {
+    node.onlyProperties();
+    if (!node.argCount(1, 1, "one media type")) continue;
+    const raw = node.stringArg(0, "content-type");
+    if (!raw) continue;
+    const t = raw.trim().toLowerCase();
+    if (!MEDIA_TYPE.test(t)) {
+      node.error(`content-type ${show(raw)} is not a media type such as "image/png"`);
+    } else if (isMarkupType(t)) {
+      node.error(
+        `content-type ${show(raw)} is markup a browser renders: published from this origin it ` +
+          `is a stored-XSS and phishing surface; publish it as text/plain or not at all`,
+      );
+    } else if (contentTypes.includes(t)) {
+      node.error(`content-type ${show(raw)} is listed twice; keep one`);
+    } else contentTypes.push(t);
+  }
+  if (!kids.some((k) => k.name === "content-type")) {
+    wrap.error(
+      `no "content-type": list each media type this publisher accepts, e.g. content-type "image/png"`,
+    );
+  }
+  const tools = new Set<S3Tool>();
+  for (const can of kids.filter((k) => k.name === "can")) {
+    const key = grantKey(can);
+    if (!key) continue;
+    const tool = S3_GRANTS[key];
+    if (!tool) {
+      can.error(
+        `unsupported S3 grant "can ${key}": the publisher grants only ` +
+          `"can put object", "can list objects" and "can get object-url" (there is no delete)`,
+      );
+    } else if (tools.has(tool)) can.error(`"can ${key}" appears twice; keep one`);
+    else tools.add(tool);
+  }
+  if (tools.size === 0 && !kids.some((k) => k.name === "can")) {
+    wrap.error(
+      `nothing to mount: add "can put object", "can list objects" and/or "can get object-url"`,
+    );
+  }
+  return {
+    mode: "s3",
+    file,
+    name: serverNameOf(file, "s3"),
+    region,
+    bucket: bucket ?? "",
+    baseUrl: baseUrl ?? "",
+    prefix,
+    maxBytes,
+    contentTypes,
+    tools: [...tools].sort(),
+  };
+}
