@@ -60,14 +60,21 @@ export interface Served {
   kill(signal: Deno.Signal): void;
 }
 
-/** Start `weir serve FILE --http 127.0.0.1:0` and wait until it listens. */
+/** Start `weir serve FILE --http 127.0.0.1:0` (or another serve command) and wait until it listens. */
 export async function serveHttp(
   file: string,
-  options: { env?: Record<string, string>; extra?: string[] } = {},
+  options: { env?: Record<string, string>; extra?: string[]; command?: string } = {},
 ): Promise<Served> {
   const { command, args: pre } = weirCommand();
   const child = new Deno.Command(command, {
-    args: [...pre, "serve", file, "--http", "127.0.0.1:0", ...(options.extra ?? [])],
+    args: [
+      ...pre,
+      options.command ?? "serve",
+      file,
+      "--http",
+      "127.0.0.1:0",
+      ...(options.extra ?? []),
+    ],
     env: options.env,
     cwd: ROOT,
     stdin: "null",
