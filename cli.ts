@@ -57,7 +57,8 @@ or the exit code. Exit 1 when any file has an error or cannot be read.`,
   serve: {
     usage: "weir serve FILE (--stdio | --http [HOST:]PORT) [options]",
     summary: `Serve a guardfile as an MCP server over stdio or stateless Streamable HTTP
-(MCP at POST /mcp, the tool API at POST /api/<tool>, GET /healthz).`,
+(MCP at POST /mcp, the tool API at POST /api/<tool>, GET /healthz).
+An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
     help: `Usage: weir serve FILE (--stdio | --http [HOST:]PORT) [options]
 
   --stdio                    Newline-delimited JSON-RPC on stdin/stdout (logs on stderr).
@@ -82,6 +83,31 @@ Secrets named by the guardfile (value env "X", value file "...") are read at eve
 never at start-up. They are redacted from every result and error (as sent, percent-encoded
 or JSON-escaped) and never logged; a credential shorter than 8 characters is refused.`,
     run: async (args) => (await import("./src/cli/serve.ts")).run(args),
+  },
+  "serve-ssm": {
+    usage: "weir serve-ssm FILE (--stdio | --http [HOST:]PORT) [options]",
+    summary: `serve, insisting that FILE is an AWS SSM reader policy (wrap ward mcp aws ssm).`,
+    help: `Usage: weir serve-ssm FILE (--stdio | --http [HOST:]PORT) [options]
+
+Serves an exact-parameter AWS SSM reader (wrap ward mcp aws ssm { region; parameter "/name";
+can get parameter }): get_parameter(name) reads only the declared names and refuses any
+other before AWS sees a request. Options as for serve ("weir help serve"); serve itself
+also recognises the policy. Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+AWS_SESSION_TOKEN, read at each call. Endpoint: AWS_ENDPOINT_URL_SSM, else AWS_ENDPOINT_URL,
+else the region's public endpoint.`,
+    run: async (args) => (await import("./src/cli/serve.ts")).run(args, "ssm"),
+  },
+  "serve-s3": {
+    usage: "weir serve-s3 FILE (--stdio | --http [HOST:]PORT) [options]",
+    summary: `serve, insisting that FILE is an AWS S3 publisher policy (wrap ward mcp aws s3).`,
+    help: `Usage: weir serve-s3 FILE (--stdio | --http [HOST:]PORT) [options]
+
+Serves a one-bucket S3 publisher (wrap ward mcp aws s3 { bucket; base-url; prefix; max-bytes;
+content-type ...; can put object; can list objects; can get object-url }). Options as for
+serve ("weir help serve"); serve itself also recognises the policy. Credentials as for
+serve-ssm. Endpoint: AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL (path-style addressing),
+else the bucket's public endpoint.`,
+    run: async (args) => (await import("./src/cli/serve.ts")).run(args, "s3"),
   },
   describe: {
     usage: "weir describe [--format text|json] FILE",

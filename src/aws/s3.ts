@@ -22,6 +22,7 @@ import { type CallContext, type ServerOptions, stderrLogger, ToolError } from ".
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import { keyProblem, S3_MAX_KEY_BYTES, type S3Policy, type S3Tool } from "../guardfile/aws.ts";
 import { credentialsFromEnv } from "./config.ts";
+import { auditAllowed, auditRefused, type Refusal } from "../ops/audit.ts";
 import { answerError, AwsCallError, credentialRedactor, sendAws } from "./request.ts";
 import { type AwsHostOptions, DEFAULT_AWS_LIMITS, toToolError } from "./ssm.ts";
 
@@ -128,6 +129,13 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
   };
   return policy.tools.map((t) => specs[t]);
 }
+
+/** The refusals (nothing sent), by error kind, as audit rules. */
+const REFUSALS: Record<string, Pick<Refusal, "rule" | "reason">> = {
+  policy_denied: { rule: "restrict", reason: "key, prefix or media type outside the policy" },
+  invalid_base64: { rule: "schema", reason: "content_base64 is not strict base64" },
+  too_large: { rule: "size", reason: "object over max-bytes" },
+};
 
 const READ = {
   readOnlyHint: true,
@@ -324,25 +332,33 @@ export function createS3Host(
     ctx: CallContext,
   ): Promise<CallToolResult> => {
     const started = performance.now();
-    const done = (outcome: string, status: number, extra: JsonObject = {}) =>
-      log({
-        level: outcome === "ok" ? "info" : "warn",
-        event: "tool_call",
-        mode: "aws-s3",
-        tool,
-        ...extra,
-        outcome,
-        status,
-        duration_ms: Math.round(performance.now() - started),
-      });
     try {
       if (!granted.has(tool)) throw new ToolError(`unknown tool "${tool}"`, { status: 404 });
       const out = await handlers[tool as S3Tool](args, ctx.signal);
-      done("ok", 200, typeof out.key === "string" ? { key: out.key, bytes: out.bytes } : {});
+      const objectLog: typeof log = typeof out.key === "string"
+        ? (event) => log({ ...event, key: out.key, bytes: out.bytes })
+        : log;
+      auditAllowed(objectLog, {
+        tool,
+        outcome: "ok",
+        status: 200,
+        durationMs: performance.now() - started,
+        upstreamStatus: 200,
+      });
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const refused = toToolError(error);
-      done(refused.message.split(":")[0], refused.status);
+      const kind = refused.message.split(":")[0];
+      const rule = REFUSALS[kind];
+      if (rule) auditRefused(log, { tool, status: refused.status, ...rule });
+      else {
+        auditAllowed(log, {
+          tool,
+          outcome: kind,
+          status: refused.status,
+          durationMs: performance.now() - started,
+        });
+      }
       throw refused;
     }
   };

@@ -22,6 +22,7 @@ import {
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { SsmPolicy } from "../guardfile/aws.ts";
+import { auditAllowed, auditRefused } from "../ops/audit.ts";
 import { AwsConfigError, type AwsEndpoint, credentialsFromEnv, type EnvReader } from "./config.ts";
 import {
   answerError,
@@ -164,17 +165,6 @@ export function createSsmHost(
   ): Promise<CallToolResult> => {
     const started = performance.now();
     let parameter: string | undefined = fixed.get(tool);
-    const done = (outcome: string, status: number) =>
-      log({
-        level: outcome === "ok" ? "info" : "warn",
-        event: "tool_call",
-        mode: "aws-ssm",
-        tool,
-        ...(parameter !== undefined ? { parameter } : {}),
-        outcome,
-        status,
-        duration_ms: Math.round(performance.now() - started),
-      });
     try {
       if (parameter === undefined) {
         if (tool !== "get_parameter" || !policy.getParameter) {
@@ -182,6 +172,12 @@ export function createSsmHost(
         }
         const name = args.name;
         if (typeof name !== "string" || !declared.has(name)) {
+          auditRefused(log, {
+            rule: "restrict",
+            status: 403,
+            tool,
+            reason: "parameter name not declared by the policy",
+          });
           throw new ToolError(
             `policy_denied: that parameter name is outside this policy; the names served are ` +
               `${
@@ -193,11 +189,24 @@ export function createSsmHost(
         parameter = name;
       }
       const result = await read(parameter, ctx.signal);
-      done("ok", 200);
+      auditAllowed(withParameter(log, parameter), {
+        tool,
+        outcome: "ok",
+        status: 200,
+        durationMs: performance.now() - started,
+        upstreamStatus: 200,
+      });
       return result;
     } catch (error) {
       const refused = toToolError(error);
-      done(refused.message.split(":")[0], refused.status);
+      if (refused.status !== 403 && refused.status !== 404) {
+        auditAllowed(withParameter(log, parameter), {
+          tool,
+          outcome: refused.message.split(":")[0],
+          status: refused.status,
+          durationMs: performance.now() - started,
+        });
+      }
       throw refused;
     }
   };
@@ -214,6 +223,11 @@ export function createSsmHost(
       discover: { ttlMs: 60_000, cacheScope: "public" },
     },
   };
+}
+
+/** The logger, with the (declared, not secret) parameter name added to each line. */
+function withParameter(log: Logger, parameter: string | undefined): Logger {
+  return parameter === undefined ? log : (event) => log({ ...event, parameter });
 }
 
 /** Any failure as a tool error whose message carries no secret. */

@@ -24,8 +24,10 @@ export async function run(args: string[]): Promise<number> {
   }
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
-  if (!loaded.guardfile) return 1;
-  const surface = describeGuardfile(loaded.guardfile);
+  if (!loaded.guardfile && !loaded.policy) return 1;
+  const surface = loaded.policy
+    ? (await import("../modes/serve_aws.ts")).describeAws(loaded.policy)
+    : describeGuardfile(loaded.guardfile!);
   console.log(values.format === "json" ? JSON.stringify(surface, null, 2) : describeText(surface));
   return 0;
 }

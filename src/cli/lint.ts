@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { loadGuardfileFile } from "../modes/serve.ts";
+import { type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
+import { awsServedTools } from "../modes/serve_aws.ts";
 import { lintWarnings, servedTools } from "../modes/lint.ts";
 import { parseFlags, printDiagnostics, UsageError } from "./args.ts";
 
@@ -29,7 +30,7 @@ export async function run(args: string[]): Promise<number> {
     const loaded = await loadGuardfileFile(file);
     const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
     loaded.diagnostics.push(...warnings);
-    if (!loaded.guardfile) failed = true;
+    if (!loaded.guardfile && !loaded.policy) failed = true;
     results.push(loaded);
   }
   if (values.format === "json") {
@@ -37,9 +38,9 @@ export async function run(args: string[]): Promise<number> {
       ok: !failed,
       files: results.map((r) => ({
         file: r.file,
-        ok: Boolean(r.guardfile),
-        server: r.guardfile?.name,
-        tools: r.guardfile ? servedTools(r.guardfile) : [],
+        ok: Boolean(r.guardfile ?? r.policy),
+        server: (r.guardfile ?? r.policy)?.name,
+        tools: servedToolsOf(r),
         diagnostics: [
           ...(r.readError ? [{ severity: "error", message: r.readError, path: "" }] : []),
           ...r.diagnostics.map((d) => ({
@@ -57,8 +58,7 @@ export async function run(args: string[]): Promise<number> {
     const lines: string[] = [];
     for (const r of results) {
       printDiagnostics(r);
-      if (!r.guardfile) continue;
-      for (const t of servedTools(r.guardfile)) {
+      for (const t of servedToolsOf(r)) {
         const line = values.methods ? `${t.name}\t${t.method}` : t.name;
         lines.push(positionals.length > 1 ? `${r.file}\t${line}` : line);
       }
@@ -66,4 +66,9 @@ export async function run(args: string[]): Promise<number> {
     if (!failed && lines.length > 0) console.log(lines.join("\n"));
   }
   return failed ? 1 : 0;
+}
+
+/** The tools a loaded file serves: a guardfile's, or an AWS policy's (none when it failed). */
+function servedToolsOf(r: LoadedFile) {
+  return r.policy ? awsServedTools(r.policy) : r.guardfile ? servedTools(r.guardfile) : [];
 }

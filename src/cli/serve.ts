@@ -11,11 +11,12 @@ import { parseFlags, parseHttpAddress, printDiagnostics, UsageError, wholeNumber
 /**
  * Run `weir serve` until stdin closes (stdio) or a signal arrives (HTTP).
  * @param args the arguments after `serve`
+ * @param mode `serve-ssm`/`serve-s3`: refuse a file that is not that AWS policy
  * @returns 0 after a clean stop; 1 when the guardfile has errors, the inbound
  *   token variable is unset, or serving failed
  * @throws {UsageError} on a bad command line
  */
-export async function run(args: string[]): Promise<number> {
+export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     stdio: { type: "boolean" },
     http: { type: "string" },
@@ -58,10 +59,17 @@ export async function run(args: string[]): Promise<number> {
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
-  if (!loaded.guardfile || errorsOf(loaded.diagnostics).length > 0) return 1;
+  if (mode && loaded.policy?.mode !== mode && errorsOf(loaded.diagnostics).length === 0) {
+    console.error(
+      `weir: ${loaded.file} is not an AWS ${mode.toUpperCase()} policy: it must read ` +
+        `wrap ward mcp aws ${mode} { … } (see "weir help serve-${mode}")`,
+    );
+    return 1;
+  }
+  if (!(loaded.guardfile ?? loaded.policy) || errorsOf(loaded.diagnostics).length > 0) return 1;
   const stop = stopSignals();
   try {
-    await runServe(loaded.guardfile, {
+    const options = {
       transport,
       allowedOrigins: values["allow-origin"],
       inboundToken,
@@ -69,7 +77,11 @@ export async function run(args: string[]): Promise<number> {
       signal: stop.signal,
       log,
       drainMs: ops.drainMs,
-    });
+    };
+    if (loaded.policy) {
+      const { runServeAws } = await import("../modes/serve_aws.ts");
+      await runServeAws(loaded.policy, options);
+    } else await runServe(loaded.guardfile!, options);
   } catch (error) {
     console.error(`weir: serve: ${(error as Error).message}`);
     return 1;

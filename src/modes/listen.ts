@@ -24,6 +24,8 @@ export interface HttpAppOptions {
   allowedOrigins?: readonly string[];
   /** Require `Authorization: Bearer <token>` from callers (default: no inbound auth). */
   inboundToken?: string;
+  /** Largest request body, in bytes (default 1 MiB); also the stdio line cap. */
+  maxBodyBytes?: number;
   log?: Logger;
   /** Shutdown: new requests get 503 while draining; calls are cancelled at its deadline. */
   drain?: Drain;
@@ -40,6 +42,7 @@ export function guardedHttpApp(
     authorize: options.inboundToken === undefined ? () => true : bearerCheck(options.inboundToken),
     allowedOrigins: options.allowedOrigins ?? [],
     allowedHosts: isLoopback(options.hostname) ? loopbackHosts(options.port) : "any",
+    maxBodyBytes: options.maxBodyBytes,
     log: options.log ?? stderrLogger,
     cancel: options.drain?.cancel,
   };
@@ -120,6 +123,8 @@ export interface RunOnOptions {
    * The abort reason, when a string (`"SIGTERM"`), is the line's `reason`.
    */
   signal?: AbortSignal;
+  /** Largest request body (HTTP) or line (stdio), in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
   /** The drain deadline in milliseconds (default 10,000). */
   drainMs?: number;
   /** Called once listening (HTTP) with the actual address. */
@@ -154,6 +159,7 @@ export async function runOn(server: McpServer, options: RunOnOptions): Promise<v
         const reason = options.signal?.aborted ? reasonOf(options.signal) : "end of input";
         drained = drain.run(reason, finished, pending);
       },
+      maxLineBytes: options.maxBodyBytes,
       log,
     });
     finish();
@@ -166,6 +172,7 @@ export async function runOn(server: McpServer, options: RunOnOptions): Promise<v
     port,
     allowedOrigins: options.allowedOrigins,
     inboundToken: options.inboundToken,
+    maxBodyBytes: options.maxBodyBytes,
     log,
     drain,
   });

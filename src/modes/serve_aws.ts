@@ -13,11 +13,10 @@ import type { ToolSpec } from "../mcp/types.ts";
 import { ssmTools } from "../aws/ssm.ts";
 import { s3Tools } from "../aws/s3.ts";
 import { resolveEndpoint } from "../aws/config.ts";
-import { isLoopback } from "../transport/http.ts";
-import { serveStdio } from "../transport/stdio.ts";
 import type { ServedTool } from "./lint.ts";
 import type { DescribedTool, Surface } from "./describe.ts";
-import { listenHttp, type ServeOptions } from "./serve.ts";
+import type { ServeOptions } from "./serve.ts";
+import { runOn } from "./listen.ts";
 import { processEnv, ssmServer } from "./serve_ssm.ts";
 import { s3BodyCap, s3Server } from "./serve_s3.ts";
 
@@ -114,7 +113,9 @@ export function awsServer(
 }
 
 /**
- * Serve an AWS policy until `signal` aborts (or, on stdio, input ends).
+ * Serve an AWS policy until `signal` aborts (or, on stdio, input ends), on
+ * the glue every mode shares (`listen.ts`); an S3 policy raises the body cap
+ * to fit `max-bytes` base64-encoded.
  * @throws {import("../aws/config.ts").AwsConfigError} when an endpoint variable is malformed
  */
 export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Promise<void> {
@@ -126,49 +127,19 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
     processEnv,
     "bucket" in policy ? policy.bucket : "",
   );
-  const maxBodyBytes = policy.mode === "s3" ? s3BodyCap(policy) : undefined;
-  const started = {
-    level: "info" as const,
-    event: "serving",
+  log({
+    level: "info",
+    event: "aws_endpoint",
+    mode: `aws-${policy.mode}`,
+    region: policy.region,
+    endpoint: endpoint.source,
+  });
+  await runOn(server, {
+    ...options,
+    log,
     mode: `aws-${policy.mode}`,
     server: policy.name,
     tools: toolsOf(policy).length,
-    region: policy.region,
-    endpoint: endpoint.source,
-  };
-  if (options.transport.kind === "stdio") {
-    log({ ...started, transport: "stdio" });
-    await serveStdio(server, {
-      readable: Deno.stdin.readable,
-      writable: Deno.stdout.writable,
-      signal: options.signal,
-      maxLineBytes: maxBodyBytes,
-    });
-    return;
-  }
-  const http = await listenHttp(server, {
-    hostname: options.transport.hostname,
-    port: options.transport.port,
-    signal: options.signal,
-    allowedOrigins: options.allowedOrigins,
-    inboundToken: options.inboundToken,
-    maxBodyBytes,
-    log,
+    maxBodyBytes: policy.mode === "s3" ? s3BodyCap(policy) : undefined,
   });
-  log({
-    ...started,
-    transport: "http",
-    addr: `${http.hostname}:${http.port}`,
-    mcp: `http://${http.hostname}:${http.port}/mcp`,
-  });
-  if (!isLoopback(http.hostname) && options.inboundToken === undefined) {
-    log({
-      level: "warn",
-      event: "no_inbound_auth",
-      message: "listening beyond loopback with no inbound authentication: anyone who can " +
-        "reach this port can call every granted tool (set --inbound-token-env)",
-    });
-  }
-  options.onListen?.({ hostname: http.hostname, port: http.port });
-  await http.finished;
 }

@@ -117,7 +117,9 @@ Deno.test("serve-ssm over stdio with the v1 client", async (t) => {
         l.tool === "get_parameter" && l.outcome === "ok" && l.parameter === DECLARED
       ),
     );
-    assert.ok(calls.some((l) => l.outcome === "policy_denied" && l.status === 403));
+    assert.ok(
+      lines.some((l) => l.event === "refused" && l.rule === "restrict" && l.status === 403),
+    );
     assert.ok(lines.some((l) => l.event === "serving" && l.mode === "aws-ssm"));
     assertNoSecrets(stderr, "stderr");
   });

@@ -251,6 +251,8 @@ export interface TestS3 extends TestServer {
   directory: string;
   /** Every object key in `bucket`, read from s3rver directly (not through the hop). */
   keys(bucket: string): Promise<string[]>;
+  /** Store an object in s3rver directly (behind weir's back). */
+  seed(bucket: string, key: string, bytes: Uint8Array): Promise<void>;
   /** An object's bytes and media type, read from s3rver directly, or undefined. */
   object(bucket: string, key: string): Promise<{ bytes: Uint8Array; type: string } | undefined>;
 }
@@ -316,6 +318,14 @@ export async function startS3(
     keys: async (bucket) => {
       const text = await (await direct(`/${bucket}?list-type=2&max-keys=1000`)).text();
       return [...text.matchAll(/<Key>([^<]*)<\/Key>/g)].map((k) => k[1]).sort();
+    },
+    seed: async (bucket, key, bytes) => {
+      const res = await fetch(`${backend}/${bucket}/${key}`, {
+        method: "PUT",
+        body: bytes as BodyInit,
+      });
+      await res.body?.cancel();
+      if (!res.ok) throw new Error(`s3rver refused the seed object: ${res.status}`);
     },
     object: async (bucket, key) => {
       const res = await direct(`/${bucket}/${key}`);
