@@ -44,7 +44,7 @@ Deno.test("help, --version and usage errors load no npm package (no KDL parser)"
 
 Deno.test("help lists every command with its usage line, and help for each exists", async () => {
   const r = await runCli(["help"]);
-  const names = [...r.stdout.matchAll(/^ {2}weir ([a-z][a-z-]*)/gm)].map((m) => m[1])
+  const names = [...r.stdout.matchAll(/^ {2}weir ([a-z][a-z0-9-]*)/gm)].map((m) => m[1])
     .filter((n) => n !== "help");
   assert.ok(names.includes("serve") && names.includes("lint"), r.stdout);
   for (const name of names) {
