@@ -42,6 +42,7 @@ export {
   type RequestId,
 } from "./src/mcp/jsonrpc.ts";
 export {
+  type Era,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
   MetaKey,

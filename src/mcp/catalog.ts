@@ -16,6 +16,10 @@ import { parseUriTemplate, type UriTemplate, UriTemplateError } from "./uri_temp
 
 /** A catalog the core refuses to serve; the message names the entry and what to change. */
 export class CatalogError extends Error {
+  /**
+   * Make the error.
+   * @param message which entry is wrong and what to change
+   */
   constructor(message: string) {
     super(message);
     this.name = "CatalogError";

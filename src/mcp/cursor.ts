@@ -26,6 +26,7 @@ export class CursorCodec {
   #key: Promise<CryptoKey>;
 
   /**
+   * Make a codec that signs cursors with HMAC-SHA-256.
    * @param key raw HMAC key bytes (at least 16); a random one per process when omitted,
    *   which makes cursors from another process (or a restart) invalid
    */

@@ -40,8 +40,11 @@ export interface JsonRpcNotification {
 
 /** The `error` member of an error response. */
 export interface JsonRpcErrorObject {
+  /** The JSON-RPC 2.0 error code (see {@link ErrorCode}). */
   code: number;
+  /** A short description of the error. */
   message: string;
+  /** Optional structured detail. */
   data?: unknown;
 }
 
@@ -73,6 +76,12 @@ export class McpError extends Error {
   /** Optional structured detail sent as `error.data`. */
   readonly data?: unknown;
 
+  /**
+   * Make the error.
+   * @param code the JSON-RPC error code sent as `error.code`
+   * @param message sent as `error.message`
+   * @param data optional detail sent as `error.data`
+   */
   constructor(code: number, message: string, data?: unknown) {
     super(message);
     this.name = "McpError";

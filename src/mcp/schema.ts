@@ -106,6 +106,10 @@ export const MAX_SCHEMA_DEPTH = 32;
 
 /** A schema the validator cannot enforce exactly as written. */
 export class SchemaError extends Error {
+  /**
+   * Make the error.
+   * @param message which keyword cannot be enforced and where
+   */
   constructor(message: string) {
     super(message);
     this.name = "SchemaError";

@@ -117,6 +117,11 @@ export class ToolError extends Error {
   /** Optional structured detail (only for tools without an `outputSchema`). */
   readonly structuredContent?: JsonObject;
 
+  /**
+   * Make the error.
+   * @param message what went wrong, sent to the client as the result's text
+   * @param options `status` for the tool API (default 500); `structuredContent` as detail
+   */
   constructor(message: string, options: { status?: number; structuredContent?: JsonObject } = {}) {
     super(message);
     this.name = "ToolError";
@@ -127,6 +132,10 @@ export class ToolError extends Error {
 
 /** Thrown by a resource or prompt reader: nothing there. `reason` goes to the client as data. */
 export class NotFoundError extends Error {
+  /**
+   * Make the error.
+   * @param reason what was not found, e.g. the URI or prompt name
+   */
   constructor(reason: string) {
     super(reason);
     this.name = "NotFoundError";
@@ -135,8 +144,11 @@ export class NotFoundError extends Error {
 
 /** One structured log event. Never carries arguments, results or secrets. */
 export interface LogEvent {
+  /** Severity, lowest first: debug, info, warn, error. */
   level: "debug" | "info" | "warn" | "error";
+  /** What happened, a short stable name such as `listening` or `tool_call`. */
   event: string;
+  /** Further fields of the event (JSON-serializable). */
   [field: string]: unknown;
 }
 
@@ -219,6 +231,7 @@ export interface Reply {
 export interface ToolCallOutcome {
   /** 200 on success; 400 bad arguments; 404 unknown tool; else the tool's error status. */
   status: number;
+  /** The tool's result, or an error result saying what was refused. */
   result: CallToolResult;
 }
 
@@ -267,6 +280,8 @@ export class McpServer {
   readonly #handlers: Record<string, Handler>;
 
   /**
+   * Prepare a server: a static catalog is validated and compiled once, here.
+   * @param options the catalog, dispatch and readers, and server settings
    * @throws {CatalogError} when a static catalog is malformed
    * @throws {RangeError} when `pageSize` is not a positive integer
    */

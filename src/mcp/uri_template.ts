@@ -31,6 +31,10 @@ export interface UriTemplate {
 
 /** A template that uses something this module does not claim to match. */
 export class UriTemplateError extends Error {
+  /**
+   * Make the error.
+   * @param message which expression is unsupported and why
+   */
   constructor(message: string) {
     super(message);
     this.name = "UriTemplateError";
