@@ -119,6 +119,60 @@ Prints each served tool: method, path template, inputs (types, bounds, required)
 restrictions on path parameters, and withheld tools with their reasons.`,
     run: async (args) => (await import("./src/cli/describe.ts")).run(args),
   },
+  "serve-upstream": {
+    usage:
+      "weir serve-upstream --tool T... (--stdio | --http [HOST:]PORT) (--upstream URL | -- CMD...)",
+    summary: `Serve exactly the allowlisted tools of an existing MCP server (HTTP, or a
+stdio command), re-checking each tool's definition on every call.`,
+    help: `Usage: weir serve-upstream --tool T [--tool T...] (--stdio | --http [HOST:]PORT)
+                           (--upstream URL | -- CMD [ARG...]) [options]
+
+Serves exactly the allowlisted tools of an existing MCP server (an HTTP URL, or a
+command weir starts and talks to over stdio), re-checking each tool's definition
+against its start-up fingerprint on every call.
+
+  --tool NAME                   An upstream tool to serve (repeatable, at least one).
+  --name NAME                   The server name clients see (default weir-upstream).
+  --pin TOOL.ARG=VALUE          Always send VALUE for ARG; a caller sending another value is
+                                refused (repeatable).
+  --upstream-header 'N=T'       A header for an HTTP upstream; T holds {env:VAR}, {file:PATH}
+                                or {literal:TEXT} spans, read at every request (repeatable).
+  --connect-timeout DURATION    Keep retrying the first connection this long (default 0: once).
+  --request-timeout DURATION    Bound on each upstream request (default 60s; 0 disables).
+  --max-response-bytes N        Refuse upstream answers larger than N bytes (default 8388608).
+  --stdio | --http [HOST:]PORT  How clients reach weir (as for serve).
+  --allow-origin ORIGIN         A browser origin allowed to call (repeatable).
+  --inbound-token-env VAR       Require "Authorization: Bearer <value of VAR>" over HTTP.
+
+A stdio upstream gets weir's environment and needs Deno's --allow-run (deno run -A).
+Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,
+    run: async (args) => (await import("./src/modes/serve_upstream.ts")).serveUpstreamMain(args),
+  },
+  "lint-upstream": {
+    usage:
+      "weir lint-upstream --tool T... [--read-only heuristic|strict] [--upstream URL | -- CMD...]",
+    summary: `Check an allowlist for CI: mutation-looking names, presence upstream,
+readOnlyHint, fingerprints against a file written earlier.`,
+    help: `Usage: weir lint-upstream --tool T [--tool T...] [--read-only heuristic|strict]
+                          [--upstream URL | -- CMD [ARG...]] [options]
+
+Checks an allowlist as serve-upstream would, without listening.
+
+  --tool NAME                   An allowlisted tool (repeatable, at least one).
+  --read-only heuristic         Refuse names that look like mutations (offline).
+  --read-only strict            Refuse tools without annotations.readOnlyHint: true (needs an
+                                upstream).
+  --upstream URL | -- CMD       Connect and report each tool as present, missing or drifted.
+  --fingerprints FILE           Compare each tool's SHA-256 fingerprint with FILE.
+  --write-fingerprints FILE     When clean, write the fingerprints to FILE.
+  --upstream-header 'N=T'       As for serve-upstream.
+  --connect-timeout DURATION    Keep retrying the connection this long (default 0: once).
+  --format text|json            Text (default): "name<TAB>status" per tool on stdout, problems on
+                                stderr. json: one document on stdout.
+
+Exit codes: 0 clean, 1 problems found (or the upstream unreachable), 2 usage errors.`,
+    run: async (args) => (await import("./src/modes/lint_upstream.ts")).lintUpstreamMain(args),
+  },
   demo: {
     usage: "weir demo",
     summary: `Serve guardfiles/demo.mcp.kdl against a small local upstream and run a

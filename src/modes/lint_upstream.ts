@@ -1,0 +1,231 @@
+/**
+ * `weir lint-upstream`: the CI gate for an allowlist, `serve-upstream` minus
+ * the listener. It checks the allowlist's shape with the same rules, and:
+ *
+ * - `--read-only heuristic` (offline): refuses allowlisted names with a
+ *   mutation segment (the reference's word list, whole segments split on
+ *   `_ - . /`, space and camelCase);
+ * - `--read-only strict` (needs an upstream): refuses allowlisted tools whose
+ *   definition lacks `annotations.readOnlyHint: true`;
+ * - with an upstream (`--upstream URL` or `-- CMD`): reports each allowlisted
+ *   tool as present or missing (with the nearest names), and with
+ *   `--fingerprints FILE` as drifted when its SHA-256 fingerprint differs from
+ *   the one a previous `--write-fingerprints FILE` recorded.
+ *
+ * Output: text (`name<TAB>status` per tool, sorted; problems on stderr) or
+ * `--format json` (one document on stdout). Exit 0 clean, 1 problems found or
+ * the upstream unreachable, 2 usage errors.
+ *
+ * The fingerprints file is JSON: `{"tools": {"<name>": "sha256:<hex>"}}`.
+ *
+ * @module
+ */
+import { mutationSegment } from "../upstream/allowlist.ts";
+import { resolveHeaders } from "../upstream/headers.ts";
+import { UpstreamConnection } from "../upstream/connection.ts";
+import { matchAllowlist } from "../upstream/surface.ts";
+import type { ToolSpec } from "../mcp/types.ts";
+import {
+  durationFlag,
+  parseUpstreamArgs,
+  type SharedConfig,
+  sharedConfig,
+  UpstreamUsageError,
+} from "./upstream_args.ts";
+
+/** One allowlisted tool's verdict. */
+export interface ToolVerdict {
+  name: string;
+  /** `unchecked` when no upstream was consulted. */
+  status: "present" | "missing" | "drifted" | "unchecked";
+  fingerprint?: string;
+  problems: string[];
+}
+
+/** The whole report (the `--format json` document). */
+export interface LintUpstreamReport {
+  ok: boolean;
+  tools: ToolVerdict[];
+  /** Problems not tied to one tool (an unreachable upstream, an unreadable file). */
+  problems: string[];
+}
+
+/** What `lint-upstream` was asked to check. */
+export interface LintUpstreamConfig extends SharedConfig {
+  readOnly?: "heuristic" | "strict";
+  fingerprints?: string;
+  writeFingerprints?: string;
+  requestTimeoutMs: number;
+}
+
+/**
+ * Run the checks.
+ * @returns the report; never throws for a finding or an unreachable upstream
+ */
+export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpstreamReport> {
+  const verdicts = new Map<string, ToolVerdict>(
+    config.allowlist.map((name) => [name, { name, status: "unchecked", problems: [] }]),
+  );
+  const problems: string[] = [];
+  if (config.readOnly === "heuristic") {
+    for (const v of verdicts.values()) {
+      const segment = mutationSegment(v.name);
+      if (segment) {
+        v.problems.push(
+          `the name looks like a mutation (segment "${segment}"); if the tool only reads, ` +
+            `check it with --read-only strict against the upstream's readOnlyHint`,
+        );
+      }
+    }
+  }
+  let expected: Record<string, string> | undefined;
+  if (config.fingerprints !== undefined) {
+    try {
+      const doc = JSON.parse(await Deno.readTextFile(config.fingerprints));
+      if (typeof doc?.tools !== "object" || doc.tools === null || Array.isArray(doc.tools)) {
+        throw new Error(`it has no "tools" object`);
+      }
+      expected = doc.tools;
+    } catch (error) {
+      problems.push(
+        `--fingerprints ${config.fingerprints}: ${
+          error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message
+        } (write one with --write-fingerprints)`,
+      );
+    }
+  }
+  if (config.target) {
+    let listed: ToolSpec[] | undefined;
+    let connection: UpstreamConnection | undefined;
+    try {
+      resolveHeaders(config.headers);
+      connection = await UpstreamConnection.open({
+        target: config.target,
+        headers: () => resolveHeaders(config.headers).headers,
+        requestTimeoutMs: config.requestTimeoutMs,
+        maxResponseBytes: 8 * 1024 * 1024,
+        connectTimeoutMs: config.connectTimeoutMs,
+      });
+      listed = await connection.listTools();
+    } catch (error) {
+      problems.push(`upstream: ${(error as Error).message}`);
+    } finally {
+      await connection?.close();
+    }
+    if (listed) {
+      const report = await matchAllowlist(config.allowlist, listed);
+      for (const m of report.missing) {
+        const v = verdicts.get(m.name)!;
+        v.status = "missing";
+        v.problems.push(
+          "the upstream does not list it" +
+            (m.nearest.length ? ` (nearest: ${m.nearest.join(", ")})` : ""),
+        );
+      }
+      for (const name of report.ambiguous) {
+        const v = verdicts.get(name)!;
+        v.status = "drifted";
+        v.problems.push("the upstream lists it more than once with different definitions");
+      }
+      for (const [name, tool] of report.present) {
+        const v = verdicts.get(name)!;
+        v.status = "present";
+        v.fingerprint = tool.fingerprint;
+        if (expected && expected[name] === undefined) {
+          v.problems.push(`the fingerprints file has no entry for it`);
+        } else if (expected && expected[name] !== tool.fingerprint) {
+          v.status = "drifted";
+          v.problems.push(`its definition changed since the fingerprints were written`);
+        }
+        if (
+          config.readOnly === "strict" && tool.definition.annotations?.readOnlyHint !== true
+        ) {
+          v.problems.push(`it does not carry annotations.readOnlyHint: true`);
+        }
+      }
+    }
+  }
+  const tools = [...verdicts.values()].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+  );
+  const ok = problems.length === 0 && tools.every((t) => t.problems.length === 0);
+  if (ok && config.writeFingerprints !== undefined) {
+    const doc = {
+      tools: Object.fromEntries(tools.map((t) => [t.name, t.fingerprint])),
+    };
+    try {
+      await Deno.writeTextFile(config.writeFingerprints, JSON.stringify(doc, null, 2) + "\n");
+    } catch (error) {
+      problems.push(
+        `--write-fingerprints ${config.writeFingerprints}: ${(error as Error).message}`,
+      );
+    }
+  }
+  return { ok: ok && problems.length === 0, tools, problems };
+}
+
+/**
+ * `weir lint-upstream ARGS`.
+ * @returns the exit code (0, 1, 2)
+ */
+export async function lintUpstreamMain(args: string[]): Promise<number> {
+  let config: LintUpstreamConfig;
+  let format: string;
+  try {
+    const { values, command } = parseUpstreamArgs(args, {
+      "read-only": { type: "string" },
+      fingerprints: { type: "string" },
+      "write-fingerprints": { type: "string" },
+      "request-timeout": { type: "string" },
+      format: { type: "string", default: "text" },
+    });
+    format = values.format as string;
+    if (format !== "text" && format !== "json") {
+      throw new UpstreamUsageError(`--format must be text or json, not ${format}`);
+    }
+    const shared = sharedConfig(values, command);
+    const readOnly = values["read-only"] as string | undefined;
+    if (readOnly !== undefined && readOnly !== "heuristic" && readOnly !== "strict") {
+      throw new UpstreamUsageError(
+        `--read-only takes heuristic (offline, by name) or strict (by readOnlyHint), not ${readOnly}`,
+      );
+    }
+    if (!shared.target) {
+      for (const flag of ["fingerprints", "write-fingerprints"]) {
+        if (values[flag] !== undefined) {
+          throw new UpstreamUsageError(`--${flag} needs an upstream (--upstream URL or -- CMD)`);
+        }
+      }
+      if (readOnly === "strict") {
+        throw new UpstreamUsageError(
+          "--read-only strict reads annotations from the upstream: give --upstream URL or -- CMD " +
+            "(or use --read-only heuristic offline)",
+        );
+      }
+    }
+    config = {
+      ...shared,
+      readOnly: readOnly as LintUpstreamConfig["readOnly"],
+      fingerprints: values.fingerprints as string | undefined,
+      writeFingerprints: values["write-fingerprints"] as string | undefined,
+      requestTimeoutMs: durationFlag("--request-timeout", values["request-timeout"], 60_000),
+    };
+  } catch (error) {
+    if (error instanceof UpstreamUsageError) {
+      console.error(`weir: lint-upstream: ${error.message}\nRun "weir help lint-upstream".`);
+      return 2;
+    }
+    throw error;
+  }
+  const report = await lintUpstream(config);
+  if (format === "json") {
+    console.log(JSON.stringify(report, null, 2));
+  } else {
+    for (const p of report.problems) console.error(`weir: lint-upstream: ${p}`);
+    for (const t of report.tools) {
+      for (const p of t.problems) console.error(`weir: lint-upstream: tool "${t.name}": ${p}`);
+    }
+    console.log(report.tools.map((t) => `${t.name}\t${t.status}`).join("\n"));
+  }
+  return report.ok ? 0 : 1;
+}

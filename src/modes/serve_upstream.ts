@@ -1,0 +1,500 @@
+/**
+ * `weir serve-upstream`: an exact tool allowlist in front of an existing MCP
+ * server (an HTTP URL, or a command run as a stdio child).
+ *
+ * Start-up: connect (retrying until `--connect-timeout`), list every page of
+ * the upstream's tools, require every allowlisted tool (missing ones are named
+ * with the nearest names the upstream has), record each one's SHA-256
+ * fingerprint, check the pins against the tools' schemas, and build a weir
+ * {@link McpServer} whose catalog is exactly the allowlisted definitions as
+ * the upstream wrote them. (One change: a pinned argument is dropped from the
+ * served `required` list, since weir supplies it.) The server answers both
+ * revisions over stdio or HTTP with serve's transports and inbound options.
+ *
+ * One call: the core checks the name against the catalog (only allowlisted
+ * tools exist in it) and the arguments against the advertised schema; then
+ * dispatch re-checks the allowlist, refuses a tool that drifted before, lists
+ * the upstream's tools again and compares every allowlisted definition with its
+ * fingerprint (a change is a sticky refusal of that tool until restart, logged
+ * once), checks and injects pins, and sends `tools/call` once, carrying the
+ * caller's cancellation and the request timeout. The result comes back as the
+ * upstream sent it, with header secrets redacted.
+ *
+ * Why list per call: the upstream is under no obligation to send
+ * `notifications/tools/list_changed` (weir's own core never does), and a
+ * stdio or HTTP upstream may be swapped between two calls; a listing per call
+ * is the only check that sees every change. It costs one extra round trip,
+ * which the benchmark (`bench/upstream.ts`) measures.
+ *
+ * @module
+ */
+import { McpServer, stderrLogger, ToolError } from "../mcp/server.ts";
+import type { Logger } from "../mcp/server.ts";
+import { CatalogError } from "../mcp/catalog.ts";
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import { Redactor } from "../guard/secrets.ts";
+import { AllowlistError, parsePins } from "../upstream/allowlist.ts";
+import { HeaderError, type HeaderTemplate, resolveHeaders } from "../upstream/headers.ts";
+import {
+  UpstreamConnection,
+  UpstreamRefused,
+  type UpstreamTarget,
+  UpstreamTimeout,
+  UpstreamUnavailable,
+} from "../upstream/connection.ts";
+import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.ts";
+import { canonicalJson } from "../upstream/fingerprint.ts";
+import { parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
+import {
+  durationFlag,
+  parseUpstreamArgs,
+  sharedConfig,
+  UpstreamUsageError,
+} from "./upstream_args.ts";
+
+/** What `serve-upstream` was asked to do. */
+export interface ServeUpstreamConfig {
+  name: string;
+  allowlist: string[];
+  /** `--pin` values as written. */
+  pins: string[];
+  target: UpstreamTarget;
+  headers: HeaderTemplate[];
+  connectTimeoutMs: number;
+  /** Bound on each upstream request (0: none). */
+  requestTimeoutMs: number;
+  maxResponseBytes: number;
+}
+
+/** Start-up failed: exit 1 with this message. */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StartupError";
+  }
+}
+
+/** A pin as injected: the value converted to the argument's JSON type. */
+interface InjectedPin {
+  arg: string;
+  written: string;
+  value: string | number | boolean;
+}
+
+/** A running wrapper: the server to put behind a transport, and its upstream. */
+export interface UpstreamServer {
+  server: McpServer;
+  connection: UpstreamConnection;
+  /** The served definitions (allowlisted, in allowlist order). */
+  tools: ToolSpec[];
+  baseline: ReadonlyMap<string, BaselineTool>;
+}
+
+/**
+ * Connect, check the surface, and build the wrapper's MCP server.
+ * @throws {StartupError} naming what is wrong: missing tools (with the nearest
+ *   names), an unusable pin, an unreadable header secret, an unreachable upstream
+ */
+export async function buildUpstreamServer(
+  config: ServeUpstreamConfig,
+  options: { log?: Logger; signal?: AbortSignal } = {},
+): Promise<UpstreamServer> {
+  const log = options.log ?? stderrLogger;
+  let pins: Map<string, Map<string, string>>;
+  try {
+    pins = parsePins(config.pins, config.allowlist);
+    // Pre-flight: a header secret that cannot be read stops start-up before any retry loop.
+    resolveHeaders(config.headers);
+  } catch (error) {
+    if (error instanceof AllowlistError || error instanceof HeaderError) {
+      throw new StartupError(error.message);
+    }
+    throw error;
+  }
+  let connection: UpstreamConnection;
+  try {
+    connection = await UpstreamConnection.open({
+      target: config.target,
+      headers: () => resolveHeaders(config.headers).headers,
+      requestTimeoutMs: config.requestTimeoutMs,
+      maxResponseBytes: config.maxResponseBytes,
+      connectTimeoutMs: config.connectTimeoutMs,
+      signal: options.signal,
+      onRetry: (error, attempt) =>
+        log({
+          level: "warn",
+          event: "upstream_connect_retry",
+          attempt,
+          error: clip(error.message),
+        }),
+      onToolsChanged: () => log({ level: "info", event: "upstream_tools_changed" }),
+    });
+  } catch (error) {
+    throw new StartupError(
+      `upstream ${describeTarget(config.target)}: ${(error as Error).message}`,
+    );
+  }
+  try {
+    let listed: ToolSpec[];
+    try {
+      listed = await connection.listTools(options.signal);
+    } catch (error) {
+      throw new StartupError(
+        `upstream ${describeTarget(config.target)}: tools/list failed: ${(error as Error).message}`,
+      );
+    }
+    const report = await matchAllowlist(config.allowlist, listed);
+    const problems: string[] = [];
+    for (const m of report.missing) {
+      problems.push(
+        `tool ${JSON.stringify(m.name)} is not listed by the upstream` +
+          (m.nearest.length ? ` (nearest: ${m.nearest.join(", ")})` : " (it lists no tools)"),
+      );
+    }
+    for (const name of report.ambiguous) {
+      problems.push(`tool "${name}" is listed more than once with different definitions`);
+    }
+    if (problems.length > 0) throw new StartupError(problems.join("; "));
+
+    const injected = new Map<string, InjectedPin[]>();
+    const served: ToolSpec[] = [];
+    for (const name of config.allowlist) {
+      const definition = report.present.get(name)!.definition;
+      const toolPins = pinsFor(name, definition, pins.get(name));
+      if (toolPins.length > 0) injected.set(name, toolPins);
+      served.push(servedDefinition(definition, toolPins));
+    }
+    const dispatch = upstreamDispatch({
+      allowlist: new Set(config.allowlist),
+      baseline: report.present,
+      pins: injected,
+      connection,
+      headers: config.headers,
+      log,
+    });
+    let server: McpServer;
+    try {
+      server = new McpServer({
+        name: config.name,
+        version: "0.1.0",
+        catalog: { tools: served, resources: [], prompts: [] },
+        dispatch,
+        log,
+      });
+    } catch (error) {
+      if (error instanceof CatalogError) {
+        throw new StartupError(`weir cannot serve the upstream's definition: ${error.message}`);
+      }
+      throw error;
+    }
+    return { server, connection, tools: served, baseline: report.present };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
+}
+
+function pinsFor(
+  tool: string,
+  definition: ToolSpec,
+  pins: Map<string, string> | undefined,
+): InjectedPin[] {
+  if (!pins) return [];
+  const properties = (definition.inputSchema?.properties ?? {}) as Record<string, unknown>;
+  return [...pins].map(([arg, written]) => {
+    const property = properties[arg] as Record<string, unknown> | undefined;
+    if (!property || typeof property !== "object") {
+      const declared = Object.keys(properties);
+      throw new StartupError(
+        `--pin ${tool}.${arg}: tool "${tool}" declares no argument "${arg}" ` +
+          `(it declares: ${declared.length ? declared.join(", ") : "none"})`,
+      );
+    }
+    const types = [property.type].flat().filter((t) => typeof t === "string");
+    let value: string | number | boolean = written;
+    if (types.includes("string") || types.length === 0) value = written;
+    else if (types.includes("integer") || types.includes("number")) {
+      value = Number(written);
+      if (!Number.isFinite(value) || (!types.includes("number") && !Number.isInteger(value))) {
+        throw new StartupError(
+          `--pin ${tool}.${arg}=${written}: the argument is ${types.join(" or ")}, ` +
+            `and ${JSON.stringify(written)} is not one`,
+        );
+      }
+    } else if (types.includes("boolean")) {
+      if (written !== "true" && written !== "false") {
+        throw new StartupError(`--pin ${tool}.${arg}: the argument is boolean; pin true or false`);
+      }
+      value = written === "true";
+    } else {
+      throw new StartupError(
+        `--pin ${tool}.${arg}: the argument is ${types.join(" or ")}; pins hold strings, ` +
+          `numbers and booleans`,
+      );
+    }
+    return { arg, written, value };
+  });
+}
+
+/** The upstream's definition, with pinned arguments no longer required (weir supplies them). */
+function servedDefinition(definition: ToolSpec, pins: InjectedPin[]): ToolSpec {
+  const required = definition.inputSchema?.required;
+  if (pins.length === 0 || !Array.isArray(required)) return definition;
+  const pinned = new Set(pins.map((p) => p.arg));
+  return {
+    ...definition,
+    inputSchema: {
+      ...definition.inputSchema,
+      required: required.filter((r) => !pinned.has(r as string)),
+    },
+  };
+}
+
+interface DispatchParts {
+  allowlist: ReadonlySet<string>;
+  baseline: ReadonlyMap<string, BaselineTool>;
+  pins: ReadonlyMap<string, InjectedPin[]>;
+  connection: UpstreamConnection;
+  headers: HeaderTemplate[];
+  log: Logger;
+}
+
+function upstreamDispatch(parts: DispatchParts) {
+  const { allowlist, baseline, pins, connection, headers, log } = parts;
+  /** Tools that drifted, with why: refused until restart. */
+  const drifted = new Map<string, string>();
+  const refuseDrifted = (name: string) => {
+    throw new ToolError(
+      `schema_drift: tool "${name}" changed upstream since weir started ` +
+        `(${drifted.get(name)}); weir refuses it until restarted (re-review the tool first)`,
+      { status: 409 },
+    );
+  };
+  return async (
+    name: string,
+    args: Record<string, unknown>,
+    ctx: { signal: AbortSignal },
+  ): Promise<CallToolResult> => {
+    const started = performance.now();
+    // The allowlist first, whatever the catalog says.
+    if (!allowlist.has(name)) {
+      throw new ToolError(`policy_denied: tool "${name}" is not on the allowlist`, { status: 403 });
+    }
+    if (drifted.has(name)) refuseDrifted(name);
+    const redactor = new Redactor();
+    try {
+      for (const secret of resolveHeaders(headers).secrets) redactor.add(secret);
+    } catch (error) {
+      throw new ToolError(`upstream_auth: ${(error as Error).message}`, { status: 500 });
+    }
+    try {
+      const listed = await connection.listTools(ctx.signal);
+      for (const [tool, reason] of driftOf(baseline, listed)) {
+        if (drifted.has(tool)) continue;
+        drifted.set(tool, reason);
+        log({ level: "error", event: "upstream_drift", tool, reason });
+      }
+    } catch (error) {
+      throw upstreamFailure(error, "checking the upstream's tool list", redactor, ctx.signal);
+    }
+    if (drifted.has(name)) refuseDrifted(name);
+    const sent: JsonObject = { ...args } as JsonObject;
+    for (const pin of pins.get(name) ?? []) {
+      if (pin.arg in sent) {
+        const given = sent[pin.arg];
+        if (canonicalJson(given) !== canonicalJson(pin.value) && String(given) !== pin.written) {
+          throw new ToolError(
+            `policy_denied: argument "${pin.arg}" of tool "${name}" is pinned by the operator; ` +
+              `leave it out (weir sends the pinned value)`,
+            { status: 403 },
+          );
+        }
+      }
+      sent[pin.arg] = pin.value;
+    }
+    let result: CallToolResult;
+    try {
+      result = await connection.callTool(name, sent, ctx.signal);
+    } catch (error) {
+      log({
+        level: "warn",
+        event: "tool_call",
+        tool: name,
+        outcome: "upstream_error",
+        duration_ms: Math.round(performance.now() - started),
+      });
+      throw upstreamFailure(error, "calling the tool", redactor, ctx.signal);
+    }
+    log({
+      level: "info",
+      event: "tool_call",
+      tool: name,
+      outcome: result.isError ? "tool_error" : "ok",
+      duration_ms: Math.round(performance.now() - started),
+    });
+    return redactor.active ? redactor.deep(result) as CallToolResult : result;
+  };
+}
+
+function upstreamFailure(
+  error: unknown,
+  doing: string,
+  redactor: Redactor,
+  signal: AbortSignal,
+): Error {
+  if (signal.aborted) return new Error("cancelled by the client");
+  const detail = redactor.text(clip((error as Error).message ?? String(error)));
+  if (error instanceof UpstreamTimeout) {
+    return new ToolError(`upstream_timeout: ${doing}: ${detail}`, { status: 504 });
+  }
+  if (error instanceof UpstreamRefused) {
+    return new ToolError(`upstream_error: ${doing}: the upstream answered: ${detail}`, {
+      status: 502,
+    });
+  }
+  if (error instanceof UpstreamUnavailable) {
+    return new ToolError(
+      `upstream_unavailable: ${doing}: ${detail}` +
+        (doing === "calling the tool"
+          ? " (the call was not retried: it may or may not have run upstream)"
+          : ""),
+      { status: 502 },
+    );
+  }
+  return new ToolError(`upstream_error: ${doing}: ${detail}`, { status: 502 });
+}
+
+function clip(text: string, max = 512): string {
+  const t = text.trim();
+  return t.length > max ? `${t.slice(0, max)}...` : t;
+}
+
+function describeTarget(target: UpstreamTarget): string {
+  return target.kind === "http"
+    ? `${target.url.origin}${target.url.pathname}`
+    : `command ${JSON.stringify(target.command)}`;
+}
+
+/** Options of {@link runServeUpstream} beyond the config. */
+export type RunUpstreamOptions = Omit<RunOnOptions, "mode" | "server" | "tools">;
+
+/**
+ * Build the wrapper and serve it until `signal` aborts (or stdio input ends).
+ * @throws {StartupError}
+ */
+export async function runServeUpstream(
+  config: ServeUpstreamConfig,
+  options: RunUpstreamOptions,
+): Promise<void> {
+  const log = options.log ?? stderrLogger;
+  const built = await buildUpstreamServer(config, { log, signal: options.signal });
+  try {
+    log({
+      level: "info",
+      event: "upstream_connected",
+      upstream: describeTarget(config.target),
+      upstream_server: built.connection.serverInfo?.name,
+      tools: config.allowlist,
+    });
+    await runOn(built.server, {
+      ...options,
+      log,
+      mode: "upstream",
+      server: config.name,
+      tools: built.tools.length,
+    });
+  } finally {
+    await built.connection.close();
+  }
+}
+
+/**
+ * `weir serve-upstream ARGS`: parse, start, serve; messages on stderr.
+ * @returns the exit code (0, 1, 2)
+ */
+export async function serveUpstreamMain(args: string[]): Promise<number> {
+  let config: ServeUpstreamConfig;
+  let transport: RunOnOptions["transport"];
+  let values: Record<string, unknown>;
+  try {
+    const parsed = parseUpstreamArgs(args, {
+      name: { type: "string" },
+      pin: { type: "string", multiple: true },
+      "request-timeout": { type: "string" },
+      "max-response-bytes": { type: "string" },
+      stdio: { type: "boolean" },
+      http: { type: "string" },
+      "allow-origin": { type: "string", multiple: true },
+      "inbound-token-env": { type: "string" },
+    });
+    values = parsed.values;
+    const shared = sharedConfig(values, parsed.command);
+    if (!shared.target) {
+      throw new UpstreamUsageError("serve-upstream needs --upstream URL or -- CMD [ARG...]");
+    }
+    if (Boolean(values.stdio) === (values.http !== undefined)) {
+      throw new UpstreamUsageError("serve-upstream needs exactly one of --stdio or --http");
+    }
+    if (values.http !== undefined) {
+      const addr = parseListenAddress(values.http as string);
+      if (typeof addr === "string") throw new UpstreamUsageError(addr);
+      transport = { kind: "http", ...addr };
+    } else transport = { kind: "stdio" };
+    const maxBytes = (values["max-response-bytes"] as string | undefined) ?? "8388608";
+    if (!/^\d+$/.test(maxBytes) || Number(maxBytes) < 1024) {
+      throw new UpstreamUsageError(`--max-response-bytes takes a whole number >= 1024`);
+    }
+    const name = ((values.name as string | undefined) ?? "weir-upstream").trim();
+    if (name === "") throw new UpstreamUsageError("--name must not be empty");
+    config = {
+      name,
+      allowlist: shared.allowlist,
+      pins: (values.pin as string[] | undefined) ?? [],
+      target: shared.target,
+      headers: shared.headers,
+      connectTimeoutMs: shared.connectTimeoutMs,
+      requestTimeoutMs: durationFlag("--request-timeout", values["request-timeout"], 60_000),
+      maxResponseBytes: Number(maxBytes),
+    };
+  } catch (error) {
+    if (error instanceof UpstreamUsageError) {
+      console.error(`weir: serve-upstream: ${error.message}\nRun "weir help serve-upstream".`);
+      return 2;
+    }
+    throw error;
+  }
+  let inboundToken: string | undefined;
+  const tokenVar = values["inbound-token-env"] as string | undefined;
+  if (tokenVar !== undefined) {
+    inboundToken = Deno.env.get(tokenVar);
+    if (!inboundToken) {
+      console.error(`weir: --inbound-token-env ${tokenVar}: the variable is not set or empty`);
+      return 1;
+    }
+  }
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(signal, stop);
+  try {
+    await runServeUpstream(config, {
+      transport,
+      allowedOrigins: values["allow-origin"] as string[] | undefined,
+      inboundToken,
+      signal: controller.signal,
+    });
+    return 0;
+  } catch (error) {
+    if (error instanceof StartupError || error instanceof Deno.errors.AddrInUse) {
+      console.error(`weir: serve-upstream: ${error.message}`);
+      return 1;
+    }
+    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.NotFound) {
+      console.error(`weir: serve-upstream: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(signal, stop);
+  }
+}

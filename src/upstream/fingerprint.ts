@@ -1,0 +1,45 @@
+/**
+ * A tool definition's fingerprint: SHA-256 (FIPS 180-4, via `crypto.subtle`)
+ * of its canonical JSON, so that any change to name, title, description,
+ * schemas, annotations, icons, `_meta` or any other field is drift, and a mere
+ * reordering of object keys is not.
+ *
+ * Canonical JSON here: objects with keys sorted by UTF-16 code units (as
+ * RFC 8785 sorts them), arrays in order, strings and numbers as
+ * `JSON.stringify` writes them, no whitespace.
+ *
+ * @module
+ */
+
+/** Canonical JSON text of a JSON value (see the module doc). */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value).filter((k) =>
+      (value as Record<string, unknown>)[k] !== undefined
+    ).sort();
+    return `{${
+      keys.map((k) =>
+        `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`
+      )
+        .join(",")
+    }}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * `sha256:<64 hex digits>` of a tool definition's canonical JSON.
+ * @example
+ * ```ts
+ * import { fingerprint } from "./fingerprint.ts";
+ * const a = await fingerprint({ name: "echo", inputSchema: { type: "object" } });
+ * const b = await fingerprint({ inputSchema: { type: "object" }, name: "echo" });
+ * console.assert(a === b && a.startsWith("sha256:"));
+ * ```
+ */
+export async function fingerprint(tool: unknown): Promise<string> {
+  const bytes = new TextEncoder().encode(canonicalJson(tool));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return `sha256:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}

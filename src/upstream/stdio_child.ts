@@ -1,0 +1,140 @@
+/**
+ * The client side of the MCP stdio transport (newline-delimited JSON-RPC on a
+ * child process's stdin/stdout, the "stdio" section of the MCP transports
+ * page), as a `Transport` the official SDK `Client` drives.
+ *
+ * weir owns its transports: this one is Deno-native (`Deno.Command`), gives
+ * the child weir's whole environment (a wrapped server usually needs its own
+ * credentials from it), lets the child's stderr through to weir's stderr, and
+ * caps each line: a line longer than `maxLineBytes` closes the connection
+ * (the answer in it cannot be matched to a request without reading it), which
+ * fails the requests in flight and makes the next call start a new child.
+ *
+ * @module
+ */
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+
+/** Options of {@link ChildStdioTransport}. */
+export interface ChildStdioOptions {
+  command: string;
+  args: readonly string[];
+  /** Longest accepted line from the child, in bytes. */
+  maxLineBytes: number;
+}
+
+const NEWLINE = 0x0a;
+
+/** A child process speaking MCP over its stdin/stdout. */
+export class ChildStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  readonly #options: ChildStdioOptions;
+  #child?: Deno.ChildProcess;
+  #writer?: WritableStreamDefaultWriter<Uint8Array>;
+  #closed = false;
+
+  constructor(options: ChildStdioOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Spawn the child and start reading its stdout.
+   * @throws when the command cannot be started (not found, no `--allow-run`)
+   */
+  start(): Promise<void> {
+    this.#child = new Deno.Command(this.#options.command, {
+      args: [...this.#options.args],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    this.#writer = this.#child.stdin.getWriter();
+    this.#read(this.#child.stdout).catch((error) => this.onerror?.(error as Error));
+    this.#child.status.then(() => this.#finish());
+    return Promise.resolve();
+  }
+
+  async #read(stdout: ReadableStream<Uint8Array>): Promise<void> {
+    const max = this.#options.maxLineBytes;
+    const decoder = new TextDecoder();
+    let pending: Uint8Array[] = [];
+    let size = 0;
+    for await (const chunk of stdout) {
+      let start = 0;
+      for (let i = chunk.indexOf(NEWLINE); i >= 0; i = chunk.indexOf(NEWLINE, start)) {
+        pending.push(chunk.subarray(start, i));
+        size += i - start;
+        if (size > max) break;
+        this.#deliver(decoder.decode(join(pending, size)));
+        pending = [];
+        size = 0;
+        start = i + 1;
+      }
+      if (size <= max && start < chunk.length) {
+        pending.push(chunk.slice(start));
+        size += chunk.length - start;
+      }
+      if (size > max) {
+        this.onerror?.(new Error(`the upstream sent a message longer than ${max} bytes`));
+        await this.close();
+        return;
+      }
+    }
+  }
+
+  #deliver(line: string): void {
+    if (line.trim() === "") return;
+    let message: JSONRPCMessage;
+    try {
+      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+    } catch {
+      this.onerror?.(new Error("the upstream wrote a line that is not a JSON-RPC message"));
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  /** Write one message as one line. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed || !this.#writer) throw new Error("the upstream process has exited");
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+  }
+
+  /** Close stdin, give the child a moment, then kill it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    const child = this.#child;
+    try {
+      await this.#writer?.close();
+    } catch { /* already closed */ }
+    if (child) {
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGTERM");
+        } catch { /* gone */ }
+      }, 2000);
+      await child.status;
+      clearTimeout(timer);
+    }
+    this.#finish();
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.onclose?.();
+  }
+}
+
+function join(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,170 @@
+/**
+ * Running `weir serve-upstream` / `weir lint-upstream` as a user does: the
+ * real CLI in a subprocess (`deno run -A cli.ts ...`, as the README says to
+ * run it), and the official clients connected to it.
+ */
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+} from "@modelcontextprotocol/client";
+import { CLI, CONFIG, ROOT } from "./cli.ts";
+
+/** `deno run -A --config deno.json cli.ts` */
+export function weirAll(): { command: string; args: string[] } {
+  return { command: Deno.execPath(), args: ["run", "--quiet", "-A", "--config", CONFIG, CLI] };
+}
+
+/** The official server-everything release the tests run, over stdio. */
+export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
+
+/** The command line that starts server-everything over stdio. */
+export function everythingCommand(): string[] {
+  return [Deno.execPath(), "run", "--quiet", "-A", "--config", CONFIG, EVERYTHING, "stdio"];
+}
+
+/** A running `weir serve-upstream --http`. */
+export interface Wrapper {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  stderr(): string;
+  stop(): Promise<number>;
+}
+
+/**
+ * Start `weir serve-upstream ARGS --http 127.0.0.1:0` and wait until it listens.
+ * @throws with its stderr when it exits first
+ */
+export async function startWrapper(
+  args: string[],
+  options: { env?: Record<string, string> } = {},
+): Promise<Wrapper> {
+  const { command, args: pre } = weirAll();
+  const dash = args.indexOf("--");
+  const flags = dash < 0 ? args : args.slice(0, dash);
+  const tail = dash < 0 ? [] : args.slice(dash);
+  const child = new Deno.Command(command, {
+    args: [...pre, "serve-upstream", ...flags, "--http", "127.0.0.1:0", ...tail],
+    env: options.env,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let err = "";
+  const decoder = new TextDecoder();
+  const stdoutDone = child.stdout.pipeTo(new WritableStream());
+  const reader = child.stderr.getReader();
+  let url = "";
+  const deadline = Date.now() + 60_000;
+  while (!url && Date.now() < deadline) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    err += decoder.decode(value);
+    const m = /"mcp":"(http:\/\/[^"]+)\/mcp"/.exec(err);
+    if (m) url = m[1];
+  }
+  const pump = (async () => {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      err += decoder.decode(value);
+    }
+  })();
+  if (!url) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+    await child.status;
+    await pump;
+    await stdoutDone.catch(() => {});
+    throw new Error(`weir serve-upstream did not start:\n${err}`);
+  }
+  return {
+    url,
+    stderr: () => err,
+    stop: async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      const status = await child.status;
+      await pump;
+      await stdoutDone.catch(() => {});
+      return status.code;
+    },
+  };
+}
+
+/** Run `weir <args>` to completion (with every permission, as `deno run -A`). */
+export async function runWeir(
+  args: string[],
+  env?: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { command, args: pre } = weirAll();
+  const out = await new Deno.Command(command, {
+    args: [...pre, ...args],
+    env,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+/** Loosely typed: the methods the v1 and v2 clients share. */
+export interface AnyClient {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    schema?: unknown,
+    options?: { signal?: AbortSignal; timeout?: number },
+  ): Promise<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/** The official v1 client (2025-11-25) over HTTP. */
+export async function v1Http(url: string): Promise<AnyClient> {
+  const client = new ClientV1({ name: "weir-test-v1", version: "1.0.0" });
+  await client.connect(new HttpV1(new URL(`${url}/mcp`)));
+  return client as unknown as AnyClient;
+}
+
+/** The official v2 client pinned to 2026-07-28 over HTTP. */
+export async function v2Http(url: string): Promise<AnyClient> {
+  const client = new ClientV2({ name: "weir-test-v2", version: "2.0.0" }, {
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+  });
+  await client.connect(new HttpV2(new URL(`${url}/mcp`)));
+  return client as unknown as AnyClient;
+}
+
+/** The official v1 client over stdio, spawning `weir serve-upstream ARGS --stdio`. */
+export async function v1Stdio(args: string[], env?: Record<string, string>): Promise<AnyClient> {
+  const { command, args: pre } = weirAll();
+  const dash = args.indexOf("--");
+  const flags = dash < 0 ? args : args.slice(0, dash);
+  const tail = dash < 0 ? [] : args.slice(dash);
+  const client = new ClientV1({ name: "weir-test-v1", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command,
+      args: [...pre, "serve-upstream", ...flags, "--stdio", ...tail],
+      env: { ...Deno.env.toObject(), ...env },
+      cwd: ROOT,
+      stderr: "ignore",
+    }),
+  );
+  return client as unknown as AnyClient;
+}
+
+/** The text of a `CallToolResult`'s first content block. */
+export function textOf(result: Record<string, unknown>): string {
+  return ((result.content as { text?: string }[])[0]?.text) ?? "";
+}
