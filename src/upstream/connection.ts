@@ -238,7 +238,7 @@ export class UpstreamConnection {
     const cursors = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      let result;
+      let result: { tools: unknown[]; nextCursor?: string };
       try {
         const params = cursor === undefined ? {} : { cursor };
         result = await this.#scoped(signal, (own) =>
@@ -246,7 +246,7 @@ export class UpstreamConnection {
             { method: "tools/list", params },
             ListToolsResultSchema,
             this.#requestOptions(own),
-          ));
+          )) as { tools: unknown[]; nextCursor?: string };
       } catch (error) {
         throw this.#classify(error, client);
       }
