@@ -143,6 +143,8 @@ against its start-up fingerprint on every call.
   --stdio | --http [HOST:]PORT  How clients reach weir (as for serve).
   --allow-origin ORIGIN         A browser origin allowed to call (repeatable).
   --inbound-token-env VAR       Require "Authorization: Bearer <value of VAR>" over HTTP.
+  --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
+  --drain-timeout MS            On SIGTERM/SIGINT: let calls in flight finish this long (10000).
 
 A stdio upstream gets weir's environment and needs Deno's --allow-run (deno run -A).
 Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,

@@ -46,6 +46,8 @@ import {
 import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.ts";
 import { canonicalJson } from "../upstream/fingerprint.ts";
 import { parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
+import { auditAllowed, auditRefused } from "../ops/audit.ts";
+import { OPS_FLAGS, type OpsSettings, opsSettings, stopSignals } from "../ops/flags.ts";
 import {
   durationFlag,
   parseUpstreamArgs,
@@ -264,7 +266,13 @@ function upstreamDispatch(parts: DispatchParts) {
   const { allowlist, baseline, pins, connection, headers, log } = parts;
   /** Tools that drifted, with why: refused until restart. */
   const drifted = new Map<string, string>();
-  const refuseDrifted = (name: string) => {
+  const refuseDrifted = (name: string): never => {
+    auditRefused(log, {
+      rule: "fingerprint",
+      status: 409,
+      tool: name,
+      reason: "the definition changed upstream since start-up",
+    });
     throw new ToolError(
       `schema_drift: tool "${name}" changed upstream since weir started ` +
         `(${drifted.get(name)}); weir refuses it until restarted (re-review the tool first)`,
@@ -279,6 +287,7 @@ function upstreamDispatch(parts: DispatchParts) {
     const started = performance.now();
     // The allowlist first, whatever the catalog says.
     if (!allowlist.has(name)) {
+      auditRefused(log, { rule: "allowlist", status: 403, tool: name });
       throw new ToolError(`policy_denied: tool "${name}" is not on the allowlist`, { status: 403 });
     }
     if (drifted.has(name)) refuseDrifted(name);
@@ -304,6 +313,12 @@ function upstreamDispatch(parts: DispatchParts) {
       if (pin.arg in sent) {
         const given = sent[pin.arg];
         if (canonicalJson(given) !== canonicalJson(pin.value) && String(given) !== pin.written) {
+          auditRefused(log, {
+            rule: "pin",
+            status: 403,
+            tool: name,
+            reason: `argument ${pin.arg} differs from its pin`,
+          });
           throw new ToolError(
             `policy_denied: argument "${pin.arg}" of tool "${name}" is pinned by the operator; ` +
               `leave it out (weir sends the pinned value)`,
@@ -317,21 +332,20 @@ function upstreamDispatch(parts: DispatchParts) {
     try {
       result = await connection.callTool(name, sent, ctx.signal);
     } catch (error) {
-      log({
-        level: "warn",
-        event: "tool_call",
+      const failure = upstreamFailure(error, "calling the tool", redactor, ctx.signal);
+      auditAllowed(log, {
         tool: name,
-        outcome: "upstream_error",
-        duration_ms: Math.round(performance.now() - started),
+        outcome: failure instanceof ToolError ? failure.message.split(":")[0] : "cancelled",
+        status: failure instanceof ToolError ? failure.status : 499,
+        durationMs: performance.now() - started,
       });
-      throw upstreamFailure(error, "calling the tool", redactor, ctx.signal);
+      throw failure;
     }
-    log({
-      level: "info",
-      event: "tool_call",
+    auditAllowed(log, {
       tool: name,
       outcome: result.isError ? "tool_error" : "ok",
-      duration_ms: Math.round(performance.now() - started),
+      status: result.isError ? 500 : 200,
+      durationMs: performance.now() - started,
     });
     return redactor.active ? redactor.deep(result) as CallToolResult : result;
   };
@@ -417,6 +431,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
   let config: ServeUpstreamConfig;
   let transport: RunOnOptions["transport"];
   let values: Record<string, unknown>;
+  let ops: OpsSettings;
   try {
     const parsed = parseUpstreamArgs(args, {
       name: { type: "string" },
@@ -427,8 +442,14 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       http: { type: "string" },
       "allow-origin": { type: "string", multiple: true },
       "inbound-token-env": { type: "string" },
+      ...OPS_FLAGS,
     });
     values = parsed.values;
+    try {
+      ops = opsSettings(values);
+    } catch (error) {
+      throw new UpstreamUsageError((error as Error).message);
+    }
     const shared = sharedConfig(values, parsed.command);
     if (!shared.target) {
       throw new UpstreamUsageError("serve-upstream needs --upstream URL or -- CMD [ARG...]");
@@ -473,28 +494,28 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       return 1;
     }
   }
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(signal, stop);
+  const stop = stopSignals();
   try {
     await runServeUpstream(config, {
       transport,
       allowedOrigins: values["allow-origin"] as string[] | undefined,
       inboundToken,
-      signal: controller.signal,
+      signal: stop.signal,
+      log: ops.log,
+      drainMs: ops.drainMs,
     });
     return 0;
   } catch (error) {
-    if (error instanceof StartupError || error instanceof Deno.errors.AddrInUse) {
-      console.error(`weir: serve-upstream: ${error.message}`);
-      return 1;
-    }
-    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.NotFound) {
+    if (
+      error instanceof StartupError || error instanceof Deno.errors.AddrInUse ||
+      error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.NotFound
+    ) {
       console.error(`weir: serve-upstream: ${error.message}`);
       return 1;
     }
     throw error;
   } finally {
-    for (const signal of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(signal, stop);
+    // The signal listeners stay until the process exits (as serve's do).
+    await ops.log.flush();
   }
 }
