@@ -65,9 +65,14 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
   --http [HOST:]PORT         Listen for HTTP. HOST defaults to 127.0.0.1; PORT 0 picks one.
                              Routes: POST /mcp, POST /api/<tool>, GET /healthz.
   --allow-origin ORIGIN      A browser origin allowed to call (repeatable; default none).
-  --inbound-token-env VAR    Require "Authorization: Bearer <value of VAR>" on HTTP requests.
-                             Without it weir does no inbound authentication: keep it on
-                             loopback or behind something that does.
+  --inbound-token-env VAR    Require "Authorization: Bearer <token>" on /mcp and /api, the
+                             token one of those in VAR (comma- or space-separated, for
+                             rotation; each at least 16 characters; compared in constant
+                             time). Required to listen beyond loopback.
+  --no-inbound-auth          Listen beyond loopback without inbound authentication (only
+                             behind a proxy that authenticates every caller).
+  --admin-token-env VAR      Enable POST /admin/reload and GET /admin/describe, each needing
+                             a token from VAR (its own variable, never the inbound one).
   --upstream-timeout MS      Abandon an upstream call after MS milliseconds (default 30000;
                              0 disables).
   --max-response-bytes N     Refuse upstream answers larger than N bytes (default 8388608).
@@ -78,6 +83,10 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
                              calls in flight finish for up to MS milliseconds (default
                              10000), cancel the rest with a shutting_down tool error, log
                              one "shutdown" line, exit 0.
+
+SIGHUP re-reads FILE, lints it as "weir lint" does, and swaps the served surface only
+when it has no error (calls in flight finish on the old one); a broken file keeps the
+old surface serving and logs every error with file:line:column.
 
 Secrets named by the guardfile (value env "X", value file "...") are read at every call,
 never at start-up. They are redacted from every result and error (as sent, percent-encoded

@@ -5,7 +5,7 @@
  * @module
  */
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
-import { OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
+import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
 import { parseFlags, parseHttpAddress, printDiagnostics, UsageError, wholeNumber } from "./args.ts";
 
 /**
@@ -21,7 +21,6 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     stdio: { type: "boolean" },
     http: { type: "string" },
     "allow-origin": { type: "string", multiple: true },
-    "inbound-token-env": { type: "string" },
     "upstream-timeout": { type: "string" },
     "max-response-bytes": { type: "string" },
     ...OPS_FLAGS,
@@ -45,18 +44,17 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       8 * 1024 * 1024,
     ),
   };
-  let inboundToken: string | undefined;
-  const tokenVar = values["inbound-token-env"];
-  if (tokenVar !== undefined) {
-    inboundToken = Deno.env.get(tokenVar);
-    if (!inboundToken) {
-      console.error(`weir: --inbound-token-env ${tokenVar}: the variable is not set or empty`);
-      return 1;
-    }
-  }
   const transport = values.stdio
     ? { kind: "stdio" as const }
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
+  let auth;
+  try {
+    auth = authSettings(values, transport.kind === "http" ? transport : undefined);
+  } catch (error) {
+    if (error instanceof FlagError) throw new UsageError(error.message);
+    console.error(`weir: ${(error as Error).message}`);
+    return 1;
+  }
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
   if (mode && loaded.policy?.mode !== mode && errorsOf(loaded.diagnostics).length === 0) {
@@ -72,7 +70,9 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     const options = {
       transport,
       allowedOrigins: values["allow-origin"],
-      inboundToken,
+      inboundToken: auth.inboundTokens,
+      adminTokens: auth.adminTokens,
+      file: positionals[0],
       limits,
       signal: stop.signal,
       log,

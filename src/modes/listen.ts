@@ -13,6 +13,9 @@ import { beforeBody, type InboundOptions, pathOf, refuse } from "../transport/in
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
+import { Reloader } from "../ops/reload.ts";
+import { createAdminHandler } from "../ops/admin.ts";
+import { bearerTokenCheck } from "../ops/tokens.ts";
 
 /** Options of the HTTP app. */
 export interface HttpAppOptions {
@@ -22,13 +25,18 @@ export interface HttpAppOptions {
   hostname: string;
   /** Browser origins allowed to call (default none). */
   allowedOrigins?: readonly string[];
-  /** Require `Authorization: Bearer <token>` from callers (default: no inbound auth). */
-  inboundToken?: string;
+  /**
+   * Require `Authorization: Bearer <token>` from callers, any one of these
+   * (rotation), compared in constant time (default: no inbound auth).
+   */
+  inboundToken?: string | readonly string[];
   /** Largest request body, in bytes (default 1 MiB); also the stdio line cap. */
   maxBodyBytes?: number;
   log?: Logger;
   /** Shutdown: new requests get 503 while draining; calls are cancelled at its deadline. */
   drain?: Drain;
+  /** Routes under `/admin/` (src/ops/admin.ts); without it they are 404. */
+  admin?: (request: Request, pathname: string) => Promise<Response>;
 }
 
 /**
@@ -56,6 +64,7 @@ export function guardedHttpApp(
     }
     if (pathname === "/mcp") return mcp(request);
     if (pathname.startsWith("/api/")) return api(request);
+    if (options.admin && pathname.startsWith("/admin/")) return options.admin(request, pathname);
     if (pathname === "/healthz" && beforeBody(request) === "close") {
       return Promise.resolve(
         new Response(JSON.stringify({ status: "ok" }), {
@@ -88,14 +97,12 @@ export function guardedHttpApp(
   };
 }
 
-function bearerCheck(token: string): InboundOptions["authorize"] {
-  const expected = new TextEncoder().encode(`Bearer ${token}`);
-  return (request) => {
-    const got = new TextEncoder().encode(request.headers.get("authorization") ?? "");
-    let diff = got.length ^ expected.length;
-    for (let i = 0; i < expected.length; i++) diff |= (got[i] ?? 0) ^ expected[i];
-    return diff === 0 ? true : { allow: false, reason: "missing or wrong bearer token" };
-  };
+function bearerCheck(token: string | readonly string[]): InboundOptions["authorize"] {
+  const check = bearerTokenCheck(typeof token === "string" ? [token] : token);
+  return (request) =>
+    check(request.headers.get("authorization"))
+      ? true
+      : { allow: false, reason: "missing or wrong bearer token" };
 }
 
 /**
@@ -116,7 +123,12 @@ export function parseListenAddress(text: string): { hostname: string; port: numb
 export interface RunOnOptions {
   transport: { kind: "stdio" } | { kind: "http"; hostname: string; port: number };
   allowedOrigins?: string[];
-  inboundToken?: string;
+  inboundToken?: string | readonly string[];
+  /**
+   * Enables `POST /admin/reload` and `GET /admin/describe` (HTTP, when
+   * serving a {@link Reloader}), each requiring one of these tokens.
+   */
+  adminTokens?: readonly string[];
   /**
    * Stop serving when aborted: new requests are refused, calls in flight get
    * `drainMs` to finish, then are cancelled; one `shutdown` line is logged.
@@ -138,9 +150,41 @@ export interface RunOnOptions {
   tools: number;
 }
 
-/** Serve `server` over stdio or HTTP until `signal` aborts (or, on stdio, input ends). */
-export async function runOn(server: McpServer, options: RunOnOptions): Promise<void> {
+/**
+ * Serve `server` over stdio or HTTP until `signal` aborts (or, on stdio, input
+ * ends). Given a {@link Reloader}, SIGHUP reloads it (and, with `adminTokens`,
+ * `POST /admin/reload`); each request is answered by the surface current when
+ * it arrived.
+ */
+export async function runOn(
+  served: McpServer | Reloader,
+  options: RunOnOptions,
+): Promise<void> {
   const log = options.log ?? stderrLogger;
+  const reloader = served instanceof Reloader ? served : undefined;
+  const server = reloader ? reloader.current.server : served as McpServer;
+  // SIGHUP never ends the process: it reloads, or says this mode cannot.
+  const onHangup = () =>
+    reloader ? void reloader.reload("SIGHUP") : log({
+      level: "warn",
+      event: "reload_unsupported",
+      mode: options.mode,
+      message: "this mode does not reload; restart the process to serve a changed file",
+    });
+  Deno.addSignalListener("SIGHUP", onHangup);
+  try {
+    await runOnce(server, reloader, options, log);
+  } finally {
+    Deno.removeSignalListener("SIGHUP", onHangup);
+  }
+}
+
+async function runOnce(
+  server: McpServer,
+  reloader: Reloader | undefined,
+  options: RunOnOptions,
+  log: Logger,
+): Promise<void> {
   const about = { mode: options.mode, server: options.server, tools: options.tools };
   const drain = new Drain(options.drainMs ?? DEFAULT_DRAIN_MS, log);
   const reasonOf = (signal?: AbortSignal) =>
@@ -150,7 +194,13 @@ export async function runOn(server: McpServer, options: RunOnOptions): Promise<v
     let finish!: () => void;
     const finished = new Promise<void>((resolve) => (finish = resolve));
     let drained: Promise<unknown> = Promise.resolve();
-    await serveStdio(server, {
+    const current = reloader
+      ? {
+        handle: (...a: Parameters<McpServer["handle"]>) => reloader.current.server.handle(...a),
+        parseError: (detail?: string) => reloader.current.server.parseError(detail),
+      }
+      : server;
+    await serveStdio(current, {
       readable: Deno.stdin.readable,
       writable: Deno.stdout.writable,
       signal: options.signal,
@@ -175,6 +225,10 @@ export async function runOn(server: McpServer, options: RunOnOptions): Promise<v
     maxBodyBytes: options.maxBodyBytes,
     log,
     drain,
+    reloader,
+    admin: reloader && options.adminTokens?.length
+      ? createAdminHandler(reloader, { tokens: options.adminTokens, log })
+      : undefined,
   });
   log({
     level: "info",
@@ -222,7 +276,12 @@ export interface Listening {
  */
 export function listenHttp(
   server: McpServer,
-  options: Omit<HttpAppOptions, "port"> & { port: number; signal?: AbortSignal },
+  options: Omit<HttpAppOptions, "port"> & {
+    port: number;
+    signal?: AbortSignal;
+    /** When given, the routes are rebuilt on each swap (requests in flight keep theirs). */
+    reloader?: Reloader;
+  },
 ): Promise<Listening> {
   // The app needs the bound port (for the Host check), known only once bound.
   const bound: { app?: (request: Request) => Promise<Response> } = {};
@@ -234,7 +293,9 @@ export function listenHttp(
   }, (request) => bound.app!(request));
   const addr = http.addr as Deno.NetAddr;
   // The Host check follows the address actually bound, however it was spelled.
-  bound.app = guardedHttpApp(server, { ...options, hostname: addr.hostname, port: addr.port });
+  const appOptions = { ...options, hostname: addr.hostname, port: addr.port };
+  bound.app = guardedHttpApp(server, appOptions);
+  options.reloader?.onSwap((next) => (bound.app = guardedHttpApp(next.server, appOptions)));
   return Promise.resolve({
     hostname: addr.hostname,
     port: addr.port,

@@ -19,6 +19,10 @@ import type { UpstreamLimits } from "../guard/upstream.ts";
 import type { ValueResolver } from "../guard/values.ts";
 import { readAtMost } from "../transport/bytes.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
+import { lintWarnings, servedTools } from "./lint.ts";
+import { describeGuardfile } from "./describe.ts";
+import { formatDiagnostic } from "../guardfile/diagnostics.ts";
+import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 
 export {
   guardedHttpApp,
@@ -126,12 +130,57 @@ export function guardedServer(
 /** Options of {@link runServe}. */
 export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools"> & {
   limits?: Partial<UpstreamLimits>;
+  /**
+   * The guardfile's path: when given, SIGHUP (and `POST /admin/reload` with
+   * `adminTokens`) re-reads it, lints it as `weir lint` does, and swaps only
+   * when it has no error (src/ops/reload.ts).
+   */
+  file?: string;
 };
+
+/** The surface of a loaded guardfile: its server, tool names and description. */
+export function guardfileSurface(
+  guardfile: Guardfile,
+  options: { limits?: Partial<UpstreamLimits>; log?: Logger },
+): Surface {
+  return {
+    server: guardedServer(guardfile, options),
+    tools: servedTools(guardfile).map((t) => t.name),
+    describe: () => describeGuardfile(guardfile),
+  };
+}
+
+/**
+ * Load a guardfile for a reload, exactly as `weir lint FILE` does: the same
+ * loader, the same warnings, errors formatted `file:line:column: message`.
+ */
+export async function reloadGuardfile(
+  file: string,
+  options: { limits?: Partial<UpstreamLimits>; log?: Logger },
+): Promise<LoadOutcome> {
+  const loaded = await loadGuardfileFile(file);
+  const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
+  const all = [...loaded.diagnostics, ...warnings];
+  const errors = [
+    ...(loaded.readError ? [loaded.readError] : []),
+    ...errorsOf(all).map((d) => formatDiagnostic(file, d)),
+  ];
+  const warningLines = all.filter((d) => d.severity === "warning").map((d) =>
+    formatDiagnostic(file, d)
+  );
+  if (!loaded.guardfile || errors.length > 0) return { errors, warnings: warningLines };
+  return { surface: guardfileSurface(loaded.guardfile, options), warnings: warningLines };
+}
 
 /** Serve a loaded guardfile until `signal` aborts (or, on stdio, input ends). */
 export async function runServe(guardfile: Guardfile, options: ServeOptions): Promise<void> {
-  const server = guardedServer(guardfile, { limits: options.limits, log: options.log });
-  const tools = guardfile.grants.length + guardfile.withholds.length +
-    (guardfile.infoTool ? 1 : 0);
-  await runOn(server, { ...options, mode: "spec", server: guardfile.name, tools });
+  const surface = guardfileSurface(guardfile, { limits: options.limits, log: options.log });
+  const about = { mode: "spec", server: guardfile.name, tools: surface.tools.length };
+  const file = options.file;
+  const served = file === undefined ? surface.server : new Reloader(
+    surface,
+    () => reloadGuardfile(file, { limits: options.limits, log: options.log }),
+    options.log ?? stderrLogger,
+  );
+  await runOn(served, { ...options, ...about });
 }

@@ -8,11 +8,15 @@
  */
 import { createLogger, type OpsLogger, resolveLogLevel } from "./log.ts";
 import { DEFAULT_DRAIN_MS } from "./shutdown.ts";
+import { parseTokens } from "./tokens.ts";
 
 /** `node:util` `parseArgs` options of the shared flags. */
 export const OPS_FLAGS = {
   "log-level": { type: "string" },
   "drain-timeout": { type: "string" },
+  "inbound-token-env": { type: "string" },
+  "no-inbound-auth": { type: "boolean" },
+  "admin-token-env": { type: "string" },
 } as const;
 
 /** What the shared flags configure. */
@@ -57,4 +61,82 @@ export function stopSignals(): { signal: AbortSignal; dispose: () => void } {
       for (const [name, fn] of listeners) Deno.removeSignalListener(name, fn);
     },
   };
+}
+
+/** Thrown for a flag combination that is wrong as written (exit 2). */
+export class FlagError extends RangeError {}
+
+/** The inbound and admin tokens a serve command runs with. */
+export interface AuthSettings {
+  /** Inbound bearer tokens (rotation: any one is accepted); none: no inbound auth. */
+  inboundTokens?: string[];
+  /** Admin tokens: set only with `--admin-token-env`. */
+  adminTokens?: string[];
+}
+
+/**
+ * Inbound auth that fails closed: listening beyond loopback needs
+ * `--inbound-token-env VAR` unless `--no-inbound-auth` says, explicitly, that
+ * something in front authenticates. Admin endpoints need their own variable.
+ *
+ * @param values the `parseArgs` values ({@link OPS_FLAGS} keys)
+ * @param http the address asked for, or `undefined` for stdio
+ * @throws {FlagError} for a wrong combination (a usage error: exit 2)
+ * @throws {RangeError} when a named variable is unset or holds a weak token (exit 1)
+ */
+export function authSettings(
+  values: Record<string, unknown>,
+  http: { hostname: string } | undefined,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): AuthSettings {
+  const inboundVar = values["inbound-token-env"] as string | undefined;
+  const adminVar = values["admin-token-env"] as string | undefined;
+  const open = Boolean(values["no-inbound-auth"]);
+  if (open && inboundVar !== undefined) {
+    throw new FlagError("--no-inbound-auth and --inbound-token-env contradict each other");
+  }
+  if (http === undefined && (inboundVar !== undefined || adminVar !== undefined || open)) {
+    throw new FlagError(
+      "--inbound-token-env, --no-inbound-auth and --admin-token-env apply to --http only",
+    );
+  }
+  if (http && inboundVar === undefined && !open && !isLoopbackHost(http.hostname)) {
+    throw new FlagError(
+      `--http ${http.hostname}: listening beyond loopback needs inbound authentication; ` +
+        `add --inbound-token-env VAR (VAR holding one or more tokens), or --no-inbound-auth ` +
+        `when a proxy in front authenticates every caller`,
+    );
+  }
+  const settings: AuthSettings = {};
+  if (inboundVar !== undefined) {
+    settings.inboundTokens = parseTokens(env(inboundVar), `--inbound-token-env ${inboundVar}`);
+  }
+  if (adminVar !== undefined) {
+    if (adminVar === inboundVar) {
+      throw new FlagError("--admin-token-env must name another variable than --inbound-token-env");
+    }
+    settings.adminTokens = parseTokens(env(adminVar), `--admin-token-env ${adminVar}`);
+    if (settings.adminTokens.some((t) => settings.inboundTokens?.includes(t))) {
+      throw new RangeError(
+        `--admin-token-env ${adminVar}: an admin token must not also be an inbound token`,
+      );
+    }
+  }
+  return settings;
+}
+
+/**
+ * Whether a host as written on the command line is loopback, reading IPv4
+ * shorthands the way the listener will (`127.1` is 127.0.0.1).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  let host = hostname.toLowerCase();
+  try {
+    host = new URL(`http://${host.includes(":") ? `[${host}]` : host}/`).hostname;
+  } catch {
+    return false;
+  }
+  host = host.replace(/^\[(.*)\]$/, "$1");
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host);
 }

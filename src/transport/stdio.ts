@@ -45,7 +45,10 @@ const NEWLINE = 0x0a;
  *
  * @returns when input has ended and every request read has been answered
  */
-export async function serveStdio(server: McpServer, options: StdioOptions): Promise<void> {
+export async function serveStdio(
+  server: Pick<McpServer, "handle" | "parseError">,
+  options: StdioOptions,
+): Promise<void> {
   const max = options.maxLineBytes ?? 1024 * 1024;
   const session = new Session();
   const writer = options.writable.getWriter();

@@ -94,13 +94,13 @@ Deno.test("serve --allow-origin admits that browser origin only", async () => {
 
 Deno.test("serve --inbound-token-env requires the bearer token on /mcp and /api", async () => {
   const server = await serveHttp("guardfiles/demo.mcp.kdl", {
-    env: { WEIR_INBOUND: "in-token-123" },
+    env: { WEIR_INBOUND: "in-token-1234567890" },
     extra: ["--inbound-token-env", "WEIR_INBOUND"],
   });
   try {
     assert.equal(await post(server.url), 403);
     assert.equal(await post(server.url, { authorization: "Bearer wrong" }), 403);
-    assert.equal(await post(server.url, { authorization: "Bearer in-token-123" }), 200);
+    assert.equal(await post(server.url, { authorization: "Bearer in-token-1234567890" }), 200);
     const api = await fetch(`${server.url}/api/weir_info`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -114,7 +114,7 @@ Deno.test("serve --inbound-token-env requires the bearer token on /mcp and /api"
   } finally {
     await server.stop();
   }
-  assert.ok(!server.stderr().includes("in-token-123"));
+  assert.ok(!server.stderr().includes("in-token-1234567890"));
 });
 
 Deno.test("serve --inbound-token-env with the variable unset refuses to start", async () => {

@@ -1,0 +1,67 @@
+/**
+ * Static bearer tokens: several accepted at once (rotation) from one
+ * environment variable, compared in constant time.
+ *
+ * The variable holds one or more tokens separated by commas, spaces or
+ * newlines (`NEW_TOKEN,OLD_TOKEN` while clients move over). A presented
+ * token is compared with every configured one, each comparison touching
+ * every byte, so the time taken does not depend on where the first
+ * difference is nor on which token matched (RFC 6750 section 2.1 for the
+ * `Authorization: Bearer` form).
+ *
+ * @module
+ */
+
+/** Shortest token accepted: a shorter one is guessable and refused at start-up. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * Split a variable's value into tokens.
+ * @throws {RangeError} when there is none, or one is shorter than {@link MIN_TOKEN_LENGTH}
+ *   or holds a character outside RFC 6750's `b64token` set (the message never repeats a token)
+ */
+export function parseTokens(value: string | undefined, name: string): string[] {
+  const tokens = (value ?? "").split(/[\s,]+/).filter((t) => t !== "");
+  if (tokens.length === 0) {
+    throw new RangeError(`${name}: the variable is not set or holds no token`);
+  }
+  tokens.forEach((t, i) => {
+    if (t.length < MIN_TOKEN_LENGTH) {
+      throw new RangeError(
+        `${name}: token ${i + 1} is ${t.length} characters; use at least ${MIN_TOKEN_LENGTH} ` +
+          `(e.g. openssl rand -hex 32)`,
+      );
+    }
+    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(t)) {
+      throw new RangeError(
+        `${name}: token ${i + 1} has a character a bearer token cannot carry (RFC 6750 b64token)`,
+      );
+    }
+  });
+  return tokens;
+}
+
+const encoder = new TextEncoder();
+
+/** Compare two byte strings in time that depends only on `expected`'s length. */
+function sameBytes(got: Uint8Array, expected: Uint8Array): boolean {
+  let diff = got.length ^ expected.length;
+  for (let i = 0; i < expected.length; i++) diff |= (got[i] ?? 0) ^ expected[i];
+  return diff === 0;
+}
+
+/**
+ * A check of an `Authorization` header value against the tokens.
+ * @returns a function: `true` when the header is `Bearer <one of the tokens>`
+ */
+export function bearerTokenCheck(tokens: readonly string[]): (header: string | null) => boolean {
+  const expected = tokens.map((t) => encoder.encode(t));
+  return (header) => {
+    const value = header ?? "";
+    // The scheme is case-insensitive (RFC 9110 section 11.1).
+    const got = encoder.encode(/^bearer /i.test(value) ? value.slice(7) : "");
+    let ok = false;
+    for (const e of expected) ok = sameBytes(got, e) || ok;
+    return ok;
+  };
+}
