@@ -24,7 +24,9 @@ import { sendUpstream, type UpstreamLimits } from "./upstream.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
-import { checkBlankArguments, isEmpty, ResponseCache, TokenBucket } from "./controls.ts";
+import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
+import { rateLimiter } from "./rate_limit.ts";
+import { SqlRunner } from "./sql.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
 import { auditAllowed, auditRefused, ruleOfErrorKind } from "../ops/audit.ts";
 
@@ -97,9 +99,43 @@ export function createGuard(
   };
   const controls = guardfile.controls;
   const bucket = controls.rateLimit
-    ? new TokenBucket(controls.rateLimit.count, controls.rateLimit.windowMs)
+    ? rateLimiter(controls.rateLimit, guardfile.name, options.resolver, log)
     : undefined;
   const cache = new ResponseCache();
+
+  const sql = guardfile.database
+    ? new SqlRunner(guardfile.database, options.resolver, limits.timeoutMs, log)
+    : undefined;
+
+  /** A sql grant: rows or rows_affected, with max-rows truncation lifted into coverage. */
+  const callSql = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
+    const answer = await sql!.run(grant, args, ctx.signal);
+    const predicate = failWhen.get(grant.tool);
+    if (predicate) {
+      const scope: Record<string, unknown> = {};
+      for (const name of inputNames(grant)) {
+        scope[name] = Object.hasOwn(args, name) ? args[name] : null;
+      }
+      if (predicate(answer.result, scope)) {
+        throw new ToolError(`sql_failed: ${grant.tool} matched fail-when ${grant.failWhen}`, {
+          status: 502,
+        });
+      }
+    }
+    const rows = answer.result.rows;
+    if (controls.rejectEmpty.includes(grant.tool) && Array.isArray(rows) && rows.length === 0) {
+      throw new ToolError(
+        `reject_empty: ${grant.tool} found no rows; an empty answer is not treated as "none found"`,
+        { status: 502 },
+      );
+    }
+    const env = envelope(answer.result, answer.bytes);
+    env.coverage.truncated = answer.truncated;
+    return {
+      content: [{ type: "text", text: JSON.stringify(env) }],
+      structuredContent: env as unknown as JsonObject,
+    } satisfies CallToolResult;
+  };
 
   const callGrant = async (
     grant: Grant,
@@ -107,6 +143,7 @@ export function createGuard(
     ctx: CallContext,
     seen: { upstreamStatus?: number },
   ) => {
+    if (grant.sql) return await callSql(grant, args, ctx);
     const planned = planRequest(grant, args, restricts);
     const redactor = new Redactor();
     const answer = await sendUpstream(
@@ -277,5 +314,6 @@ function inputNames(grant: Grant): string[] {
     ...grant.query.map((q) => q.name),
     ...grant.body.map((b) => b.name),
     ...grant.bodyMap.map((m) => m.source[0]),
+    ...(grant.sql?.params.map((p) => p.name) ?? []),
   ];
 }

@@ -93,6 +93,13 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
   for (const v of grant.graphql?.variables ?? []) {
     define(v, { description: `GraphQL variable $${v}.` }, false);
   }
+  grant.sql?.params.forEach((p, i) => {
+    define(
+      p.name,
+      { type: p.type, description: `SQL parameter $${i + 1} (sent as a bound value).` },
+      p.required,
+    );
+  });
   const schema: JsonObject = { type: "object", properties };
   if (required.length > 0) schema.required = required;
   schema.additionalProperties = false;
@@ -231,13 +238,20 @@ function mappedSchemas(grant: Grant): Map<string, JsonObject> {
 /** The derived description when a grant has no `describe`. */
 export function describeGrant(grant: Grant, server: string): string {
   const words = `${grant.verb} ${grant.resource}`.replace(/[_-]+/g, " ");
+  if (grant.sql) {
+    return `${words.charAt(0).toUpperCase()}${words.slice(1)} in the ${server} database ` +
+      (grant.sql.reads
+        ? `(a read-only query returning at most ${grant.sql.maxRows} rows).`
+        : `(a write; returns rows_affected).`);
+  }
   return `${words.charAt(0).toUpperCase()}${words.slice(1)} on the ${server} upstream ` +
     `(${grant.method} ${grant.path}).`;
 }
 
 /** The tool a grant mints. */
 export function grantTool(grant: Grant, guardfile: Guardfile): ToolSpec {
-  const readOnly = grant.method === "GET" || grant.method === "HEAD";
+  // A sql read runs in a read-only transaction, so it is read-only in fact.
+  const readOnly = grant.sql ? grant.sql.reads : grant.method === "GET" || grant.method === "HEAD";
   return {
     name: grant.tool,
     title: titleOf(grant.tool),
@@ -248,7 +262,8 @@ export function grantTool(grant: Grant, guardfile: Guardfile): ToolSpec {
       title: titleOf(grant.tool),
       readOnlyHint: readOnly,
       destructiveHint: grant.destructive,
-      idempotentHint: readOnly || grant.method === "PUT" || grant.method === "DELETE",
+      idempotentHint: readOnly ||
+        (!grant.sql && (grant.method === "PUT" || grant.method === "DELETE")),
       openWorldHint: true,
     },
   };

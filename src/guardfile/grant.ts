@@ -2,8 +2,8 @@
  * `can <verb> <resource> { ... }`: one grant, read into a {@link Grant}.
  *
  * Children (a closed set): `path`, `param`, `query`, `body`, `set`, `method`,
- * `describe`, `fail-when`, `raw-response`, `graphql`. `sql` is refused as not
- * supported by weir. Grammar reference: `docs/guardfile.md`.
+ * `describe`, `fail-when`, `raw-response`, `graphql`, `sql` (`./sql.ts`). Grammar
+ * reference: `docs/guardfile.md`.
  *
  * @module
  */
@@ -27,6 +27,7 @@ import {
   readValueRules,
   RULE_PROPERTIES,
 } from "./rules.ts";
+import { readSql } from "./sql.ts";
 
 const GRANT_CHILDREN = [
   "path",
@@ -39,6 +40,7 @@ const GRANT_CHILDREN = [
   "fail-when",
   "raw-response",
   "graphql",
+  "sql",
 ];
 const SCALARS: readonly ScalarType[] = ["string", "boolean", "integer", "number"];
 /** Input names the reference reserves (its CLI flags); reach such an upstream name with an alias. */
@@ -63,18 +65,10 @@ export function readGrant(can: NodeReader): Grant | undefined {
         `rename the verb or resource`,
     );
   }
-  // `sql` is the reference's; weir names it rather than calling it unknown.
-  for (const sql of can.children().filter((k) => k.name === "sql")) {
-    sql.error(
-      `"sql" grants are not supported by weir (database access is out of scope); ` +
-        `serve the database through an HTTP API and grant that`,
-    );
-  }
-  const kids = can.onlyChildren(
-    GRANT_CHILDREN,
-    can.children().filter((k) => k.name !== "sql"),
-  );
-  for (const name of ["path", "method", "describe", "fail-when", "raw-response", "graphql"]) {
+  const kids = can.onlyChildren(GRANT_CHILDREN);
+  for (
+    const name of ["path", "method", "describe", "fail-when", "raw-response", "graphql", "sql"]
+  ) {
     onlyOnce(kids, name);
   }
 
@@ -97,8 +91,11 @@ export function readGrant(can: NodeReader): Grant | undefined {
     position: can.node.position,
   };
 
+  const sqlNode = kids.find((k) => k.name === "sql");
   const path = kids.find((k) => k.name === "path");
-  if (!path) {
+  if (sqlNode) {
+    // A sql grant has no path: checked below.
+  } else if (!path) {
     can.error(`missing "path": add path "/<template>", e.g. path "/items/{id}"`);
   } else {
     readPath(path, grant);
@@ -143,6 +140,24 @@ export function readGrant(can: NodeReader): Grant | undefined {
     if (raw) {
       failWhen.error(`"fail-when" cannot be used with "raw-response" (there is no JSON to test)`);
     }
+  }
+
+  if (sqlNode) {
+    const others = kids.filter((k) =>
+      ["path", "param", "query", "body", "set", "graphql", "raw-response", "method"].includes(
+        k.name,
+      )
+    );
+    for (const other of others) {
+      other.error(
+        `a sql grant runs its statement and sends no HTTP request: remove "${other.name}" ` +
+          `(inputs are declared with param inside sql)`,
+      );
+    }
+    grant.sql = readSql(sqlNode, inferred ? false : verbMethod === "GET");
+    grant.methodInferred = false;
+    if (others.length === 0 && grant.sql) checkInputNames(can, grant);
+    return grant;
   }
 
   for (const query of kids.filter((k) => k.name === "query")) readQuery(query, grant);
@@ -705,6 +720,7 @@ function checkInputNames(at: NodeReader, grant: Grant): void {
   for (const b of grant.body) add(b.name, "body");
   for (const root of new Set(grant.bodyMap.map((m) => m.source[0]))) add(root, "body map");
   for (const v of grant.graphql?.variables ?? []) add(v, "graphql variable");
+  for (const p of grant.sql?.params ?? []) add(p.name, "sql param");
 
   const wires = new Map<string, string>();
   for (const q of grant.query) {

@@ -119,6 +119,33 @@ export interface GraphqlSpec {
   variables: string[];
 }
 
+/** One `param` of a `sql` grant: the input bound to `$<position>`. */
+export interface SqlParam {
+  name: string;
+  type: ScalarType;
+  required: boolean;
+}
+
+/** A `sql` grant: an authored statement with positional parameters. */
+export interface SqlSpec {
+  /** The statement, sent as written; inputs go as bind parameters `$1..$N`. */
+  statement: string;
+  /** In placeholder order: `params[0]` is `$1`. */
+  params: SqlParam[];
+  /** Rows a read returns at most (more -> `truncated`). */
+  maxRows: number;
+  /** The verb maps to GET: run in a read-only transaction, return rows. Else: rows_affected. */
+  reads: boolean;
+}
+
+/** `database pgx { value ... }`: where `sql` grants connect (a PostgreSQL DSN). */
+export interface Database {
+  driver: string;
+  /** The DSN, resolved at call time like a credential. */
+  dsn: ValueSource;
+  position?: SourcePosition;
+}
+
 /** One `can <verb> <resource>` grant: one tool, one endpoint. */
 export interface Grant {
   verb: string;
@@ -147,6 +174,8 @@ export interface Grant {
   failWhen?: string;
   rawResponse: boolean;
   graphql?: GraphqlSpec;
+  /** A database grant: no HTTP request; `path` is empty and `method` is the verb's. */
+  sql?: SqlSpec;
   position?: SourcePosition;
 }
 
@@ -209,7 +238,25 @@ export interface Controls {
   /** `pin "<tool>" { query ... }`: server-side query parameters. */
   pins: Record<string, QueryPin[]>;
   /** `rate-limit "<n>/<duration>"`: an outbound token bucket shared by every grant. */
-  rateLimit?: { count: number; windowMs: number };
+  rateLimit?: RateLimit;
+}
+
+/** `rate-limit "<n>/<duration>" [{ store redis env|literal "<url>"; bucket "<key>" }]`. */
+export interface RateLimit {
+  count: number;
+  windowMs: number;
+  /** Absent: an in-process bucket. Present: a bucket every replica shares. */
+  store?: RateStore;
+}
+
+/** `store redis env|literal "<url>"` (+ `bucket`): where a shared bucket lives. */
+export interface RateStore {
+  driver: "redis";
+  /** Where the store URL comes from (`env` is read when the server is built). */
+  url: { provider: "env" | "literal"; address: string };
+  /** Bucket key (default: the server name). */
+  bucket?: string;
+  position?: SourcePosition;
 }
 
 /** A loaded, checked guardfile. */
@@ -220,8 +267,13 @@ export interface Guardfile {
   name: string;
   /** All arguments of `wrap`. */
   wrapPath: string[];
-  /** Upstream root, `https://` added when no scheme was given; no trailing `/`. */
+  /**
+   * Upstream root, `https://` added when no scheme was given; no trailing `/`.
+   * `""` when every grant is `sql` and no base-url was written.
+   */
   baseUrl: string | ValueSource;
+  /** `database <driver> { value ... }`, required by `sql` grants. */
+  database?: Database;
   auth: Auth;
   /** Static headers sent on every request (`header "<Name>" "<value>"`). */
   headers: [string, string][];

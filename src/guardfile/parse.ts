@@ -14,12 +14,13 @@
  */
 import { type Diagnostic, Diagnostics, type Located } from "./diagnostics.ts";
 import { type KdlNode, parseKdl } from "./kdl.ts";
-import type { Auth, Grant, Guardfile, Restrict, ValueSource, Withhold } from "./model.ts";
+import type { Auth, Database, Grant, Guardfile, Restrict, ValueSource, Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, suggest } from "./nodes.ts";
 import { readGrant } from "./grant.ts";
 import { readValue } from "./value.ts";
 import { readControls, readIcons, readPrompts, readResources } from "./siblings.ts";
 import { compileGlob, type GlobError } from "./glob.ts";
+import { SQL_DRIVERS } from "./sql.ts";
 
 /** The default name of the read-only info tool. */
 export const INFO_TOOL = "weir_info";
@@ -154,8 +155,36 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
 
 type WrapBody = Pick<
   Guardfile,
-  "name" | "wrapPath" | "baseUrl" | "auth" | "headers" | "restricts" | "grants"
+  "name" | "wrapPath" | "baseUrl" | "auth" | "headers" | "restricts" | "grants" | "database"
 >;
+
+/** `database <driver> { value ... }`: once, a known driver, one value (a DSN). */
+function readDatabase(kids: NodeReader[]): Database | undefined {
+  const node = onlyOnce(kids, "database");
+  if (!node) return undefined;
+  node.onlyProperties();
+  if (!node.argCount(1, 1, `the driver, e.g. database pgx { value env "DATABASE_URL" }`)) {
+    return undefined;
+  }
+  const driver = node.stringArg(0, "the database driver");
+  if (!driver) return undefined;
+  if (!SQL_DRIVERS.includes(driver)) {
+    node.error(
+      `database driver "${driver}" is not available; weir speaks PostgreSQL: database pgx { ... }`,
+    );
+    return undefined;
+  }
+  const values = node.onlyChildren(["value"]);
+  if (values.length === 0) {
+    node.error(`database needs a DSN: database ${driver} { value env "DATABASE_URL" }`);
+    return undefined;
+  }
+  for (const extra of values.slice(1)) {
+    extra.error(`"database" takes one "value"; use a value chain block for fallbacks`);
+  }
+  const dsn = readValue(values[0]);
+  return dsn && { driver, dsn, position: node.node.position };
+}
 
 function readWrap(wrap: NodeReader): WrapBody | undefined {
   wrap.onlyProperties();
@@ -172,13 +201,15 @@ function readWrap(wrap: NodeReader): WrapBody | undefined {
     if (!WRAP_CHILDREN.includes(kid.name)) {
       kid.error(
         `unknown node "${kid.name}" in wrap${suggest(kid.name, WRAP_CHILDREN)}; ` +
-          `expected base-url | auth | header | restrict | can`,
+          `expected base-url | auth | header | restrict | database | can`,
       );
     }
   }
-  for (const db of kids.filter((k) => k.name === "database")) {
-    db.error(`"database" (sql grants) is not supported by weir; grant an HTTP API instead`);
-  }
+  const database = readDatabase(kids);
+  // The reference needs neither base-url nor auth when every grant is sql.
+  const cans = kids.filter((k) => k.name === "can");
+  const allSql = cans.length > 0 &&
+    cans.every((c) => c.node.children.some((k) => k.name === "sql"));
   for (const proxy of kids.filter((k) => k.name === "proxy")) {
     proxy.error(
       `"proxy" grants are not served by weir (the reference does not serve them either); ` +
@@ -186,8 +217,10 @@ function readWrap(wrap: NodeReader): WrapBody | undefined {
     );
   }
 
-  const baseUrl = readBaseUrl(wrap, kids);
-  const auth = readAuth(wrap, kids);
+  const baseUrl = allSql && !kids.some((k) => k.name === "base-url") ? "" : readBaseUrl(wrap, kids);
+  const auth: Auth | undefined = allSql && !kids.some((k) => k.name === "auth")
+    ? { scheme: "none" }
+    : readAuth(wrap, kids);
   const headers = readHeaders(kids);
   const grants: Grant[] = [];
   const byTool = new Map<string, Grant>();
@@ -209,12 +242,25 @@ function readWrap(wrap: NodeReader): WrapBody | undefined {
     wrap.error(`nothing to mount: add at least one "can <verb> <resource> { path "..." }" grant`);
   }
   const restricts = readRestricts(kids, grants);
+  const sqlGrants = grants.filter((g) => g.sql);
+  if (sqlGrants.length > 0 && !database && !kids.some((k) => k.name === "database")) {
+    wrap.error(
+      `grant "${sqlGrants[0].tool}" is a sql grant, which needs a database: add ` +
+        `database pgx { value env "DATABASE_URL" } inside wrap`,
+    );
+  }
+  if (database && !cans.some((c) => c.node.children.some((k) => k.name === "sql"))) {
+    wrap.error(
+      `"database" is declared but no grant uses it (no grant has a sql block); remove it`,
+    );
+  }
   if (auth) checkAuthCollisions(auth, headers, grants, kids);
-  if (!baseUrl || !auth) return undefined;
+  if (baseUrl === undefined || !auth) return undefined;
   return {
     name: wrapPath[wrapPath.length - 1] ?? "weir",
     wrapPath,
     baseUrl,
+    ...(database ? { database } : {}),
     auth,
     headers,
     restricts,

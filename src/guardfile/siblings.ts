@@ -12,6 +12,7 @@ import type {
   Grant,
   PromptTemplate,
   QueryPin,
+  RateStore,
   ServerIcon,
   StaticResource,
 } from "./model.ts";
@@ -270,6 +271,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       ...grant.query.map((q) => q.name),
       ...grant.body.map((b) => b.name),
       ...grant.bodyMap.map((m) => m.source[0]),
+      ...(grant.sql?.params.map((p) => p.name) ?? []),
     ];
     if (!inputs.includes(field)) {
       node.error(
@@ -347,13 +349,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
   const limit = limits[0];
   if (limit) {
     limit.onlyProperties();
-    const kids = limit.onlyChildren(["store", "bucket"]);
-    for (const kid of kids) {
-      kid.error(
-        `rate-limit "${kid.name}" (a shared Redis bucket) is not supported by weir yet; ` +
-          `remove the block to use the in-process bucket`,
-      );
-    }
+    const store = readStore(limit);
     if (limit.argCount(1, 1, `"<count>/<duration>", e.g. "60/1m"`)) {
       const spec = limit.stringArg(0, "the rate");
       const m = spec ? /^(\d+)\/(.+)$/.exec(spec) : null;
@@ -367,10 +363,81 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
         limit.error(`rate ${JSON.stringify(spec)} needs a positive duration such as 1s, 1m or 24h`);
       } else if (spec) {
         controls.rateLimit = { count, windowMs: windowMs! };
+        if (store) controls.rateLimit.store = store;
       }
     }
   }
   return controls;
+}
+
+/**
+ * The block of `rate-limit`: `store redis env|literal "<url>"` and an optional
+ * `bucket "<key>"`. A literal URL is checked here; an `env` one when the
+ * server is built (the loader is pure and reads no environment).
+ */
+function readStore(limit: NodeReader): RateStore | undefined {
+  const kids = limit.onlyChildren(["store", "bucket"]);
+  const stores = kids.filter((k) => k.name === "store");
+  const buckets = kids.filter((k) => k.name === "bucket");
+  for (const extra of stores.slice(1)) extra.error(`"store" appears more than once; keep one`);
+  for (const extra of buckets.slice(1)) extra.error(`"bucket" appears more than once; keep one`);
+  let bucket: string | undefined;
+  if (buckets[0]) {
+    const b = buckets[0];
+    b.onlyProperties();
+    b.noChildren();
+    if (b.argCount(1, 1, `the bucket key, e.g. bucket "github-api"`)) {
+      bucket = b.stringArg(0, "the bucket key");
+      if (bucket === "") b.error(`bucket needs a non-empty key`);
+    }
+    if (!stores[0]) {
+      b.error(`bucket names a shared bucket, which needs a store: store redis env "REDIS_URL"`);
+    }
+  }
+  const node = stores[0];
+  if (!node) return undefined;
+  node.onlyProperties();
+  node.noChildren();
+  if (!node.argCount(3, 3, `a driver, a provider and an address: store redis env "REDIS_URL"`)) {
+    return undefined;
+  }
+  const driver = node.stringArg(0, "the store driver");
+  const provider = node.stringArg(1, "the provider");
+  const address = node.stringArg(2, "the address");
+  if (driver === undefined || provider === undefined || address === undefined) return undefined;
+  if (driver !== "redis") {
+    node.error(`unknown store driver "${driver}"; the only shared store is redis`);
+    return undefined;
+  }
+  if (provider !== "env" && provider !== "literal") {
+    node.error(`store provider "${provider}" is not allowed; use env (or literal)`);
+    return undefined;
+  }
+  if (address === "") {
+    node.error(`store ${provider} needs a non-empty address`);
+    return undefined;
+  }
+  if (provider === "literal" && !isRedisUrl(address)) {
+    node.error(`store literal is not a redis URL; write redis://host:port (or rediss://)`);
+    return undefined;
+  }
+  const store: RateStore = {
+    driver: "redis",
+    url: { provider, address },
+    position: node.node.position,
+  };
+  if (bucket) store.bucket = bucket;
+  return store;
+}
+
+/** `redis://` or `rediss://` with a host; never echoed (it may hold a password). */
+export function isRedisUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === "redis:" || url.protocol === "rediss:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
 }
 
 function singleText(node: NodeReader): string | undefined {

@@ -13,7 +13,7 @@ import { printable } from "../guardfile/diagnostics.ts";
 /** One input of a tool, flattened for reading. */
 export interface DescribedInput {
   name: string;
-  /** `path`, `query`, `body`, `body map`, `graphql`. */
+  /** `path`, `query`, `body`, `body map`, `graphql`, `sql $<n>`. */
   in: string;
   type: string;
   required: boolean;
@@ -52,6 +52,8 @@ export interface DescribedTool {
   reason?: string;
   alternative?: string;
   inputSchema?: JsonObject;
+  /** A sql grant: the statement, and whether it reads (read-only, at most maxRows) or writes. */
+  sql?: { statement: string; reads: boolean; maxRows: number };
 }
 
 /** The whole surface. */
@@ -60,8 +62,10 @@ export interface Surface {
   file: string;
   upstream: string;
   auth: string;
-  /** The outbound `rate-limit` shared by every grant, if any. */
-  rateLimit?: { count: number; windowMs: number };
+  /** `database`: where sql grants connect (the source, never the DSN). */
+  database?: string;
+  /** The outbound `rate-limit` shared by every grant, if any; `store` says where it lives. */
+  rateLimit?: { count: number; windowMs: number; store?: string };
   tools: DescribedTool[];
 }
 
@@ -80,10 +84,28 @@ export function describeGuardfile(guardfile: Guardfile): Surface {
   }
   tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const auth = guardfile.auth;
+  const limit = guardfile.controls.rateLimit;
+  const store = limit?.store;
+  const extra: Partial<Surface> = {};
+  if (guardfile.database) {
+    extra.database = `${guardfile.database.driver} (PostgreSQL), DSN from ${
+      sourceText(guardfile.database.dsn.chain)
+    }`;
+  }
+  if (limit) {
+    extra.rateLimit = { count: limit.count, windowMs: limit.windowMs };
+    if (store) {
+      extra.rateLimit.store = `shared in redis (URL from ${
+        store.url.provider === "env" ? `env ${store.url.address}` : "a literal"
+      }, bucket ${store.bucket ?? guardfile.name})`;
+    }
+  }
   return {
     server: guardfile.name,
     file: guardfile.file,
-    upstream: typeof guardfile.baseUrl === "string"
+    upstream: guardfile.baseUrl === ""
+      ? "none (every grant is sql)"
+      : typeof guardfile.baseUrl === "string"
       ? guardfile.baseUrl
       : `resolved at call time from ${sourceText(guardfile.baseUrl.chain)}`,
     auth: auth.scheme === "none"
@@ -93,7 +115,7 @@ export function describeGuardfile(guardfile: Guardfile): Surface {
       : auth.scheme === "bearer"
       ? `Authorization: Bearer from ${sourceText(auth.value.chain)}`
       : `query ${auth.params.map((p) => `${p.name} from ${sourceText(p.value.chain)}`).join(", ")}`,
-    ...(guardfile.controls.rateLimit ? { rateLimit: guardfile.controls.rateLimit } : {}),
+    ...extra,
     tools,
   };
 }
@@ -167,6 +189,15 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
   for (const v of grant.graphql?.variables ?? []) {
     inputs.push({ name: v, in: "graphql", type: "any", required: false, constraints: [] });
   }
+  grant.sql?.params.forEach((p, i) => {
+    inputs.push({
+      name: p.name,
+      in: `sql $${i + 1}`,
+      type: p.type,
+      required: p.required,
+      constraints: [],
+    });
+  });
   const restrictions = guardfile.restricts
     .filter((r) => grant.pathParams.includes(r.param))
     .map((r) => ({ param: r.param, allowed: r.globs }));
@@ -196,6 +227,12 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
   if (controls.rejectEmpty.includes(grant.tool)) tool.rejectEmpty = true;
   const blank = controls.rejectEmptyArguments[grant.tool];
   if (blank) tool.rejectBlank = blank;
+  if (grant.sql) {
+    const { statement, reads, maxRows } = grant.sql;
+    tool.sql = { statement, reads, maxRows };
+    delete tool.method;
+    delete tool.path;
+  }
   return tool;
 }
 
@@ -220,8 +257,12 @@ export function describeText(surface: Surface): string {
     `server ${surface.server} (${surface.file})`,
     `upstream ${surface.upstream}`,
     `auth ${surface.auth}`,
+    ...(surface.database ? [`database ${surface.database}`] : []),
     ...(surface.rateLimit
-      ? [`rate-limit ${surface.rateLimit.count} per ${surface.rateLimit.windowMs} ms (all grants)`]
+      ? [
+        `rate-limit ${surface.rateLimit.count} per ${surface.rateLimit.windowMs} ms (all grants)` +
+        (surface.rateLimit.store ? `, ${surface.rateLimit.store}` : ""),
+      ]
       : []),
     "",
   ];
@@ -233,7 +274,13 @@ export function describeText(surface: Surface): string {
     } else if (t.kind === "info") {
       lines.push(`${t.name}  (info tool)`, `  ${t.description}`);
     } else {
-      lines.push(`${t.name}  ${t.method} ${t.path}${t.destructive ? "  [destructive]" : ""}`);
+      const what = t.sql
+        ? (t.sql.reads
+          ? `SQL read (read-only transaction, at most ${t.sql.maxRows} rows)`
+          : "SQL write (returns rows_affected)")
+        : `${t.method} ${t.path}`;
+      lines.push(`${t.name}  ${what}${t.destructive ? "  [destructive]" : ""}`);
+      if (t.sql) lines.push(`  statement: ${t.sql.statement.replace(/\s+/g, " ").trim()}`);
       if (t.description) lines.push(`  ${t.description}`);
       for (const i of t.inputs ?? []) {
         const extra = [

@@ -12,7 +12,7 @@ import { methodForVerb } from "../guardfile/verbs.ts";
 export interface ServedTool {
   name: string;
   kind: "grant" | "withheld" | "info";
-  /** HTTP method for grants, `WITHHELD` for stubs, `-` for the info tool. */
+  /** HTTP method for grants (empty for sql), `WITHHELD` for stubs, `-` for the info tool. */
   method: string;
   /** Inputs that opt out of the shell-metacharacter gate (`metacharacters="allow"`). */
   metacharactersAllowed?: string[];
@@ -28,7 +28,8 @@ export function servedTools(guardfile: Guardfile): ServedTool[] {
       return {
         name: g.tool,
         kind: "grant" as const,
-        method: g.method,
+        // A sql grant sends no HTTP request: its method column is empty, as in the reference.
+        method: g.sql ? "" : g.method,
         ...(allowed.length > 0 ? { metacharactersAllowed: allowed } : {}),
       };
     }),

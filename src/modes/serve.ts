@@ -14,6 +14,7 @@ import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import { type LoadResult, parseGuardfile } from "../guardfile/parse.ts";
 import { type AwsPolicy, parseAwsPolicy } from "../guardfile/aws.ts";
+import { isRedisUrl } from "../guardfile/siblings.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/upstream.ts";
 import type { ValueResolver } from "../guard/values.ts";
@@ -73,6 +74,7 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
   const aws = parseAwsPolicy(text, file);
   if (aws) return { file, policy: aws.policy, diagnostics: aws.diagnostics };
   const loaded: LoadedFile = { file, ...parseGuardfile(text, file) };
+  if (loaded.guardfile) checkStoreUrl(loaded);
   if (loaded.guardfile) {
     // lint is serve minus the listener: build the very server serve would run,
     // so a catalog the MCP core refuses is a lint error too.
@@ -89,6 +91,33 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
     }
   }
   return loaded;
+}
+
+/**
+ * The one value read when the server is built rather than per call, as in the
+ * reference: the URL of a shared rate-limit store (`store redis env "X"`), so
+ * `lint` and `serve` fail at once when it is unset or not a redis URL. The
+ * message names the variable, never its value.
+ */
+function checkStoreUrl(loaded: LoadedFile): void {
+  const store = loaded.guardfile!.controls.rateLimit?.store;
+  if (!store || store.url.provider !== "env") return;
+  const name = store.url.address;
+  const value = Deno.env.get(name);
+  const problem = value === undefined || value === ""
+    ? `the environment variable ${name} is unset; set it to the Redis URL (redis://host:port)`
+    : !isRedisUrl(value)
+    ? `the environment variable ${name} does not hold a redis URL; write redis://host:port ` +
+      `(or rediss://)`
+    : undefined;
+  if (!problem) return;
+  loaded.diagnostics.push({
+    severity: "error",
+    path: "rate-limit > store",
+    position: store.position,
+    message: problem,
+  });
+  loaded.guardfile = undefined;
 }
 
 /** Guardfiles larger than this are refused unread (a guardfile is a few KiB). */

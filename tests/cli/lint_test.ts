@@ -198,8 +198,6 @@ wrap ward mcp shop {
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
   assert.match(r.stderr, /"confirm" \(the human confirmation gate\) is not supported by weir yet/);
-  assert.match(r.stderr, /"database" \(sql grants\) is not supported/);
-  assert.match(r.stderr, /"sql" grants are not supported by weir/);
 });
 
 Deno.test("a grant that brings a withheld operation back under another verb is warned about", async () => {

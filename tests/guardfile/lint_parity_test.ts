@@ -480,15 +480,105 @@ const FAILURES: [string, string, RegExp][] = [
     /duplicate tool name "get_issue" from grant "can get issue"/,
   ],
   [
-    "sql grant (not supported)",
+    "sql grant without a database",
     file(`can list orders { sql { statement "select 1" } }`),
-    /"sql" grants are not supported by weir/,
+    /is a sql grant, which needs a database/,
   ],
   [
-    "database (not supported)",
+    "database no grant uses",
     file(`${GET}\n  database pgx { value env "DSN" }`),
-    /"database" \(sql grants\) is not supported/,
+    /"database" is declared but no grant uses it/,
   ],
+  [
+    "database unknown driver",
+    file(`can list orders { sql { statement "select 1" } }\n  database mysql { value env "DSN" }`),
+    /database driver "mysql" is not available/,
+  ],
+  [
+    "database without a value",
+    file(`can list orders { sql { statement "select 1" } }\n  database pgx`),
+    /database needs a DSN/,
+  ],
+  [
+    "database twice",
+    file(
+      `can list orders { sql { statement "select 1" } }\n  database pgx { value env "A" }\n  database pgx { value env "B" }`,
+    ),
+    /"database"/,
+  ],
+  ...([
+    ["sql beside path", `path "/x"; sql { statement "select 1" }`, /remove "path"/],
+    ["sql beside query", `query "a"; sql { statement "select 1" }`, /remove "query"/],
+    [
+      "sql with raw-response",
+      `raw-response; sql { statement "select 1" }`,
+      /remove "raw-response"/,
+    ],
+    ["sql without statement", `sql { max-rows "5" }`, /sql needs statement/],
+    ["sql twice", `sql { statement "select 1" }; sql { statement "select 2" }`, /"sql"/],
+    [
+      "sql multiple statements",
+      `sql { statement "select 1; delete from orders" }`,
+      /more than one statement/,
+    ],
+    [
+      "sql placeholder without a param",
+      `sql { statement "select * from o where a = $1 and b = $2"; param "a" }`,
+      /uses \$2 but the grant declares 1 param/,
+    ],
+    [
+      "sql param never used",
+      `sql { statement "select * from o where a = $1"; param "a"; param "b" }`,
+      /param "b" is \$2, which the statement never uses/,
+    ],
+    [
+      "sql question-mark placeholders",
+      `sql { statement "select * from o where a = ?"; param "a" }`,
+      /PostgreSQL numbers them/,
+    ],
+    [
+      "sql read verb with a write",
+      `sql { statement "delete from orders where id = $1"; param "id" type="integer" }`,
+      /a reading grant .* this statement writes: it starts with "DELETE"/,
+    ],
+    [
+      "sql read verb with a data-modifying WITH",
+      `sql { statement "with d as (delete from o returning *) select * from d" }`,
+      /data-modifying "DELETE"/,
+    ],
+    ["sql bare max-rows", `sql { statement "select 1"; max-rows 50 }`, /quoted whole number/],
+    [
+      "sql max-rows too big",
+      `sql { statement "select 1"; max-rows "10001" }`,
+      /between 1 and 10000/,
+    ],
+    ["sql max-rows zero", `sql { statement "select 1"; max-rows "0" }`, /between 1 and 10000/],
+    [
+      "sql param type",
+      `sql { statement "select $1"; param "a" type="date" }`,
+      /must be one of string, integer, number, boolean/,
+    ],
+    [
+      "sql param twice",
+      `sql { statement "select $1, $2"; param "a"; param "a" }`,
+      /declared twice/,
+    ],
+    [
+      "sql param required not boolean",
+      `sql { statement "select $1"; param "a" required="yes" }`,
+      /must be a boolean/,
+    ],
+    ["sql unknown child", `sql { statement "select 1"; limit "5" }`, /unknown node "limit" in sql/],
+    [
+      "sql unterminated literal",
+      `sql { statement "select 'abc" }`,
+      /a string literal that is never closed/,
+    ],
+  ] as [string, string, RegExp][]).map(([name, inner, expected]): [string, string, RegExp] => [
+    name,
+    file(`can list orders { ${inner} }\n  database pgx { value env "DSN" }`),
+    expected,
+  ]),
   [
     "graphql with a body",
     file(
@@ -740,9 +830,49 @@ const FAILURES: [string, string, RegExp][] = [
   ["rate-limit count not positive", file(GET, `rate-limit "0/1s"`), /positive whole count/],
   ["rate-limit bad duration", file(GET, `rate-limit "5/soon"`), /positive duration/],
   [
-    "rate-limit redis store (not supported)",
-    file(GET, `rate-limit "5/1s" { store redis env "R" }`),
-    /not supported by weir yet/,
+    "rate-limit unknown child",
+    file(GET, `rate-limit "5/1s" { shard "a" }`),
+    /unknown node "shard" in rate-limit/,
+  ],
+  [
+    "rate-limit store arity",
+    file(GET, `rate-limit "5/1s" { store redis "R" }`),
+    /a driver, a provider and an address/,
+  ],
+  [
+    "rate-limit store driver not redis",
+    file(GET, `rate-limit "5/1s" { store memcached env "R" }`),
+    /unknown store driver "memcached"/,
+  ],
+  [
+    "rate-limit store provider",
+    file(GET, `rate-limit "5/1s" { store redis file "/r" }`),
+    /store provider "file" is not allowed/,
+  ],
+  [
+    "rate-limit store empty address",
+    file(GET, `rate-limit "5/1s" { store redis env "" }`),
+    /must not be empty/,
+  ],
+  [
+    "rate-limit duplicate store",
+    file(GET, `rate-limit "5/1s" { store redis env "R"; store redis env "S" }`),
+    /"store" appears more than once/,
+  ],
+  [
+    "rate-limit duplicate bucket",
+    file(GET, `rate-limit "5/1s" { store redis env "R"; bucket "a"; bucket "b" }`),
+    /"bucket" appears more than once/,
+  ],
+  [
+    "rate-limit bucket without store",
+    file(GET, `rate-limit "5/1s" { bucket "a" }`),
+    /needs a store/,
+  ],
+  [
+    "rate-limit literal URL not redis",
+    file(GET, `rate-limit "5/1s" { store redis literal "https://cache:6379" }`),
+    /not a redis URL/,
   ],
   [
     "confirm (not supported)",

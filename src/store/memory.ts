@@ -1,0 +1,80 @@
+/**
+ * The in-process token bucket: one per server process. Right for one replica;
+ * behind a load balancer N replicas each allow the full rate, so use the
+ * shared store ({@link RedisBucket} in `./redis.ts`) there.
+ *
+ * @module
+ */
+import { ToolError } from "../mcp/server.ts";
+import type { RateLimiter } from "./mod.ts";
+
+/**
+ * An outbound token bucket (`rate-limit "<count>/<window>"`): bursts up to
+ * `count` calls, refills one call every `window / count`. A call waits its
+ * turn (it is queued, not refused) unless the wait would pass its deadline.
+ */
+export class TokenBucket implements RateLimiter {
+  readonly #capacity: number;
+  readonly #intervalMs: number;
+  #tokens: number;
+  #updated: number;
+  readonly #now: () => number;
+
+  /**
+   * @param count calls per window
+   * @param windowMs window in milliseconds
+   * @param now clock in milliseconds (injectable for tests)
+   */
+  constructor(count: number, windowMs: number, now: () => number = () => performance.now()) {
+    this.#capacity = count;
+    this.#intervalMs = windowMs / count;
+    this.#tokens = count;
+    this.#now = now;
+    this.#updated = now();
+  }
+
+  /**
+   * Take one call's slot, waiting for it when the bucket is empty.
+   * @param maxWaitMs longest acceptable wait (the call's remaining deadline)
+   * @throws {ToolError} 429 when the wait would exceed `maxWaitMs`, or the signal aborts
+   */
+  async take(maxWaitMs: number, signal: AbortSignal): Promise<void> {
+    const now = this.#now();
+    this.#tokens = Math.min(
+      this.#capacity,
+      this.#tokens + (now - this.#updated) / this.#intervalMs,
+    );
+    this.#updated = now;
+    const wait = this.#tokens >= 1 ? 0 : (1 - this.#tokens) * this.#intervalMs;
+    if (wait > maxWaitMs) {
+      throw new ToolError(
+        `rate_limited: the rate limit would delay this call ${
+          Math.ceil(wait)
+        } ms, past its deadline; ` +
+          `try again later`,
+        { status: 429 },
+      );
+    }
+    this.#tokens -= 1; // reserve now, so waiters queue in arrival order
+    if (wait <= 0) return;
+    await new Promise<void>((resolve, reject) => {
+      // A cancelled waiter gives its slot back; one that got through keeps it,
+      // even if cancelled later (its request was sent).
+      const onAbort = () => {
+        clearTimeout(timer);
+        this.#tokens += 1;
+        reject(
+          signal.reason instanceof ToolError ? signal.reason : new ToolError(
+            "cancelled: the call was cancelled while waiting for the rate limit",
+            { status: 499 },
+          ),
+        );
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, wait);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+}

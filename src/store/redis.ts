@@ -1,0 +1,223 @@
+/**
+ * A token bucket kept in Redis, shared by every weir process that names the
+ * same bucket: N replicas behind a load balancer spend one budget, not N.
+ *
+ * One Lua script (run with `EVALSHA`/`EVAL`, atomic in Redis: Redis runs a
+ * script to completion before any other command) refills the bucket from
+ * Redis's own clock (`TIME`, so replicas with skewed clocks agree), and either
+ * reserves a slot, reporting how long the caller must wait for it, or, when
+ * that wait would pass the caller's deadline, leaves the bucket as it was and
+ * says so. The hash lives at `weir:ratelimit:<bucket>` with a TTL of
+ * max(2 x window, 60 s), so an idle bucket disappears (and comes back full).
+ *
+ * A store that cannot be asked (down, unreachable, too slow) refuses the call
+ * (`rate_limit_store_unavailable`, status 503). There is no fallback to an
+ * in-process bucket: that would silently multiply the rate by the number of
+ * replicas. The client connects on the first call, not at start-up, and
+ * reconnects in the background, so a restarted Redis is used again without
+ * restarting weir. Messages never carry the store URL (it may hold a password).
+ *
+ * Client: `npm:ioredis` (loaded only when a guardfile names a Redis store).
+ *
+ * @module
+ */
+import { ToolError } from "../mcp/server.ts";
+import type { Logger } from "../mcp/server.ts";
+import type { RateLimiter } from "./mod.ts";
+import type { Redis } from "ioredis";
+
+/** KEYS[1] bucket; ARGV capacity, ms per token, ttl ms, longest wait ms. Returns {ok, wait ms}. */
+const TAKE = `
+local capacity = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local ttl = tonumber(ARGV[3])
+local maxwait = tonumber(ARGV[4])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or capacity
+local at = tonumber(state[2]) or now
+if now > at then tokens = math.min(capacity, tokens + (now - at) / interval) end
+local wait = 0
+if tokens < 1 then wait = math.ceil((1 - tokens) * interval) end
+if wait > maxwait then return {0, wait} end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - 1), 'at', tostring(math.max(now, at)))
+redis.call('PEXPIRE', KEYS[1], ttl)
+return {1, wait}
+`;
+
+/** KEYS[1] bucket; ARGV capacity. Gives one reserved slot back (a cancelled waiter). */
+const GIVE_BACK = `
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens'))
+if tokens then
+  redis.call('HSET', KEYS[1], 'tokens', tostring(math.min(tonumber(ARGV[1]), tokens + 1)))
+end
+return 1
+`;
+
+/** Options of {@link RedisBucket}. */
+export interface RedisBucketOptions {
+  /** `redis://` or `rediss://` URL (user, password and database number as in the URL). */
+  url: string;
+  /** Bucket key; the Redis key is `weir:ratelimit:<bucket>`. */
+  bucket: string;
+  /** Calls per window (the burst). */
+  count: number;
+  /** Window in milliseconds. */
+  windowMs: number;
+  /** Where to say the store went away or came back (never the URL). */
+  log?: Logger;
+  /** Longest wait for one store command or connection, in ms (default 2000). */
+  commandTimeoutMs?: number;
+  /** Named in messages so an operator knows which setting to fix, e.g. `env "REDIS_URL"`. */
+  origin?: string;
+}
+
+type RedisClient = Redis;
+
+/**
+ * The shared token bucket.
+ *
+ * @example
+ * ```ts ignore
+ * const bucket = new RedisBucket({ url: "redis://127.0.0.1:6379", bucket: "github", count: 60, windowMs: 60_000 });
+ * await bucket.take(30_000, AbortSignal.timeout(30_000)); // resolves when the call may go
+ * await bucket.close();
+ * ```
+ */
+export class RedisBucket implements RateLimiter {
+  readonly #options: RedisBucketOptions;
+  readonly #key: string;
+  readonly #intervalMs: number;
+  readonly #ttlMs: number;
+  #client: Promise<RedisClient> | undefined;
+  #down = false;
+  #dialing: Promise<void> | undefined;
+
+  constructor(options: RedisBucketOptions) {
+    this.#options = options;
+    this.#key = `weir:ratelimit:${options.bucket}`;
+    this.#intervalMs = options.windowMs / options.count;
+    this.#ttlMs = Math.max(2 * options.windowMs, 60_000);
+  }
+
+  /** The Redis key of this bucket. */
+  get key(): string {
+    return this.#key;
+  }
+
+  /**
+   * Take one slot, waiting for it when the bucket is empty.
+   * @throws {ToolError} `rate_limited` 429, `cancelled` 499, `rate_limit_store_unavailable` 503
+   */
+  async take(maxWaitMs: number, signal: AbortSignal): Promise<void> {
+    const limit = Number.isFinite(maxWaitMs) ? Math.max(0, Math.floor(maxWaitMs)) : 2 ** 52;
+    const [ok, wait] = await this.#run(
+      TAKE,
+      this.#options.count,
+      this.#intervalMs,
+      this.#ttlMs,
+      limit,
+    ) as [number, number];
+    if (ok !== 1) {
+      throw new ToolError(
+        `rate_limited: the shared rate limit would delay this call ${wait} ms, past its ` +
+          `deadline; try again later`,
+        { status: 429 },
+      );
+    }
+    if (wait <= 0) return;
+    await new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer);
+        // Best effort: the slot goes back to the shared bucket.
+        this.#run(GIVE_BACK, this.#options.count).catch(() => {});
+        reject(
+          signal.reason instanceof ToolError ? signal.reason : new ToolError(
+            "cancelled: the call was cancelled while waiting for the rate limit",
+            { status: 499 },
+          ),
+        );
+      };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      }, wait);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Close the connection (if one was opened). */
+  async close(): Promise<void> {
+    const client = this.#client;
+    this.#client = undefined;
+    if (client) (await client.catch(() => null))?.disconnect();
+  }
+
+  async #run(script: string, ...args: (number | string)[]): Promise<unknown> {
+    let client: RedisClient;
+    try {
+      client = await this.#connect();
+      if (client.status === "wait" || client.status === "end") {
+        // One dial for every call that arrives before the connection is up.
+        this.#dialing ??= client.connect().finally(() => this.#dialing = undefined);
+      }
+      if (this.#dialing) await this.#dialing;
+      const result = await client.eval(script, 1, this.#key, ...args.map(String));
+      if (this.#down) {
+        this.#down = false;
+        this.#options.log?.({ level: "info", event: "rate_limit_store_up", bucket: this.#key });
+      }
+      return result;
+    } catch (error) {
+      if (!this.#down) {
+        this.#down = true;
+        this.#options.log?.({
+          level: "warn",
+          event: "rate_limit_store_down",
+          bucket: this.#key,
+          reason: describe(error),
+        });
+      }
+      const origin = this.#options.origin ? ` (${this.#options.origin})` : "";
+      throw new ToolError(
+        `rate_limit_store_unavailable: the shared rate-limit store${origin} cannot be reached ` +
+          `(${describe(error)}); the call was refused, not sent unmetered. Check that Redis is ` +
+          `up; weir reconnects on its own`,
+        { status: 503 },
+      );
+    }
+  }
+
+  #connect(): Promise<RedisClient> {
+    this.#client ??= (async () => {
+      const { Redis } = await import("ioredis");
+      const timeout = this.#options.commandTimeoutMs ?? 2_000;
+      const client = new Redis(this.#options.url, {
+        lazyConnect: true,
+        // Refuse at once while disconnected rather than queueing calls.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        connectTimeout: timeout,
+        commandTimeout: timeout,
+        // Keep trying in the background, at most a second apart.
+        retryStrategy: (times: number) => Math.min(100 * times, 1_000),
+      });
+      // Without a listener a lost connection is reported as an unhandled error.
+      client.on("error", () => {});
+      return client;
+    })();
+    return this.#client;
+  }
+}
+
+/** A short reason that carries no URL: the error's code, or its class of failure. */
+function describe(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === "string" && /^[A-Z_]+$/.test(code)) return code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/timed? ?out/i.test(message)) return "timed out";
+  if (/writeable|offline|closed|connect/i.test(message)) return "not connected";
+  if (/NOAUTH|WRONGPASS|auth/i.test(message)) return "authentication failed";
+  return "store error";
+}

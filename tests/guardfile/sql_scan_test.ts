@@ -1,0 +1,32 @@
+/** The statement scan behind the sql lint rules: literals, comments and dollar quotes are skipped. */
+import assert from "node:assert/strict";
+import { scanStatement, writingReason } from "../../src/guardfile/sql.ts";
+
+Deno.test("placeholders inside literals, identifiers, comments and dollar quotes do not count", () => {
+  const s = scanStatement(
+    `SELECT '$9', E'it\\'s $8', "col$7", $$ $6; $$, $tag$ $5 $tag$ -- $4;\n /* $3; /* nested */ */ FROM t WHERE a = $1 AND b = $2;`,
+  );
+  assert.deepEqual(s.placeholders, [1, 2]);
+  assert.equal(s.multiple, false, "a trailing ; and ; inside literals are fine");
+  assert.equal(s.unterminated, undefined);
+});
+
+Deno.test("a second statement after ; is found, even after a comment", () => {
+  assert.equal(scanStatement("select 1; select 2").multiple, true);
+  assert.equal(scanStatement("select 1; -- done\n").multiple, false);
+  assert.equal(scanStatement("select 1; /* x */ drop table t").multiple, true);
+});
+
+Deno.test("reading statements and the ways a statement writes", () => {
+  assert.equal(writingReason(scanStatement("SELECT * FROM t FOR UPDATE")), null);
+  assert.equal(writingReason(scanStatement("/* hi */ (select 1)")), null);
+  assert.equal(writingReason(scanStatement("values (1)")), null);
+  assert.match(writingReason(scanStatement("update t set a = 1"))!, /"UPDATE"/);
+  assert.match(
+    writingReason(
+      scanStatement("with x as (insert into t values (1) returning *) select * from x"),
+    )!,
+    /data-modifying "INSERT"/,
+  );
+  assert.match(writingReason(scanStatement("copy t to stdout"))!, /"COPY"/);
+});

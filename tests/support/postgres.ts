@@ -1,0 +1,164 @@
+/**
+ * A real PostgreSQL for tests (the Debian package; `.ci/run` installs it):
+ * `initdb` in a temp dir, `postgres` listening on 127.0.0.1 at a free port,
+ * password authentication (scram) for every TCP connection. As root it runs
+ * as the `postgres` user (PostgreSQL refuses to run as root).
+ */
+
+/** The newest installed server's bin dir, or null. */
+function binDir(): string | null {
+  try {
+    const versions = [...Deno.readDirSync("/usr/lib/postgresql")]
+      .map((e) => e.name)
+      .filter((n) => /^\d+$/.test(n))
+      .sort((a, b) => Number(b) - Number(a));
+    for (const v of versions) {
+      const dir = `/usr/lib/postgresql/${v}/bin`;
+      try {
+        Deno.statSync(`${dir}/initdb`);
+        return dir;
+      } catch { /* next */ }
+    }
+  } catch { /* none */ }
+  return null;
+}
+
+/** Why PostgreSQL tests cannot run here, or null when they can. */
+export function postgresMissing(): string | null {
+  return binDir()
+    ? null
+    : "PostgreSQL is not installed (apt-get install postgresql; .ci/run does it)";
+}
+
+/** A running server. */
+export interface PostgresServer {
+  /** `postgres://weir_admin:<password>@127.0.0.1:<port>/postgres` (superuser). */
+  adminUrl: string;
+  port: number;
+  /** Make a login role with this password; returns its DSN. */
+  close(): Promise<void>;
+}
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+function run(cmd: string, args: string[], asUser: boolean) {
+  const uid = Deno.uid();
+  const full = uid === 0 && asUser
+    ? ["setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", cmd, ...args]] as const
+    : [cmd, args] as const;
+  return new Deno.Command(full[0], {
+    args: [...full[1]],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/** initdb + start. */
+export async function startPostgres(): Promise<PostgresServer> {
+  const bin = binDir();
+  if (!bin) throw new Error(postgresMissing()!);
+  const root = Deno.uid() === 0;
+  const dir = await Deno.makeTempDir({ prefix: "weir-pg-" });
+  const password = `pw-${crypto.randomUUID()}`;
+  if (root) {
+    const id = new TextDecoder().decode(
+      (await new Deno.Command("id", { args: ["-u", "postgres"], stdout: "piped" }).output())
+        .stdout,
+    ).trim();
+    const gid = new TextDecoder().decode(
+      (await new Deno.Command("id", { args: ["-g", "postgres"], stdout: "piped" }).output())
+        .stdout,
+    ).trim();
+    await Deno.chown(dir, Number(id), Number(gid));
+  }
+  await Deno.writeTextFile(`${dir}/pw`, password);
+  if (root) await new Deno.Command("chown", { args: ["postgres:postgres", `${dir}/pw`] }).output();
+  const init = await run(`${bin}/initdb`, [
+    "-D",
+    `${dir}/data`,
+    "-U",
+    "weir_admin",
+    "--auth-host=scram-sha-256",
+    "--auth-local=scram-sha-256",
+    `--pwfile=${dir}/pw`,
+    "--no-sync",
+    "-E",
+    "UTF8",
+    "--locale=C",
+  ], true).output();
+  if (!init.success) {
+    throw new Error(`initdb failed: ${new TextDecoder().decode(init.stderr)}`);
+  }
+  let child: Deno.ChildProcess | undefined;
+  let port = 0;
+  for (let attempt = 0; attempt < 5 && !child; attempt++) {
+    port = freePort();
+    const c = run(`${bin}/postgres`, [
+      "-D",
+      `${dir}/data`,
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "-k",
+      dir,
+      "-c",
+      "fsync=off",
+      "-c",
+      "synchronous_commit=off",
+      "-c",
+      "full_page_writes=off",
+      "-c",
+      "log_min_messages=fatal",
+      "-c",
+      "max_connections=40",
+    ], true).spawn();
+    c.stdout.cancel();
+    let exited = false;
+    c.status.then(() => exited = true);
+    let up = false;
+    for (let i = 0; i < 200 && !exited && !up; i++) {
+      try {
+        (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+        up = true;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    if (up) {
+      c.stderr.cancel();
+      child = c;
+    } else {
+      try {
+        c.kill("SIGKILL");
+      } catch { /* gone */ }
+      await c.status;
+      await c.stderr.cancel().catch(() => {});
+    }
+  }
+  if (!child) throw new Error("postgres did not start");
+  const proc = child;
+  return {
+    adminUrl: `postgres://weir_admin:${password}@127.0.0.1:${port}/postgres`,
+    port,
+    close: async () => {
+      try {
+        proc.kill("SIGINT"); // fast shutdown
+      } catch { /* gone */ }
+      const timer = setTimeout(() => {
+        try {
+          proc.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, 5_000);
+      await proc.status;
+      clearTimeout(timer);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
