@@ -64,7 +64,11 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
   --stdio                    Newline-delimited JSON-RPC on stdin/stdout (logs on stderr).
   --http [HOST:]PORT         Listen for HTTP. HOST defaults to 127.0.0.1; PORT 0 picks one.
                              Routes: POST /mcp, POST /api/<tool>, GET /healthz.
-  --allow-origin ORIGIN      A browser origin allowed to call (repeatable; default none).
+  --allow-origin ORIGIN      A browser origin allowed to call, answered with CORS headers
+                             (repeatable). By default only the server's own origin.
+  --allow-host HOST[:PORT]   Also answer requests naming this Host (repeatable), e.g. behind
+                             a Host-preserving reverse proxy. On loopback, only loopback
+                             Host names are answered by default (DNS rebinding protection).
   --inbound-token-env VAR    Require "Authorization: Bearer <token>" on /mcp and /api, the
                              token one of those in VAR (comma- or space-separated, for
                              rotation; each at least 16 characters; compared in constant

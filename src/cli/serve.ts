@@ -21,6 +21,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     stdio: { type: "boolean" },
     http: { type: "string" },
     "allow-origin": { type: "string", multiple: true },
+    "allow-host": { type: "string", multiple: true },
     "upstream-timeout": { type: "string" },
     "max-response-bytes": { type: "string" },
     ...OPS_FLAGS,
@@ -44,6 +45,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       8 * 1024 * 1024,
     ),
   };
+  checkBrowserFlags(values["allow-origin"], values["allow-host"]);
   const transport = values.stdio
     ? { kind: "stdio" as const }
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
@@ -70,6 +72,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     const options = {
       transport,
       allowedOrigins: values["allow-origin"],
+      allowedHosts: values["allow-host"],
       inboundToken: auth.inboundTokens,
       adminTokens: auth.adminTokens,
       file: positionals[0],
@@ -91,4 +94,29 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     await log.flush();
   }
   return 0;
+}
+
+/**
+ * `--allow-origin` takes exact origins (`scheme://host[:port]`, RFC 6454: no
+ * path, no trailing slash) and `--allow-host` Host header values (`host[:port]`).
+ * @throws {UsageError} naming the flag and the value
+ */
+function checkBrowserFlags(origins: string[] = [], hosts: string[] = []): void {
+  const host = String.raw`(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?`;
+  for (const origin of origins) {
+    if (!new RegExp(`^https?://${host}$`).test(origin)) {
+      throw new UsageError(
+        `--allow-origin takes an origin, scheme://host[:port] with no path ` +
+          `(e.g. http://app.test:8080); got ${JSON.stringify(origin)}`,
+      );
+    }
+  }
+  for (const value of hosts) {
+    if (!new RegExp(`^${host}$`).test(value)) {
+      throw new UsageError(
+        `--allow-host takes a Host header value, host[:port] (e.g. mcp.example.com); ` +
+          `got ${JSON.stringify(value)}`,
+      );
+    }
+  }
 }

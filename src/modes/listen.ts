@@ -23,8 +23,14 @@ export interface HttpAppOptions {
   port: number;
   /** The bound hostname. When loopback, `Host` must name loopback (DNS rebinding). */
   hostname: string;
-  /** Browser origins allowed to call (default none). */
+  /** Browser origins allowed to call, with CORS (default none besides the server's own). */
   allowedOrigins?: readonly string[];
+  /**
+   * More `Host` values to answer (`host` or `host:port`), e.g. the name a
+   * Host-preserving reverse proxy forwards. Bound to loopback, these add to the
+   * loopback names; bound beyond loopback, giving any makes the list exclusive.
+   */
+  allowedHosts?: readonly string[];
   /**
    * Require `Authorization: Bearer <token>` from callers, any one of these
    * (rotation), compared in constant time (default: no inbound auth).
@@ -49,7 +55,7 @@ export function guardedHttpApp(
   const inbound: InboundOptions = {
     authorize: options.inboundToken === undefined ? () => true : bearerCheck(options.inboundToken),
     allowedOrigins: options.allowedOrigins ?? [],
-    allowedHosts: isLoopback(options.hostname) ? loopbackHosts(options.port) : "any",
+    allowedHosts: hostsFor(options),
     maxBodyBytes: options.maxBodyBytes,
     log: options.log ?? stderrLogger,
     cancel: options.drain?.cancel,
@@ -97,6 +103,19 @@ export function guardedHttpApp(
   };
 }
 
+/**
+ * The `Host` values a listener answers: on loopback, its loopback names (the
+ * bound address included, e.g. 127.0.0.2) plus `--allow-host`; beyond loopback,
+ * `--allow-host` alone, or any Host when none is given.
+ */
+function hostsFor(options: HttpAppOptions): readonly string[] | "any" {
+  const extra = (options.allowedHosts ?? []).map((h) => h.toLowerCase());
+  if (isLoopback(options.hostname)) {
+    return [...loopbackHosts(options.port, options.hostname), ...extra];
+  }
+  return extra.length > 0 ? extra : "any";
+}
+
 function bearerCheck(token: string | readonly string[]): InboundOptions["authorize"] {
   const check = bearerTokenCheck(typeof token === "string" ? [token] : token);
   return (request) =>
@@ -123,6 +142,8 @@ export function parseListenAddress(text: string): { hostname: string; port: numb
 export interface RunOnOptions {
   transport: { kind: "stdio" } | { kind: "http"; hostname: string; port: number };
   allowedOrigins?: string[];
+  /** More `Host` values to answer (see {@link HttpAppOptions.allowedHosts}). */
+  allowedHosts?: string[];
   inboundToken?: string | readonly string[];
   /**
    * Enables `POST /admin/reload` and `GET /admin/describe` (HTTP, when
@@ -221,6 +242,7 @@ async function runOnce(
     hostname,
     port,
     allowedOrigins: options.allowedOrigins,
+    allowedHosts: options.allowedHosts,
     inboundToken: options.inboundToken,
     maxBodyBytes: options.maxBodyBytes,
     log,

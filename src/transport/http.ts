@@ -25,6 +25,7 @@ import {
   readBody,
   refuse,
   requireInboundOptions,
+  withCors,
 } from "./inbound.ts";
 
 export type { AuthVerdict, InboundOptions } from "./inbound.ts";
@@ -83,7 +84,7 @@ export function createHttpHandler(
 ): (request: Request) => Promise<Response> {
   requireInboundOptions(options, "createHttpHandler");
   const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  return async (request) => {
+  return withCors(options, async (request) => {
     const before = await checkBeforeBody(request, options);
     if (before instanceof Response) return before;
     if (!isJsonContentType(request.headers.get("content-type"))) {
@@ -118,5 +119,5 @@ export function createHttpHandler(
     );
     if (reply.body === null) return new Response(null, { status: 202 });
     return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
-  };
+  });
 }

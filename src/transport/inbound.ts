@@ -35,6 +35,11 @@ export interface InboundOptions {
   /**
    * Origins a browser-borne request may come from (exact `scheme://host[:port]`),
    * or `"any"`. Required. A request without `Origin` (not from a browser) passes.
+   * When `allowedHosts` is a list, a same-origin request (an `Origin` of
+   * `http://` or `https://` followed by the `Host` the request names, a host on
+   * that list) passes too: a page the server itself serves is no rebinding risk.
+   * A listed (or `"any"`) origin is answered with CORS headers, and its
+   * `OPTIONS` preflight with 204 (Fetch standard, "CORS protocol").
    */
   allowedOrigins: readonly string[] | "any";
   /**
@@ -66,10 +71,17 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * The `Host` values of a server bound to loopback on `port`: `localhost`,
- * `127.0.0.1` and `[::1]`, with and without the port.
+ * `127.0.0.1` and `[::1]`, with and without the port, and the bound address
+ * itself when it is another loopback address (`127.0.0.2`, any of 127/8).
  */
-export function loopbackHosts(port: number): string[] {
-  return ["localhost", "127.0.0.1", "[::1]"].flatMap((h) => [h, `${h}:${port}`]);
+export function loopbackHosts(port: number, bound?: string): string[] {
+  const names = ["localhost", "127.0.0.1", "[::1]"];
+  if (bound !== undefined) {
+    const h = bound.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+    const name = h.includes(":") ? `[${h}]` : h;
+    if (!names.includes(name)) names.push(name);
+  }
+  return names.flatMap((h) => [h, `${h}:${port}`]);
 }
 
 /** Whether a listen address is a loopback address (so `Host` should be checked). */
@@ -166,11 +178,20 @@ export async function checkBeforeBody(
   options: InboundOptions,
 ): Promise<Response | { auth: unknown }> {
   const log = options.log;
-  const origin = request.headers.get("origin");
-  if (
-    origin !== null && options.allowedOrigins !== "any" &&
-    !options.allowedOrigins.includes(origin)
-  ) {
+  const verdict = originVerdict(request, options);
+  if (verdict === "host") {
+    log?.({
+      level: "warn",
+      event: "refused",
+      decision: "refuse",
+      rule: "host",
+      status: 403,
+      reason: "host not allowed",
+      host: (request.headers.get("host") ?? "").slice(0, 200),
+    });
+    return refuse(403, "Forbidden", beforeBody(request));
+  }
+  if (verdict === "origin") {
     log?.({
       level: "warn",
       event: "refused",
@@ -178,25 +199,12 @@ export async function checkBeforeBody(
       rule: "origin",
       status: 403,
       reason: "origin not allowed",
-      origin: origin.slice(0, 200),
+      origin: (request.headers.get("origin") ?? "").slice(0, 200),
     });
     return refuse(403, "Forbidden", beforeBody(request));
   }
-  const hosts = options.allowedHosts ?? "any";
-  if (hosts !== "any") {
-    const host = (request.headers.get("host") ?? "").toLowerCase();
-    if (!hosts.some((h) => h.toLowerCase() === host)) {
-      log?.({
-        level: "warn",
-        event: "refused",
-        decision: "refuse",
-        rule: "host",
-        status: 403,
-        reason: "host not allowed",
-        host: host.slice(0, 200),
-      });
-      return refuse(403, "Forbidden", beforeBody(request));
-    }
+  if (request.method === "OPTIONS" && verdict !== null && isPreflight(request)) {
+    return preflight(request, verdict);
   }
   if (request.method !== "POST") {
     return refuse(405, "Method Not Allowed: this endpoint takes POST only", beforeBody(request));
@@ -324,4 +332,94 @@ export function acceptsJson(value: string | null): boolean {
     const type = part.split(";")[0].trim().toLowerCase();
     return type === "application/json" || type === "application/*" || type === "*/*";
   });
+}
+
+/**
+ * Whether the request's `Host` and `Origin` may be served.
+ * @returns `"host"` or `"origin"` naming what is refused; `null` for a request
+ *   without `Origin`; else the allowed origin (to echo in CORS headers)
+ */
+export function originVerdict(
+  request: Request,
+  options: Pick<InboundOptions, "allowedOrigins" | "allowedHosts">,
+): "host" | "origin" | null | { origin: string } {
+  const hosts = options.allowedHosts ?? "any";
+  const host = (request.headers.get("host") ?? "").toLowerCase();
+  if (hosts !== "any" && !hosts.some((h) => h.toLowerCase() === host)) return "host";
+  const origin = request.headers.get("origin");
+  if (origin === null) return null;
+  if (options.allowedOrigins === "any" || options.allowedOrigins.includes(origin)) {
+    return { origin };
+  }
+  // Same origin: the page was served under the very Host this server vouched for.
+  const lower = origin.toLowerCase();
+  if (
+    hosts !== "any" && host !== "" && (lower === `http://${host}` || lower === `https://${host}`)
+  ) {
+    return { origin };
+  }
+  return "origin";
+}
+
+function isPreflight(request: Request): boolean {
+  return request.headers.has("access-control-request-method");
+}
+
+/** Header names a preflight may ask for: a comma-separated list of RFC 9110 tokens. */
+const TOKEN_LIST = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*,[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/;
+
+/**
+ * Answer a CORS preflight from an allowed origin: 204, POST allowed, the
+ * request headers asked for (when they are well-formed names) allowed, for 10
+ * minutes. A preflight carries no credentials, so it is answered before
+ * `authorize` (Fetch standard, "CORS-preflight request").
+ */
+function preflight(request: Request, allowed: { origin: string }): Response {
+  const headers = new Headers({
+    "access-control-allow-origin": allowed.origin,
+    "access-control-allow-methods": "POST",
+    "access-control-max-age": "600",
+    "vary": "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
+  });
+  const asked = request.headers.get("access-control-request-headers")?.trim();
+  if (asked && asked.length <= 2048 && TOKEN_LIST.test(asked)) {
+    headers.set("access-control-allow-headers", asked);
+  }
+  if (request.body !== null) headers.set("connection", "close");
+  return new Response(null, { status: 204, headers });
+}
+
+/** Response headers a browser script may read besides the CORS-safelisted ones. */
+const EXPOSED = "WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version";
+
+/**
+ * Wrap a handler so that every answer to an allowed browser origin carries
+ * `Access-Control-Allow-Origin` (that origin), `Vary: Origin` and the exposed
+ * headers, refusals included (so a page can read why it was refused). A
+ * request without `Origin`, or from an origin that is refused, gets none.
+ */
+export function withCors(
+  options: Pick<InboundOptions, "allowedOrigins" | "allowedHosts">,
+  handler: (request: Request) => Promise<Response>,
+): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const response = await handler(request);
+    if (!request.headers.has("origin")) return response;
+    const verdict = originVerdict(request, options);
+    if (verdict === null || typeof verdict === "string") return response;
+    if (response.headers.has("access-control-allow-origin")) return response;
+    try {
+      return addCors(response, verdict.origin);
+    } catch {
+      // Immutable headers (a Response.error or redirect): answer with a copy.
+      return addCors(new Response(response.body, response), verdict.origin);
+    }
+  };
+}
+
+function addCors(response: Response, origin: string): Response {
+  response.headers.set("access-control-allow-origin", origin);
+  response.headers.append("vary", "Origin");
+  response.headers.set("access-control-expose-headers", EXPOSED);
+  return response;
 }

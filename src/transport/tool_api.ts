@@ -24,6 +24,7 @@ import {
   readBody,
   refuse,
   requireInboundOptions,
+  withCors,
 } from "./inbound.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -55,7 +56,7 @@ export function createToolApiHandler(
   requireInboundOptions(options, "createToolApiHandler");
   const prefix = options.prefix ?? "/api/";
   const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  return async (request) => {
+  return withCors(options, async (request) => {
     const path = pathOf(request) ?? "";
     const name = path.startsWith(prefix) ? decodeSegment(path.slice(prefix.length)) : null;
     if (name === null || name === "" || name.includes("/")) {
@@ -88,7 +89,7 @@ export function createToolApiHandler(
       auth: before.auth,
     });
     return json(outcome.status, outcome.result);
-  };
+  });
 }
 
 function decodeSegment(segment: string): string | null {

@@ -60,10 +60,14 @@ export interface Served {
   kill(signal: Deno.Signal): void;
 }
 
-/** Start `weir serve FILE --http 127.0.0.1:0` (or another serve command) and wait until it listens. */
+/**
+ * Start `weir serve FILE --http 127.0.0.1:0` (or another serve `command`, or
+ * another `address`) and wait until it listens.
+ */
 export async function serveHttp(
   file: string,
-  options: { env?: Record<string, string>; extra?: string[]; command?: string } = {},
+  options: { env?: Record<string, string>; extra?: string[]; command?: string; address?: string } =
+    {},
 ): Promise<Served> {
   const { command, args: pre } = weirCommand();
   const child = new Deno.Command(command, {
@@ -72,7 +76,7 @@ export async function serveHttp(
       options.command ?? "serve",
       file,
       "--http",
-      "127.0.0.1:0",
+      options.address ?? "127.0.0.1:0",
       ...(options.extra ?? []),
     ],
     env: options.env,
