@@ -303,6 +303,10 @@ Deno.test({
         tools: ["get_ticket", "test_error_handling", "weir_info"],
       });
       assert.match(String(bad.error), /TypeError/, "the browser refused the foreign origin");
+      // The refusal's log line may still be in the pipe: wait for it (bounded).
+      for (let i = 0; i < 50 && !/"reason":"origin not allowed"/.test(served.stderr()); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       assert.match(served.stderr(), /"reason":"origin not allowed"/);
     } finally {
       for (const browser of browsers) {
