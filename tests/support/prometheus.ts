@@ -31,7 +31,7 @@ export interface Prometheus {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
@@ -47,7 +47,7 @@ export async function startPrometheus(bin: string): Promise<Prometheus> {
   let lastError = "";
   for (let attempt = 0; attempt < 3; attempt++) {
     const dir = await Deno.makeTempDir({ prefix: "weir-prometheus-" });
-    const port = await freePort();
+    const port = freePort();
     const url = `http://127.0.0.1:${port}`;
     await Deno.writeTextFile(
       `${dir}/prometheus.yml`,
