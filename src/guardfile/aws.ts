@@ -15,7 +15,8 @@
  *   {@link S3_MAX_BYTES_CEILING} (the body is held in memory); `bucket`,
  *   `region`, `prefix` and `base-url` are checked for shape at lint time.
  *
- * Grammar: docs/aws.md and the README sections "serve-ssm" and "serve-s3".
+ * Grammar and examples: the README section "AWS modes: serve-ssm and serve-s3" and
+ * guardfiles/ssm-forgejo-token.mcp.kdl, guardfiles/s3-assets.mcp.kdl.
  *
  * @module
  */
@@ -240,6 +241,10 @@ function readSsm(wrap: NodeReader, file: string): SsmPolicy {
       continue;
     }
     const resource = node.stringProp("tool", "tool=");
+    if (resource !== undefined && parameters.some((p) => p.resource === resource)) {
+      node.error(`tool="${resource}" already binds another parameter; a tool reads one parameter`);
+      continue;
+    }
     parameters.push({ name, node, resource });
   }
   if (parameters.length === 0) {
@@ -270,8 +275,12 @@ function readSsm(wrap: NodeReader, file: string): SsmPolicy {
       can.error(`resource ${show(resource)} must be letters, digits, - and _ (it names a tool)`);
       continue;
     }
-    if (convenience.some((c) => c.resource === resource)) {
-      can.error(`"can get ${resource}" appears twice; keep one`);
+    const minted = `get_${resource.replaceAll("-", "_")}`;
+    const twin = convenience.find((c) => `get_${c.resource.replaceAll("-", "_")}` === minted);
+    if (twin) {
+      can.error(
+        `"can get ${resource}" mints "${minted}" as "can get ${twin.resource}" does; keep one`,
+      );
       continue;
     }
     convenience.push({ resource, node: can });
