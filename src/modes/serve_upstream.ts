@@ -441,7 +441,6 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       stdio: { type: "boolean" },
       http: { type: "string" },
       "allow-origin": { type: "string", multiple: true },
-      "inbound-token-env": { type: "string" },
       ...OPS_FLAGS,
     });
     values = parsed.values;
