@@ -155,7 +155,11 @@ against its start-up fingerprint on every call.
   --max-response-bytes N        Refuse upstream answers larger than N bytes (default 8388608).
   --stdio | --http [HOST:]PORT  How clients reach weir (as for serve).
   --allow-origin ORIGIN         A browser origin allowed to call (repeatable).
-  --inbound-token-env VAR       Require "Authorization: Bearer <value of VAR>" over HTTP.
+  --inbound-token-env VAR       Require "Authorization: Bearer <token>" over HTTP (VAR holds one
+                                or more tokens); beyond loopback this or --no-inbound-auth is
+                                required.
+  --no-inbound-auth             Listen beyond loopback with no inbound auth (a proxy in front
+                                authenticates).
   --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
   --drain-timeout MS            On SIGTERM/SIGINT: let calls in flight finish this long (10000).
 

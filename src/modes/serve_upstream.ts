@@ -47,7 +47,15 @@ import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.
 import { canonicalJson } from "../upstream/fingerprint.ts";
 import { parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { auditAllowed, auditRefused } from "../ops/audit.ts";
-import { OPS_FLAGS, type OpsSettings, opsSettings, stopSignals } from "../ops/flags.ts";
+import {
+  type AuthSettings,
+  authSettings,
+  FlagError,
+  OPS_FLAGS,
+  type OpsSettings,
+  opsSettings,
+  stopSignals,
+} from "../ops/flags.ts";
 import {
   durationFlag,
   parseUpstreamArgs,
@@ -432,6 +440,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
   let transport: RunOnOptions["transport"];
   let values: Record<string, unknown>;
   let ops: OpsSettings;
+  let auth: AuthSettings;
   try {
     const parsed = parseUpstreamArgs(args, {
       name: { type: "string" },
@@ -461,6 +470,18 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       if (typeof addr === "string") throw new UpstreamUsageError(addr);
       transport = { kind: "http", ...addr };
     } else transport = { kind: "stdio" };
+    if (values["admin-token-env"] !== undefined) {
+      throw new UpstreamUsageError(
+        "serve-upstream has no admin endpoints (there is no guardfile to reload)",
+      );
+    }
+    try {
+      auth = authSettings(values, transport.kind === "http" ? transport : undefined);
+    } catch (error) {
+      if (error instanceof FlagError) throw new UpstreamUsageError(error.message);
+      console.error(`weir: serve-upstream: ${(error as Error).message}`);
+      return 1;
+    }
     const maxBytes = (values["max-response-bytes"] as string | undefined) ?? "8388608";
     if (!/^\d+$/.test(maxBytes) || Number(maxBytes) < 1024) {
       throw new UpstreamUsageError(`--max-response-bytes takes a whole number >= 1024`);
@@ -484,21 +505,12 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     }
     throw error;
   }
-  let inboundToken: string | undefined;
-  const tokenVar = values["inbound-token-env"] as string | undefined;
-  if (tokenVar !== undefined) {
-    inboundToken = Deno.env.get(tokenVar);
-    if (!inboundToken) {
-      console.error(`weir: --inbound-token-env ${tokenVar}: the variable is not set or empty`);
-      return 1;
-    }
-  }
   const stop = stopSignals();
   try {
     await runServeUpstream(config, {
       transport,
       allowedOrigins: values["allow-origin"] as string[] | undefined,
-      inboundToken,
+      inboundToken: auth.inboundTokens,
       signal: stop.signal,
       log: ops.log,
       drainMs: ops.drainMs,
