@@ -459,17 +459,21 @@ Deno.test("serve-upstream: --connect-timeout waits for a sidecar that starts lat
   ]);
   assert.equal(early.code, 1);
   assert.match(early.stderr, /could not connect/);
-  const starting = startWrapper([
+  let up: Awaited<ReturnType<typeof startMcpUpstream>> | undefined;
+  const weir = await startWrapper([
     "--tool",
     "echo",
     "--connect-timeout",
-    "20s",
+    "30s",
     "--upstream",
     `http://127.0.0.1:${port}/mcp`,
-  ]);
-  await new Promise((r) => setTimeout(r, 1500));
-  const up = await startMcpUpstream(port);
-  const weir = await starting;
+  ], {
+    // The sidecar comes up only once weir has failed a first attempt.
+    onStderr: {
+      pattern: /upstream_connect_retry/,
+      then: async () => up = await startMcpUpstream(port),
+    },
+  });
   try {
     assert.match(weir.stderr(), /upstream_connect_retry/);
     const client = await v1Http(weir.url);
@@ -480,6 +484,6 @@ Deno.test("serve-upstream: --connect-timeout waits for a sidecar that starts lat
     await client.close();
   } finally {
     await weir.stop();
-    await up.stop();
+    await up?.stop();
   }
 });

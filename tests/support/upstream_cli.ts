@@ -39,7 +39,11 @@ export interface Wrapper {
  */
 export async function startWrapper(
   args: string[],
-  options: { env?: Record<string, string> } = {},
+  options: {
+    env?: Record<string, string>;
+    /** Run `then` once stderr matches `pattern` (before weir listens). */
+    onStderr?: { pattern: RegExp; then: () => Promise<unknown> };
+  } = {},
 ): Promise<Wrapper> {
   const { command, args: pre } = weirAll();
   const dash = args.indexOf("--");
@@ -65,6 +69,11 @@ export async function startWrapper(
     err += decoder.decode(value);
     const m = /"mcp":"(http:\/\/[^"]+)\/mcp"/.exec(err);
     if (m) url = m[1];
+    const hook = options.onStderr;
+    if (hook && hook.pattern.test(err)) {
+      options.onStderr = undefined;
+      await hook.then();
+    }
   }
   const pump = (async () => {
     while (true) {
