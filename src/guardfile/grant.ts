@@ -2,8 +2,8 @@
  * `can <verb> <resource> { ... }`: one grant, read into a {@link Grant}.
  *
  * Children (a closed set): `path`, `param`, `query`, `body`, `set`, `method`,
- * `describe`, `fail-when`, `raw-response`, `graphql`, `sql` (`./sql.ts`). Grammar
- * reference: `docs/guardfile.md`.
+ * `describe`, `fail-when`, `raw-response`, `graphql`, `scope`, `sql` (`./sql.ts`).
+ * Grammar reference: `docs/guardfile.md`.
  *
  * @module
  */
@@ -41,6 +41,7 @@ const GRANT_CHILDREN = [
   "raw-response",
   "graphql",
   "sql",
+  "scope",
 ];
 const SCALARS: readonly ScalarType[] = ["string", "boolean", "integer", "number"];
 /** Input names the reference reserves (its CLI flags); reach such an upstream name with an alias. */
@@ -88,6 +89,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
     body: [],
     bodyMap: [],
     rawResponse: false,
+    scopes: [],
     position: can.node.position,
   };
 
@@ -142,6 +144,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
     }
   }
 
+  for (const scope of kids.filter((k) => k.name === "scope")) readScope(scope, grant);
   if (sqlNode) {
     const others = kids.filter((k) =>
       ["path", "param", "query", "body", "set", "graphql", "raw-response", "method"].includes(
@@ -188,6 +191,32 @@ export function readGrant(can: NodeReader): Grant | undefined {
   }
   checkInputNames(can, grant);
   return grant;
+}
+
+/**
+ * RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), that is
+ * printable ASCII except space, `"` and backslash.
+ */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** `scope "a" "b"`: OAuth scopes the caller's token must all carry (repeatable). */
+function readScope(scope: NodeReader, grant: Grant): void {
+  scope.onlyProperties();
+  scope.noChildren();
+  if (!scope.argCount(1, Infinity, `one or more scopes, e.g. scope "tickets:write"`)) return;
+  for (let i = 0; i < scope.node.values.length; i++) {
+    const value = scope.stringArg(i, "a scope");
+    if (value === undefined) continue;
+    if (!SCOPE_TOKEN.test(value)) {
+      scope.error(
+        `scope ${JSON.stringify(value)} is not an OAuth scope (RFC 6749 section 3.3: printable ` +
+          `ASCII without spaces, '"' or '\\'); write each scope as its own string, ` +
+          `e.g. scope "tickets:read" "tickets:write"`,
+      );
+    } else if (grant.scopes.includes(value)) {
+      scope.error(`scope ${JSON.stringify(value)} is listed twice for this grant; keep one`);
+    } else grant.scopes.push(value);
+  }
 }
 
 function readPath(path: NodeReader, grant: Grant): void {

@@ -176,6 +176,12 @@ export interface Grant {
   graphql?: GraphqlSpec;
   /** A database grant: no HTTP request; `path` is empty and `method` is the verb's. */
   sql?: SqlSpec;
+  /**
+   * `scope "<scope>"...`: OAuth scopes (RFC 6749 section 3.3 scope-tokens) a
+   * caller's access token must all carry to see and call this tool when weir
+   * serves as an OAuth resource server. Empty: any valid token may.
+   */
+  scopes: string[];
   position?: SourcePosition;
 }
 

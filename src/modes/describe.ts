@@ -49,6 +49,8 @@ export interface DescribedTool {
   rejectEmpty?: boolean;
   /** Arguments refused when blank (`reject-empty-argument`). */
   rejectBlank?: string[];
+  /** OAuth scopes a caller's token must all carry (empty: any valid token). */
+  scopes?: string[];
   reason?: string;
   alternative?: string;
   inputSchema?: JsonObject;
@@ -210,6 +212,7 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
     inputs,
     restrictions,
     destructive: grant.destructive,
+    scopes: grant.scopes,
     inputSchema: grantInputSchema(grant, guardfile.restricts),
   };
   if (grant.exclusive.length > 0) tool.exclusive = grant.exclusive;
@@ -282,6 +285,7 @@ export function describeText(surface: Surface): string {
       lines.push(`${t.name}  ${what}${t.destructive ? "  [destructive]" : ""}`);
       if (t.sql) lines.push(`  statement: ${t.sql.statement.replace(/\s+/g, " ").trim()}`);
       if (t.description) lines.push(`  ${t.description}`);
+      if (t.scopes?.length) lines.push(`  needs scope ${t.scopes.join(" ")}`);
       for (const i of t.inputs ?? []) {
         const extra = [
           i.required ? "required" : "optional",
