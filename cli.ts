@@ -77,6 +77,16 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
                              behind a proxy that authenticates every caller).
   --admin-token-env VAR      Enable POST /admin/reload and GET /admin/describe, each needing
                              a token from VAR (its own variable, never the inbound one).
+  --oauth-issuer URL         Serve as an OAuth 2.1 resource server (MCP authorization spec)
+                             for access tokens from this authorization server; its metadata
+                             is read at start-up (RFC 8414 / OpenID discovery). Needs
+                             --oauth-resource; not with --inbound-token-env or --stdio.
+  --oauth-resource URL       This server's canonical URI, e.g. https://mcp.example.com/mcp:
+                             the audience tokens must carry (RFC 8707). Grants' "scope"
+                             values are then enforced and filter tools/list.
+  --oauth-introspection-client-id ID, --oauth-introspection-secret-env VAR
+                             Also accept opaque tokens, asking the issuer's RFC 7662
+                             introspection endpoint with these client credentials.
   --upstream-timeout MS      Abandon an upstream call after MS milliseconds (default 30000;
                              0 disables).
   --max-response-bytes N     Refuse upstream answers larger than N bytes (default 8388608).

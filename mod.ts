@@ -28,6 +28,7 @@ export {
   type ServerOptions,
   Session,
   stderrLogger,
+  type ToolAccess,
   type ToolCallOutcome,
   ToolError,
 } from "./src/mcp/server.ts";

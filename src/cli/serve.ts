@@ -6,6 +6,7 @@
  */
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
+import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
 import { parseFlags, parseHttpAddress, printDiagnostics, UsageError, wholeNumber } from "./args.ts";
 
 /**
@@ -25,6 +26,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     "upstream-timeout": { type: "string" },
     "max-response-bytes": { type: "string" },
     ...OPS_FLAGS,
+    ...OAUTH_FLAGS,
   });
   if (positionals.length !== 1) throw new UsageError("serve takes exactly one FILE");
   let ops;
@@ -49,6 +51,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
   const transport = values.stdio
     ? { kind: "stdio" as const }
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
+  const oauth = oauthSettings(values);
   let auth;
   try {
     auth = authSettings(values, transport.kind === "http" ? transport : undefined);
@@ -67,6 +70,9 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     return 1;
   }
   if (!(loaded.guardfile ?? loaded.policy) || errorsOf(loaded.diagnostics).length > 0) return 1;
+  if (loaded.policy && oauth) {
+    throw new UsageError("--oauth-issuer applies to guardfiles, not to AWS policies");
+  }
   const stop = stopSignals();
   try {
     const options = {
@@ -76,6 +82,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       inboundToken: auth.inboundTokens,
       adminTokens: auth.adminTokens,
       file: positionals[0],
+      oauth,
       limits,
       signal: stop.signal,
       log,

@@ -56,6 +56,22 @@ export interface CacheHint {
   cacheScope: "public" | "private";
 }
 
+/**
+ * The tools one caller may see and call, decided by the host from the
+ * transport's `authorize` verdict (for example the scopes of an OAuth access
+ * token). A tool it does not allow is left out of `tools/list` and is unknown
+ * to `tools/call` and {@link McpServer.callTool}, as if it were not listed.
+ */
+export interface ToolAccess {
+  /**
+   * The same string for the same set of allowed tools: list pages are cached
+   * per key, so two callers with one key share pages.
+   */
+  key: string;
+  /** Whether the caller may see and call the tool `name`. */
+  allows(name: string): boolean;
+}
+
 /** What a handler learns about the request it serves. */
 export interface CallContext {
   /**
@@ -189,6 +205,13 @@ export interface ServerOptions {
   pageSize?: number;
   /** Modern cache hints per list family (defaults `{ttlMs: 0, cacheScope: "private"}`). */
   cache?: Partial<Record<"tools" | "resources" | "prompts" | "discover", CacheHint>>;
+  /**
+   * Narrows the tools per caller: given the transport's `authorize` verdict
+   * (`auth`), the tools that caller may see and call, or `undefined` for all.
+   * A narrowed `tools/list` is marked `cacheScope: "private"` under 2026-07-28,
+   * whatever `cache.tools` says: another caller may see other tools.
+   */
+  toolAccess?: (auth: unknown) => ToolAccess | undefined;
   /** HMAC key for cursors; share it between replicas behind one URL. Random by default. */
   cursorKey?: Uint8Array;
   /** Log sink (default {@link stderrLogger}). */
@@ -374,7 +397,7 @@ export class McpServer {
     ctx: { signal?: AbortSignal; auth?: unknown } = {},
   ): Promise<ToolCallOutcome> {
     const catalog = await this.#catalog();
-    const tool = catalog.toolsByName.get(name);
+    const tool = this.#visibleTool(catalog, name, ctx.auth);
     if (!tool) {
       this.#refused("unknown_tool", 404, name);
       return { status: 404, result: errorResult(`Unknown tool: "${clip(name)}"`) };
@@ -526,11 +549,16 @@ export class McpServer {
     return rule.capability === undefined || rule.capability in this.#capabilities;
   }
 
-  #decorate(era: Era, rule: MethodRule, result: object): object {
+  #decorate(era: Era, rule: MethodRule, result: object, narrowed = false): object {
     if (!ERAS[era].decorateResults) return result;
     const own = (result as { _meta?: JsonObject })._meta;
     const decorated: Record<string, unknown> = { ...result, resultType: "complete" };
-    if (rule.cacheable) Object.assign(decorated, this.#hint(rule.cacheable));
+    if (rule.cacheable) {
+      const hint = this.#hint(rule.cacheable);
+      // A list narrowed to one caller's access is never shared between callers.
+      if (narrowed) hint.cacheScope = "private";
+      Object.assign(decorated, hint);
+    }
     decorated._meta = { ...own, [MetaKey.serverInfo]: this.#serverInfo };
     return decorated;
   }
@@ -601,15 +629,20 @@ export class McpServer {
   ): Promise<{ json: string }> {
     const catalog = await this.#catalog();
     const cursor = params.cursor;
+    const access = method === "tools/list" ? this.#options.toolAccess?.(call.auth) : undefined;
     // Only an absent cursor means "first page": `""` and `null` are cursors,
     // and are refused below like any cursor this server did not issue.
-    const cacheKey = JSON.stringify(
-      cursor === undefined ? [call.era, method] : [call.era, method, cursor],
-    );
+    const view = access ? [call.era, method, access.key] : [call.era, method];
+    const cacheKey = JSON.stringify(cursor === undefined ? view : [...view, cursor]);
     const cached = catalog.pages.get(cacheKey);
     if (cached) return cached;
 
-    const [keys, items] = listOf(catalog, method);
+    let [keys, items] = listOf(catalog, method);
+    if (access) {
+      const kept = keys.map((k) => access.allows(k));
+      keys = keys.filter((_, i) => kept[i]);
+      items = items.filter((_, i) => kept[i]);
+    }
     let start = 0;
     if (cursor !== undefined) {
       const after = await this.#cursors.decode(method, cursor);
@@ -618,7 +651,9 @@ export class McpServer {
     const end = Math.min(start + this.#pageSize, keys.length);
     const result: Record<string, unknown> = { [field]: items.slice(start, end) };
     if (end < keys.length) result.nextCursor = await this.#cursors.encode(method, keys[end - 1]);
-    const page = { json: JSON.stringify(this.#decorate(call.era, METHODS[method], result)) };
+    const page = {
+      json: JSON.stringify(this.#decorate(call.era, METHODS[method], result, Boolean(access))),
+    };
     catalog.pages.set(cacheKey, page);
     return page;
   }
@@ -632,7 +667,7 @@ export class McpServer {
     if (args !== undefined && !isObject(args)) {
       throw new McpError(ErrorCode.InvalidParams, "tools/call params.arguments must be an object");
     }
-    const tool = (await this.#catalog()).toolsByName.get(name);
+    const tool = this.#visibleTool(await this.#catalog(), name, call.auth);
     if (!tool) {
       this.#refused("unknown_tool", 404, name);
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name)}"`, {
@@ -648,6 +683,14 @@ export class McpServer {
       return carried;
     }
     return result;
+  }
+
+  /** The listed tool `name`, if the caller's {@link ToolAccess} allows it. */
+  #visibleTool(catalog: PreparedCatalog, name: string, auth: unknown): PreparedTool | undefined {
+    const tool = catalog.toolsByName.get(name);
+    if (!tool) return undefined;
+    const access = this.#options.toolAccess?.(auth);
+    return access && !access.allows(name) ? undefined : tool;
   }
 
   async #runTool(tool: PreparedTool, args: unknown, call: CallContext): Promise<ToolCallOutcome> {

@@ -16,6 +16,7 @@ import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
 import { Reloader } from "../ops/reload.ts";
 import { createAdminHandler } from "../ops/admin.ts";
 import { bearerTokenCheck } from "../ops/tokens.ts";
+import { type OAuthResourceServer, withProtectedResourceMetadata } from "../transport/oauth.ts";
 
 /** Options of the HTTP app. */
 export interface HttpAppOptions {
@@ -38,6 +39,12 @@ export interface HttpAppOptions {
   inboundToken?: string | readonly string[];
   /** Largest request body, in bytes (default 1 MiB); also the stdio line cap. */
   maxBodyBytes?: number;
+  /**
+   * Act as an OAuth 2.1 resource server (`src/transport/oauth.ts`): its hooks
+   * check tokens and scopes, and its RFC 9728 metadata is served. Never
+   * together with `inboundToken`.
+   */
+  oauth?: OAuthResourceServer;
   log?: Logger;
   /** Shutdown: new requests get 503 while draining; calls are cancelled at its deadline. */
   drain?: Drain;
@@ -52,8 +59,16 @@ export function guardedHttpApp(
   server: McpServer,
   options: HttpAppOptions,
 ): (request: Request) => Promise<Response> {
+  if (options.oauth && options.inboundToken !== undefined) {
+    throw new TypeError("a static inbound token and OAuth cannot be combined: choose one");
+  }
   const inbound: InboundOptions = {
-    authorize: options.inboundToken === undefined ? () => true : bearerCheck(options.inboundToken),
+    authorize: options.oauth
+      ? options.oauth.authorize
+      : options.inboundToken === undefined
+      ? () => true
+      : bearerCheck(options.inboundToken),
+    authorizeBody: options.oauth?.authorizeBody,
     allowedOrigins: options.allowedOrigins ?? [],
     allowedHosts: hostsFor(options),
     maxBodyBytes: options.maxBodyBytes,
@@ -81,7 +96,8 @@ export function guardedHttpApp(
     // Unknown routes (and a health check carrying a body) read no body.
     return Promise.resolve(refuse(404, "Not Found", beforeBody(request)));
   };
-  if (!drain) return route;
+  const app = options.oauth ? withProtectedResourceMetadata(route, options.oauth) : route;
+  if (!drain) return app;
   const log = inbound.log!;
   return async (request) => {
     if (drain.draining) {
@@ -96,7 +112,7 @@ export function guardedHttpApp(
     }
     const leave = drain.enter();
     try {
-      return await route(request);
+      return await app(request);
     } finally {
       leave();
     }
@@ -150,6 +166,8 @@ export interface RunOnOptions {
    * serving a {@link Reloader}), each requiring one of these tokens.
    */
   adminTokens?: readonly string[];
+  /** HTTP only: the OAuth resource server to serve as (see {@link HttpAppOptions.oauth}). */
+  oauth?: OAuthResourceServer;
   /**
    * Stop serving when aborted: new requests are refused, calls in flight get
    * `drainMs` to finish, then are cancelled; one `shutdown` line is logged.
@@ -211,6 +229,7 @@ async function runOnce(
   const reasonOf = (signal?: AbortSignal) =>
     typeof signal?.reason === "string" ? signal.reason : "stop requested";
   if (options.transport.kind === "stdio") {
+    if (options.oauth) throw new Error("OAuth applies to HTTP only");
     log({ level: "info", event: "serving", transport: "stdio", ...about });
     let finish!: () => void;
     const finished = new Promise<void>((resolve) => (finish = resolve));
@@ -245,6 +264,7 @@ async function runOnce(
     allowedHosts: options.allowedHosts,
     inboundToken: options.inboundToken,
     maxBodyBytes: options.maxBodyBytes,
+    oauth: options.oauth,
     log,
     drain,
     reloader,
@@ -259,8 +279,13 @@ async function runOnce(
     ...about,
     addr: `${http.hostname}:${http.port}`,
     mcp: `http://${http.hostname}:${http.port}/mcp`,
+    ...(options.oauth
+      ? {
+        oauth: { resource: options.oauth.metadata.resource, metadata: options.oauth.metadataUrl },
+      }
+      : {}),
   });
-  if (!isLoopback(http.hostname) && options.inboundToken === undefined) {
+  if (!isLoopback(http.hostname) && options.inboundToken === undefined && !options.oauth) {
     log({
       level: "warn",
       event: "no_inbound_auth",

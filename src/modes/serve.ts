@@ -24,6 +24,8 @@ import { lintWarnings, servedTools } from "./lint.ts";
 import { describeGuardfile } from "./describe.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
+import type { ToolAccess } from "../mcp/server.ts";
+import type { OAuthResourceServer } from "../transport/oauth.ts";
 
 export {
   guardedHttpApp,
@@ -145,7 +147,10 @@ export function errorsOf(diagnostics: Diagnostic[]): Diagnostic[] {
 /** Build the guarded MCP server for a loaded guardfile. */
 export function guardedServer(
   guardfile: Guardfile,
-  options: Partial<GuardOptions> & { log?: Logger } = {},
+  options: Partial<GuardOptions> & {
+    log?: Logger;
+    toolAccess?: (auth: unknown) => ToolAccess | undefined;
+  } = {},
 ): McpServer {
   const log = options.log ?? stderrLogger;
   const guard = createGuard(guardfile, {
@@ -153,11 +158,56 @@ export function guardedServer(
     limits: options.limits,
     log,
   });
-  return new McpServer({ ...guard, log });
+  return new McpServer({ ...guard, log, toolAccess: options.toolAccess });
+}
+
+/** Tool name -> the scopes its grant declares (grants without `scope` are left out). */
+export function toolScopesOf(guardfile: Guardfile): Map<string, string[]> {
+  return new Map(
+    guardfile.grants.filter((g) => g.scopes.length > 0).map((g) => [g.tool, g.scopes]),
+  );
+}
+
+/** OAuth settings of {@link ServeOptions}. */
+export interface OAuthServeOptions {
+  /** The authorization server's issuer identifier. */
+  issuer: string;
+  /** This server's canonical URI, the audience tokens must carry. */
+  resource: string;
+  /** RFC 7662 client credentials, to accept opaque tokens by introspection. */
+  introspection?: { clientId: string; clientSecret: string };
+}
+
+/**
+ * Build the OAuth resource server for a guardfile: read the issuer's metadata
+ * (RFC 8414 / OpenID discovery) and set up the token check. The token modules
+ * (and `npm:jose`) are loaded only here.
+ * @throws {Error} when the metadata cannot be read or offers no way to check tokens
+ */
+export async function oauthFor(
+  toolScopes: () => ReadonlyMap<string, readonly string[]>,
+  options: OAuthServeOptions,
+  log: Logger,
+): Promise<OAuthResourceServer> {
+  const { createOAuthResourceServer } = await import("../transport/oauth.ts");
+  const { createTokenVerifier, discoverIssuer } = await import("../transport/oauth_tokens.ts");
+  const metadata = await discoverIssuer(options.issuer);
+  const verify = createTokenVerifier({
+    metadata,
+    resource: options.resource,
+    introspection: options.introspection,
+  });
+  return createOAuthResourceServer({
+    resource: options.resource,
+    issuer: options.issuer,
+    verify,
+    toolScopes,
+    log,
+  });
 }
 
 /** Options of {@link runServe}. */
-export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools"> & {
+export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools" | "oauth"> & {
   limits?: Partial<UpstreamLimits>;
   /**
    * The guardfile's path: when given, SIGHUP (and `POST /admin/reload` with
@@ -165,15 +215,30 @@ export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools"> & {
    * when it has no error (src/ops/reload.ts).
    */
   file?: string;
+  /**
+   * HTTP only: serve as an OAuth 2.1 resource server for tokens from `issuer`
+   * bound to `resource` (see `src/transport/oauth.ts`). The issuer's metadata
+   * is read at start-up; serving fails when it cannot be.
+   */
+  oauth?: OAuthServeOptions;
 };
+
+/** The scopes per tool of each built server (read when a reload swaps it in). */
+const SCOPES = new WeakMap<McpServer, Map<string, string[]>>();
 
 /** The surface of a loaded guardfile: its server, tool names and description. */
 export function guardfileSurface(
   guardfile: Guardfile,
-  options: { limits?: Partial<UpstreamLimits>; log?: Logger },
+  options: {
+    limits?: Partial<UpstreamLimits>;
+    log?: Logger;
+    toolAccess?: (auth: unknown) => ToolAccess | undefined;
+  },
 ): Surface {
+  const server = guardedServer(guardfile, options);
+  SCOPES.set(server, toolScopesOf(guardfile));
   return {
-    server: guardedServer(guardfile, options),
+    server,
     tools: servedTools(guardfile).map((t) => t.name),
     describe: () => describeGuardfile(guardfile),
   };
@@ -185,7 +250,7 @@ export function guardfileSurface(
  */
 export async function reloadGuardfile(
   file: string,
-  options: { limits?: Partial<UpstreamLimits>; log?: Logger },
+  options: Parameters<typeof guardfileSurface>[1],
 ): Promise<LoadOutcome> {
   const loaded = await loadGuardfileFile(file);
   const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
@@ -203,13 +268,34 @@ export async function reloadGuardfile(
 
 /** Serve a loaded guardfile until `signal` aborts (or, on stdio, input ends). */
 export async function runServe(guardfile: Guardfile, options: ServeOptions): Promise<void> {
-  const surface = guardfileSurface(guardfile, { limits: options.limits, log: options.log });
+  const log = options.log ?? stderrLogger;
+  if (options.oauth && options.transport.kind !== "http") {
+    throw new Error("OAuth applies to HTTP only; stdio takes its credentials from the environment");
+  }
+  // The scopes of the surface serving now: a reload swaps them with the surface.
+  const scopes = { current: toolScopesOf(guardfile) };
+  const oauth = options.oauth
+    ? await oauthFor(() => scopes.current, options.oauth, log)
+    : undefined;
+  if (!oauth && guardfile.grants.some((g) => g.scopes.length > 0)) {
+    log({
+      level: "warn",
+      event: "scopes_unenforced",
+      message: "grants declare scopes, but weir is not serving as an OAuth resource server " +
+        "(--oauth-issuer and --oauth-resource): every caller may call every granted tool",
+    });
+  }
+  const build = { limits: options.limits, log: options.log, toolAccess: oauth?.toolAccess };
+  const surface = guardfileSurface(guardfile, build);
   const about = { mode: "spec", server: guardfile.name, tools: surface.tools.length };
   const file = options.file;
-  const served = file === undefined ? surface.server : new Reloader(
-    surface,
-    () => reloadGuardfile(file, { limits: options.limits, log: options.log }),
-    options.log ?? stderrLogger,
-  );
-  await runOn(served, { ...options, ...about });
+  let served: McpServer | Reloader = surface.server;
+  if (file !== undefined) {
+    const reloader = new Reloader(surface, () => reloadGuardfile(file, build), log);
+    reloader.onSwap((next) => {
+      scopes.current = SCOPES.get(next.server) ?? new Map();
+    });
+    served = reloader;
+  }
+  await runOn(served, { ...options, oauth, ...about });
 }

@@ -100,11 +100,16 @@ export function authSettings(
       "--inbound-token-env, --no-inbound-auth and --admin-token-env apply to --http only",
     );
   }
-  if (http && inboundVar === undefined && !open && !isLoopbackHost(http.hostname)) {
+  // OAuth (--oauth-issuer, src/cli/oauth_flags.ts) is inbound authentication too.
+  const oauth = values["oauth-issuer"] !== undefined;
+  if (open && oauth) {
+    throw new FlagError("--no-inbound-auth and --oauth-issuer contradict each other");
+  }
+  if (http && inboundVar === undefined && !open && !oauth && !isLoopbackHost(http.hostname)) {
     throw new FlagError(
       `--http ${http.hostname}: listening beyond loopback needs inbound authentication; ` +
-        `add --inbound-token-env VAR (VAR holding one or more tokens), or --no-inbound-auth ` +
-        `when a proxy in front authenticates every caller`,
+        `add --inbound-token-env VAR (VAR holding one or more tokens), --oauth-issuer and ` +
+        `--oauth-resource, or --no-inbound-auth when a proxy in front authenticates every caller`,
     );
   }
   const settings: AuthSettings = {};

@@ -103,7 +103,9 @@ export function createHttpHandler(
     }
     const body = await readBody(request, max, options.log);
     if (body instanceof Response) return body;
-    const refused = options.authorizeBody ? await checkAfterBody(request, body, options) : null;
+    const refused = options.authorizeBody
+      ? await checkAfterBody(request, body, options, before.auth)
+      : null;
     if (refused) return refused;
 
     let message: unknown;

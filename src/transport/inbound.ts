@@ -18,11 +18,23 @@ import { readAtMost } from "./bytes.ts";
  * The verdict of an `authorize` hook: `true`/`false`, or an object that can
  * carry the caller's identity through to handlers (`auth`) or a reason for
  * the log (never sent to the caller).
+ *
+ * A refusal is 403 unless it names its own `status` (401 or 403: an OAuth
+ * resource server answers 401 for a missing or invalid token, RFC 6750
+ * section 3.1) and `challenge`, the `WWW-Authenticate` value to send with it.
+ * `message` replaces the default body text; it is sent, so it must name no
+ * secret.
  */
 export type AuthVerdict =
   | boolean
   | { allow: true; auth?: unknown }
-  | { allow: false; reason?: string };
+  | {
+    allow: false;
+    reason?: string;
+    status?: 401 | 403;
+    challenge?: string;
+    message?: string;
+  };
 
 /** Options shared by the MCP endpoint and the tool API. */
 export interface InboundOptions {
@@ -45,9 +57,14 @@ export interface InboundOptions {
   /**
    * Optional second hook, after the body is read and before it is decoded,
    * given the exact bytes received (for body signatures). Refusal: 403, and the
-   * connection stays open (the body has been read).
+   * connection stays open (the body has been read). `auth` is what
+   * `authorize` allowed the request with.
    */
-  authorizeBody?: (request: Request, body: Uint8Array) => AuthVerdict | Promise<AuthVerdict>;
+  authorizeBody?: (
+    request: Request,
+    body: Uint8Array,
+    auth: unknown,
+  ) => AuthVerdict | Promise<AuthVerdict>;
   /**
    * Values the `Host` header may take (`host` or `host:port`, compared without
    * case), or `"any"` (the default). A server bound to loopback should list its
@@ -130,11 +147,20 @@ export function beforeBody(request: Request): AfterRefusal {
   return length !== null && Number(length) <= DRAIN_LIMIT ? "close" : "drop";
 }
 
-/** A refusal: a JSON-RPC-shaped error body without id, ended as `after` says. */
-export function refuse(status: number, message: string, after: AfterRefusal = "close"): Response {
+/**
+ * A refusal: a JSON-RPC-shaped error body without id, ended as `after` says.
+ * `challenge` becomes the `WWW-Authenticate` header (RFC 6750 section 3).
+ */
+export function refuse(
+  status: number,
+  message: string,
+  after: AfterRefusal = "close",
+  challenge?: string,
+): Response {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (after !== "keep") headers.connection = "close";
   if (status === 405) headers.allow = "POST";
+  if (challenge !== undefined) headers["www-authenticate"] = challenge;
   const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32600, message } });
   if (after !== "drop") return new Response(body, { status, headers });
   const bytes = new TextEncoder().encode(body);
@@ -162,10 +188,26 @@ export function refuse(status: number, message: string, after: AfterRefusal = "c
   return new Response(stream, { status, headers });
 }
 
-function verdictOf(verdict: AuthVerdict): { allow: boolean; auth?: unknown; reason?: string } {
+interface Verdict {
+  allow: boolean;
+  auth?: unknown;
+  reason?: string;
+  status?: 401 | 403;
+  challenge?: string;
+  message?: string;
+}
+
+function verdictOf(verdict: AuthVerdict): Verdict {
   if (typeof verdict === "boolean") return { allow: verdict };
   if (verdict && typeof verdict === "object" && "allow" in verdict) return verdict;
   return { allow: false, reason: "authorize returned neither a boolean nor {allow}" };
+}
+
+/** The response for a refusing verdict: its own 401/403 and challenge, else a bare 403. */
+function refusal(verdict: Verdict, after: AfterRefusal): Response {
+  const status = verdict.status === 401 ? 401 : 403;
+  const message = verdict.message ?? (status === 401 ? "Unauthorized" : "Forbidden");
+  return refuse(status, message, after, verdict.challenge);
 }
 
 /**
@@ -212,15 +254,16 @@ export async function checkBeforeBody(
   try {
     const verdict = verdictOf(await options.authorize(request));
     if (!verdict.allow) {
+      const status = verdict.status === 401 ? 401 : 403;
       log?.({
         level: "warn",
         event: "refused",
         decision: "refuse",
         rule: "auth",
-        status: 403,
+        status,
         reason: verdict.reason ?? "authorize refused",
       });
-      return refuse(403, "Forbidden", beforeBody(request));
+      return refusal(verdict, beforeBody(request));
     }
     return { auth: verdict.auth };
   } catch (error) {
@@ -288,10 +331,11 @@ export async function checkAfterBody(
   request: Request,
   body: Uint8Array,
   options: InboundOptions,
+  auth?: unknown,
 ): Promise<Response | null> {
   if (!options.authorizeBody) return null;
   try {
-    const verdict = verdictOf(await options.authorizeBody(request, body));
+    const verdict = verdictOf(await options.authorizeBody(request, body, auth));
     if (verdict.allow) return null;
     options.log?.({
       level: "warn",
@@ -301,7 +345,7 @@ export async function checkAfterBody(
       status: 403,
       reason: verdict.reason ?? "authorizeBody refused",
     });
-    return refuse(403, "Forbidden", "keep");
+    return refusal(verdict, "keep");
   } catch (error) {
     options.log?.({ level: "error", event: "authorize_body_failed", error: String(error) });
     return refuse(500, "Internal Server Error", "keep");

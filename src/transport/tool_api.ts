@@ -73,7 +73,7 @@ export function createToolApiHandler(
     }
     const body = await readBody(request, max, options.log);
     if (body instanceof Response) return body;
-    const refused = await checkAfterBody(request, body, options);
+    const refused = await checkAfterBody(request, body, options, before.auth);
     if (refused) return refused;
     let args: unknown;
     try {

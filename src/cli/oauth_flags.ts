@@ -1,0 +1,77 @@
+/**
+ * The OAuth flags of `weir serve` (`--oauth-issuer`, `--oauth-resource`,
+ * `--oauth-introspection-client-id`, `--oauth-introspection-secret-env`),
+ * checked before anything is served. A static inbound token and OAuth are
+ * never combined: asking for both is a usage error.
+ *
+ * @module
+ */
+import type { OAuthServeOptions } from "../modes/serve.ts";
+import { isAcceptableIssuerUrl, resourceProblem } from "../transport/oauth.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** The flag definitions, for `parseFlags`. */
+export const OAUTH_FLAGS = {
+  "oauth-issuer": { type: "string" },
+  "oauth-resource": { type: "string" },
+  "oauth-introspection-client-id": { type: "string" },
+  "oauth-introspection-secret-env": { type: "string" },
+} as const;
+
+/**
+ * The OAuth settings the flags ask for, or `undefined` when none is given.
+ * @param values parsed flags (the OAuth ones, `stdio`, `inbound-token-env`)
+ * @throws {UsageError} when the flags cannot work: one of issuer/resource
+ *   alone, with `--stdio` or `--inbound-token-env`, a resource that is not a
+ *   canonical URI, a non-https issuer beyond loopback, half of the
+ *   introspection pair, or an unset secret variable
+ */
+export function oauthSettings(values: {
+  stdio?: boolean;
+  "inbound-token-env"?: string;
+  "oauth-issuer"?: string;
+  "oauth-resource"?: string;
+  "oauth-introspection-client-id"?: string;
+  "oauth-introspection-secret-env"?: string;
+}): OAuthServeOptions | undefined {
+  const issuer = values["oauth-issuer"];
+  const resource = values["oauth-resource"];
+  const clientId = values["oauth-introspection-client-id"];
+  const secretVar = values["oauth-introspection-secret-env"];
+  if (issuer === undefined && resource === undefined) {
+    if (clientId !== undefined || secretVar !== undefined) {
+      throw new UsageError("--oauth-introspection-* needs --oauth-issuer and --oauth-resource");
+    }
+    return undefined;
+  }
+  if (issuer === undefined || resource === undefined) {
+    throw new UsageError("--oauth-issuer and --oauth-resource go together: give both");
+  }
+  if (values.stdio) throw new UsageError("--oauth-issuer applies to --http only");
+  if (values["inbound-token-env"] !== undefined) {
+    throw new UsageError(
+      "--inbound-token-env and --oauth-issuer cannot be combined: choose the static token or OAuth",
+    );
+  }
+  const problem = resourceProblem(resource);
+  if (problem) throw new UsageError(`--oauth-resource ${resource} ${problem}`);
+  if (!URL.canParse(issuer) || !isAcceptableIssuerUrl(new URL(issuer))) {
+    throw new UsageError(`--oauth-issuer ${issuer} must be an https URL (http only on loopback)`);
+  }
+  if ((clientId === undefined) !== (secretVar === undefined)) {
+    throw new UsageError(
+      "--oauth-introspection-client-id and --oauth-introspection-secret-env go together",
+    );
+  }
+  let introspection: OAuthServeOptions["introspection"];
+  if (clientId !== undefined) {
+    const clientSecret = Deno.env.get(secretVar!);
+    if (!clientSecret) {
+      throw new UsageError(
+        `--oauth-introspection-secret-env ${secretVar}: the variable is not set or empty`,
+      );
+    }
+    introspection = { clientId, clientSecret };
+  }
+  return { issuer, resource, introspection };
+}

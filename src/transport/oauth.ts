@@ -1,0 +1,369 @@
+/**
+ * weir as an OAuth 2.1 resource server at the HTTP edge, per the MCP
+ * authorization spec (2025-11-25 and 2026-07-28, "Authorization"):
+ *
+ * - RFC 9728 protected resource metadata at
+ *   `/.well-known/oauth-protected-resource` and at the path-suffixed form for
+ *   the resource's path (e.g. `/.well-known/oauth-protected-resource/mcp`).
+ * - No bearer token, or one that does not pass: 401 with
+ *   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (RFC 6750
+ *   section 3, RFC 9728 section 5.1), `error="invalid_token"` when one was sent.
+ * - A valid token without a scope the called tool needs: 403 with
+ *   `error="insufficient_scope"` and the tool's scopes, decided from the
+ *   request line (tool API) or the JSON body (`tools/call`) before the MCP
+ *   core or the tool runs.
+ * - The tools a token may see: {@link OAuthResourceServer.toolAccess}, handed
+ *   to the core as its `toolAccess` option.
+ *
+ * The scopes per tool come in as data (a map), so this module knows nothing
+ * of guardfiles. It composes with the transport through the `authorize` and
+ * `authorizeBody` hooks of {@link InboundOptions}, and with the app through
+ * {@link withProtectedResourceMetadata}. The token itself is checked by a
+ * {@link TokenVerifier} (`oauth_tokens.ts`, loaded only when used) and is never logged, echoed, or passed on: audit lines
+ * name the subject, the decision and the reason.
+ *
+ * @module
+ */
+import type { Logger, ToolAccess } from "../mcp/server.ts";
+import type { AuthVerdict, InboundOptions } from "./inbound.ts";
+import { pathOf } from "./inbound.ts";
+
+/** What a checked token says about its bearer. */
+export interface AccessToken {
+  /** `sub`, else `client_id` (a client acting for itself). */
+  subject: string;
+  /** Granted scopes: `scope` (space-separated, RFC 9068/7662) or `scp` (a list). */
+  scopes: string[];
+  /** `client_id`, when the token names one. */
+  clientId?: string;
+  /** How it was checked. */
+  via: "jwt" | "introspection";
+}
+
+/** A token that does not pass; `reason` is for the log and names no secret. */
+export class TokenError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "TokenError";
+  }
+}
+
+/** Checks one bearer token; throws {@link TokenError} when it does not pass. */
+export type TokenVerifier = (token: string) => Promise<AccessToken>;
+
+/** Who a request was allowed as: handed to handlers as `auth`. */
+export interface OAuthCaller {
+  kind: "oauth";
+  subject: string;
+  clientId?: string;
+  scopes: ReadonlySet<string>;
+}
+
+/** Options of {@link createOAuthResourceServer}. */
+export interface OAuthResourceOptions {
+  /**
+   * This server's canonical URI (RFC 8707 section 2; the MCP spec's
+   * "Canonical Server URI"): absolute, no fragment, e.g.
+   * `https://mcp.example.com/mcp`. Tokens must name it in `aud`.
+   */
+  resource: string;
+  /** The authorization server's issuer identifier, listed in `authorization_servers`. */
+  issuer: string;
+  /** Checks a bearer token (see `oauth_tokens.ts`). */
+  verify: TokenVerifier;
+  /**
+   * Tool name -> the scopes a token must all carry to see and call it (absent:
+   * none); a function is asked per request (so a reload can change them).
+   */
+  toolScopes:
+    | ReadonlyMap<string, readonly string[]>
+    | (() => ReadonlyMap<string, readonly string[]>);
+  /** Path of the MCP endpoint (default `/mcp`). */
+  mcpPath?: string;
+  /** Path prefix of the tool API (default `/api/`). */
+  apiPrefix?: string;
+  /** Audit sink: one line per decision, naming the subject, never the token. */
+  log: Logger;
+}
+
+/** The pieces an HTTP app composes in. */
+export interface OAuthResourceServer {
+  /** The RFC 9728 document served (its `scopes_supported` follows the current scopes). */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** Its URL, as sent in `resource_metadata` (path-suffixed form). */
+  readonly metadataUrl: string;
+  /** Paths the metadata is served at. */
+  readonly metadataPaths: readonly string[];
+  /** Pre-body check: the bearer token (401) and, for the tool API, the tool's scopes (403). */
+  authorize: InboundOptions["authorize"];
+  /** Post-read check of the MCP endpoint: `tools/call` of a tool the token may not call (403). */
+  authorizeBody: NonNullable<InboundOptions["authorizeBody"]>;
+  /** What a caller may see and call, for the core's `toolAccess` option. */
+  toolAccess: (auth: unknown) => ToolAccess | undefined;
+}
+
+/**
+ * Whether a URL may name an authorization server: `https:`, or `http:` on a
+ * loopback host only (OAuth 2.1 section 1.5: TLS everywhere else).
+ */
+export function isAcceptableIssuerUrl(url: URL): boolean {
+  if (url.protocol === "https:") return true;
+  if (url.protocol !== "http:") return false;
+  const h = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/**
+ * Check a canonical resource URI: absolute `https:` (or `http:` on loopback),
+ * no fragment, no query.
+ * @returns a problem to report, or `null`
+ */
+export function resourceProblem(resource: string): string | null {
+  if (!URL.canParse(resource)) return "is not an absolute URL";
+  const url = new URL(resource);
+  if (url.hash || resource.includes("#")) return "must not carry a #fragment (RFC 8707 section 2)";
+  if (url.search) return "must not carry a ?query";
+  if (!isAcceptableIssuerUrl(url)) {
+    return "must be https (http only on a loopback host)";
+  }
+  return null;
+}
+
+const WELL_KNOWN = "/.well-known/oauth-protected-resource";
+/** RFC 6750 section 2.1: `Bearer` then a b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * Build the resource server pieces.
+ * @throws {TypeError} when `resource` or `issuer` is not an acceptable URL
+ *
+ * @example
+ * ```ts
+ * import { createOAuthResourceServer } from "./oauth.ts";
+ * const rs = createOAuthResourceServer({
+ *   resource: "https://mcp.example.com/mcp",
+ *   issuer: "https://id.example.com",
+ *   verify: () => Promise.reject(new Error("no tokens in this example")),
+ *   toolScopes: new Map([["create_ticket", ["tickets:write"]]]),
+ *   log: () => {},
+ * });
+ * if (rs.metadataUrl !== "https://mcp.example.com/.well-known/oauth-protected-resource/mcp") {
+ *   throw new Error(rs.metadataUrl);
+ * }
+ * ```
+ */
+export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthResourceServer {
+  const problem = resourceProblem(options.resource);
+  if (problem) throw new TypeError(`OAuth resource ${options.resource} ${problem}`);
+  if (!URL.canParse(options.issuer)) {
+    throw new TypeError(`OAuth issuer ${options.issuer} is not an absolute URL`);
+  }
+  const resource = new URL(options.resource);
+  const suffix = resource.pathname === "/" ? "" : resource.pathname.replace(/\/$/, "");
+  const metadataPaths = suffix ? [WELL_KNOWN + suffix, WELL_KNOWN] : [WELL_KNOWN];
+  const metadataUrl = `${resource.origin}${WELL_KNOWN}${suffix}`;
+  // The scopes per tool may change (a reload): read them per request, derive once per map.
+  const scopesNow = typeof options.toolScopes === "function"
+    ? options.toolScopes
+    : () => options.toolScopes as ReadonlyMap<string, readonly string[]>;
+  const unions = new WeakMap<object, string[]>();
+  const unionOf = (map: ReadonlyMap<string, readonly string[]>) => {
+    let union = unions.get(map);
+    if (!union) unions.set(map, union = [...new Set([...map.values()].flat())].sort());
+    return union;
+  };
+  const mcpPath = options.mcpPath ?? "/mcp";
+  const apiPrefix = options.apiPrefix ?? "/api/";
+  const log = options.log;
+
+  const challenge = (params: Record<string, string | undefined>) =>
+    "Bearer " +
+    Object.entries({ ...params, resource_metadata: metadataUrl })
+      .filter(([, v]) => v !== undefined && v !== "")
+      .map(([k, v]) => `${k}="${v!.replace(/["\\]/g, "")}"`)
+      .join(", ");
+
+  const needs = (tool: string) => scopesNow().get(tool) ?? [];
+  const missing = (caller: OAuthCaller, tool: string) =>
+    needs(tool).filter((s) => !caller.scopes.has(s));
+
+  const insufficient = (caller: OAuthCaller, tool: string): AuthVerdict | null => {
+    const lacking = missing(caller, tool);
+    if (lacking.length === 0) return null;
+    const scope = needs(tool).join(" ");
+    log({
+      level: "warn",
+      event: "audit",
+      decision: "deny",
+      status: 403,
+      subject: caller.subject,
+      client: caller.clientId,
+      tool,
+      missing: lacking,
+    });
+    return {
+      allow: false,
+      status: 403,
+      reason: `insufficient_scope for ${tool}`,
+      message: `Forbidden: insufficient_scope: ${tool} needs scope ${scope}`,
+      challenge: challenge({
+        error: "insufficient_scope",
+        scope,
+        error_description: `${tool} needs scope ${scope}`,
+      }),
+    };
+  };
+
+  const apiTool = (request: Request): string | null => {
+    const path = pathOf(request) ?? "";
+    if (!path.startsWith(apiPrefix)) return null;
+    try {
+      return decodeURIComponent(path.slice(apiPrefix.length));
+    } catch {
+      return null;
+    }
+  };
+
+  const authorize = async (request: Request): Promise<AuthVerdict> => {
+    const tool = apiTool(request);
+    // The scopes this request needs: the tool's, or (MCP endpoint) all of them.
+    const scope = (tool !== null && scopesNow().has(tool) ? needs(tool) : unionOf(scopesNow()))
+      .join(" ");
+    const header = request.headers.get("authorization");
+    const match = header === null ? null : BEARER.exec(header);
+    if (!match) {
+      log({
+        level: "info",
+        event: "audit",
+        decision: "deny",
+        status: 401,
+        subject: null,
+        reason: header === null ? "no bearer token" : "malformed Authorization header",
+      });
+      return {
+        allow: false,
+        status: 401,
+        reason: "no bearer token",
+        message: "Unauthorized: send Authorization: Bearer <access token>",
+        challenge: header === null
+          ? challenge({ scope })
+          : challenge({ error: "invalid_request", scope }),
+      };
+    }
+    let caller: OAuthCaller;
+    try {
+      const token = await options.verify(match[1]);
+      caller = {
+        kind: "oauth",
+        subject: token.subject,
+        clientId: token.clientId,
+        scopes: new Set(token.scopes),
+      };
+    } catch (error) {
+      const reason = error instanceof TokenError ? error.message : "token check failed";
+      if (!(error instanceof TokenError)) {
+        log({ level: "error", event: "token_check_failed", error: String(error).slice(0, 300) });
+      }
+      log({ level: "warn", event: "audit", decision: "deny", status: 401, subject: null, reason });
+      return {
+        allow: false,
+        status: 401,
+        reason,
+        message: "Unauthorized: the access token is invalid, expired, or not for this server",
+        challenge: challenge({
+          error: "invalid_token",
+          scope,
+          error_description: "the access token is invalid, expired, or not for this server",
+        }),
+      };
+    }
+    if (tool !== null && scopesNow().has(tool)) {
+      const refused = insufficient(caller, tool);
+      if (refused) return refused;
+    }
+    log({
+      level: "info",
+      event: "audit",
+      decision: "allow",
+      subject: caller.subject,
+      client: caller.clientId,
+      ...(tool !== null ? { tool } : {}),
+    });
+    return { allow: true, auth: caller };
+  };
+
+  const decoder = new TextDecoder();
+  const authorizeBody = (request: Request, body: Uint8Array, auth: unknown): AuthVerdict => {
+    if (!isCaller(auth) || pathOf(request) !== mcpPath) return true;
+    let message: unknown;
+    try {
+      message = JSON.parse(decoder.decode(body));
+    } catch {
+      return true; // the core answers a parse error
+    }
+    if (typeof message !== "object" || message === null) return true;
+    const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+    if (method !== "tools/call" || typeof params?.name !== "string") return true;
+    if (!scopesNow().has(params.name)) return true;
+    return insufficient(auth, params.name) ?? true;
+  };
+
+  const toolAccess = (auth: unknown): ToolAccess | undefined => {
+    if (!isCaller(auth)) return undefined;
+    // Callers holding the same declared scopes see the same tools.
+    const held = unionOf(scopesNow()).filter((s) => auth.scopes.has(s));
+    return {
+      key: held.join(" "),
+      allows: (name) => missing(auth, name).length === 0,
+    };
+  };
+
+  return {
+    get metadata() {
+      const supported = unionOf(scopesNow());
+      return {
+        resource: options.resource,
+        authorization_servers: [options.issuer],
+        bearer_methods_supported: ["header"],
+        ...(supported.length > 0 ? { scopes_supported: supported } : {}),
+      };
+    },
+    metadataUrl,
+    metadataPaths,
+    authorize,
+    authorizeBody,
+    toolAccess,
+  };
+}
+
+function isCaller(auth: unknown): auth is OAuthCaller {
+  return typeof auth === "object" && auth !== null && (auth as OAuthCaller).kind === "oauth";
+}
+
+/**
+ * Serve the RFC 9728 document at its paths (GET or HEAD; any origin may read
+ * it), and hand every other request to `handler`.
+ */
+export function withProtectedResourceMetadata(
+  handler: (request: Request) => Promise<Response>,
+  server: Pick<OAuthResourceServer, "metadata" | "metadataPaths">,
+): (request: Request) => Promise<Response> {
+  return (request) => {
+    const path = pathOf(request);
+    if (path === null || !server.metadataPaths.includes(path)) return handler(request);
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      return Promise.resolve(
+        new Response(null, { status: 405, headers: { allow: "GET, HEAD", connection: "close" } }),
+      );
+    }
+    return Promise.resolve(
+      new Response(request.method === "HEAD" ? null : JSON.stringify(server.metadata), {
+        headers: {
+          "content-type": "application/json",
+          "cache-control": "max-age=300",
+          "access-control-allow-origin": "*",
+        },
+      }),
+    );
+  };
+}

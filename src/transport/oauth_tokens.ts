@@ -1,0 +1,290 @@
+/**
+ * Checking OAuth 2.1 access tokens as a resource server (OAuth 2.1 draft
+ * section 5.2; the MCP authorization spec, "Token Handling"): find the
+ * authorization server's metadata (RFC 8414 / OpenID Connect Discovery 1.0),
+ * then verify JWT access tokens (RFC 9068) against its JWKS with `npm:jose`,
+ * or ask its introspection endpoint (RFC 7662) about opaque ones.
+ *
+ * What a JWT must satisfy: a signature by a key of the issuer's JWKS with an
+ * algorithm from {@link DEFAULT_ALGORITHMS} (never `none`, never an HMAC
+ * algorithm: the key set is public), `iss` equal to the issuer, `aud` naming
+ * this server's resource (RFC 8707 section 2), and `exp` (required) and `nbf`
+ * within a small clock skew. The JWKS is fetched when first needed, cached,
+ * fetched again for an unknown `kid` at most once per cooldown, and each fetch
+ * is bounded in time (jose's `createRemoteJWKSet`).
+ *
+ * Nothing here logs or returns a token; errors carry a reason for the log.
+ *
+ * @module
+ */
+import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
+import {
+  type AccessToken,
+  isAcceptableIssuerUrl,
+  TokenError,
+  type TokenVerifier,
+} from "./oauth.ts";
+
+export { type AccessToken, TokenError, type TokenVerifier };
+
+/** The authorization server metadata fields weir uses (RFC 8414 section 2). */
+export interface IssuerMetadata {
+  issuer: string;
+  jwks_uri?: string;
+  introspection_endpoint?: string;
+  /** Where it was read from. */
+  source: string;
+}
+
+/** Asymmetric JWS algorithms accepted by default (RFC 7518, RFC 8037). */
+export const DEFAULT_ALGORITHMS: readonly string[] = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+];
+
+/** Seconds of clock skew allowed on `exp` and `nbf` (default). */
+export const DEFAULT_CLOCK_SKEW_SECONDS = 30;
+
+const MAX_METADATA_BYTES = 256 * 1024;
+
+/**
+ * The metadata URLs to try for an issuer, in the order the MCP authorization
+ * spec ("Authorization Server Metadata Discovery") gives: RFC 8414 with path
+ * insertion, OpenID Connect Discovery with path insertion, then appended.
+ */
+export function metadataUrls(issuer: string): string[] {
+  const url = new URL(issuer);
+  const path = url.pathname === "/" ? "" : url.pathname.replace(/\/$/, "");
+  const origin = url.origin;
+  if (path === "") {
+    return [
+      `${origin}/.well-known/oauth-authorization-server`,
+      `${origin}/.well-known/openid-configuration`,
+    ];
+  }
+  return [
+    `${origin}/.well-known/oauth-authorization-server${path}`,
+    `${origin}/.well-known/openid-configuration${path}`,
+    `${origin}${path}/.well-known/openid-configuration`,
+  ];
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await new Response(response.body).text();
+  if (text.length > MAX_METADATA_BYTES) throw new TokenError("metadata document too large");
+  return JSON.parse(text);
+}
+
+/**
+ * Read the issuer's metadata: the first discovery URL answering 200 with a
+ * JSON object whose `issuer` is exactly `issuer` (RFC 8414 section 3.3).
+ *
+ * @param timeoutMs per request
+ * @throws {Error} naming every URL tried and what each answered
+ */
+export async function discoverIssuer(
+  issuer: string,
+  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+): Promise<IssuerMetadata> {
+  const doFetch = options.fetch ?? fetch;
+  const problems: string[] = [];
+  for (const source of metadataUrls(issuer)) {
+    try {
+      const response = await doFetch(source, {
+        headers: { accept: "application/json" },
+        redirect: "error",
+        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      });
+      if (!response.ok) {
+        await response.body?.cancel();
+        problems.push(`${source}: HTTP ${response.status}`);
+        continue;
+      }
+      const doc = await readJson(response);
+      if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+        problems.push(`${source}: not a JSON object`);
+        continue;
+      }
+      const meta = doc as Record<string, unknown>;
+      if (meta.issuer !== issuer) {
+        problems.push(
+          `${source}: its issuer ${JSON.stringify(meta.issuer)} is not ${JSON.stringify(issuer)}`,
+        );
+        continue;
+      }
+      const found: IssuerMetadata = { issuer, source };
+      for (const key of ["jwks_uri", "introspection_endpoint"] as const) {
+        const value = meta[key];
+        if (typeof value === "string" && URL.canParse(value)) {
+          if (!isAcceptableIssuerUrl(new URL(value))) {
+            throw new Error(`${source}: ${key} ${value} is neither https nor loopback`);
+          }
+          found[key] = value;
+        }
+      }
+      return found;
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith(source)) throw error;
+      problems.push(`${source}: ${(error as Error).message}`);
+    }
+  }
+  throw new Error(`no authorization server metadata for ${issuer}: ${problems.join("; ")}`);
+}
+
+/** Options of {@link createTokenVerifier}. */
+export interface TokenVerifierOptions {
+  /** The issuer's metadata ({@link discoverIssuer}). */
+  metadata: IssuerMetadata;
+  /** This server's canonical URI: the audience tokens must name (RFC 8707). */
+  resource: string;
+  /** Allowed JWS algorithms (default {@link DEFAULT_ALGORITHMS}; HMAC and `none` are refused). */
+  algorithms?: readonly string[];
+  /** Clock skew on `exp`/`nbf`, in seconds (default 30). */
+  clockSkewSeconds?: number;
+  /** RFC 7662 client credentials: opaque tokens are introspected only when given. */
+  introspection?: { clientId: string; clientSecret: string };
+  fetch?: typeof fetch;
+  /** Per request to the authorization server, in milliseconds (default 5000). */
+  timeoutMs?: number;
+}
+
+const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
+
+/**
+ * Build the token check for one issuer and resource.
+ * @throws {Error} when an algorithm is not asymmetric, or the issuer offers
+ *   neither a JWKS nor (with introspection credentials) an introspection endpoint
+ */
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const algorithms = [...(options.algorithms ?? DEFAULT_ALGORITHMS)];
+  for (const alg of algorithms) {
+    if (!DEFAULT_ALGORITHMS.includes(alg)) {
+      throw new Error(
+        `algorithm ${alg} is not allowed: use asymmetric ones (${DEFAULT_ALGORITHMS})`,
+      );
+    }
+  }
+  const { metadata, resource } = options;
+  const skew = options.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const introspect = options.introspection && metadata.introspection_endpoint
+    ? introspector(metadata, options.introspection, resource, skew, timeoutMs, options.fetch)
+    : undefined;
+  if (options.introspection && !metadata.introspection_endpoint) {
+    throw new Error(
+      `${metadata.issuer} advertises no introspection_endpoint (${metadata.source}); ` +
+        `drop the introspection credentials or use an issuer that offers RFC 7662`,
+    );
+  }
+  if (!metadata.jwks_uri && !introspect) {
+    throw new Error(`${metadata.issuer} advertises no jwks_uri (${metadata.source})`);
+  }
+  const jwks = metadata.jwks_uri
+    ? createRemoteJWKSet(new URL(metadata.jwks_uri), {
+      timeoutDuration: timeoutMs,
+      cooldownDuration: 30_000,
+      cacheMaxAge: 10 * 60_000,
+    })
+    : undefined;
+
+  return async (token) => {
+    if (JWS_SHAPE.test(token) && jwks) {
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, jwks, {
+          algorithms,
+          issuer: metadata.issuer,
+          audience: resource,
+          clockTolerance: skew,
+          requiredClaims: ["exp"],
+        }));
+      } catch (error) {
+        throw new TokenError(`JWT refused: ${joseReason(error)}`);
+      }
+      return accessTokenOf(payload, "jwt");
+    }
+    if (introspect) return await introspect(token);
+    throw new TokenError("not a JWT, and no introspection is configured for opaque tokens");
+  };
+}
+
+function joseReason(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  return `${e.code ?? "error"}: ${String(e.message ?? error).slice(0, 200)}`;
+}
+
+function accessTokenOf(claims: Record<string, unknown>, via: AccessToken["via"]): AccessToken {
+  const scopes = typeof claims.scope === "string"
+    ? claims.scope.split(" ").filter(Boolean)
+    : Array.isArray(claims.scp)
+    ? claims.scp.filter((s): s is string => typeof s === "string")
+    : [];
+  const clientId = typeof claims.client_id === "string" ? claims.client_id : undefined;
+  const subject = typeof claims.sub === "string" ? claims.sub : clientId;
+  if (!subject) throw new TokenError("the token names neither sub nor client_id");
+  return { subject, scopes, clientId, via };
+}
+
+/** RFC 7662 section 2: POST the token, read `active` and the claims. */
+function introspector(
+  metadata: IssuerMetadata,
+  client: { clientId: string; clientSecret: string },
+  resource: string,
+  skew: number,
+  timeoutMs: number,
+  doFetch: typeof fetch = fetch,
+): TokenVerifier {
+  const basic = btoa(
+    `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`,
+  );
+  return async (token) => {
+    let claims: Record<string, unknown>;
+    try {
+      const response = await doFetch(metadata.introspection_endpoint!, {
+        method: "POST",
+        headers: {
+          authorization: `Basic ${basic}`,
+          "content-type": "application/x-www-form-urlencoded",
+          accept: "application/json",
+        },
+        body: new URLSearchParams({ token, token_type_hint: "access_token" }),
+        redirect: "error",
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new Error(`introspection answered HTTP ${response.status}`);
+      }
+      claims = await readJson(response) as Record<string, unknown>;
+    } catch (error) {
+      throw new TokenError(`introspection failed: ${(error as Error).message}`);
+    }
+    if (typeof claims !== "object" || claims === null || claims.active !== true) {
+      throw new TokenError("introspection: the token is not active");
+    }
+    if (claims.iss !== undefined && claims.iss !== metadata.issuer) {
+      throw new TokenError("introspection: the token's iss is not the issuer");
+    }
+    const aud = typeof claims.aud === "string" ? [claims.aud] : claims.aud;
+    if (!Array.isArray(aud) || !aud.includes(resource)) {
+      throw new TokenError("introspection: the token's aud does not name this resource");
+    }
+    const now = Date.now() / 1000;
+    if (typeof claims.exp === "number" && claims.exp + skew <= now) {
+      throw new TokenError("introspection: the token has expired");
+    }
+    if (typeof claims.nbf === "number" && claims.nbf - skew > now) {
+      throw new TokenError("introspection: the token is not valid yet");
+    }
+    return accessTokenOf(claims, "introspection");
+  };
+}

@@ -1,0 +1,251 @@
+/**
+ * A real OpenID provider for tests: `npm:oidc-provider` (pinned in deno.json)
+ * on 127.0.0.1 at a port chosen at run time, with:
+ * - one public client (PKCE, no secret) for the MCP clients, pre-registered,
+ *   and one confidential client weir may use for RFC 7662 introspection;
+ * - RFC 8707 resource indicators: tokens for `resource` carry it as `aud` and
+ *   the granted ones of `tickets:read tickets:write`, as JWTs signed ES256 by
+ *   a key this module makes (so a test can also sign tokens with bad claims),
+ *   or opaque when `format` says so;
+ * - automatic login and consent: the account in `login` logs in and is granted
+ *   the requested scopes its entry in `accounts` allows (the rest refused).
+ *
+ * {@link authorizeLikeABrowser} plays the user agent: it follows the
+ * authorization URL's redirects with a cookie jar until the provider sends the
+ * browser to the client's redirect URI, and returns the code.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import Provider from "oidc-provider";
+import { exportJWK, generateKeyPair, type JWK } from "jose";
+import { encodeBase64Url } from "./base64url.ts";
+
+export const CLIENT_ID = "weir-test-client";
+export const REDIRECT_URI = "http://127.0.0.1/callback";
+export const INTROSPECTION_CLIENT = { clientId: "weir-rs", clientSecret: "rs-secret-0123456789" };
+export const RESOURCE_SCOPES = ["tickets:read", "tickets:write"];
+
+export interface Oidc {
+  issuer: string;
+  /** Account -> scopes it may be granted. */
+  accounts: Record<string, string[]>;
+  /** The account the next automatic login picks. */
+  login: string;
+  /** Access token format for the next tokens. */
+  format: "jwt" | "opaque";
+  /** The provider's signing key (private JWK with `kid`), to sign test tokens. */
+  signingKey: JWK;
+  close(): Promise<void>;
+}
+
+/** Start the provider for tokens bound to `resource`. */
+export async function startOidc(resource: string): Promise<Oidc> {
+  const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+  const signingKey: JWK = { ...(await exportJWK(privateKey)), kid: "test-es256", alg: "ES256" };
+  const holder: { provider?: Provider } = {};
+  const state: Oidc = {
+    issuer: "",
+    accounts: { writer: [...RESOURCE_SCOPES], reader: ["tickets:read"] },
+    login: "writer",
+    format: "jwt",
+    signingKey,
+    close: () => Promise.resolve(),
+  };
+
+  const server = http.createServer((req, res) => {
+    const provider = holder.provider!;
+    if (req.url?.startsWith("/interaction/")) {
+      interact(provider, state, req, res).catch((error) => {
+        res.statusCode = 500;
+        res.end(String(error));
+      });
+      return;
+    }
+    provider.callback()(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  state.issuer = `http://127.0.0.1:${port}`;
+
+  holder.provider = new Provider(state.issuer, {
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        application_type: "native",
+        id_token_signed_response_alg: "ES256",
+        token_endpoint_auth_method: "none",
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+      },
+      {
+        client_id: INTROSPECTION_CLIENT.clientId,
+        client_secret: INTROSPECTION_CLIENT.clientSecret,
+        id_token_signed_response_alg: "ES256",
+        redirect_uris: [],
+        grant_types: [],
+        response_types: [],
+      },
+    ],
+    jwks: { keys: [signingKey] },
+    cookies: { keys: ["weir-test-cookie-key"] },
+    findAccount: (_ctx: unknown, id: string) => ({
+      accountId: id,
+      claims: () => ({ sub: id }),
+    }),
+    interactions: {
+      url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}`,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      introspection: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => ({
+          scope: RESOURCE_SCOPES.join(" "),
+          audience: indicator,
+          accessTokenTTL: 300,
+          accessTokenFormat: state.format,
+          ...(state.format === "jwt" ? { jwt: { sign: { alg: "ES256" } } } : {}),
+        }),
+      },
+    },
+    // deno-lint-ignore no-explicit-any
+  } as any);
+  // Keep the provider's own warnings (development keys and adapter) out of test output.
+  holder.provider.on("server_error", (_ctx: unknown, error: Error) => console.error(error));
+
+  state.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections?.();
+      server.close(() => resolve());
+    });
+  return state;
+}
+
+async function interact(
+  provider: Provider,
+  state: Oidc,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const details = await provider.interactionDetails(req, res);
+  const { prompt, params, session } = details;
+  let result: Record<string, unknown>;
+  if (prompt.name === "login") {
+    result = { login: { accountId: state.login } };
+  } else {
+    const accountId = session!.accountId;
+    const grant = details.grantId
+      ? (await provider.Grant.find(details.grantId))!
+      : new provider.Grant({ accountId, clientId: params.client_id as string });
+    const asked = prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    if (asked.missingOIDCScope) grant.addOIDCScope(asked.missingOIDCScope.join(" "));
+    const allowed = state.accounts[accountId] ?? [];
+    for (const [indicator, scopes] of Object.entries(asked.missingResourceScopes ?? {})) {
+      const yes = scopes.filter((s) => allowed.includes(s));
+      const no = scopes.filter((s) => !allowed.includes(s));
+      if (yes.length) grant.addResourceScope(indicator, yes.join(" "));
+      if (no.length) grant.rejectResourceScope(indicator, no.join(" "));
+    }
+    result = { consent: { grantId: await grant.save() } };
+  }
+  await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+}
+
+/**
+ * Follow an authorization URL as a browser would (cookies kept, at most 12
+ * redirects) until the provider redirects to {@link REDIRECT_URI}.
+ * @returns the authorization code and state, and the callback's parameters (`iss` too)
+ * @throws when the provider answers anything else (e.g. an error page)
+ */
+export async function authorizeLikeABrowser(
+  url: URL | string,
+): Promise<{ code: string; state: string | null; callback: URLSearchParams }> {
+  const jar = new Map<string, string>();
+  let next = String(url);
+  for (let hop = 0; hop < 12; hop++) {
+    const response = await fetch(next, {
+      redirect: "manual",
+      headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") },
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(";");
+      const eq = pair.indexOf("=");
+      jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+    }
+    const location = response.headers.get("location");
+    const body = await response.text();
+    if (!location) {
+      const said = body.replace(/<style[\s\S]*?<\/style>/g, "").replace(/<[^>]+>/g, " ")
+        .replace(/\s+/g, " ").trim();
+      throw new Error(`the provider answered ${response.status} at ${next}: ${said.slice(0, 500)}`);
+    }
+    const target = new URL(location, next);
+    if (target.href.startsWith(REDIRECT_URI)) {
+      const error = target.searchParams.get("error");
+      if (error) {
+        throw new Error(
+          `authorization refused: ${error} ${target.searchParams.get("error_description")}`,
+        );
+      }
+      return {
+        code: target.searchParams.get("code")!,
+        state: target.searchParams.get("state"),
+        callback: target.searchParams,
+      };
+    }
+    next = target.href;
+  }
+  throw new Error("too many redirects");
+}
+
+/** A free port on 127.0.0.1 (probed: bind port 0, read it, let it go). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/**
+ * Authorization code + PKCE by hand (RFC 7636, RFC 8707): the account in
+ * `oidc.login` authorizes `scope` for `resource`; returns the access token.
+ */
+export async function tokenFor(oidc: Oidc, resource: string, scope: string): Promise<string> {
+  const verifier = encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = encodeBase64Url(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+  );
+  const auth = new URL("/auth", oidc.issuer);
+  auth.search = new URLSearchParams({
+    response_type: "code",
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    scope,
+    resource,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  }).toString();
+  const { code } = await authorizeLikeABrowser(auth);
+  const response = await fetch(new URL("/token", oidc.issuer), {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: CLIENT_ID,
+      code_verifier: verifier,
+      resource,
+    }),
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`token request refused: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
