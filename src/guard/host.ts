@@ -28,7 +28,7 @@ import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
 import { rateLimiter } from "./rate_limit.ts";
 import { SqlRunner } from "./sql.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
-import { auditAllowed, auditRefused, ruleOfErrorKind } from "../ops/audit.ts";
+import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
 
 /** Options of {@link createGuard}. */
 export interface GuardOptions {
@@ -230,9 +230,10 @@ export function createGuard(
     const started = performance.now();
     const seen: { upstreamStatus?: number } = {};
     // One audit line per decision (src/ops/audit.ts): refusals name their rule.
+    const subject = subjectOf(ctx.auth);
     const done = (outcome: string, status: number) => {
       const rule = ruleOfErrorKind(outcome);
-      if (rule) auditRefused(log, { rule, status, tool: name });
+      if (rule) auditRefused(log, { rule, status, tool: name, subject });
       else {
         auditAllowed(log, {
           tool: name,
@@ -240,6 +241,7 @@ export function createGuard(
           status,
           durationMs: performance.now() - started,
           upstreamStatus: seen.upstreamStatus,
+          subject,
         });
       }
     };

@@ -62,6 +62,8 @@ export interface AllowedCall {
   durationMs: number;
   /** The upstream's HTTP status, when a request was sent and answered. */
   upstreamStatus?: number;
+  /** Who called: the OAuth token's subject, when weir checked one (never the token). */
+  subject?: string;
 }
 
 /** A refusal. */
@@ -73,6 +75,8 @@ export interface Refusal {
   tool?: string;
   /** A fixed phrase naming what failed, never a value. */
   reason?: string;
+  /** Who called: the OAuth token's subject, when weir checked one (never the token). */
+  subject?: string;
 }
 
 /** Longest tool name written (a client can send anything as a name). */
@@ -90,6 +94,7 @@ export function auditAllowed(log: Logger, call: AllowedCall): void {
     status: call.status,
     duration_ms: Math.round(call.durationMs),
     ...(call.upstreamStatus === undefined ? {} : { upstream_status: call.upstreamStatus }),
+    ...(call.subject === undefined ? {} : { subject: call.subject }),
   });
 }
 
@@ -103,7 +108,17 @@ export function auditRefused(log: Logger, refusal: Refusal): void {
     status: refusal.status,
     ...(refusal.tool === undefined ? {} : { tool: refusal.tool.slice(0, TOOL_CHARS) }),
     ...(refusal.reason === undefined ? {} : { reason: refusal.reason }),
+    ...(refusal.subject === undefined ? {} : { subject: refusal.subject }),
   });
+}
+
+/**
+ * The caller's subject from a transport's `auth` verdict (an object with a
+ * string `subject`, as the OAuth resource server hands on), else `undefined`.
+ */
+export function subjectOf(auth: unknown): string | undefined {
+  const subject = (auth as { subject?: unknown } | null | undefined)?.subject;
+  return typeof subject === "string" ? subject.slice(0, 128) : undefined;
 }
 
 /**

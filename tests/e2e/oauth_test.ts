@@ -267,8 +267,14 @@ Deno.test("SDK v1: 401, discovery, code + PKCE, token; scopes decide what is lis
     await stack.close();
   }
   const log = stack.weir.stderr();
-  assert.match(log, /"event":"audit","decision":"allow","subject":"writer"/);
-  assert.match(log, /"decision":"deny","status":403,"subject":"reader".*"tool":"create_ticket"/);
+  assert.match(
+    log,
+    /"event":"tool_call","decision":"allow","tool":"create_ticket".*"subject":"writer"/,
+  );
+  assert.match(
+    log,
+    /"event":"refused","decision":"refuse","rule":"auth","status":403,"subject":"reader","tool":"create_ticket","reason":"insufficient_scope: lacks tickets:write"/,
+  );
   assert.ok(!/eyJ[\w-]+\.[\w-]+\./.test(log), "no token in the log");
 });
 
