@@ -136,6 +136,7 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
   });
   await runOn(server, {
     ...options,
+    oauth: undefined, // the AWS modes take no OAuth flags
     log,
     mode: `aws-${policy.mode}`,
     server: policy.name,
