@@ -58,7 +58,14 @@ export class CursorCodec {
    */
   async decode(list: string, cursor: unknown): Promise<string> {
     const refuse = (why: string) =>
-      new McpError(ErrorCode.InvalidParams, `Invalid cursor for ${list}: ${why}`, { cursor });
+      new McpError(ErrorCode.InvalidParams, `Invalid cursor for ${list}: ${why}`, {
+        // Echoed bounded: a caller's value never comes back at any length or depth.
+        cursor: typeof cursor === "string"
+          ? (cursor.length > 120 ? `${cursor.slice(0, 117)}...` : cursor)
+          : `(a JSON ${
+            cursor === null ? "null" : Array.isArray(cursor) ? "array" : typeof cursor
+          })`,
+      });
     if (typeof cursor !== "string") throw refuse("a cursor is a string");
     const dot = cursor.indexOf(".");
     const payload = dot > 0 ? fromBase64url(cursor.slice(0, dot)) : null;

@@ -8,8 +8,74 @@
  * @module
  */
 
-/** A JSON-RPC request id: a string or an integer (never `null` in MCP). */
-export type RequestId = string | number;
+/**
+ * A JSON-RPC request id: a string or an integer (never `null` in MCP). An
+ * integer JavaScript cannot hold exactly (beyond 2^53), or one spelled in a
+ * form `JSON.stringify` would re-spell (`1.0`, `1e3`, `-0`), is kept as its
+ * source text in a `JSON.rawJSON` value (TC39 "JSON.parse source text access"),
+ * so the response carries the very id the request did.
+ */
+export type RequestId = string | number | RawId;
+
+/** The exact source text of a number, as `JSON.rawJSON` makes it; serializes as that text. */
+export interface RawId {
+  readonly rawJSON: string;
+}
+
+/** Whether `value` is a `JSON.rawJSON` value. */
+export function isRawId(value: unknown): value is RawId {
+  return (JSON as unknown as { isRawJSON(v: unknown): boolean }).isRawJSON(value);
+}
+
+/** A key that tells ids apart as the wire does: `1`, `"1"` and `1.0` are three ids. */
+export function idKey(id: RequestId): string | number {
+  return isRawId(id) ? `\u0000${id.rawJSON}` : id;
+}
+
+/** An id or `requestId` written as a number JavaScript would round or re-spell. */
+const INEXACT_ID = /"(?:id|requestId)"\s*:\s*-?(?:\d+[.eE]|0(?![\d.eE]))/;
+
+const rawJSON = (JSON as unknown as { rawJSON(text: string): RawId }).rawJSON;
+
+function exact(value: unknown, source: string | undefined): unknown {
+  if (typeof value !== "number" || source === undefined) return value;
+  return String(value) === source ? value : rawJSON(source);
+}
+
+/**
+ * Parse one JSON-RPC message, keeping its `id` (and a cancellation's
+ * `params.requestId`) exact: see {@link RequestId}. Every other number is
+ * parsed as `JSON.parse` does.
+ * @throws {SyntaxError} when the text is not JSON
+ */
+export function parseMessage(text: string): unknown {
+  const value = JSON.parse(text);
+  if (!isPlainObject(value)) return value;
+  const params = value.params;
+  const requestId = isPlainObject(params) ? params.requestId : undefined;
+  const unsafe = (n: unknown) => typeof n === "number" && !Number.isSafeInteger(n);
+  if (!unsafe(value.id) && !unsafe(requestId) && !INEXACT_ID.test(text)) return value;
+  // Slow path: parse again, reading the source text of those two numbers.
+  const sources = new Map<object, Record<string, string>>();
+  const exactValue = JSON.parse(
+    text,
+    function (this: object, key: string, v: unknown, context?: { source?: string }) {
+      if (typeof v === "number" && (key === "id" || key === "requestId") && context?.source) {
+        const seen = sources.get(this) ?? {};
+        seen[key] = context.source;
+        sources.set(this, seen);
+      }
+      return v;
+    },
+  );
+  if (!isPlainObject(exactValue)) return exactValue;
+  if ("id" in exactValue) exactValue.id = exact(exactValue.id, sources.get(exactValue)?.id);
+  const p = exactValue.params;
+  if (isPlainObject(p) && "requestId" in p) {
+    p.requestId = exact(p.requestId, sources.get(p)?.requestId);
+  }
+  return exactValue;
+}
 
 /** Any JSON value. */
 export type JsonValue =
@@ -109,7 +175,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function validId(id: unknown): id is RequestId {
-  return typeof id === "string" || (typeof id === "number" && Number.isInteger(id));
+  return typeof id === "string" || (typeof id === "number" && Number.isInteger(id)) ||
+    (isRawId(id) && Number.isInteger(Number(id.rawJSON)));
 }
 
 /**
@@ -167,7 +234,13 @@ function invalid(id: RequestId | null, message: string): Incoming {
  */
 export function errorResponse(id: RequestId | null, error: JsonRpcErrorObject): string {
   const body = id === null ? { jsonrpc: "2.0", error } : { jsonrpc: "2.0", id, error };
-  return JSON.stringify(body);
+  try {
+    return JSON.stringify(body);
+  } catch {
+    // `data` that cannot be serialized (too deep, a cycle) is left out, never thrown.
+    const bare = { code: error.code, message: String(error.message).slice(0, 1000) };
+    return JSON.stringify(id === null ? { jsonrpc: "2.0", error: bare } : { ...body, error: bare });
+  }
 }
 
 /**

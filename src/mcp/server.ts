@@ -17,6 +17,8 @@ import {
   classifyMessage,
   ErrorCode,
   errorResponse,
+  idKey,
+  isRawId,
   type JsonObject,
   type JsonRpcNotification,
   type JsonRpcRequest,
@@ -226,8 +228,11 @@ export interface ServerOptions {
 export class Session {
   /** Set by `initialize`: this connection then speaks the handshake revision. */
   legacyVersion?: string;
-  /** In-flight requests by id, so `notifications/cancelled` can abort them. */
-  readonly inFlight: Map<RequestId, AbortController> = new Map();
+  /**
+   * In-flight requests by {@link idKey} of their id, so
+   * `notifications/cancelled` can abort them.
+   */
+  readonly inFlight: Map<string | number, AbortController> = new Map();
 }
 
 /** Where one message came from. */
@@ -361,6 +366,25 @@ export class McpServer {
    *   `isError` results)
    */
   async handle(message: unknown, ctx: MessageContext = {}): Promise<Reply> {
+    try {
+      return await this.#handle(message, ctx);
+    } catch (error) {
+      // Every path above answers for itself; this net keeps a failure nobody
+      // foresaw (a value too deep to serialize, say) an answer, not a crash.
+      this.#log({
+        level: "error",
+        event: "internal_error",
+        error: error instanceof Error ? error.message.slice(0, 200) : "unknown",
+      });
+      const id = classifyId(message);
+      return {
+        status: 500,
+        body: errorResponse(id, { code: ErrorCode.InternalError, message: "Internal error" }),
+      };
+    }
+  }
+
+  async #handle(message: unknown, ctx: MessageContext): Promise<Reply> {
     const incoming = classifyMessage(message);
     switch (incoming.kind) {
       case "invalid":
@@ -429,8 +453,8 @@ export class McpServer {
   #notification(message: JsonRpcNotification, ctx: MessageContext): void {
     if (message.method === "notifications/cancelled") {
       const id = message.params?.requestId;
-      if (typeof id === "string" || typeof id === "number") {
-        ctx.session?.inFlight.get(id)?.abort(new Error("cancelled by the client"));
+      if (typeof id === "string" || typeof id === "number" || isRawId(id)) {
+        ctx.session?.inFlight.get(idKey(id))?.abort(new ClientCancelled());
       }
     }
     // notifications/initialized and anything else: nothing to do.
@@ -441,6 +465,7 @@ export class McpServer {
     const params = request.params ?? {};
     let era: Era = "modern";
     let stage: "classify" | "dispatch" = "classify";
+    let controller: AbortController | undefined;
     try {
       const selected = await this.#selectEra(request, params, ctx);
       era = selected.era;
@@ -450,19 +475,24 @@ export class McpServer {
       }
       stage = "dispatch";
       // Only a session can cancel a request by id, so only a session needs a controller.
-      const controller = ctx.session ? new AbortController() : undefined;
-      if (controller) ctx.session!.inFlight.set(id, controller);
+      controller = ctx.session ? new AbortController() : undefined;
+      if (controller) ctx.session!.inFlight.set(idKey(id), controller);
       try {
         const call: CallContext = new RequestCall(ctx, controller, era, selected.version);
         const result = await this.#handlers[method](params, call, ctx);
+        // A request the client cancelled is not answered (MCP "Cancellation").
+        if (controller?.signal.reason instanceof ClientCancelled) {
+          return { status: 202, body: null };
+        }
         const json = "json" in result && typeof result.json === "string"
           ? result.json
           : JSON.stringify(this.#decorate(era, rule, result));
         return { status: 200, body: resultResponse(id, json) };
       } finally {
-        ctx.session?.inFlight.delete(id);
+        ctx.session?.inFlight.delete(idKey(id));
       }
     } catch (error) {
+      if (controller?.signal.reason instanceof ClientCancelled) return { status: 202, body: null };
       const mcp = this.#asMcpError(error, method);
       const table = ERAS[era].httpStatus;
       const status = stage === "classify" && mcp.code === ErrorCode.InvalidParams
@@ -515,7 +545,7 @@ export class McpServer {
         throw new McpError(
           ErrorCode.UnsupportedProtocolVersion,
           `Unsupported protocol version: ${clip(version)}`,
-          { supported: [...SUPPORTED_VERSIONS], requested: version },
+          { supported: [...SUPPORTED_VERSIONS], requested: clip(version) },
         );
       }
       return { era: "modern", version };
@@ -536,6 +566,20 @@ export class McpServer {
     const headerVersion = ctx.headers?.get("mcp-protocol-version");
     if (headerVersion && LEGACY_VERSIONS.includes(headerVersion)) {
       return { era: "legacy", version: headerVersion };
+    }
+    if (ctx.headers && headerVersion === null) {
+      // 2025-03-26 and later transports: a server that receives no
+      // MCP-Protocol-Version header (and nothing else says the version)
+      // SHOULD assume 2025-03-26, the revision before the header existed.
+      return { era: "legacy", version: "2025-03-26" };
+    }
+    if (headerVersion) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unsupported MCP-Protocol-Version header: ${clip(headerVersion)}; send one of ` +
+          `${LEGACY_VERSIONS.join(", ")} after initialize, or params._meta (2026-07-28)`,
+        { supported: [...SUPPORTED_VERSIONS] },
+      );
     }
     throw new McpError(
       ErrorCode.InvalidParams,
@@ -630,6 +674,10 @@ export class McpServer {
     const catalog = await this.#catalog();
     const cursor = params.cursor;
     const access = method === "tools/list" ? this.#options.toolAccess?.(call.auth) : undefined;
+    if (cursor !== undefined && typeof cursor !== "string") {
+      // Refused before anything serializes it: a cursor is a string this server issued.
+      await this.#cursors.decode(method, cursor);
+    }
     // Only an absent cursor means "first page": `""` and `null` are cursors,
     // and are refused below like any cursor this server did not issue.
     const view = access ? [call.era, method, access.key] : [call.era, method];
@@ -770,11 +818,12 @@ export class McpServer {
     if (typeof uri !== "string") {
       throw new McpError(ErrorCode.InvalidParams, "resources/read needs params.uri (a string)");
     }
+    // Never echo what the caller sent unbounded: the URI is clipped in the error.
     const notFound = (reason?: string) =>
       new McpError(
         ERAS[call.era].resourceNotFound,
         "Resource not found",
-        reason ? { uri, reason } : { uri },
+        reason ? { uri: clip(uri), reason: clip(reason) } : { uri: clip(uri) },
       );
     const catalog = await this.#catalog();
     let vars: Record<string, string> | null = catalog.resourcesByUri.has(uri) ? {} : null;
@@ -845,6 +894,23 @@ export class McpServer {
       throw error;
     }
   }
+}
+
+/** The abort reason of a request the client cancelled with `notifications/cancelled`. */
+class ClientCancelled extends Error {
+  constructor() {
+    super("cancelled by the client");
+    this.name = "ClientCancelled";
+  }
+}
+
+/** The id of a message that may be malformed, when it can be read; else `null`. */
+function classifyId(message: unknown): RequestId | null {
+  if (typeof message !== "object" || message === null || !("id" in message)) return null;
+  const id = (message as { id: unknown }).id;
+  return typeof id === "string" || (typeof id === "number" && Number.isInteger(id)) || isRawId(id)
+    ? id as RequestId
+    : null;
 }
 
 /**

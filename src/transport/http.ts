@@ -14,6 +14,7 @@
  * @module
  */
 import type { McpServer, MessageContext } from "../mcp/server.ts";
+import { parseMessage } from "../mcp/jsonrpc.ts";
 import {
   acceptsJson,
   beforeBody,
@@ -110,7 +111,7 @@ export function createHttpHandler(
 
     let message: unknown;
     try {
-      message = JSON.parse(decoder.decode(body));
+      message = parseMessage(decoder.decode(body));
     } catch {
       const reply = server.parseError();
       return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });

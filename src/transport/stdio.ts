@@ -13,6 +13,7 @@
  */
 import { type Logger, type McpServer, Session } from "../mcp/server.ts";
 import { concatBytes } from "./bytes.ts";
+import { idKey, parseMessage, type RequestId } from "../mcp/jsonrpc.ts";
 
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {
@@ -61,6 +62,9 @@ export async function serveStdio(
     return writing;
   };
   const inFlight = new Set<Promise<void>>();
+  // The last task read for each request id still in flight: a request reusing
+  // the id of one in flight waits for it, so answers come in request order.
+  const byId = new Map<string | number, Promise<void>>();
 
   const answer = (bytes: Uint8Array) => {
     let text: string;
@@ -71,19 +75,36 @@ export async function serveStdio(
       return;
     }
     if (text.trim() === "") return;
+    let message: unknown;
+    try {
+      message = parseMessage(text);
+    } catch {
+      write(server.parseError().body!);
+      return;
+    }
+    const id = requestIdOf(message);
+    const key = id === undefined ? undefined : idKey(id);
+    const before = key === undefined ? undefined : byId.get(key);
     const task = (async () => {
-      let message: unknown;
+      if (before) await before;
+      let body: string | null;
       try {
-        message = JSON.parse(text);
+        body = (await server.handle(message, { session })).body;
       } catch {
-        await write(server.parseError().body!);
-        return;
+        // handle() answers every failure itself; this is the last net: never die, never go silent.
+        body = JSON.stringify({
+          jsonrpc: "2.0",
+          error: { code: -32603, message: "Internal error" },
+        });
       }
-      const reply = await server.handle(message, { session });
-      if (reply.body !== null) await write(reply.body);
+      if (body !== null) await write(body);
     })();
     inFlight.add(task);
-    task.finally(() => inFlight.delete(task));
+    if (key !== undefined) byId.set(key, task);
+    task.finally(() => {
+      inFlight.delete(task);
+      if (key !== undefined && byId.get(key) === task) byId.delete(key);
+    });
   };
 
   const tooLong = () => {
@@ -149,4 +170,15 @@ export async function serveStdio(
   options.cancel?.removeEventListener("abort", cancelAll);
   await writing;
   await writer.close().catch(() => {});
+}
+
+/** The id of a request (a message with a method and an id), else undefined. */
+function requestIdOf(message: unknown): RequestId | undefined {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
+  const m = message as Record<string, unknown>;
+  if (!("method" in m) || !("id" in m)) return undefined;
+  const id = m.id;
+  return typeof id === "string" || typeof id === "number" || (typeof id === "object" && id !== null)
+    ? id as RequestId
+    : undefined;
 }
