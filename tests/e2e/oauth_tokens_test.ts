@@ -253,3 +253,84 @@ Deno.test("opaque tokens are checked by RFC 7662 introspection when configured",
     await s.close();
   }
 });
+
+Deno.test("a reload swaps the scopes with the surface: list, calls and metadata follow", async () => {
+  const upstream = await startRecorder();
+  const port = freePort();
+  const resource = `http://127.0.0.1:${port}/mcp`;
+  const oidc = await startOidc(resource);
+  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+  const original = await Deno.readTextFile(FIXTURE);
+  await Deno.writeTextFile(file, original);
+  const admin = "admin-token-for-reload-0123";
+  const weir = await serveHttp(file, {
+    address: `127.0.0.1:${port}`,
+    extra: [
+      "--oauth-issuer",
+      oidc.issuer,
+      "--oauth-resource",
+      resource,
+      "--admin-token-env",
+      "WEIR_ADMIN",
+    ],
+    env: { TICKETS_BASE_URL: upstream.url, TICKETS_KEY: "upstream-key-123456", WEIR_ADMIN: admin },
+  });
+  try {
+    const token = await tokenFor(oidc, resource, "tickets:read");
+    const list = async () => {
+      const response = await fetch(resource, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      });
+      const body = await response.json();
+      return (body.result.tools as { name: string }[]).map((t) => t.name).sort();
+    };
+    const supported = async () =>
+      (await (await fetch(new URL("/.well-known/oauth-protected-resource/mcp", resource))).json())
+        .scopes_supported;
+    assert.ok(!(await list()).includes("create_ticket"));
+    // The file now lets tickets:read create tickets, and adds an admin scope to close.
+    await Deno.writeTextFile(
+      file,
+      original.replace(
+        `body "title"\n        scope "tickets:write"`,
+        `body "title"\n        scope "tickets:read"`,
+      ).replace(
+        `set status="closed"\n        scope "tickets:write"`,
+        `set status="closed"\n        scope "tickets:admin"`,
+      ),
+    );
+    const reload = await fetch(new URL("/admin/reload", resource), {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    assert.equal(reload.status, 200, await reload.text());
+    assert.ok((await list()).includes("create_ticket"));
+    assert.deepEqual(await supported(), ["tickets:admin", "tickets:read"]);
+    const create = await fetch(new URL("/api/create_ticket", resource), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ board: "ops", title: "x" }),
+    });
+    assert.equal(create.status, 200, await create.text());
+    const close = await fetch(new URL("/api/close_ticket", resource), {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ board: "ops", id: "1" }),
+    });
+    assert.equal(close.status, 403);
+    await close.body?.cancel();
+    assert.equal(challenge(close).scope, "tickets:admin");
+  } finally {
+    await weir.stop();
+    await oidc.close();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
