@@ -17,6 +17,7 @@ export {
   type CallContext,
   type Dispatch,
   errorResult,
+  InputRequiredError,
   type LogEvent,
   type Logger,
   McpServer,

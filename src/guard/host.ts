@@ -10,6 +10,7 @@
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import {
   type CallContext,
+  InputRequiredError,
   type Logger,
   type ServerOptions,
   stderrLogger,
@@ -27,6 +28,7 @@ import { jmesPathPredicate } from "../guardfile/jmespath.ts";
 import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
 import { rateLimiter } from "./rate_limit.ts";
 import { SqlRunner } from "./sql.ts";
+import { ConfirmGate } from "./confirm.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
 import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
 
@@ -102,6 +104,7 @@ export function createGuard(
     ? rateLimiter(controls.rateLimit, guardfile.name, options.resolver, log)
     : undefined;
   const cache = new ResponseCache();
+  const confirmGate = new ConfirmGate(controls.confirm);
 
   const sql = guardfile.database
     ? new SqlRunner(guardfile.database, options.resolver, limits.timeoutMs, log)
@@ -269,6 +272,7 @@ export function createGuard(
     args = withoutNulls(grant, args);
     try {
       checkBlankArguments(name, controls.rejectEmptyArguments[name] ?? [], args);
+      if (confirmGate.gates(name)) await confirmGate.confirm(name, args, ctx);
       const ttl = controls.cache[name];
       const key = ttl ? ResponseCache.key(args) : "";
       const hit = ttl ? cache.get(name, key) : undefined;
@@ -282,6 +286,10 @@ export function createGuard(
       done("ok", 200);
       return result;
     } catch (error) {
+      if (error instanceof InputRequiredError) {
+        done("confirmation_asked", 200);
+        throw error;
+      }
       const status = error instanceof ToolError ? error.status : 500;
       done(error instanceof ToolError ? error.message.split(":")[0] : "handler_error", status);
       throw error;

@@ -235,6 +235,8 @@ export interface QueryPin {
 
 /** The controls beside `wrap`, by tool name. */
 export interface Controls {
+  /** `confirm "<tool>" message=`: a person confirms each call first (tool -> message). */
+  confirm: Record<string, string>;
   /** `cache "<tool>" ttl=`: milliseconds a successful answer is reused. */
   cache: Record<string, number>;
   /** `reject-empty "<tool>"`: an empty upstream answer is a tool error. */

@@ -58,10 +58,10 @@ const SIBLINGS = [
   "reject-empty-argument",
   "pin",
   "rate-limit",
+  "confirm",
 ];
 /** Reference siblings weir does not serve yet: refused by name, never ignored. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  "confirm": "the human confirmation gate",
   "extract": "PDF and feed extraction",
 };
 

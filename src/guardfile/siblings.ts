@@ -191,7 +191,13 @@ export function readIcons(top: NodeReader[]): ServerIcon[] {
 /** The control nodes, checked against the grants they name. */
 export function readControls(top: NodeReader[], grants: Grant[]): Controls {
   const byTool = new Map(grants.map((g) => [g.tool, g]));
-  const controls: Controls = { cache: {}, rejectEmpty: [], rejectEmptyArguments: {}, pins: {} };
+  const controls: Controls = {
+    confirm: {},
+    cache: {},
+    rejectEmpty: [],
+    rejectEmptyArguments: {},
+    pins: {},
+  };
   const grantOf = (node: NodeReader, what: string): Grant | undefined => {
     if (!node.argCount(1, 1, "the tool name")) return undefined;
     const tool = node.stringArg(0, `${what} tool`);
@@ -204,6 +210,32 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     }
     return grant;
   };
+
+  for (const node of top.filter((n) => n.name === "confirm")) {
+    node.onlyProperties(["message"]);
+    node.noChildren();
+    if (node.node.values.length === 0) {
+      node.error(`confirm needs the tool it gates: confirm "delete_issue" message="..."`);
+      continue;
+    }
+    const grant = grantOf(node, "confirm");
+    let message: string | undefined;
+    if ("message" in node.node.properties) {
+      const m = node.node.properties.message;
+      if (typeof m !== "string" || m.trim() === "") {
+        node.error(`message= must be a non-empty quoted string (or leave it out for the default)`);
+        continue;
+      }
+      message = m.trim();
+    }
+    if (!grant) continue;
+    if (grant.tool in controls.confirm) {
+      node.error(`confirm "${grant.tool}" is a duplicate; keep one`);
+      continue;
+    }
+    controls.confirm[grant.tool] = message ??
+      `Allow the assistant to run "${grant.tool}" with these arguments?`;
+  }
 
   for (const node of top.filter((n) => n.name === "cache")) {
     node.onlyProperties(["ttl"]);
@@ -237,6 +269,13 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     }
     if (grant.tool in controls.cache) {
       node.error(`cache "${grant.tool}" is a duplicate; keep one`);
+      continue;
+    }
+    if (grant.tool in controls.confirm) {
+      node.error(
+        `"${grant.tool}" cannot be cached: it is confirm-gated, and a cached answer would ` +
+          `skip the human gate`,
+      );
       continue;
     }
     controls.cache[grant.tool] = ms;

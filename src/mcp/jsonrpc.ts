@@ -167,7 +167,7 @@ export class McpError extends Error {
 export type Incoming =
   | { kind: "request"; message: JsonRpcRequest }
   | { kind: "notification"; message: JsonRpcNotification }
-  | { kind: "response"; id: RequestId | null }
+  | { kind: "response"; id: RequestId | null; result?: unknown; error?: unknown }
   | { kind: "invalid"; id: RequestId | null; error: McpError };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -203,7 +203,11 @@ export function classifyMessage(value: unknown): Incoming {
   }
   const isResponse = "result" in value || "error" in value;
   if (!("method" in value)) {
-    if (isResponse) return { kind: "response", id: readableId };
+    if (isResponse) {
+      return "error" in value
+        ? { kind: "response", id: readableId, error: value.error }
+        : { kind: "response", id: readableId, result: value.result };
+    }
     return invalid(readableId, "a JSON-RPC message needs a method");
   }
   if (isResponse) {

@@ -88,6 +88,51 @@ export interface CallContext {
   protocolVersion: string;
   /** Whatever the transport's `authorize` hook returned for this request, if anything. */
   auth?: unknown;
+  /**
+   * 2026-07-28 `tools/call` over MCP only: what the client sent back for an
+   * earlier {@link InputRequiredError} (multi round-trip requests), and the
+   * capabilities it declared in this request. Absent elsewhere (2025-11-25,
+   * the HTTP tool API), where throwing {@link InputRequiredError} cannot be
+   * answered and becomes an error result.
+   */
+  input?: {
+    /** `params.inputResponses` (empty when the client sent none). */
+    responses: Record<string, unknown>;
+    /** `params.requestState`, echoed byte for byte by the client, untrusted. */
+    requestState?: string;
+    /** `_meta["io.modelcontextprotocol/clientCapabilities"]`. */
+    clientCapabilities: JsonObject;
+  };
+  /**
+   * 2025-11-25 over a transport that carries server-to-client requests (stdio),
+   * when the client declared `elicitation` in `initialize`: send
+   * `elicitation/create` with these params and resolve with the client's
+   * `ElicitResult`. Absent otherwise (stateless HTTP cannot ask).
+   */
+  elicit?: (params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
+}
+
+/**
+ * Thrown by a tool (2026-07-28) to ask the client for input before it can
+ * finish: the core answers `tools/call` with an `InputRequiredResult`
+ * (`resultType: "input_required"`, `inputRequests`, `requestState`), and the
+ * client retries the call with `inputResponses` and the `requestState` echoed.
+ * Only meaningful when {@link CallContext.input} is present; elsewhere the
+ * core turns it into an `isError` result (status 403 on the tool API) saying
+ * the input could not be asked for.
+ */
+export class InputRequiredError extends Error {
+  /** Request id -> `elicitation/create` (or another input request) object. */
+  readonly inputRequests: JsonObject;
+  /** Opaque state the client echoes on the retry (protect it: it is untrusted). */
+  readonly requestState?: string;
+
+  constructor(inputRequests: JsonObject, requestState?: string, message = "input required") {
+    super(message);
+    this.name = "InputRequiredError";
+    this.inputRequests = inputRequests;
+    this.requestState = requestState;
+  }
 }
 
 /**
@@ -228,11 +273,82 @@ export interface ServerOptions {
 export class Session {
   /** Set by `initialize`: this connection then speaks the handshake revision. */
   legacyVersion?: string;
+  /** The `capabilities` the client declared in `initialize` (2025-11-25). */
+  clientCapabilities?: JsonObject;
   /**
    * In-flight requests by {@link idKey} of their id, so
    * `notifications/cancelled` can abort them.
    */
   readonly inFlight: Map<string | number, AbortController> = new Map();
+  /**
+   * Set by a transport that can carry server-to-client requests (stdio): writes
+   * one serialized JSON-RPC message to the client. Absent: the server cannot ask.
+   */
+  send?: (line: string) => void;
+  readonly #pending = new Map<
+    string,
+    { resolve: (result: JsonObject) => void; reject: (error: Error) => void }
+  >();
+  #nextId = 0;
+
+  /**
+   * Send a server-to-client request (2025-11-25 only: `elicitation/create`,
+   * `sampling/createMessage`, `roots/list`, `ping`) and wait for the client's
+   * response on the same connection.
+   *
+   * @throws {Error} when the transport cannot send, the client answers with an
+   *   error, or `signal` aborts (the request is then forgotten)
+   */
+  request(method: string, params: JsonObject, signal: AbortSignal): Promise<JsonObject> {
+    const send = this.send;
+    if (!send) {
+      return Promise.reject(new Error("this transport cannot send requests to the client"));
+    }
+    const id = `weir-${++this.#nextId}`;
+    return new Promise<JsonObject>((resolve, reject) => {
+      const onAbort = () => {
+        this.#pending.delete(id);
+        reject(new Error("cancelled while waiting for the client"));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(id, {
+        resolve: (r) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(r);
+        },
+        reject: (e) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+      });
+      send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
+  }
+
+  /** The connection is gone: no request can be sent, and none waiting will be answered. */
+  abandon(): void {
+    this.send = undefined;
+    for (const waiting of this.#pending.values()) {
+      waiting.reject(new Error("the client closed the connection"));
+    }
+    this.#pending.clear();
+  }
+
+  /** Route a client's response to the request it answers; false when none is waiting. */
+  settle(id: RequestId | null, result: unknown, error: unknown): boolean {
+    if (typeof id !== "string") return false; // weir's own ids are strings
+    const waiting = this.#pending.get(id);
+    if (!waiting) return false;
+    this.#pending.delete(id);
+    if (error !== undefined || !isObject(result)) {
+      const message = isObject(error) && typeof error.message === "string"
+        ? error.message
+        : "the client answered with an error";
+      waiting.reject(new Error(message));
+    } else waiting.resolve(result as JsonObject);
+    return true;
+  }
 }
 
 /** Where one message came from. */
@@ -261,6 +377,8 @@ export interface ToolCallOutcome {
   status: number;
   /** The tool's result, or an error result saying what was refused. */
   result: CallToolResult;
+  /** 2026-07-28 MCP only: the tool asked for input; the answer is an `InputRequiredResult`. */
+  inputRequired?: InputRequiredError;
 }
 
 const DEFAULT_HINT: CacheHint = { ttlMs: 0, cacheScope: "private" };
@@ -333,7 +451,7 @@ export class McpServer {
     if (typeof options.catalog !== "function") this.#static = this.#prepare(options.catalog);
     this.#capabilities = capabilities;
     this.#handlers = {
-      "initialize": (p) => this.#initialize(p),
+      "initialize": (p, _call, ctx) => this.#initialize(p, ctx),
       "ping": () => Promise.resolve({}),
       "server/discover": () => Promise.resolve(this.#discover()),
       "tools/list": (p, call) => this.#list("tools/list", "tools", p, call),
@@ -390,6 +508,7 @@ export class McpServer {
       case "invalid":
         return { status: 400, body: errorResponse(incoming.id, incoming.error.toJSON()) };
       case "response":
+        ctx.session?.settle(incoming.id, incoming.result, incoming.error);
         return { status: 202, body: null };
       case "notification":
         this.#notification(incoming.message, ctx);
@@ -642,10 +761,13 @@ export class McpServer {
     return prepared;
   }
 
-  #initialize(params: Record<string, unknown>): Promise<object> {
+  #initialize(params: Record<string, unknown>, ctx: MessageContext): Promise<object> {
     const requested = params.protocolVersion;
     if (typeof requested !== "string") {
       throw new McpError(ErrorCode.InvalidParams, "initialize needs params.protocolVersion");
+    }
+    if (ctx.session && isObject(params.capabilities)) {
+      ctx.session.clientCapabilities = params.capabilities as JsonObject;
     }
     const result: JsonObject = {
       protocolVersion: LEGACY_VERSIONS.includes(requested) ? requested : LEGACY_VERSION,
@@ -722,7 +844,37 @@ export class McpServer {
         name: clip(name),
       });
     }
-    const { result } = await this.#runTool(tool, args ?? {}, call);
+    if (call instanceof RequestCall) {
+      if (call.era === "modern") {
+        const meta = params._meta as Record<string, unknown>;
+        const responses = params.inputResponses;
+        call.input = {
+          responses: isObject(responses) ? responses : {},
+          clientCapabilities: meta[MetaKey.clientCapabilities] as JsonObject,
+        };
+        if (typeof params.requestState === "string") {
+          call.input.requestState = params.requestState;
+        }
+      } else {
+        const session = call.session;
+        if (session?.send && isObject(session.clientCapabilities?.elicitation)) {
+          call.elicit = (p, signal) => session.request("elicitation/create", p, signal);
+        }
+      }
+    }
+    const { result, inputRequired } = await this.#runTool(tool, args ?? {}, call);
+    if (inputRequired) {
+      // An InputRequiredResult: no cache hints (the spec forbids them here).
+      const answer: JsonObject = {
+        resultType: "input_required",
+        inputRequests: inputRequired.inputRequests,
+        _meta: { [MetaKey.serverInfo]: this.#serverInfo },
+      };
+      if (inputRequired.requestState !== undefined) {
+        answer.requestState = inputRequired.requestState;
+      }
+      return { json: JSON.stringify(answer) };
+    }
     if (
       ERAS[call.era].structuredContentIsObject && "structuredContent" in result &&
       !isObject(result.structuredContent)
@@ -790,6 +942,16 @@ export class McpServer {
       }
       return { status: 200, result };
     } catch (error) {
+      if (error instanceof InputRequiredError) {
+        if (call.input) return { status: 200, result: { content: [] }, inputRequired: error };
+        return {
+          status: 403,
+          result: errorResult(
+            `Tool "${name}" needs input from the client (${error.message}), which cannot be ` +
+              `asked for over this transport or revision; nothing was run`,
+          ),
+        };
+      }
       if (error instanceof ToolError) {
         const result = errorResult(error.message);
         if (error.structuredContent) result.structuredContent = error.structuredContent;
@@ -925,6 +1087,8 @@ class RequestCall implements CallContext {
   readonly era: Era;
   readonly protocolVersion: string;
   readonly auth?: unknown;
+  input?: CallContext["input"];
+  elicit?: CallContext["elicit"];
   readonly #ctx: MessageContext;
   readonly #controller: AbortController | undefined;
   #signal: AbortSignal | undefined;
@@ -940,6 +1104,11 @@ class RequestCall implements CallContext {
     this.era = era;
     this.protocolVersion = protocolVersion;
     this.auth = ctx.auth;
+  }
+
+  /** The stdio session this request came on, if any. */
+  get session(): Session | undefined {
+    return this.#ctx.session;
   }
 
   /** Aborted when the transport's signal or (with a session) the request's controller is. */

@@ -54,6 +54,8 @@ export interface DescribedTool {
   reason?: string;
   alternative?: string;
   inputSchema?: JsonObject;
+  /** `confirm`: the question a person answers before each call runs. */
+  confirm?: string;
   /** A sql grant: the statement, and whether it reads (read-only, at most maxRows) or writes. */
   sql?: { statement: string; reads: boolean; maxRows: number };
 }
@@ -230,6 +232,9 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
   if (controls.rejectEmpty.includes(grant.tool)) tool.rejectEmpty = true;
   const blank = controls.rejectEmptyArguments[grant.tool];
   if (blank) tool.rejectBlank = blank;
+  if (Object.hasOwn(guardfile.controls.confirm, grant.tool)) {
+    tool.confirm = guardfile.controls.confirm[grant.tool];
+  }
   if (grant.sql) {
     const { statement, reads, maxRows } = grant.sql;
     tool.sql = { statement, reads, maxRows };
@@ -283,6 +288,7 @@ export function describeText(surface: Surface): string {
           : "SQL write (returns rows_affected)")
         : `${t.method} ${t.path}`;
       lines.push(`${t.name}  ${what}${t.destructive ? "  [destructive]" : ""}`);
+      if (t.confirm) lines.push(`  confirm first: ${t.confirm}`);
       if (t.sql) lines.push(`  statement: ${t.sql.statement.replace(/\s+/g, " ").trim()}`);
       if (t.description) lines.push(`  ${t.description}`);
       if (t.scopes?.length) lines.push(`  needs scope ${t.scopes.join(" ")}`);

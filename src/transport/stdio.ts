@@ -61,6 +61,9 @@ export async function serveStdio(
     writing = writing.then(() => writer.write(encoder.encode(line + "\n"))).catch(() => {});
     return writing;
   };
+  // stdio carries server-to-client requests (2025-11-25 elicitation): the
+  // client's responses come back on stdin and settle in the session.
+  session.send = (line) => void write(line);
   const inFlight = new Set<Promise<void>>();
   // The last task read for each request id still in flight: a request reusing
   // the id of one in flight waits for it, so answers come in request order.
@@ -160,6 +163,9 @@ export async function serveStdio(
   } finally {
     options.signal?.removeEventListener("abort", stop);
   }
+  // Nothing more can come from the client: a request waiting for its answer
+  // (an elicitation) fails now rather than holding the drain forever.
+  session.abandon();
   const cancelAll = () => {
     for (const controller of session.inFlight.values()) controller.abort(options.cancel!.reason);
   };

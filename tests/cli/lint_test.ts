@@ -184,20 +184,24 @@ wrap ward mcp t {
   assert.match(warnings[1], /warning: .*resource "d"/);
 });
 
-Deno.test("lint names a feature weir does not serve, never ignores it", async () => {
-  const file = await tempGuardfile(`confirm "create_order"
+Deno.test("lint serves http and sql grants and confirm side by side, and names what it does not serve", async () => {
+  const text = `confirm "create_order"
 wrap ward mcp shop {
     base-url "shop.example"
     database pgx { value env "DSN" }
     auth none
     can create order { path "/orders"; body "sku" }
     can list orders { sql { statement "select * from orders" } }
+    can get doc { path "/doc"; raw-response }
 }
-`);
-  const r = await runCli(["lint", file]);
+`;
+  const clean = await runCli(["lint", await tempGuardfile(text)]);
+  assert.equal(clean.code, 0, clean.stderr);
+  assert.equal(clean.stdout, "create_order\nget_doc\nlist_orders\nweir_info\n");
+  const r = await runCli(["lint", await tempGuardfile(`extract "get_doc" as="pdf-text"\n${text}`)]);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /"confirm" \(the human confirmation gate\) is not supported by weir yet/);
+  assert.match(r.stderr, /"extract" \(PDF and feed extraction\) is not supported by weir yet/);
 });
 
 Deno.test("a grant that brings a withheld operation back under another verb is warned about", async () => {

@@ -874,10 +874,20 @@ const FAILURES: [string, string, RegExp][] = [
     file(GET, `rate-limit "5/1s" { store redis literal "https://cache:6379" }`),
     /not a redis URL/,
   ],
+  ["confirm without a tool", file(GET, `confirm`), /confirm needs the tool it gates/],
+  ["confirm unknown tool", file(GET, `confirm "get_nope"`), /not a grant-backed tool/],
+  ["confirm empty message", file(GET, `confirm "get_issue" message=""`), /non-empty/],
+  ["confirm unknown property", file(GET, `confirm "get_issue" text="x"`), /unknown property/],
   [
-    "confirm (not supported)",
-    file(GET, `confirm "get_issue"`),
-    /"confirm" \(the human confirmation gate\) is not supported by weir yet/,
+    "confirm duplicate",
+    file(GET, `confirm "get_issue"\nconfirm "get_issue"`),
+    /confirm "get_issue" is a duplicate/,
+  ],
+  ["confirm with a block", file(GET, `confirm "get_issue" { message "x" }`), /takes no block/],
+  [
+    "cache on a confirm-gated grant",
+    file(GET, `confirm "get_issue"\ncache "get_issue" ttl="1m"`),
+    /skip the human gate/,
   ],
   [
     "extract (not supported)",
@@ -1182,6 +1192,7 @@ pin "get_issue" { query "key" env "K" from="query:key"; query "org" literal "acm
 rate-limit "5/1s"`,
   ));
   assert.deepEqual(g.controls, {
+    confirm: {},
     cache: { get_issue: 90_000 },
     rejectEmpty: ["get_issue"],
     rejectEmptyArguments: { create_issue: ["title"] },

@@ -109,7 +109,14 @@ export function responseProblems(
   if (!isObject(response)) return [`${revision}: a response is a JSON object`];
   if ("result" in response) {
     const problems = problemsAgainst(revision, "JSONRPCResultResponse", response);
-    const name = method === undefined ? undefined : RESULTS[revision][method];
+    // 2026-07-28: tools/call, resources/read and prompts/get may answer InputRequiredResult.
+    const inputRequired = revision === "2026-07-28" && isObject(response.result) &&
+      response.result.resultType === "input_required";
+    const name = method === undefined
+      ? undefined
+      : inputRequired
+      ? "InputRequiredResult"
+      : RESULTS[revision][method];
     if (!name) {
       return [...problems, `${revision}: no result definition for method ${method}`];
     }

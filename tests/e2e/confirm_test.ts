@@ -1,0 +1,282 @@
+/**
+ * `confirm "<tool>" message=`: a person says yes before a gated call reaches
+ * the upstream. Driven through the real CLI with the official clients: v2
+ * pinned to 2026-07-28 (input_required + retry), v1 on 2025-11-25 over stdio
+ * (elicitation/create to the client) and over HTTP (impossible: refused), the
+ * raw 2026-07-28 wire for forged and mismatched answers, and the tool API.
+ */
+import assert from "node:assert/strict";
+import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { callApi, ROOT, runCli, serveHttp, tempGuardfile, weirCommand } from "../support/cli.ts";
+import { startRecorder } from "../support/upstream.ts";
+import { assertValidResponse, MODERN } from "../support/schemas.ts";
+
+const guardfile = (upstream: string) =>
+  tempGuardfile(`confirm "delete_ticket" message="Delete this ticket for good?"
+wrap ward mcp tickets {
+    base-url "${upstream}"
+    auth none
+    can delete ticket { path "/tickets/{id}" }
+    can get ticket { path "/tickets/{id}" }
+}
+`);
+
+type Action = "accept" | "decline" | "cancel";
+const textOf = (r: { content?: unknown }) =>
+  ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
+
+Deno.test("confirm with the v2 client pinned to 2026-07-28 (input_required, then a retry)", async () => {
+  const upstream = await startRecorder(() => Response.json({ deleted: true }));
+  const file = await guardfile(upstream.url);
+  const server = await serveHttp(file);
+  let next: Action = "accept";
+  const asked: string[] = [];
+  const client = new ClientV2({ name: "confirm-v2", version: "1.0.0" }, {
+    capabilities: { elicitation: { form: {} } },
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+  });
+  client.setRequestHandler("elicitation/create", (request) => {
+    asked.push((request.params as { message: string }).message);
+    return next === "accept" ? { action: "accept", content: {} } : { action: next };
+  });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    const ok = await client.callTool({ name: "delete_ticket", arguments: { id: "7" } });
+    assert.equal(ok.isError, undefined, textOf(ok));
+    assert.equal(upstream.requests.length, 1);
+    assert.equal(upstream.requests[0].method, "DELETE");
+    assert.equal(upstream.requests[0].path, "/tickets/7");
+    assert.equal(asked.length, 1);
+    assert.match(asked[0], /^Delete this ticket for good\?/);
+    assert.match(asked[0], /Tool: delete_ticket\nArguments: \{"id":"7"\}/, "the exact arguments");
+
+    for (const action of ["decline", "cancel"] as const) {
+      next = action;
+      const no = await client.callTool({ name: "delete_ticket", arguments: { id: "8" } });
+      assert.equal(no.isError, true);
+      assert.match(textOf(no), new RegExp(`^confirmation_${action}`));
+      assert.match(textOf(no), /nothing was sent upstream/);
+    }
+    assert.equal(upstream.requests.length, 1, "a decline or cancel never reaches the upstream");
+
+    const plain = await client.callTool({ name: "get_ticket", arguments: { id: "7" } });
+    assert.equal(plain.isError, undefined);
+    assert.equal(asked.length, 3, "an ungated tool never asks");
+  } finally {
+    await client.close();
+    await server.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("confirm on the raw 2026-07-28 wire: forged, mismatched and replayed answers ask again", async () => {
+  const upstream = await startRecorder(() => Response.json({ deleted: true }));
+  const file = await guardfile(upstream.url);
+  const server = await serveHttp(file);
+  let id = 1;
+  const call = async (params: Record<string, unknown>, caps: Record<string, unknown> = {
+    elicitation: {},
+  }) => {
+    const res = await fetch(`${server.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "delete_ticket",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: id++,
+        method: "tools/call",
+        params: {
+          name: "delete_ticket",
+          ...params,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+          },
+        },
+      }),
+    });
+    const body = assertValidResponse<{ result: Record<string, unknown> }>(
+      MODERN,
+      await res.text(),
+      "tools/call",
+    );
+    return body.result;
+  };
+  const accept = { "weir/confirm": { action: "accept" } };
+  try {
+    const first = await call({ arguments: { id: "7" } });
+    assert.equal(first.resultType, "input_required");
+    const request = (first.inputRequests as Record<string, { method: string; params: never }>)[
+      "weir/confirm"
+    ];
+    assert.equal(request.method, "elicitation/create");
+    assert.equal(typeof first.requestState, "string");
+    assert.equal("ttlMs" in first, false, "no cache hints on input_required");
+    const state = first.requestState as string;
+
+    const forged = await call({ arguments: { id: "7" }, inputResponses: accept });
+    assert.equal(forged.resultType, "input_required", "an answer without the state asks again");
+
+    const other = await call({
+      arguments: { id: "8" },
+      inputResponses: accept,
+      requestState: state,
+    });
+    assert.equal(other.resultType, "input_required", "other arguments ask again");
+
+    const tampered = state.slice(0, -2) + (state.endsWith("AA") ? "BB" : "AA");
+    const bad = await call({
+      arguments: { id: "7" },
+      inputResponses: accept,
+      requestState: tampered,
+    });
+    assert.equal(bad.resultType, "input_required", "a forged state asks again");
+    assert.equal(upstream.requests.length, 0, "nothing reached the upstream so far");
+
+    const good = await call({
+      arguments: { id: "7" },
+      inputResponses: accept,
+      requestState: state,
+    });
+    assert.equal(good.resultType, "complete", JSON.stringify(good));
+    assert.equal(good.isError, undefined);
+    assert.equal(upstream.requests.length, 1);
+
+    const replay = await call({
+      arguments: { id: "7" },
+      inputResponses: accept,
+      requestState: state,
+    });
+    assert.equal(replay.resultType, "input_required", "an accepted answer runs the call once");
+    assert.equal(upstream.requests.length, 1);
+
+    const noCap = await call({ arguments: { id: "7" } }, {});
+    assert.equal(noCap.isError, true);
+    assert.match(textOf(noCap), /^confirmation_impossible: .*did not declare the elicitation/);
+
+    const api = await callApi(server.url, "delete_ticket", { id: "7" });
+    assert.equal(api.status, 403);
+    assert.match(api.text, /^confirmation_impossible: .*tool API cannot ask anyone/);
+    assert.equal(upstream.requests.length, 1, "over /api a gated tool never runs");
+  } finally {
+    await server.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("confirm with the v1 client on 2025-11-25: elicitation over stdio, impossible over HTTP", async () => {
+  const upstream = await startRecorder(() => Response.json({ deleted: true }));
+  const file = await guardfile(upstream.url);
+  const { command, args } = weirCommand();
+  const transport = new StdioClientTransport({
+    command,
+    args: [...args, "serve", file, "--stdio"],
+    cwd: ROOT,
+    env: Deno.env.toObject(),
+    stderr: "pipe",
+  });
+  let next: Action = "accept";
+  const asked: string[] = [];
+  const client = new ClientV1({ name: "confirm-v1", version: "1.0.0" }, {
+    capabilities: { elicitation: {} },
+  });
+  client.setRequestHandler(ElicitRequestSchema, (request: { params: { message: string } }) => {
+    asked.push(request.params.message);
+    return next === "accept" ? { action: "accept", content: {} } : { action: next };
+  });
+  const server = await serveHttp(file);
+  const overHttp = new ClientV1({ name: "confirm-v1-http", version: "1.0.0" }, {
+    capabilities: { elicitation: {} },
+  });
+  try {
+    await client.connect(transport);
+    const ok = await client.callTool({ name: "delete_ticket", arguments: { id: "3" } });
+    assert.equal(ok.isError, undefined, textOf(ok));
+    assert.equal(upstream.requests.length, 1);
+    assert.match(
+      asked[0],
+      /^Delete this ticket for good\?\n\nTool: delete_ticket\nArguments: \{"id":"3"\}/,
+    );
+    next = "decline";
+    const no = await client.callTool({ name: "delete_ticket", arguments: { id: "4" } });
+    assert.equal(no.isError, true);
+    assert.match(textOf(no), /^confirmation_declined/);
+    assert.equal(upstream.requests.length, 1);
+
+    await overHttp.connect(new HttpV1(new URL(`${server.url}/mcp`)));
+    const http = await overHttp.callTool({ name: "delete_ticket", arguments: { id: "5" } });
+    assert.equal(http.isError, true);
+    assert.match(
+      textOf(http),
+      /^confirmation_impossible: .*no server-to-client requests over HTTP/,
+    );
+    assert.equal(upstream.requests.length, 1);
+  } finally {
+    await client.close();
+    await overHttp.close();
+    await server.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("a v1 client that declares no elicitation over stdio is refused, nothing sent", async () => {
+  const upstream = await startRecorder();
+  const file = await guardfile(upstream.url);
+  const { command, args } = weirCommand();
+  const client = new ClientV1({ name: "no-elicitation", version: "1.0.0" });
+  try {
+    await client.connect(
+      new StdioClientTransport({
+        command,
+        args: [...args, "serve", file, "--stdio"],
+        cwd: ROOT,
+        env: Deno.env.toObject(),
+        stderr: "pipe",
+      }),
+    );
+    const r = await client.callTool({ name: "delete_ticket", arguments: { id: "1" } });
+    assert.equal(r.isError, true);
+    assert.match(textOf(r), /^confirmation_impossible/);
+    assert.equal(upstream.requests.length, 0);
+  } finally {
+    await client.close();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("lint: confirm names a grant, once, with a non-empty message; a gated grant is not cached", async () => {
+  const cases: [string, RegExp][] = [
+    [`confirm`, /confirm needs the tool it gates/],
+    [`confirm "nope_x"`, /"nope_x" is not a grant-backed tool/],
+    [`confirm "delete_ticket" message=""`, /message= must be a non-empty/],
+    [`confirm "delete_ticket" msg="x"`, /unknown property msg=/],
+    [`confirm "delete_ticket"\nconfirm "delete_ticket"`, /is a duplicate/],
+    [`confirm "weir_info"`, /not a grant-backed tool/],
+    [`confirm "get_ticket"\ncache "get_ticket" ttl="1m"`, /skip the human gate/],
+  ];
+  for (const [nodes, expected] of cases) {
+    const file = await tempGuardfile(
+      `${nodes}\nwrap ward mcp t {\n  base-url "https://t.example"\n  auth none\n  can delete ticket { path "/t/{id}" }\n  can get ticket { path "/t/{id}" }\n}\n`,
+    );
+    try {
+      const r = await runCli(["lint", file]);
+      assert.equal(r.code, 1, nodes);
+      assert.match(r.stderr, expected, `${nodes}\n${r.stderr}`);
+    } finally {
+      await Deno.remove(file);
+    }
+  }
+});
