@@ -9,7 +9,8 @@
  * algorithm from {@link DEFAULT_ALGORITHMS} (never `none`, never an HMAC
  * algorithm: the key set is public), `iss` equal to the issuer, `aud` naming
  * this server's resource (RFC 8707 section 2), and `exp` (required) and `nbf`
- * within a small clock skew. The JWKS is fetched when first needed, cached,
+ * within a small clock skew; a `typ`, when present, must name an access token
+ * (see {@link ACCESS_TOKEN_TYPES}). The JWKS is fetched when first needed, cached,
  * fetched again for an unknown `kid` at most once per cooldown, and each fetch
  * is bounded in time (jose's `createRemoteJWKSet`).
  *
@@ -157,6 +158,18 @@ export interface TokenVerifierOptions {
   timeoutMs?: number;
 }
 
+/**
+ * `typ` values accepted on a JWT access token. RFC 9068 section 4 asks for
+ * `at+jwt`; many providers send `JWT` or nothing, so those pass too (a
+ * departure, for interoperability). Any other type (`logout+jwt`,
+ * `secevent+jwt`, `dpop+jwt`, ...) is another kind of token and is refused.
+ */
+export const ACCESS_TOKEN_TYPES: ReadonlySet<string> = new Set([
+  "at+jwt",
+  "application/at+jwt",
+  "jwt",
+]);
+
 const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/;
 
 /**
@@ -199,8 +212,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   return async (token) => {
     if (JWS_SHAPE.test(token) && jwks) {
       let payload: JWTPayload;
+      let typ: unknown;
       try {
-        ({ payload } = await jwtVerify(token, jwks, {
+        ({ payload, protectedHeader: { typ } } = await jwtVerify(token, jwks, {
           algorithms,
           issuer: metadata.issuer,
           audience: resource,
@@ -209,6 +223,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         }));
       } catch (error) {
         throw new TokenError(`JWT refused: ${joseReason(error)}`);
+      }
+      if (typ !== undefined && !ACCESS_TOKEN_TYPES.has(String(typ).toLowerCase())) {
+        throw new TokenError(
+          `JWT refused: typ ${JSON.stringify(String(typ).slice(0, 40))} is not an access token`,
+        );
       }
       return accessTokenOf(payload, "jwt");
     }

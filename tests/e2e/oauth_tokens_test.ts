@@ -152,6 +152,7 @@ Deno.test("metadata, then every bad token is a 401 that reaches nothing upstream
       ["wrong audience", await sign({ ...good, aud: `${origin}/other` })],
       ["audience of another server", await sign({ ...good, aud: "https://api.example.com" })],
       ["no exp", await sign({ ...good, exp: undefined })],
+      ["another kind of JWT (a logout token)", await sign(good, { typ: "logout+jwt" })],
       [
         "alg none",
         `${encodeBase64Url(JSON.stringify({ alg: "none", typ: "JWT" }))}.${
@@ -209,6 +210,7 @@ Deno.test("metadata, then every bad token is a 401 that reaches nothing upstream
     'JWT refused: ERR_JWT_CLAIM_VALIDATION_FAILED: unexpected "aud" claim value',
     'JWT refused: ERR_JWT_CLAIM_VALIDATION_FAILED: unexpected "aud" claim value',
     'JWT refused: ERR_JWT_CLAIM_VALIDATION_FAILED: missing required "exp" claim',
+    'JWT refused: typ "logout+jwt" is not an access token',
     'JWT refused: ERR_JOSE_ALG_NOT_ALLOWED: "alg" (Algorithm) Header Parameter value not allowed',
     'JWT refused: ERR_JOSE_ALG_NOT_ALLOWED: "alg" (Algorithm) Header Parameter value not allowed',
     "JWT refused: ERR_JWS_SIGNATURE_VERIFICATION_FAILED: signature verification failed",
