@@ -274,6 +274,14 @@ function upstreamDispatch(parts: DispatchParts) {
   const { allowlist, baseline, pins, connection, headers, log } = parts;
   /** Tools that drifted, with why: refused until restart. */
   const drifted = new Map<string, string>();
+  const checks = new CoalescedCheck(async () => {
+    const listed = await connection.listTools();
+    for (const [tool, reason] of driftOf(baseline, listed)) {
+      if (drifted.has(tool)) continue;
+      drifted.set(tool, reason);
+      log({ level: "error", event: "upstream_drift", tool, reason });
+    }
+  });
   const refuseDrifted = (name: string): never => {
     auditRefused(log, {
       rule: "fingerprint",
@@ -306,12 +314,7 @@ function upstreamDispatch(parts: DispatchParts) {
       throw new ToolError(`upstream_auth: ${(error as Error).message}`, { status: 500 });
     }
     try {
-      const listed = await connection.listTools(ctx.signal);
-      for (const [tool, reason] of driftOf(baseline, listed)) {
-        if (drifted.has(tool)) continue;
-        drifted.set(tool, reason);
-        log({ level: "error", event: "upstream_drift", tool, reason });
-      }
+      await untilAborted(checks.check(), ctx.signal);
     } catch (error) {
       throw upstreamFailure(error, "checking the upstream's tool list", redactor, ctx.signal);
     }
@@ -357,6 +360,51 @@ function upstreamDispatch(parts: DispatchParts) {
     });
     return redactor.active ? redactor.deep(result) as CallToolResult : result;
   };
+}
+
+/**
+ * Drift checks shared by concurrent calls without ever using a listing that
+ * began before a call arrived: a call that finds no check running starts one;
+ * calls arriving while one runs all wait for the single check that starts
+ * right after it. So each call is checked against a listing begun after it
+ * arrived, and at most one listing is in flight (plus one queued), whatever
+ * the concurrency.
+ */
+class CoalescedCheck {
+  #running?: Promise<void>;
+  #queued?: Promise<void>;
+  readonly #run: () => Promise<void>;
+
+  constructor(run: () => Promise<void>) {
+    this.#run = run;
+  }
+
+  check(): Promise<void> {
+    if (!this.#running) return this.#start();
+    this.#queued ??= this.#running.catch(() => {}).then(() => {
+      this.#queued = undefined;
+      return this.#start();
+    });
+    return this.#queued;
+  }
+
+  #start(): Promise<void> {
+    const running: Promise<void> = this.#run().finally(() => {
+      if (this.#running === running) this.#running = undefined;
+    });
+    this.#running = running;
+    return running;
+  }
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 function upstreamFailure(
