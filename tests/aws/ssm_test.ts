@@ -246,3 +246,32 @@ Deno.test("serve-ssm refuses a file that is not an SSM policy", async () => {
   assert.equal(spec.code, 1);
   assert.match(spec.stderr, /is not an AWS S3 policy/);
 });
+
+Deno.test("serve-ssm honours --inbound-token-env: no token, no request to AWS", async () => {
+  const ssm = endpoint();
+  const token = "inbound-token-for-ssm-test-0123456789";
+  const served = await serveHttp(POLICY, {
+    command: "serve-ssm",
+    env: awsEnv({ AWS_ENDPOINT_URL_SSM: ssm.url, WEIR_TEST_INBOUND: token }),
+    extra: ["--inbound-token-env", "WEIR_TEST_INBOUND"],
+  });
+  try {
+    const call = (headers: Record<string, string>) =>
+      fetch(`${served.url}/api/get_forgejo_read_token`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: "{}",
+      });
+    const refused = await call({});
+    await refused.body?.cancel();
+    assert.equal(refused.status, 403);
+    assert.equal(ssm.requests.length, 0);
+    const ok = await call({ authorization: `Bearer ${token}` });
+    assert.equal(ok.status, 200);
+    assert.equal((await ok.json()).structuredContent.value, VALUE);
+    assert.equal(ssm.requests.length, 1);
+  } finally {
+    await served.stop();
+    await ssm.close();
+  }
+});
