@@ -1,8 +1,8 @@
 /**
  * What the two AWS modes share at the edge: the tools `lint` lists, the
  * surface `describe` prints, and serving over stdio or HTTP with the same
- * routes, inbound checks (Origin, Host, bearer token, body cap) and log lines
- * as spec mode.
+ * routes, inbound checks (Origin, Host, bearer token, body cap), log lines
+ * and reload (SIGHUP, `POST /admin/reload`) as spec mode.
  *
  * @module
  */
@@ -12,10 +12,12 @@ import { stderrLogger } from "../mcp/server.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import { ssmTools } from "../aws/ssm.ts";
 import { s3Tools } from "../aws/s3.ts";
-import { resolveEndpoint } from "../aws/config.ts";
+import { AwsConfigError, resolveEndpoint } from "../aws/config.ts";
+import { formatDiagnostic } from "../guardfile/diagnostics.ts";
+import { type LoadOutcome, Reloader, type Surface as ReloadSurface } from "../ops/reload.ts";
 import type { ServedTool } from "./lint.ts";
 import type { DescribedTool, Surface } from "./describe.ts";
-import type { ServeOptions } from "./serve.ts";
+import { errorsOf, loadGuardfileFile, type ServeOptions } from "./serve.ts";
 import { runOn } from "./listen.ts";
 import { processEnv, ssmServer } from "./serve_ssm.ts";
 import { s3BodyCap, s3Server } from "./serve_s3.ts";
@@ -112,6 +114,61 @@ export function awsServer(
   return policy.mode === "ssm" ? ssmServer(policy, opts) : s3Server(policy, opts);
 }
 
+/** A policy's surface for the reloader: its server, tool names and describe. */
+function awsSurface(
+  policy: AwsPolicy,
+  options: Pick<ServeOptions, "limits" | "log">,
+): ReloadSurface {
+  return {
+    server: awsServer(policy, options),
+    tools: toolsOf(policy).map((t) => t.name),
+    describe: () => describeAws(policy),
+  };
+}
+
+/**
+ * Re-read a policy file for a reload, with `weir lint`'s loader. Refused (the
+ * old surface keeps serving): any error, a file that is now another mode, an
+ * S3 policy whose `max-bytes` needs a larger body cap than the one bound at
+ * start, a malformed endpoint variable.
+ */
+async function reloadAws(
+  file: string,
+  started: AwsPolicy,
+  options: Pick<ServeOptions, "limits" | "log">,
+): Promise<LoadOutcome> {
+  const loaded = await loadGuardfileFile(file);
+  const errors = [
+    ...(loaded.readError ? [loaded.readError] : []),
+    ...errorsOf(loaded.diagnostics).map((d) => formatDiagnostic(file, d)),
+  ];
+  if (errors.length > 0) return { errors };
+  const policy = loaded.policy;
+  if (!policy || policy.mode !== started.mode) {
+    return {
+      errors: [
+        `${file}: no longer an AWS ${started.mode.toUpperCase()} policy; restart weir to serve another kind of file`,
+      ],
+    };
+  }
+  if (
+    policy.mode === "s3" && started.mode === "s3" && s3BodyCap(policy) > s3BodyCap(started)
+  ) {
+    return {
+      errors: [
+        `${file}: max-bytes ${policy.maxBytes} needs a larger request body cap than the one ` +
+        `set at start (max-bytes ${started.maxBytes}); restart weir to raise it`,
+      ],
+    };
+  }
+  try {
+    return { surface: awsSurface(policy, options) };
+  } catch (error) {
+    if (error instanceof AwsConfigError) return { errors: [error.message] };
+    throw error;
+  }
+}
+
 /**
  * Serve an AWS policy until `signal` aborts (or, on stdio, input ends), on
  * the glue every mode shares (`listen.ts`); an S3 policy raises the body cap
@@ -120,7 +177,12 @@ export function awsServer(
  */
 export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Promise<void> {
   const log = options.log ?? stderrLogger;
-  const server = awsServer(policy, { limits: options.limits, log });
+  const surface = awsSurface(policy, { limits: options.limits, log });
+  const file = options.file;
+  // SIGHUP (and POST /admin/reload) re-read the file as weir lint does.
+  const served = file === undefined
+    ? surface.server
+    : new Reloader(surface, () => reloadAws(file, policy, { limits: options.limits, log }), log);
   const endpoint = resolveEndpoint(
     policy.mode,
     policy.region,
@@ -134,7 +196,7 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
     region: policy.region,
     endpoint: endpoint.source,
   });
-  await runOn(server, {
+  await runOn(served, {
     ...options,
     oauth: undefined, // the AWS modes take no OAuth flags
     log,

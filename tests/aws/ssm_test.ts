@@ -275,3 +275,55 @@ Deno.test("serve-ssm honours --inbound-token-env: no token, no request to AWS", 
     await ssm.close();
   }
 });
+
+Deno.test("serve-ssm reloads its policy: a new parameter after a clean reload, the old surface after a broken one", async () => {
+  const ssm = startSsmEndpoint({
+    "/a/one": { type: "String", value: "one" },
+    "/a/two": { type: "String", value: "two" },
+  });
+  const admin = "admin-token-for-ssm-reload-0123";
+  const policy = (names: string[], extra = "") =>
+    `wrap ward mcp aws ssm {\n${
+      names.map((n) => `  parameter "${n}"\n`).join("")
+    }  can get parameter\n${extra}}\n`;
+  const file = await tempGuardfile(policy(["/a/one"]));
+  const served = await serveHttp(file, {
+    command: "serve-ssm",
+    env: awsEnv({ AWS_ENDPOINT_URL_SSM: ssm.url, WEIR_TEST_ADMIN: admin }),
+    extra: ["--admin-token-env", "WEIR_TEST_ADMIN"],
+  });
+  const reload = () =>
+    fetch(`${served.url}/admin/reload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}` },
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  try {
+    assert.equal((await callApi(served.url, "get_parameter", { name: "/a/two" })).status, 403);
+    await Deno.writeTextFile(file, policy(["/a/one", "/a/two"]));
+    assert.equal((await reload()).status, 200);
+    const two = await callApi(served.url, "get_parameter", { name: "/a/two" });
+    assert.equal(two.status, 200, two.text);
+    assert.equal((two.body.structuredContent as { value: string }).value, "two");
+    await Deno.writeTextFile(file, policy(["/a/one"], "  can put parameter\n"));
+    const bad = await reload();
+    assert.equal(bad.status, 422);
+    assert.match(bad.body.errors.join("\n"), /:4:3: .*unsupported SSM grant "can put parameter"/);
+    assert.equal((await callApi(served.url, "get_parameter", { name: "/a/two" })).status, 200);
+    await Deno.writeTextFile(file, REFERENCE_S3_FOR_RELOAD);
+    const other = await reload();
+    assert.equal(other.status, 422);
+    assert.match(other.body.errors.join("\n"), /no longer an AWS SSM policy/);
+  } finally {
+    await served.stop();
+    await ssm.close();
+    await Deno.remove(file);
+  }
+});
+
+const REFERENCE_S3_FOR_RELOAD = `wrap ward mcp aws s3 {
+  bucket "assets"
+  base-url "https://files.example.com"
+  content-type "image/png"
+  can put object
+}
+`;
