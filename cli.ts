@@ -133,13 +133,15 @@ else the bucket's public endpoint.`,
     run: async (args) => (await import("./src/cli/serve.ts")).run(args, "s3"),
   },
   describe: {
-    usage: "weir describe [--format text|json] FILE",
+    usage: "weir describe [--format text|json|openapi] FILE",
     summary: `Print the served surface as a person reads it: each tool's method, path,
 inputs with types and bounds, restrictions, and withheld tools with reasons.`,
-    help: `Usage: weir describe [--format text|json] FILE
+    help: `Usage: weir describe [--format text|json|openapi] FILE
 
-Prints each served tool: method, path template, inputs (types, bounds, required),
-restrictions on path parameters, and withheld tools with their reasons.`,
+Prints each served tool: method, path template, inputs (types, bounds, rules, required,
+metacharacter opt-outs), restrictions on path parameters, pins, cache, the rate limit, and
+withheld tools with their reasons. --format openapi prints the OpenAPI 3.1 document of the
+HTTP tool API (POST /api/<tool>; withheld tools marked deprecated).`,
     run: async (args) => (await import("./src/cli/describe.ts")).run(args),
   },
   "serve-upstream": {

@@ -1,12 +1,16 @@
 /**
- * `weir describe [--format text|json] FILE`: the served surface as a person
- * reads it.
+ * `weir describe [--format text|json|openapi] FILE`: the served surface as a
+ * person reads it, as JSON, or as the OpenAPI 3.1 document of its HTTP tool
+ * API (`src/modes/openapi.ts`).
  *
  * @module
  */
 import { loadGuardfileFile } from "../modes/serve.ts";
 import { describeGuardfile, describeText } from "../modes/describe.ts";
 import { parseFlags, printDiagnostics, UsageError } from "./args.ts";
+import config from "../../deno.json" with { type: "json" };
+import { ENVELOPE_SCHEMA } from "../guard/coverage.ts";
+import { openApiDocument } from "../modes/openapi.ts";
 
 /**
  * Run `weir describe`.
@@ -19,8 +23,8 @@ export async function run(args: string[]): Promise<number> {
     format: { type: "string", default: "text" },
   });
   if (positionals.length !== 1) throw new UsageError("describe takes exactly one FILE");
-  if (values.format !== "text" && values.format !== "json") {
-    throw new UsageError(`--format must be text or json, not ${values.format}`);
+  if (values.format !== "text" && values.format !== "json" && values.format !== "openapi") {
+    throw new UsageError(`--format must be text, json or openapi, not ${values.format}`);
   }
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
@@ -28,6 +32,17 @@ export async function run(args: string[]): Promise<number> {
   const surface = loaded.policy
     ? (await import("../modes/serve_aws.ts")).describeAws(loaded.policy)
     : describeGuardfile(loaded.guardfile!);
+  if (values.format === "openapi") {
+    // Guard grants answer the coverage envelope as structuredContent.
+    const outputSchemas = loaded.guardfile
+      ? Object.fromEntries(
+        surface.tools.filter((t) => t.kind === "grant").map((t) => [t.name, ENVELOPE_SCHEMA]),
+      )
+      : {};
+    const doc = openApiDocument(surface, { version: config.version, outputSchemas });
+    console.log(JSON.stringify(doc, null, 2));
+    return 0;
+  }
   console.log(values.format === "json" ? JSON.stringify(surface, null, 2) : describeText(surface));
   return 0;
 }

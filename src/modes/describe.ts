@@ -139,7 +139,8 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
         ? "relative path of segments"
         : "one segment, / sent as %2F",
       ...bounds(p.minimum, p.maximum),
-      ...ruleWords(p),
+      // A path value is never empty: its least length is 1.
+      ...ruleWords(p.type === "string" && p.maxLength !== undefined ? { minLength: 1, ...p } : p),
       ...(p.type === "string" && p.metacharacters === "allow" ? ["metacharacters allowed"] : []),
     ];
     inputs.push({

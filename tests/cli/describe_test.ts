@@ -52,3 +52,44 @@ Deno.test("describe on a broken file prints the errors and exits 1", async () =>
   assert.equal(r.stdout, "");
   assert.match(r.stderr, /missing "base-url"/);
 });
+
+Deno.test("describe shows value rules, gate opt-outs, pins, cache and the rate limit", async () => {
+  const text = await runCli(["describe", "guardfiles/prometheus.mcp.kdl"]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /^rate-limit 20 per 1000 ms \(all grants\)$/m);
+  assert.match(
+    text.stdout,
+    /query {4}promql: string \(required, length 1\.\.4000, metacharacters allowed, sent as query\)/,
+  );
+  assert.match(text.stdout, /path {5}label: string \(required, one segment, pattern \^\[a-zA-Z_\]/);
+  assert.match(text.stdout, /state: string \(optional, one of "active", "dropped", "any"\)/);
+  assert.match(text.stdout, /list_targets {2}GET \/api\/v1\/targets[\s\S]*?cached for 15000 ms/);
+  const plausible = await runCli(["describe", "guardfiles/plausible-stats.mcp.kdl"]);
+  assert.match(plausible.stdout, /pinned query site_id from env PLAUSIBLE_SITE/);
+
+  const json = JSON.parse(
+    (await runCli(["describe", "--format", "json", "guardfiles/github-contents.mcp.kdl"])).stdout,
+  );
+  const contents = json.tools.find((t: { name: string }) => t.name === "get_contents");
+  const path = contents.inputs.find((i: { name: string }) => i.name === "path");
+  assert.deepEqual(path, {
+    name: "path",
+    in: "path",
+    type: "string",
+    required: true,
+    constraints: ["relative path of segments", "length 1..400"],
+    metacharacters: "refuse",
+  });
+  assert.equal(contents.cacheTtlMs, 60_000);
+});
+
+Deno.test("lint --format json lists each grant's metacharacter opt-outs", async () => {
+  const r = await runCli(["lint", "--format", "json", "guardfiles/prometheus.mcp.kdl"]);
+  assert.equal(r.code, 0, r.stderr);
+  const tools = JSON.parse(r.stdout).files[0].tools as Record<string, unknown>[];
+  const byName = Object.fromEntries(tools.map((t) => [t.name, t.metacharactersAllowed]));
+  assert.deepEqual(byName.get_query, ["promql"]);
+  assert.deepEqual(byName.list_series, ["match"]);
+  assert.equal(byName.list_targets, undefined, "a tool with every input gated lists none");
+  assert.equal(byName.delete_series, undefined);
+});

@@ -1,0 +1,262 @@
+/**
+ * `weir describe --format openapi`: the HTTP tool API of a served surface as
+ * an OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0).
+ *
+ * One operation per served tool, `POST /api/<tool>`, whose request body schema
+ * is the tool's input schema exactly as the server lists and enforces it
+ * (JSON Schema 2020-12, OpenAPI 3.1's default dialect), and whose responses
+ * are the statuses that route can answer (see `src/transport/tool_api.ts` and
+ * the guard's refusals): 200 with the `CallToolResult`; 400 arguments refused
+ * by the schema (or a body that is not one JSON object); 403 refused by policy,
+ * withheld, or by the inbound checks; 413 body too large; 415 not JSON; 429
+ * rate-limited (only with a `rate-limit`); 500 a credential unset or refused;
+ * 502 an upstream failure; 503 shutting down or the rate-limit store
+ * unavailable; 504 the upstream deadline. Withheld stubs are `deprecated: true`
+ * with their reason. What `describe` knows beyond the schema (upstream method
+ * and path, restrictions, pins, cache, fixed bodies, sql statements, the gate
+ * opt-outs) is carried in `x-weir` extensions. Schemas are written inline (no
+ * `$ref`), so each one can be validated on its own.
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import type { DescribedTool, Surface } from "./describe.ts";
+
+/** What the caller knows that a {@link Surface} does not carry. */
+export interface OpenApiOptions {
+  /** weir's version, for `info.version`. */
+  version: string;
+  /** Output schema per tool name (the `structuredContent` of a 200), when the tool has one. */
+  outputSchemas?: Record<string, JsonObject>;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: "The tool's result (CallToolResult).",
+  400: "Refused before any upstream request: the body is not one JSON object, or the arguments " +
+    "do not match the input schema (the message names the argument), or a blank argument.",
+  403: "Refused: by this server's policy (policy_denied: restrict, the metacharacter gate, " +
+    "path rules), withheld (verb_withheld), or by the inbound checks (Origin, Host, token). " +
+    "Nothing was sent upstream.",
+  413: "The request body is larger than the server accepts.",
+  415: "The request is not Content-Type: application/json.",
+  429: "Rate-limited: no token of the shared rate limit became free before the deadline.",
+  500: "The upstream credential or setting is unavailable (an unset variable, an unreadable " +
+    "file, a credential too short to redact).",
+  502: "The upstream failed: an error status, a redirect (never followed), a body that is not " +
+    "JSON, fail-when matched, or an empty answer refused by reject-empty.",
+  503: "The server is shutting down, or the shared rate-limit store is unavailable.",
+  504: "The upstream did not answer before the deadline.",
+};
+
+const CONTENT: JsonObject = {
+  type: "array",
+  items: {
+    type: "object",
+    properties: { type: { type: "string" }, text: { type: "string" } },
+    required: ["type"],
+  },
+};
+
+const CALL_TOOL_RESULT: JsonObject = {
+  type: "object",
+  description: "An MCP CallToolResult.",
+  properties: {
+    content: CONTENT,
+    structuredContent: { type: "object" },
+    isError: { type: "boolean" },
+  },
+  required: ["content"],
+};
+
+const ERROR_BODY: JsonObject = {
+  description: "A tool error (CallToolResult with isError), an inbound refusal (a JSON-RPC " +
+    "error object), or a malformed-request message.",
+  anyOf: [
+    {
+      type: "object",
+      properties: {
+        content: CONTENT,
+        isError: { const: true },
+        structuredContent: { type: "object" },
+      },
+      required: ["content", "isError"],
+    },
+    {
+      type: "object",
+      properties: {
+        jsonrpc: { const: "2.0" },
+        error: {
+          type: "object",
+          properties: { code: { type: "integer" }, message: { type: "string" } },
+          required: ["code", "message"],
+        },
+      },
+      required: ["error"],
+    },
+    {
+      type: "object",
+      properties: { error: { type: "string" } },
+      required: ["error"],
+    },
+  ],
+};
+
+/** The inbound and framing statuses every route can answer. */
+const ALWAYS = [400, 403, 413, 415, 503];
+
+/** The statuses one tool's route can answer. */
+export function toolStatuses(tool: DescribedTool, surface: Surface): number[] {
+  if (tool.kind === "withheld") return ALWAYS;
+  if (tool.kind === "info") return [200, ...ALWAYS];
+  const statuses = [200, ...ALWAYS, 500, 502, 504];
+  if (surface.rateLimit) statuses.push(429);
+  return statuses.sort((a, b) => a - b);
+}
+
+/**
+ * Build the OpenAPI 3.1 document of a surface.
+ *
+ * @param surface what `describe` reports (same tool schemas as the server lists)
+ * @returns a JSON-serializable OpenAPI 3.1.0 document
+ */
+export function openApiDocument(surface: Surface, options: OpenApiOptions): JsonObject {
+  const paths: JsonObject = {};
+  for (const tool of surface.tools) {
+    paths[`/api/${tool.name}`] = { post: operation(tool, surface, options) };
+  }
+  const rate = surface.rateLimit
+    ? ` Outbound calls share a rate limit of ${surface.rateLimit.count} per ` +
+      `${surface.rateLimit.windowMs} ms${
+        surface.rateLimit.store ? ` (${surface.rateLimit.store})` : ""
+      }.`
+    : "";
+  return {
+    openapi: "3.1.0",
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    info: {
+      title: `${surface.server} (weir tool API)`,
+      version: options.version,
+      description:
+        `The HTTP tool API of the weir server "${surface.server}" (${surface.file}): one ` +
+        `POST /api/<tool> per served tool, the JSON arguments as the body, the MCP ` +
+        `CallToolResult back. Upstream: ${surface.upstream}; weir's credential to it: ` +
+        `${surface.auth}.${rate} The same tools are served over MCP at POST /mcp.`,
+    },
+    servers: [{
+      url: "http://127.0.0.1:{port}",
+      description: "weir serve FILE --http 127.0.0.1:PORT",
+      variables: { port: { default: "8080", description: "the port given to --http" } },
+    }],
+    tags: [
+      { name: "grants", description: "One upstream operation each, exactly as granted." },
+      { name: "withheld", description: "Listed so an agent knows they exist; always refused." },
+      { name: "info", description: "Describes this server; reaches nothing upstream." },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        inboundToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "Required when weir serve runs with --inbound-token-env VAR (the value " +
+            "of VAR). Without it weir does no inbound authentication.",
+        },
+      },
+    },
+    security: [{}, { inboundToken: [] }],
+  };
+}
+
+function operation(tool: DescribedTool, surface: Surface, options: OpenApiOptions): JsonObject {
+  const statuses = toolStatuses(tool, surface);
+  const responses: JsonObject = {};
+  for (const status of statuses) {
+    const schema = status === 200 ? okSchema(tool, options) : ERROR_BODY;
+    responses[String(status)] = {
+      description: status === 403 && tool.kind === "withheld"
+        ? `Always: this tool is withheld by policy. ${tool.reason ?? ""}`.trim()
+        : STATUS_TEXT[status],
+      content: { "application/json": { schema } },
+    };
+  }
+  const op: JsonObject = {
+    operationId: tool.name,
+    summary: tool.kind === "withheld"
+      ? `Withheld: ${tool.name}`
+      : tool.kind === "info"
+      ? "Server info"
+      : `${tool.method} ${tool.path}`,
+    description: describeOperation(tool),
+    tags: [tool.kind === "grant" ? "grants" : tool.kind],
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: inputSchema(tool) } },
+    },
+    responses,
+  };
+  if (tool.kind === "withheld") op.deprecated = true;
+  const extension = weirExtension(tool);
+  if (Object.keys(extension).length > 0) op["x-weir"] = extension;
+  return op;
+}
+
+function describeOperation(tool: DescribedTool): string {
+  if (tool.kind === "withheld") {
+    return `NOT AVAILABLE: withheld by policy. ${tool.reason ?? ""}` +
+      (tool.alternative ? ` Use ${tool.alternative} instead.` : "") +
+      ` Every call is refused with 403 and reaches nothing.`;
+  }
+  if (tool.kind === "info") {
+    return tool.description ?? "Describes this server; reaches nothing upstream.";
+  }
+  const parts = [tool.description ?? `${tool.method} ${tool.path} on the upstream.`];
+  if (tool.destructive) parts.push("Destructive.");
+  const ungated = (tool.inputs ?? []).filter((i) => i.metacharacters === "allow");
+  if (ungated.length > 0) {
+    parts.push(
+      `Metacharacters allowed in: ${ungated.map((i) => i.name).join(", ")} (every other path ` +
+        "and query value refuses ` $ ; & | < > ( ) { } \\).",
+    );
+  }
+  return parts.join(" ");
+}
+
+function inputSchema(tool: DescribedTool): JsonObject {
+  if (tool.inputSchema) return tool.inputSchema;
+  if (tool.kind === "info") return { type: "object", properties: {}, additionalProperties: false };
+  return { type: "object", description: "Any object: the call is refused whatever it holds." };
+}
+
+function okSchema(tool: DescribedTool, options: OpenApiOptions): JsonObject {
+  const output = options.outputSchemas?.[tool.name];
+  if (!output) return CALL_TOOL_RESULT;
+  return {
+    ...CALL_TOOL_RESULT,
+    properties: { ...(CALL_TOOL_RESULT.properties as JsonObject), structuredContent: output },
+  };
+}
+
+function weirExtension(tool: DescribedTool): JsonObject {
+  const x: JsonObject = {};
+  if (tool.kind === "grant") {
+    x.upstream = { method: tool.method ?? "", path: tool.path ?? "" };
+    if (tool.destructive) x.destructive = true;
+  }
+  if (tool.kind === "withheld") {
+    x.withheld = { reason: tool.reason ?? "" };
+    if (tool.alternative) (x.withheld as JsonObject).alternative = tool.alternative;
+  }
+  const ungated = (tool.inputs ?? []).filter((i) => i.metacharacters === "allow");
+  if (ungated.length > 0) x.metacharactersAllowed = ungated.map((i) => i.name);
+  if (tool.restrictions && tool.restrictions.length > 0) {
+    x.restrictions = tool.restrictions as unknown as JsonObject[];
+  }
+  if (tool.exclusive) x.mutuallyExclusive = tool.exclusive;
+  if (tool.fixedBody) x.fixedBody = tool.fixedBody as JsonObject;
+  if (tool.pins) x.pins = tool.pins as unknown as JsonObject[];
+  if (tool.cacheTtlMs !== undefined) x.cacheTtlMs = tool.cacheTtlMs;
+  if (tool.rejectEmpty) x.rejectEmpty = true;
+  if (tool.rejectBlank) x.rejectBlank = tool.rejectBlank;
+  if (tool.sql) x.sql = tool.sql as unknown as JsonObject;
+  return x;
+}
