@@ -204,6 +204,16 @@ Checks an allowlist as serve-upstream would, without listening.
 Exit codes: 0 clean, 1 problems found (or the upstream unreachable), 2 usage errors.`,
     run: async (args) => (await import("./src/modes/lint_upstream.ts")).lintUpstreamMain(args),
   },
+  healthcheck: {
+    usage: "weir healthcheck [URL] [--timeout MS]",
+    summary: `Exit 0 when a running weir answers GET /healthz (for container health checks).`,
+    help: `Usage: weir healthcheck [URL] [--timeout MS]
+
+GETs URL (default http://127.0.0.1:8080/healthz, where the container image serves) and
+exits 0 on a 2xx answer within MS milliseconds (default 3000), 1 otherwise. For images
+with no shell or curl, e.g. a Dockerfile HEALTHCHECK.`,
+    run: async (args) => (await import("./src/cli/healthcheck.ts")).run(args),
+  },
   demo: {
     usage: "weir demo",
     summary: `Serve guardfiles/demo.mcp.kdl against a small local upstream and run a

@@ -4,7 +4,7 @@
  * `--no-npm` makes any npm import fail, and these must still succeed.
  */
 import assert from "node:assert/strict";
-import { CLI, CONFIG, ROOT, runCli } from "../support/cli.ts";
+import { CLI, CONFIG, ROOT, runCli, serveHttp } from "../support/cli.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
 
@@ -54,4 +54,25 @@ Deno.test("help lists every command with its usage line, and help for each exist
   }
   const none = await runCli(["help", "nope"]);
   assert.equal(none.code, 2);
+});
+
+Deno.test("healthcheck exits 0 while weir serves and 1 when nothing answers", async () => {
+  const served = await serveHttp(`${ROOT}guardfiles/demo.mcp.kdl`);
+  try {
+    const up = await runCli(["healthcheck", `${served.url}/healthz`]);
+    assert.equal(up.code, 0, up.stderr);
+  } finally {
+    await served.stop();
+  }
+  const port = new URL(served.url).port;
+  const down = await runCli([
+    "healthcheck",
+    `http://127.0.0.1:${port}/healthz`,
+    "--timeout",
+    "2000",
+  ]);
+  assert.equal(down.code, 1);
+  assert.match(down.stderr, /healthcheck: http:\/\/127\.0\.0\.1/);
+  const bad = await runCli(["healthcheck", "ftp://x/"]);
+  assert.equal(bad.code, 2);
 });

@@ -1,0 +1,125 @@
+{{/* The chart name, or nameOverride. */}}
+{{- define "weir.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* <release>-<name>, or the release name when it already contains the name. */}}
+{{- define "weir.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "weir.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "weir.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "weir.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "weir.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* The guardfile's file name inside the pod. */}}
+{{- define "weir.guardfileFile" -}}
+{{- printf "%s.mcp.kdl" (default .Release.Name .Values.guardfileName) -}}
+{{- end -}}
+
+{{/* Fail the render on values that cannot make a working weir. */}}
+{{- define "weir.validate" -}}
+{{- $mode := .Values.runtime.mode -}}
+{{- if not (has $mode (list "spec" "upstream")) -}}
+{{- fail (printf "runtime.mode must be spec or upstream, not %q" (toString $mode)) -}}
+{{- end -}}
+{{- if and (eq $mode "spec") (not .Values.guardfile) -}}
+{{- fail "spec mode needs the guardfile: --set-file guardfile=path/to/file.mcp.kdl" -}}
+{{- end -}}
+{{- if eq $mode "upstream" -}}
+{{- if not .Values.upstream.url -}}
+{{- fail "upstream mode needs upstream.url, the upstream MCP server's URL" -}}
+{{- end -}}
+{{- if not .Values.upstream.tools -}}
+{{- fail "upstream mode needs upstream.tools: at least one tool to serve" -}}
+{{- end -}}
+{{- end -}}
+{{- if and (not .Values.inboundAuth.existingSecret) (not .Values.inboundAuth.disabled) -}}
+{{- fail "weir refuses to serve beyond loopback without inbound auth: set inboundAuth.existingSecret (a Secret holding the bearer token) or inboundAuth.disabled=true when a gateway authenticates callers" -}}
+{{- end -}}
+{{- range $env, $source := .Values.secret -}}
+{{- if not (regexMatch "^[A-Za-z_][A-Za-z0-9_]*$" $env) -}}
+{{- fail (printf "secret: %q is not an environment variable name" $env) -}}
+{{- end -}}
+{{- if kindIs "map" $source -}}
+{{- if not (and $source.secretName $source.key) -}}
+{{- fail (printf "secret.%s needs secretName and key" $env) -}}
+{{- end -}}
+{{- else if not (kindIs "string" $source) -}}
+{{- fail (printf "secret.%s must be a secret-store path or {secretName, key}" $env) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Does any `secret` entry come from the secret store (a string path)? */}}
+{{- define "weir.hasExternal" -}}
+{{- range $env, $source := .Values.secret -}}
+{{- if kindIs "string" $source -}}yes{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The weir command line after the binary. */}}
+{{- define "weir.args" -}}
+{{- $listen := printf "0.0.0.0:%v" .Values.http.port -}}
+{{- if eq .Values.runtime.mode "spec" }}
+- serve
+- /config/{{ include "weir.guardfileFile" . }}
+{{- else }}
+- serve-upstream
+- --upstream
+- {{ .Values.upstream.url | quote }}
+- --name
+- {{ default (include "weir.fullname" .) .Values.upstream.name | quote }}
+- --connect-timeout
+- {{ .Values.upstream.connectTimeout | quote }}
+{{- range .Values.upstream.tools }}
+- --tool
+- {{ . | quote }}
+{{- end }}
+{{- range .Values.upstream.headers }}
+- --upstream-header
+- {{ . | quote }}
+{{- end }}
+{{- range .Values.upstream.pins }}
+- --pin
+- {{ . | quote }}
+{{- end }}
+{{- end }}
+- --http
+- {{ $listen | quote }}
+{{- if .Values.inboundAuth.existingSecret }}
+- --inbound-token-env
+- WEIR_INBOUND_TOKEN
+{{- else }}
+- --no-inbound-auth
+{{- end }}
+{{- range .Values.allowOrigins }}
+- --allow-origin
+- {{ . | quote }}
+{{- end }}
+- --log-level
+- {{ .Values.logLevel | quote }}
+{{- range .Values.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end -}}

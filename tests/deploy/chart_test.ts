@@ -1,0 +1,378 @@
+/**
+ * The Helm chart (deploy/helm/weir), rendered by a real `helm template` for
+ * spec and upstream modes. The objects are asserted field by field, the
+ * rendered output passes yamllint, and the weir command line the Deployment
+ * would run is run here with the real CLI: the pod's guardfile (from the
+ * ConfigMap) and its probe path answer as Kubernetes would see them.
+ *
+ * helm comes from $WEIR_HELM, .cache/tools/helm (`scripts/get-helm.sh`, which
+ * `.ci/run` calls) or PATH; without one the tests say so and are skipped.
+ */
+import assert from "node:assert/strict";
+import { parseAllDocuments } from "yaml";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ROOT, weirCommand } from "../support/cli.ts";
+
+const CHART = `${ROOT}deploy/helm/weir`;
+const GUARDFILE = `${ROOT}guardfiles/demo.mcp.kdl`;
+
+async function works(path: string): Promise<boolean> {
+  try {
+    const out = await new Deno.Command(path, { args: ["version", "--short"], stdout: "null" })
+      .output();
+    return out.success;
+  } catch {
+    return false;
+  }
+}
+
+async function findHelm(): Promise<string | undefined> {
+  for (const candidate of [Deno.env.get("WEIR_HELM"), `${ROOT}.cache/tools/helm`, "helm"]) {
+    if (candidate && await works(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+const HELM = await findHelm();
+const YAMLLINT = await (async () => {
+  try {
+    return (await new Deno.Command("yamllint", { args: ["--version"], stdout: "null" }).output())
+      .success;
+  } catch {
+    return false;
+  }
+})();
+const skip = HELM ? "" : " (skipped: no helm; run scripts/get-helm.sh or set WEIR_HELM)";
+
+// deno-lint-ignore no-explicit-any
+type Obj = Record<string, any>;
+
+interface Rendered {
+  code: number;
+  text: string;
+  stderr: string;
+  objects: Obj[];
+}
+
+async function render(args: string[]): Promise<Rendered> {
+  const out = await new Deno.Command(HELM!, {
+    args: ["template", "rel", CHART, ...args],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  const objects = out.success
+    ? parseAllDocuments(text).map((d) => d.toJS()).filter((o) => o !== null)
+    : [];
+  return { code: out.code, text, stderr: new TextDecoder().decode(out.stderr), objects };
+}
+
+function one(objects: Obj[], kind: string): Obj {
+  const found = objects.filter((o) => o.kind === kind);
+  assert.equal(found.length, 1, `one ${kind} in ${objects.map((o) => o.kind)}`);
+  return found[0];
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function yamllint(text: string): Promise<void> {
+  if (!YAMLLINT) {
+    console.log("yamllint not installed: rendered YAML not linted");
+    return;
+  }
+  const child = new Deno.Command("yamllint", {
+    args: ["-c", `${ROOT}.yamllint.yaml`, "-"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode(text));
+  await w.close();
+  const out = await child.output();
+  assert.ok(out.success, new TextDecoder().decode(out.stdout));
+}
+
+/**
+ * Run the container's command line with the real CLI: `/config/...` is the
+ * ConfigMap's file written to a temp dir, and the listen address (the pod's
+ * 0.0.0.0:PORT) becomes 127.0.0.1:0. Resolves once weir listens.
+ */
+async function runPod(args: string[], files: Record<string, string>, env: Record<string, string>) {
+  const dir = await Deno.makeTempDir();
+  for (const [name, text] of Object.entries(files)) {
+    await Deno.writeTextFile(`${dir}/${name}`, text);
+  }
+  const mapped = args.map((a) => a.startsWith("/config/") ? `${dir}/${a.slice(8)}` : a)
+    .map((a, i, all) => all[i - 1] === "--http" ? "127.0.0.1:0" : a);
+  const { command, args: pre } = weirCommand();
+  const child = new Deno.Command(command, {
+    args: [...pre, ...mapped],
+    env,
+    cwd: dir,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stderr.getReader();
+  const decoder = new TextDecoder();
+  let err = "";
+  let url = "";
+  const deadline = Date.now() + 30_000;
+  while (!url && Date.now() < deadline) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    err += decoder.decode(value);
+    url = /"mcp":"(http:\/\/[^"]+)\/mcp"/.exec(err)?.[1] ?? "";
+  }
+  const pump = (async () => {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      err += decoder.decode(r.value);
+    }
+  })();
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* gone */ }
+    await child.status;
+    await pump;
+    await Deno.remove(dir, { recursive: true });
+  };
+  if (!url) {
+    await stop();
+    throw new Error(`the chart's command line did not start weir: ${mapped.join(" ")}\n${err}`);
+  }
+  return { url, stop, stderr: () => err };
+}
+
+async function listTools(url: string, token?: string): Promise<string[]> {
+  const client = new Client({ name: "chart-test", version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+      requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : undefined,
+    }),
+  );
+  try {
+    return (await client.listTools()).tools.map((t: { name: string }) => t.name).sort();
+  } finally {
+    await client.close();
+  }
+}
+
+const TOKEN = "chart-test-token-0123456789";
+
+Deno.test({
+  name: `chart: helm lint passes for spec and upstream values${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    for (
+      const values of [
+        ["--set-file", `guardfile=${GUARDFILE}`, "--set", "inboundAuth.disabled=true"],
+        [
+          "--set",
+          "runtime.mode=upstream,upstream.url=http://up:3000/mcp,upstream.tools={a},inboundAuth.existingSecret=s",
+        ],
+      ]
+    ) {
+      const out = await new Deno.Command(HELM!, {
+        args: ["lint", "--strict", CHART, ...values],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(out.success, new TextDecoder().decode(out.stdout));
+    }
+  },
+});
+
+Deno.test({
+  name:
+    `chart: spec mode renders a hardened Deployment whose command line serves the guardfile${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    const guardfile = await Deno.readTextFile(GUARDFILE);
+    const r = await render([
+      "--set-file",
+      `guardfile=${GUARDFILE}`,
+      "--set",
+      "guardfileName=tickets,inboundAuth.existingSecret=weir-inbound,replicaCount=2",
+      "--set",
+      "secret.TICKETS_TOKEN.secretName=tickets,secret.TICKETS_TOKEN.key=token",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    await yamllint(r.text);
+    assert.deepEqual(r.objects.map((o) => o.kind).sort(), ["ConfigMap", "Deployment", "Service"]);
+
+    const cm = one(r.objects, "ConfigMap");
+    assert.equal(cm.metadata.name, "rel-weir-guardfile");
+    assert.equal(cm.data["tickets.mcp.kdl"], guardfile, "the ConfigMap holds the guardfile as is");
+
+    const deploy = one(r.objects, "Deployment");
+    assert.equal(deploy.spec.replicas, 2);
+    assert.equal(deploy.spec.revisionHistoryLimit, 3);
+    const pod = deploy.spec.template;
+    assert.equal(pod.metadata.annotations["checksum/guardfile"], await sha256(guardfile));
+    assert.match(pod.metadata.annotations["checksum/runtime"], /^[0-9a-f]{64}$/);
+    assert.equal(pod.spec.automountServiceAccountToken, false);
+    assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+    const [c] = pod.spec.containers;
+    assert.deepEqual(c.securityContext.capabilities.drop, ["ALL"]);
+    assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+    assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+    for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
+      assert.equal(c[probe].httpGet.path, "/healthz", probe);
+      assert.equal(c[probe].httpGet.port, "http", probe);
+    }
+    assert.equal(c.ports[0].name, "http");
+    assert.deepEqual(
+      c.volumeMounts.map((m: Obj) => m.mountPath).sort(),
+      ["/config", "/tmp"],
+    );
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e]));
+    assert.deepEqual(env.WEIR_INBOUND_TOKEN.valueFrom.secretKeyRef, {
+      name: "weir-inbound",
+      key: "token",
+    });
+    assert.deepEqual(env.TICKETS_TOKEN.valueFrom.secretKeyRef, { name: "tickets", key: "token" });
+    assert.deepEqual(c.args.slice(0, 2), ["serve", "/config/tickets.mcp.kdl"]);
+    assert.ok(c.args.includes("--inbound-token-env"));
+
+    // The pod's command line, run for real: the probe path answers and MCP
+    // serves the guardfile's tools to a caller with the token, and no one else.
+    const pod1 = await runPod(c.args, { "tickets.mcp.kdl": guardfile }, {
+      WEIR_INBOUND_TOKEN: TOKEN,
+    });
+    try {
+      const health = await fetch(`${pod1.url}${c.readinessProbe.httpGet.path}`);
+      assert.equal(health.status, 200);
+      await health.body?.cancel();
+      const tools = await listTools(pod1.url, TOKEN);
+      assert.ok(tools.includes("list_ticket") && tools.includes("delete_ticket"), `${tools}`);
+      const anonymous = await fetch(`${pod1.url}/mcp`, { method: "POST", body: "{}" });
+      assert.equal(anonymous.status, 403);
+      await anonymous.body?.cancel();
+    } finally {
+      await pod1.stop();
+    }
+
+    // A changed guardfile changes the checksum, so the pods roll.
+    const changedFile = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+    await Deno.writeTextFile(changedFile, guardfile.replace("demo", "demo2"));
+    const changed = await render([
+      "--set-file",
+      `guardfile=${changedFile}`,
+      "--set",
+      "inboundAuth.disabled=true",
+    ]);
+    await Deno.remove(changedFile);
+    assert.notEqual(
+      one(changed.objects, "Deployment").spec.template.metadata.annotations["checksum/guardfile"],
+      pod.metadata.annotations["checksum/guardfile"],
+    );
+  },
+});
+
+Deno.test({
+  name: `chart: upstream mode runs serve-upstream with the allowlist, secrets and sidecars${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    // The upstream: weir itself serving the demo guardfile on loopback.
+    const guardfile = await Deno.readTextFile(GUARDFILE);
+    const upstream = await runPod(["serve", "/config/demo.mcp.kdl", "--http", "x"], {
+      "demo.mcp.kdl": guardfile,
+    }, {});
+    try {
+      const r = await render([
+        "--set",
+        `runtime.mode=upstream,upstream.url=${upstream.url}/mcp,upstream.connectTimeout=10s`,
+        "--set",
+        "upstream.tools={list_ticket,get_ticket},inboundAuth.disabled=true",
+        "--set",
+        "secret.GH_TOKEN=/weir/github/token,secret.OTHER.secretName=other,secret.OTHER.key=k",
+        "--set",
+        "extraContainers[0].name=sidecar,extraContainers[0].image=example/sidecar:1",
+        "--set",
+        "service.nodePort=30080",
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      await yamllint(r.text);
+      assert.deepEqual(
+        r.objects.map((o) => o.kind).sort(),
+        ["Deployment", "ExternalSecret", "Service"],
+      );
+      const external = one(r.objects, "ExternalSecret");
+      assert.deepEqual(external.spec.data, [
+        { secretKey: "GH_TOKEN", remoteRef: { key: "/weir/github/token" } },
+      ]);
+      assert.equal(external.spec.secretStoreRef.name, "aws-parameter-store");
+      const svc = one(r.objects, "Service");
+      assert.equal(svc.spec.type, "NodePort");
+      assert.equal(svc.spec.ports[0].nodePort, 30080);
+      const pod = one(r.objects, "Deployment").spec.template.spec;
+      assert.deepEqual(pod.containers.map((c: Obj) => c.name), ["weir", "sidecar"]);
+      const [c] = pod.containers;
+      assert.equal(c.args[0], "serve-upstream");
+      assert.ok(!c.volumeMounts.some((m: Obj) => m.mountPath === "/config"));
+      const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e]));
+      assert.deepEqual(env.GH_TOKEN.valueFrom.secretKeyRef, {
+        name: "rel-weir-secret",
+        key: "GH_TOKEN",
+      });
+      assert.deepEqual(env.OTHER.valueFrom.secretKeyRef, { name: "other", key: "k" });
+
+      const proxy = await runPod(c.args, {}, {});
+      try {
+        const health = await fetch(`${proxy.url}${c.livenessProbe.httpGet.path}`);
+        assert.equal(health.status, 200);
+        await health.body?.cancel();
+        assert.deepEqual(await listTools(proxy.url), ["get_ticket", "list_ticket"]);
+      } finally {
+        await proxy.stop();
+      }
+
+      const noSecrets = await render([
+        "--set",
+        "runtime.mode=upstream,upstream.url=http://u/mcp,upstream.tools={a},inboundAuth.disabled=true",
+        "--set",
+        "secret.OTHER.secretName=other,secret.OTHER.key=k,runtime.injectSecrets=false",
+      ]);
+      const names = one(noSecrets.objects, "Deployment").spec.template.spec.containers[0].env
+        .map((e: Obj) => e.name);
+      assert.ok(!names.includes("OTHER"), `${names}`);
+    } finally {
+      await upstream.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: `chart: values that cannot make a working weir fail the render and say why${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ["--set", "runtime.mode=proxy,inboundAuth.disabled=true"],
+        /runtime.mode must be spec or upstream/,
+      ],
+      [["--set", "inboundAuth.disabled=true"], /spec mode needs the guardfile/],
+      [["--set", "runtime.mode=upstream,inboundAuth.disabled=true"], /needs upstream.url/],
+      [
+        ["--set", "runtime.mode=upstream,upstream.url=http://u/mcp,inboundAuth.disabled=true"],
+        /at least one tool/,
+      ],
+      [["--set-file", `guardfile=${GUARDFILE}`], /without inbound auth/],
+      [
+        ["--set-file", `guardfile=${GUARDFILE}`, "--set", "inboundAuth.disabled=true,secret.X=1"],
+        /secret.X must be a secret-store path/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const r = await render(args);
+      assert.notEqual(r.code, 0, args.join(" "));
+      assert.match(r.stderr, message);
+    }
+  },
+});
