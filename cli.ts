@@ -15,6 +15,14 @@
  * failed; 2 the command line itself is wrong (unknown command or flag, missing
  * argument).
  *
+ * @example Run a command in-process (what `weir --version` does)
+ * ```ts
+ * import { main } from "@weir/weir/cli";
+ *
+ * const code = await main(["--version"]); // prints "weir <version>"
+ * if (code !== 0) throw new Error(`exit ${code}`);
+ * ```
+ *
  * @module
  */
 import config from "./deno.json" with { type: "json" };

@@ -10,6 +10,58 @@
  *
  * This module only re-exports; see each source module for details.
  *
+ * @example A one-tool server, asked over its HTTP handler (2026-07-28, stateless)
+ * ```ts
+ * import { createHttpHandler, loopbackHosts, McpServer } from "@weir/weir";
+ *
+ * const server = new McpServer({
+ *   name: "echo",
+ *   version: "1.0.0",
+ *   catalog: {
+ *     tools: [{
+ *       name: "echo",
+ *       inputSchema: { type: "object", properties: { text: { type: "string" } } },
+ *     }],
+ *     resources: [],
+ *     prompts: [],
+ *   },
+ *   dispatch: (_tool, { text }) => ({ content: [{ type: "text", text: String(text) }] }),
+ * });
+ * const handler = createHttpHandler(server, {
+ *   authorize: () => true,
+ *   allowedOrigins: [],
+ *   allowedHosts: loopbackHosts(8787),
+ * });
+ * const response = await handler(
+ *   new Request("http://127.0.0.1:8787/mcp", {
+ *     method: "POST",
+ *     headers: {
+ *       host: "127.0.0.1:8787",
+ *       "content-type": "application/json",
+ *       accept: "application/json, text/event-stream",
+ *       "mcp-protocol-version": "2026-07-28",
+ *       "mcp-method": "tools/call",
+ *       "mcp-name": "echo",
+ *     },
+ *     body: JSON.stringify({
+ *       jsonrpc: "2.0",
+ *       id: 1,
+ *       method: "tools/call",
+ *       params: {
+ *         name: "echo",
+ *         arguments: { text: "hi" },
+ *         _meta: {
+ *           "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+ *           "io.modelcontextprotocol/clientCapabilities": {},
+ *         },
+ *       },
+ *     }),
+ *   }),
+ * );
+ * const { result } = await response.json();
+ * if (result.content[0].text !== "hi") throw new Error(JSON.stringify(result));
+ * ```
+ *
  * @module
  */
 export {
