@@ -112,7 +112,9 @@ old surface serving and logs every error with file:line:column.
 
 Secrets named by the guardfile (value env "X", value file "...") are read at every call,
 never at start-up. They are redacted from every result and error (as sent, percent-encoded
-or JSON-escaped) and never logged; a credential shorter than 8 characters is refused.`,
+or JSON-escaped) and never logged; a credential shorter than 8 characters, or holding a line
+break or control character, is refused by name. Pins are redacted only with secret=#true
+or from="query:...".`,
     run: async (args) => (await import("./src/cli/serve.ts")).run(args),
   },
   "serve-ssm": {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { cleanDeep, cleanText, parseJsonExact } from "../mcp/text.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import {
   type CallContext,
@@ -132,7 +133,7 @@ export function createGuard(
         { status: 502 },
       );
     }
-    const env = envelope(answer.result, answer.bytes);
+    const env = envelope(cleanDeep(answer.result), answer.bytes);
     env.coverage.truncated = answer.truncated;
     return {
       content: [{ type: "text", text: JSON.stringify(env) }],
@@ -162,7 +163,10 @@ export function createGuard(
     const what = `${grant.method} ${grant.path}`;
     const text = new TextDecoder().decode(answer.body);
     if (answer.status >= 300) {
-      const excerpt = redactor.text(text).replace(/\s+/g, " ").trim().slice(0, EXCERPT_CHARS);
+      const excerpt = cleanText(redactor.text(text)).replace(/\s+/g, " ").trim().slice(
+        0,
+        EXCERPT_CHARS,
+      );
       const kind = answer.status < 400 ? "upstream_redirect" : "upstream_error";
       const note = answer.status < 400 ? " (weir does not follow redirects)" : "";
       throw new ToolError(
@@ -173,12 +177,13 @@ export function createGuard(
     }
     let result: unknown;
     if (answer.body.length === 0) {
-      result = `${answer.status} ${answer.statusText}`.trim();
+      result = cleanText(`${answer.status} ${answer.statusText}`.trim());
     } else if (grant.rawResponse) {
-      result = redactor.text(text);
+      result = cleanText(redactor.text(text));
     } else {
       try {
-        result = JSON.parse(text);
+        // Numbers pass through exactly: src/mcp/text.ts.
+        result = parseJsonExact(text);
       } catch {
         const media = /^[\w.+-]+\/[\w.+-]+/.exec(answer.contentType)?.[0] ?? "a body";
         throw new ToolError(
@@ -206,7 +211,7 @@ export function createGuard(
           });
         }
       }
-      result = redactor.deep(result);
+      result = cleanDeep(redactor.deep(result));
     }
     if (
       controls.rejectEmpty.includes(grant.tool) && (answer.body.length === 0 || isEmpty(result))
@@ -292,7 +297,20 @@ export function createGuard(
       }
       const status = error instanceof ToolError ? error.status : 500;
       done(error instanceof ToolError ? error.message.split(":")[0] : "handler_error", status);
-      throw error;
+      if (error instanceof ToolError || ctx.signal.aborted) throw error;
+      // An error nobody foresaw may quote what it choked on (a header value, a
+      // credential): neither the caller nor the log sees its message.
+      log({
+        level: "error",
+        event: "tool_failed",
+        tool: name,
+        error: error instanceof Error ? error.name : typeof error,
+      });
+      throw new ToolError(
+        `internal_error: "${name}" failed inside weir; nothing was shown of the cause ` +
+          `(the log names its kind)`,
+        { status: 500 },
+      );
     }
   };
 

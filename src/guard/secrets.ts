@@ -13,6 +13,7 @@
  * @module
  */
 export { nestsDeeperThan } from "../mcp/depth.ts";
+import { isRawJson } from "../mcp/text.ts";
 
 /** Shortest secret weir will send and redact. */
 export const MIN_SECRET_LENGTH = 8;
@@ -64,7 +65,7 @@ export class Redactor {
     const walk = (v: unknown): unknown => {
       if (typeof v === "string") return this.text(v);
       if (Array.isArray(v)) return v.map(walk);
-      if (v !== null && typeof v === "object") {
+      if (v !== null && typeof v === "object" && !isRawJson(v)) {
         const out: Record<string, unknown> = {};
         for (const [k, child] of Object.entries(v)) {
           Object.defineProperty(out, this.text(k), {

@@ -61,7 +61,9 @@ export class SqlRunner {
   async run(grant: Grant, args: Record<string, unknown>, signal: AbortSignal): Promise<SqlAnswer> {
     const spec = grant.sql!;
     const values = spec.params.map((p) => toParam(args[p.name]));
-    const dsn = (await resolveValue(this.#database.dsn, this.#resolver, "the database DSN")).value;
+    const dsn = (await resolveValue(this.#database.dsn, this.#resolver, "the database DSN", {
+      code: "dsn_missing",
+    })).value;
     const sql = await this.#connect(dsn);
     const timeout = this.#timeoutMs > 0 ? Math.ceil(this.#timeoutMs) : 0;
     try {

@@ -165,10 +165,29 @@ async function credential(
   redactor: Redactor,
   name = "",
 ): Promise<string> {
-  const resolved = await resolveValue(source, resolver, `the upstream credential${name}`);
+  const resolved = await resolveValue(source, resolver, `the upstream credential${name}`, {
+    code: "credential_missing",
+  });
+  // What is sent is what is redacted: surrounding whitespace (a trailing
+  // newline from `echo` or a file) is not part of the credential; HTTP would
+  // strip it from a header anyway (RFC 9110, 5.5).
+  resolved.value = resolved.value.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "");
+  const bad = /[\u0000-\u001f\u007f]/.exec(resolved.value);
+  if (bad) {
+    const what = bad[0] === "\r" || bad[0] === "\n"
+      ? "a line break (CR or LF) inside it"
+      : `a control character (U+${
+        bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+      })`;
+    throw new ToolError(
+      `credential_invalid: the upstream credential${name} from ${resolved.source} has ${what}; ` +
+        `no header or query can carry it: fix the value (nothing was sent)`,
+      { status: 500 },
+    );
+  }
   if (resolved.secret && resolved.value.length < MIN_SECRET_LENGTH) {
     throw new ToolError(
-      `the upstream credential${name} from ${resolved.source} is shorter than ` +
+      `credential_too_short: the upstream credential${name} from ${resolved.source} is shorter than ` +
         `${MIN_SECRET_LENGTH} characters; weir refuses to send a credential it cannot keep ` +
         `out of results (nothing was sent)`,
       { status: 500 },
@@ -208,7 +227,9 @@ let lastBase: { raw: string; normalized: string } | undefined;
 
 async function baseUrlOf(guardfile: Guardfile, resolver: ValueResolver): Promise<string> {
   if (typeof guardfile.baseUrl === "string") return guardfile.baseUrl;
-  const resolved = await resolveValue(guardfile.baseUrl, resolver, "the upstream base-url");
+  const resolved = await resolveValue(guardfile.baseUrl, resolver, "the upstream base-url", {
+    code: "base_url_missing",
+  });
   if (lastBase?.raw === resolved.value) return lastBase.normalized;
   const normalized = normalizeBaseUrl(resolved.value);
   if (typeof normalized !== "string") {
@@ -250,8 +271,13 @@ async function resolvePin(
   resolver: ValueResolver,
   redactor: Redactor,
 ): Promise<string> {
-  const resolved = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`);
-  if (resolved.secret) redactor.add(resolved.value);
+  const resolved = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`, {
+    code: "pin_missing",
+  });
+  // A pin is policy, not a secret: redacted only when the file says so
+  // (secret=#true), or when it is taken out of a URL-valued secret (from=).
+  const secret = resolved.secret && (pin.secret === true || pin.fromQuery !== undefined);
+  if (secret) redactor.add(resolved.value);
   if (!pin.fromQuery) return resolved.value;
   let extracted: string | null = null;
   try {
@@ -266,6 +292,6 @@ async function resolvePin(
       { status: 500 },
     );
   }
-  if (resolved.secret) redactor.add(extracted);
+  if (secret) redactor.add(extracted);
   return extracted;
 }

@@ -37,6 +37,7 @@ export async function resolveValue(
   source: ValueSource,
   resolver: ValueResolver,
   what: string,
+  options: { code?: string } = {},
 ): Promise<Resolved> {
   const tried: string[] = [];
   for (const { provider, address } of source.chain) {
@@ -60,7 +61,9 @@ export async function resolveValue(
     }
   }
   throw new ToolError(
-    `${what} is not available: set ${tried.join(", or ")} (checked at every call)`,
+    `${options.code ?? "value_missing"}: ${what} is not available: set ${
+      tried.join(", or ")
+    } (checked at every call)`,
     { status: 500 },
   );
 }

@@ -231,6 +231,12 @@ export interface QueryPin {
   source: ValueSource;
   /** Take one query parameter out of a URL-valued secret (`from="query:<p>"`). */
   fromQuery?: string;
+  /**
+   * `secret=#true`: redact the value from results like a credential. A pin is
+   * policy, not a secret, so by default its value is not redacted; a
+   * `from="query:<p>"` pin reads a URL-valued secret and is always redacted.
+   */
+  secret?: boolean;
 }
 
 /** The controls beside `wrap`, by tool name. */

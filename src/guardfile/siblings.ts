@@ -341,7 +341,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     }
     const pins: QueryPin[] = [];
     for (const q of kids) {
-      q.onlyProperties(["from"]);
+      q.onlyProperties(["from", "secret"]);
       q.noChildren();
       if (!q.argCount(3, 3, `a name, a provider and a source: query "api_key" env "API_KEY"`)) {
         continue;
@@ -377,6 +377,14 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
         } else {
           pin.fromQuery = m[1];
         }
+      }
+      if ("secret" in q.node.properties) {
+        const secret = q.node.properties.secret;
+        if (typeof secret !== "boolean") {
+          q.error(`secret=${show(secret)} must be #true or #false`);
+          continue;
+        }
+        pin.secret = secret;
       }
       pins.push(pin);
     }

@@ -40,6 +40,7 @@ import {
   SUPPORTED_VERSIONS,
 } from "./revisions.ts";
 import { checkHeaders } from "./headers.ts";
+import { cleanText } from "./text.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import type {
   CallToolResult,
@@ -1201,11 +1202,12 @@ function toBase64(bytes: Uint8Array): string {
 
 /** A `CallToolResult` reporting a failure as text. */
 export function errorResult(message: string): CallToolResult {
-  return { content: [{ type: "text", text: message }], isError: true };
+  return { content: [{ type: "text", text: cleanText(message) }], isError: true };
 }
 
+/** A caller's text as an error may quote it: at most 120 characters, clean (src/mcp/text.ts). */
 function clip(text: string): string {
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  return cleanText(text.length > 120 ? `${text.slice(0, 117)}...` : text);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

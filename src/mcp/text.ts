@@ -1,0 +1,83 @@
+/**
+ * Clean text out, and exact numbers through.
+ *
+ * Clean text: whatever a server emits (results, error messages, echoes of
+ * what a caller or an upstream sent) is well-formed Unicode (a lone UTF-16
+ * surrogate becomes U+FFFD, as the WHATWG Encoding standard's UTF-8 encoder
+ * does) and holds no terminal control sequence: ECMA-48 escape sequences
+ * (CSI `ESC [ ... final`, OSC/DCS/PM/APC strings up to BEL or `ESC \`, and
+ * two-character escapes) are removed, and every other C0 or C1 control
+ * character except tab, line feed and carriage return becomes U+FFFD. A
+ * terminal showing the text cannot be made to clear the screen, set its
+ * title, or hide what follows.
+ *
+ * Exact numbers: {@link parseJsonExact} parses JSON keeping every number whose
+ * text `JSON.stringify` would not reproduce (beyond 2^53, more digits than a
+ * double holds, `1.0`, `1e3`, `-0`) as its source text in a `JSON.rawJSON`
+ * value (TC39 "JSON.parse source text access"), so serializing the value again
+ * writes the very digits received.
+ *
+ * @module
+ */
+
+/** ECMA-48 sequences: CSI, string controls (OSC, DCS, SOS, PM, APC) and two-character escapes. */
+const SEQUENCES =
+  /\u001b\[[0-?]*[ -/]*[@-~]?|\u009b[0-?]*[ -/]*[@-~]?|[\u001b][\]PX^_][^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|[\u009d\u0090\u0098\u009e\u009f][^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[ -~]?/g;
+/** Control characters other than tab, LF and CR (C0, DEL, C1). */
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+/** Anything {@link cleanText} would change. */
+const DIRTY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ud800-\udfff]/;
+
+/**
+ * Make text safe to emit: well-formed Unicode, no terminal control sequences.
+ * @param text any string
+ * @returns the same string when it is already clean (no copy)
+ */
+export function cleanText(text: string): string {
+  if (!DIRTY.test(text)) return text;
+  const wellFormed = (text as string & { toWellFormed(): string }).toWellFormed();
+  return wellFormed.replace(SEQUENCES, "").replace(CONTROLS, "\ufffd");
+}
+
+/**
+ * {@link cleanText} every string and object key inside a decoded JSON value
+ * (raw numbers from {@link parseJsonExact} are kept). The value must nest a
+ * bounded number of levels (the caller checks depth first).
+ */
+export function cleanDeep<T>(value: T): T {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return cleanText(v);
+    if (v === null || typeof v !== "object" || isRawJson(v)) return v;
+    if (Array.isArray(v)) return v.map(walk);
+    // Only plain objects are rebuilt; a Date or a driver's value is left as it is.
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return v;
+    const entries: [string, unknown][] = [];
+    for (const [k, child] of Object.entries(v)) entries.push([cleanText(k), walk(child)]);
+    // fromEntries defines own data properties: a "__proto__" key stays a key.
+    return Object.fromEntries(entries);
+  };
+  return walk(value) as T;
+}
+
+/** Whether `value` is a `JSON.rawJSON` value (a number kept as its source text). */
+export function isRawJson(value: unknown): value is { readonly rawJSON: string } {
+  return (JSON as unknown as { isRawJSON(v: unknown): boolean }).isRawJSON(value);
+}
+
+const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+
+/** Number text that `JSON.stringify(JSON.parse(text))` might spell differently. */
+const INEXACT_NUMBER = /[0-9]{16}|[0-9][eE]|\.[0-9]*0(?![0-9])|-0(?![.0-9])/;
+
+/**
+ * Parse JSON keeping numbers exact (see the module text).
+ * @throws {SyntaxError} when the text is not JSON
+ */
+export function parseJsonExact(text: string): unknown {
+  if (!INEXACT_NUMBER.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (_key, value, context?: { source?: string }) => {
+    if (typeof value !== "number" || context?.source === undefined) return value;
+    return String(value) === context.source ? value : rawJSON(context.source);
+  });
+}
