@@ -258,6 +258,11 @@ export async function reloadGuardfile(
   const errors = [
     ...(loaded.readError ? [loaded.readError] : []),
     ...errorsOf(all).map((d) => formatDiagnostic(file, d)),
+    ...(loaded.policy
+      ? [
+        `${file}: is now an AWS ${loaded.policy.mode.toUpperCase()} policy; restart weir to serve it`,
+      ]
+      : []),
   ];
   const warningLines = all.filter((d) => d.severity === "warning").map((d) =>
     formatDiagnostic(file, d)

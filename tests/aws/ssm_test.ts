@@ -327,3 +327,27 @@ const REFERENCE_S3_FOR_RELOAD = `wrap ward mcp aws s3 {
   can put object
 }
 `;
+
+Deno.test("a spec server asked to reload a file that became an AWS policy says why it refuses", async () => {
+  const admin = "admin-token-for-spec-reload-0123";
+  const file = await tempGuardfile(
+    await Deno.readTextFile(`${ROOT}tests/fixtures/tickets.mcp.kdl`),
+  );
+  const served = await serveHttp(file, {
+    env: { WEIR_TEST_ADMIN: admin },
+    extra: ["--admin-token-env", "WEIR_TEST_ADMIN"],
+  });
+  try {
+    await Deno.writeTextFile(file, await Deno.readTextFile(`${ROOT}${POLICY}`));
+    const r = await fetch(`${served.url}/admin/reload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${admin}` },
+    });
+    const body = await r.json();
+    assert.equal(r.status, 422);
+    assert.match(body.errors.join("\n"), /is now an AWS SSM policy; restart weir to serve it/);
+  } finally {
+    await served.stop();
+    await Deno.remove(file);
+  }
+});
