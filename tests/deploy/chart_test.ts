@@ -201,6 +201,8 @@ Deno.test({
       "guardfileName=tickets,inboundAuth.existingSecret=weir-inbound,replicaCount=2",
       "--set",
       "secret.TICKETS_TOKEN.secretName=tickets,secret.TICKETS_TOKEN.key=token",
+      "--set",
+      "redis.url=redis://cache:6379/0",
     ]);
     assert.equal(r.code, 0, r.stderr);
     await yamllint(r.text);
@@ -237,6 +239,7 @@ Deno.test({
       key: "token",
     });
     assert.deepEqual(env.TICKETS_TOKEN.valueFrom.secretKeyRef, { name: "tickets", key: "token" });
+    assert.equal(env.REDIS_URL.value, "redis://cache:6379/0");
     assert.deepEqual(c.args.slice(0, 2), ["serve", "/config/tickets.mcp.kdl"]);
     assert.ok(c.args.includes("--inbound-token-env"));
 
@@ -295,7 +298,7 @@ Deno.test({
         "--set",
         "extraContainers[0].name=sidecar,extraContainers[0].image=example/sidecar:1",
         "--set",
-        "service.nodePort=30080",
+        "service.nodePort=30080,redis.existingSecret=redis",
       ]);
       assert.equal(r.code, 0, r.stderr);
       await yamllint(r.text);
@@ -322,6 +325,7 @@ Deno.test({
         key: "GH_TOKEN",
       });
       assert.deepEqual(env.OTHER.valueFrom.secretKeyRef, { name: "other", key: "k" });
+      assert.deepEqual(env.REDIS_URL.valueFrom.secretKeyRef, { name: "redis", key: "url" });
 
       const proxy = await runPod(c.args, {}, {});
       try {
