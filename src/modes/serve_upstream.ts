@@ -341,7 +341,7 @@ function upstreamDispatch(parts: DispatchParts) {
     }
     let result: CallToolResult;
     try {
-      result = await connection.callTool(name, sent, ctx.signal);
+      result = await connection.callTool(name, sent, ctx.signal, baseline.get(name)?.definition);
     } catch (error) {
       const failure = upstreamFailure(error, "calling the tool", redactor, ctx.signal);
       auditAllowed(log, {
@@ -465,6 +465,7 @@ export async function runServeUpstream(
       event: "upstream_connected",
       upstream: describeTarget(config.target),
       upstream_server: built.connection.serverInfo?.name,
+      upstream_revision: built.connection.revision,
       tools: config.allowlist,
     });
     await runOn(built.server, {

@@ -1,8 +1,11 @@
 /**
  * One long-lived connection to an upstream MCP server, through the official
- * SDK client (`@modelcontextprotocol/sdk` v1 `Client`, protocol 2025-11-25 and
- * earlier): an HTTP server by URL (Streamable HTTP, JSON or SSE answers, with
- * or without a session) or a child process over stdio.
+ * SDK clients: an HTTP server by URL (Streamable HTTP, JSON or SSE answers,
+ * with or without a session) or a child process over stdio. The first
+ * connection tries the 2025-11-25 handshake with the v1 client
+ * (`@modelcontextprotocol/sdk`); when the upstream refuses it, 2026-07-28 with
+ * the v2 client (`@modelcontextprotocol/client`, pinned to that revision).
+ * Reconnections keep to the revision that worked.
  *
  * - {@link UpstreamConnection.open} connects, retrying every second (backoff
  *   doubling to at most 5 s) until `connectTimeoutMs` has passed.
@@ -28,6 +31,11 @@
  * @module
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  Client as ModernClient,
+  ProtocolError,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -96,14 +104,38 @@ const SDK_TIMEOUT = -32001;
 /** The SDK's code for "connection closed" (`ErrorCode.ConnectionClosed`). */
 const SDK_CLOSED = -32000;
 
+/** One connected official client, whichever revision it speaks. */
+interface Session {
+  revision: "2025-11-25" | "2026-07-28";
+  serverInfo?: { name: string; version: string };
+  page(
+    params: { cursor?: string },
+    options: { signal?: AbortSignal; timeout: number },
+  ): Promise<unknown>;
+  call(
+    params: { name: string; arguments: JsonObject },
+    definition: ToolSpec | undefined,
+    options: { signal?: AbortSignal; timeout: number },
+  ): Promise<unknown>;
+  close(): Promise<void>;
+  onclose(fn: () => void): void;
+}
+
 /** See the module doc. */
 export class UpstreamConnection {
   readonly #options: ConnectionOptions;
-  #client?: Client;
+  #client?: Session;
+  /** The revision that worked first; reconnections keep to it. */
+  #revision?: "2025-11-25" | "2026-07-28";
   #broken = true;
   #connecting?: Promise<void>;
   /** `serverInfo` of the upstream, once connected. */
   serverInfo?: { name: string; version: string };
+
+  /** The protocol revision spoken to the upstream, once connected. */
+  get revision(): string | undefined {
+    return this.#revision;
+  }
 
   private constructor(options: ConnectionOptions) {
     this.#options = options;
@@ -140,35 +172,107 @@ export class UpstreamConnection {
     }
   }
 
-  /** Connect anew (closing the old connection); concurrent callers share one attempt. */
+  /**
+   * Connect anew (closing the old connection); concurrent callers share one
+   * attempt. The first connection tries the 2025-11-25 handshake, then (when
+   * that fails) 2026-07-28 with the official v2 client; later ones reuse the
+   * revision that worked.
+   */
   #reconnect(): Promise<void> {
     this.#connecting ??= (async () => {
       const old = this.#client;
       this.#client = undefined;
       this.#broken = true;
       if (old) await old.close().catch(() => {});
-      const client = new Client({ name: "weir-serve-upstream", version: "0.1.0" }, {
-        capabilities: {},
-      });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-        this.#options.onToolsChanged?.();
-      });
-      client.fallbackNotificationHandler = () => Promise.resolve();
-      const transport = this.#transport();
-      try {
-        await client.connect(transport, this.#requestOptions());
-      } catch (error) {
-        await client.close().catch(() => {});
-        throw unavailable(error);
+      let session: Session;
+      if (this.#revision === "2026-07-28") session = await this.#modern();
+      else {
+        try {
+          session = await this.#legacy();
+        } catch (legacyError) {
+          if (this.#revision === "2025-11-25") throw legacyError;
+          try {
+            session = await this.#modern();
+          } catch (modernError) {
+            throw new UpstreamUnavailable(
+              `${(legacyError as Error).message} (and as 2026-07-28: ` +
+                `${(modernError as Error).message})`,
+              { cause: legacyError },
+            );
+          }
+        }
       }
-      client.onclose = () => {
-        if (this.#client === client) this.#broken = true;
-      };
-      this.serverInfo = client.getServerVersion();
-      this.#client = client;
+      this.#revision = session.revision;
+      session.onclose(() => {
+        if (this.#client === session) this.#broken = true;
+      });
+      this.serverInfo = session.serverInfo;
+      this.#client = session;
       this.#broken = false;
     })().finally(() => this.#connecting = undefined);
     return this.#connecting;
+  }
+
+  /** The official v1 client, 2025-11-25 handshake. */
+  async #legacy(): Promise<Session> {
+    const client = new Client({ name: "weir-serve-upstream", version: "0.1.0" }, {
+      capabilities: {},
+    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      this.#options.onToolsChanged?.();
+    });
+    client.fallbackNotificationHandler = () => Promise.resolve();
+    try {
+      await client.connect(this.#transport(), this.#requestOptions());
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw unavailable(error);
+    }
+    return {
+      revision: "2025-11-25",
+      serverInfo: client.getServerVersion(),
+      page: (params, options) =>
+        client.request({ method: "tools/list", params }, ListToolsResultSchema, options),
+      call: (params, _definition, options) =>
+        client.request({ method: "tools/call", params }, CallToolResultSchema, options),
+      close: () => client.close(),
+      onclose: (fn) => client.onclose = fn,
+    };
+  }
+
+  /** The official v2 client pinned to 2026-07-28 (stateless, per-request `_meta`). */
+  async #modern(): Promise<Session> {
+    const client = new ModernClient({ name: "weir-serve-upstream", version: "0.1.0" }, {
+      capabilities: {},
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+    });
+    const transport = this.#options.target.kind === "http"
+      ? new ModernHttpTransport(this.#options.target.url, { fetch: this.#fetch() })
+      : this.#transport();
+    try {
+      // deno-lint-ignore no-explicit-any
+      await client.connect(transport as any, this.#requestOptions());
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw unavailable(error);
+    }
+    return {
+      revision: "2026-07-28",
+      serverInfo: client.getServerVersion(),
+      // Without a cursor the v2 client walks every page itself.
+      page: (params, options) =>
+        params.cursor === undefined
+          ? client.listTools(undefined, { ...options, cacheMode: "bypass" })
+          : client.listTools(params, options),
+      call: (params, definition, options) =>
+        client.callTool(params, {
+          ...options,
+          // deno-lint-ignore no-explicit-any
+          ...(definition ? { toolDefinition: definition as any } : {}),
+        }),
+      close: () => client.close(),
+      onclose: (fn) => client.onclose = fn,
+    };
   }
 
   #transport(): Transport {
@@ -176,14 +280,18 @@ export class UpstreamConnection {
     if (target.kind === "stdio") {
       return new ChildStdioTransport({ ...target, maxLineBytes: maxResponseBytes });
     }
-    const headers = this.#options.headers;
-    const capped: typeof fetch = async (input, init) => {
+    return new StreamableHTTPClientTransport(target.url, { fetch: this.#fetch() });
+  }
+
+  /** `fetch` with the header templates resolved now and the answer size capped. */
+  #fetch(): typeof fetch {
+    const { headers, maxResponseBytes } = this.#options;
+    return async (input, init) => {
       const merged = new Headers(init?.headers);
       if (headers) { for (const [k, v] of Object.entries(headers())) merged.set(k, v); }
       const response = await fetch(input, { ...init, headers: merged });
       return capBody(response, maxResponseBytes);
     };
-    return new StreamableHTTPClientTransport(target.url, { fetch: capped });
   }
 
   #requestOptions(signal?: AbortSignal) {
@@ -211,7 +319,7 @@ export class UpstreamConnection {
     }
   }
 
-  async #ready(): Promise<Client> {
+  async #ready(): Promise<Session> {
     if (this.#broken || !this.#client) await this.#reconnect();
     return this.#client!;
   }
@@ -241,12 +349,10 @@ export class UpstreamConnection {
       let result: { tools: unknown[]; nextCursor?: string };
       try {
         const params = cursor === undefined ? {} : { cursor };
-        result = await this.#scoped(signal, (own) =>
-          client.request(
-            { method: "tools/list", params },
-            ListToolsResultSchema,
-            this.#requestOptions(own),
-          )) as { tools: unknown[]; nextCursor?: string };
+        result = await this.#scoped(
+          signal,
+          (own) => client.page(params, this.#requestOptions(own)),
+        ) as { tools: unknown[]; nextCursor?: string };
       } catch (error) {
         throw this.#classify(error, client);
       }
@@ -272,15 +378,14 @@ export class UpstreamConnection {
     name: string,
     args: JsonObject,
     signal?: AbortSignal,
+    definition?: ToolSpec,
   ): Promise<CallToolResult> {
     const client = await this.#ready();
     try {
-      const result = await this.#scoped(signal, (own) =>
-        client.request(
-          { method: "tools/call", params: { name, arguments: args } },
-          CallToolResultSchema,
-          this.#requestOptions(own),
-        ));
+      const result = await this.#scoped(
+        signal,
+        (own) => client.call({ name, arguments: args }, definition, this.#requestOptions(own)),
+      );
       return result as unknown as CallToolResult;
     } catch (error) {
       if (signal?.aborted) throw signal.reason ?? error;
@@ -288,20 +393,24 @@ export class UpstreamConnection {
     }
   }
 
-  #classify(error: unknown, client: Client): Error {
-    if (error instanceof McpError) {
-      const { code, message } = error as unknown as { code: number; message: string };
-      if (code === SDK_TIMEOUT) return new UpstreamTimeout(this.#options.requestTimeoutMs);
-      if (code === SDK_CLOSED && this.#client !== client) return unavailable(error);
-      if (code === SDK_CLOSED && /closed/i.test(message)) {
-        this.#broken = true;
-        return unavailable(error);
-      }
-      return new UpstreamRefused(code, message.replace(/^MCP error -?\d+: /, ""));
+  #classify(error: unknown, client: Session): Error {
+    const { code, message } = error as { code?: unknown; message?: string };
+    const text = String(message ?? error);
+    if (code === SDK_TIMEOUT || code === "REQUEST_TIMEOUT") {
+      return new UpstreamTimeout(this.#options.requestTimeoutMs);
     }
-    // Anything else failed before an answer: fetch, HTTP status, a dead child,
-    // an answer that is not valid MCP.
-    this.#broken = true;
+    const closed = (code === SDK_CLOSED && /closed/i.test(text)) ||
+      code === "CONNECTION_CLOSED" || code === "NOT_CONNECTED" || code === "SEND_FAILED";
+    if (
+      !closed && typeof code === "number" &&
+      (error instanceof McpError || error instanceof ProtocolError)
+    ) {
+      // The upstream answered the request with a JSON-RPC error.
+      return new UpstreamRefused(code, text.replace(/^MCP error -?\d+: /, ""));
+    }
+    // Anything else failed before an answer: fetch, an HTTP status, a dead
+    // child, an answer that is not valid MCP. The next request reconnects.
+    if (this.#client === client) this.#broken = true;
     return unavailable(error);
   }
 

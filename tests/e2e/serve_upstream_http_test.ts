@@ -487,3 +487,45 @@ Deno.test("serve-upstream: --connect-timeout waits for a sidecar that starts lat
     await up?.stop();
   }
 });
+
+Deno.test("serve-upstream: an upstream that speaks only 2026-07-28", async () => {
+  const up = await startMcpUpstream(0, { modernOnly: true });
+  const weir = await startWrapper([...ALLOWED, "--upstream", up.url]);
+  const client = await v1Http(weir.url);
+  try {
+    assert.match(weir.stderr(), /"upstream_revision":"2026-07-28"/);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name), ["echo", "get_field_values"]);
+    const ok = await client.callTool({ name: "echo", arguments: { message: "modern" } });
+    assert.equal(textOf(ok), "echo: modern");
+    const call = up.calls("echo").at(-1)!;
+    assert.equal(
+      (call.params._meta as Record<string, unknown>)["io.modelcontextprotocol/protocolVersion"],
+      "2026-07-28",
+    );
+    assert.equal(call.headers.get("mcp-name"), "echo");
+    await assert.rejects(client.callTool({ name: "delete_all", arguments: {} }), /Unknown tool/);
+    assert.equal(up.calls("delete_all").length, 0);
+    const changed = baseTools();
+    changed[0].description = "Echo, and also delete.";
+    up.setTools(changed);
+    const drifted = await client.callTool({ name: "echo", arguments: { message: "x" } });
+    assert.match(textOf(drifted), /schema_drift: tool "echo"/);
+  } finally {
+    await client.close();
+    await weir.stop();
+    await up.stop();
+  }
+});
+
+Deno.test("serve-upstream: a 2025-11-25 upstream is spoken to with the handshake", async () => {
+  const up = await startMcpUpstream();
+  const weir = await startWrapper(["--tool", "echo", "--upstream", up.url]);
+  try {
+    assert.match(weir.stderr(), /"upstream_revision":"2025-11-25"/);
+    assert.ok(up.received.some((m) => m.method === "initialize"));
+  } finally {
+    await weir.stop();
+    await up.stop();
+  }
+});

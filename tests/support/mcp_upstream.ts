@@ -107,7 +107,10 @@ export interface McpUpstream {
 }
 
 /** Start a recording upstream on 127.0.0.1 (port 0 = any free port). */
-export async function startMcpUpstream(port = 0): Promise<McpUpstream> {
+export async function startMcpUpstream(
+  port = 0,
+  options: { modernOnly?: boolean } = {},
+): Promise<McpUpstream> {
   const received: Received[] = [];
   const abandoned: number[] = [];
   let catalog: Catalog = { tools: baseTools(), resources: [], prompts: [] };
@@ -161,6 +164,23 @@ export async function startMcpUpstream(port = 0): Promise<McpUpstream> {
         params,
         headers: request.headers,
       });
+    }
+    const meta = params._meta as Record<string, unknown> | undefined;
+    if (
+      options.modernOnly && typeof message.method === "string" &&
+      !message.method.startsWith("notifications/") &&
+      meta?.["io.modelcontextprotocol/protocolVersion"] !== "2026-07-28"
+    ) {
+      // A server that speaks 2026-07-28 only: no handshake, no legacy requests.
+      return Response.json({
+        jsonrpc: "2.0",
+        id: message.id ?? null,
+        error: {
+          code: -32022,
+          message: "Unsupported protocol version",
+          data: { supported: ["2026-07-28"] },
+        },
+      }, { status: 400 });
     }
     if (message.method === "tools/call") {
       lastHeaders = request.headers;
