@@ -265,7 +265,27 @@ function introspector(
   const basic = btoa(
     `${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`,
   );
+  // Active answers are reused for a short while (RFC 7662 section 4 leaves
+  // the trade-off to the resource server): keyed by the token's SHA-256, never
+  // the token, for at most INTROSPECTION_CACHE_MS and never past `exp`;
+  // bounded in entries (the oldest goes first). A refusal is never cached.
+  const cache = new Map<string, { token: AccessToken; until: number }>();
   return async (token) => {
+    const key = await sha256(token);
+    const hit = cache.get(key);
+    if (hit && hit.until > Date.now()) return hit.token;
+    if (hit) cache.delete(key);
+    const checked = await ask(token);
+    const exp = checked.exp === undefined ? Infinity : checked.exp * 1000;
+    cache.set(key, {
+      token: checked.token,
+      until: Math.min(Date.now() + INTROSPECTION_CACHE_MS, exp),
+    });
+    while (cache.size > INTROSPECTION_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+    return checked.token;
+  };
+
+  async function ask(token: string): Promise<{ token: AccessToken; exp?: number }> {
     let claims: Record<string, unknown>;
     try {
       const response = await doFetch(metadata.introspection_endpoint!, {
@@ -304,6 +324,19 @@ function introspector(
     if (typeof claims.nbf === "number" && claims.nbf - skew > now) {
       throw new TokenError("introspection: the token is not valid yet");
     }
-    return accessTokenOf(claims, "introspection");
-  };
+    return {
+      token: accessTokenOf(claims, "introspection"),
+      exp: typeof claims.exp === "number" ? claims.exp : undefined,
+    };
+  }
+}
+
+/** How long an active introspection answer is reused, in milliseconds (30 s). */
+export const INTROSPECTION_CACHE_MS = 30_000;
+/** How many introspection answers are kept at most. */
+export const INTROSPECTION_CACHE_ENTRIES = 1000;
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }

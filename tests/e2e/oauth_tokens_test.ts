@@ -237,6 +237,11 @@ Deno.test("opaque tokens are checked by RFC 7662 introspection when configured",
     assert.ok(!token.includes("."), "the provider issued an opaque token");
     const ok = await callList(s.resource, `Bearer ${token}`);
     assert.equal(ok.status, 200, await ok.text());
+    const introspections = () => s.oidc.hits.get("/token/introspection") ?? 0;
+    assert.equal(introspections(), 1);
+    const again = await callList(s.resource, `Bearer ${token}`);
+    assert.equal(again.status, 200, await again.text());
+    assert.equal(introspections(), 1, "an active answer is reused for a short while");
     // Scopes come from the introspection answer: tickets:read only.
     const write = await fetch(new URL("/api/create_ticket", s.resource), {
       method: "POST",
@@ -249,7 +254,8 @@ Deno.test("opaque tokens are checked by RFC 7662 introspection when configured",
     const unknown = await callList(s.resource, `Bearer ${token}x`);
     assert.equal(unknown.status, 401);
     await unknown.body?.cancel();
-    assert.equal(s.upstream.requests.length, 1);
+    assert.equal(s.upstream.requests.length, 2);
+    assert.equal(introspections(), 2, "an unknown token is asked about, not taken from the cache");
     assert.ok(!s.weir.stderr().includes(token));
   } finally {
     await s.close();

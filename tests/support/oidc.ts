@@ -33,6 +33,8 @@ export interface Oidc {
   login: string;
   /** Access token format for the next tokens. */
   format: "jwt" | "opaque";
+  /** Requests received, by path (e.g. `/token/introspection`). */
+  hits: Map<string, number>;
   /** The provider's signing key (private JWK with `kid`), to sign test tokens. */
   signingKey: JWK;
   close(): Promise<void>;
@@ -48,12 +50,15 @@ export async function startOidc(resource: string): Promise<Oidc> {
     accounts: { writer: [...RESOURCE_SCOPES], reader: ["tickets:read"] },
     login: "writer",
     format: "jwt",
+    hits: new Map(),
     signingKey,
     close: () => Promise.resolve(),
   };
 
   const server = http.createServer((req, res) => {
     const provider = holder.provider!;
+    const path = (req.url ?? "").split("?")[0];
+    state.hits.set(path, (state.hits.get(path) ?? 0) + 1);
     if (req.url?.startsWith("/interaction/")) {
       interact(provider, state, req, res).catch((error) => {
         res.statusCode = 500;
