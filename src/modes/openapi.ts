@@ -7,8 +7,10 @@
  * (JSON Schema 2020-12, OpenAPI 3.1's default dialect), and whose responses
  * are the statuses that route can answer (see `src/transport/tool_api.ts` and
  * the guard's refusals): 200 with the `CallToolResult`; 400 arguments refused
- * by the schema (or a body that is not one JSON object); 403 refused by policy,
- * withheld, or by the inbound checks; 413 body too large; 415 not JSON; 429
+ * by the schema (or a body that is not one JSON object); 401 no valid OAuth
+ * access token (with `--oauth-issuer`); 403 refused by policy, withheld, by the
+ * inbound checks, or an OAuth token without the operation's scopes (listed in
+ * its `security` and `x-weir.scopes`); 413 body too large; 415 not JSON; 429
  * rate-limited (only with a `rate-limit`); 500 a credential unset or refused;
  * 502 an upstream failure; 503 shutting down or the rate-limit store
  * unavailable; 504 the upstream deadline. Withheld stubs are `deprecated: true`
@@ -34,9 +36,12 @@ const STATUS_TEXT: Record<number, string> = {
   200: "The tool's result (CallToolResult).",
   400: "Refused before any upstream request: the body is not one JSON object, or the arguments " +
     "do not match the input schema (the message names the argument), or a blank argument.",
+  401: "No valid access token, when weir serves as an OAuth resource server (--oauth-issuer): " +
+    "WWW-Authenticate names the protected resource metadata and the scopes. Nothing was sent " +
+    "upstream.",
   403: "Refused: by this server's policy (policy_denied: restrict, the metacharacter gate, " +
-    "path rules), withheld (verb_withheld), or by the inbound checks (Origin, Host, token). " +
-    "Nothing was sent upstream.",
+    "path rules), withheld (verb_withheld), by the inbound checks (Origin, Host, token), or an " +
+    "OAuth token without the operation's scopes (insufficient_scope). Nothing was sent upstream.",
   413: "The request body is larger than the server accepts.",
   415: "The request is not Content-Type: application/json.",
   429: "Rate-limited: no token of the shared rate limit became free before the deadline.",
@@ -102,7 +107,7 @@ const ERROR_BODY: JsonObject = {
 };
 
 /** The inbound and framing statuses every route can answer. */
-const ALWAYS = [400, 403, 413, 415, 503];
+const ALWAYS = [400, 401, 403, 413, 415, 503];
 
 /** The statuses one tool's route can answer. */
 export function toolStatuses(tool: DescribedTool, surface: Surface): number[] {
@@ -161,9 +166,17 @@ export function openApiDocument(surface: Surface, options: OpenApiOptions): Json
           description: "Required when weir serve runs with --inbound-token-env VAR (the value " +
             "of VAR). Without it weir does no inbound authentication.",
         },
+        oauth: {
+          type: "http",
+          scheme: "bearer",
+          description: "Required when weir serve runs with --oauth-issuer and --oauth-resource: " +
+            "an OAuth 2.1 access token issued for the resource (RFC 8707) by the authorization " +
+            "server that GET /.well-known/oauth-protected-resource names (RFC 9728). An " +
+            "operation's security lists the scopes its token must all carry.",
+        },
       },
     },
-    security: [{}, { inboundToken: [] }],
+    security: [{}, { inboundToken: [] }, { oauth: [] }],
   };
 }
 
@@ -195,6 +208,8 @@ function operation(tool: DescribedTool, surface: Surface, options: OpenApiOption
     responses,
   };
   if (tool.kind === "withheld") op.deprecated = true;
+  // OpenAPI 3.1 lets a non-oauth2 scheme list the roles (here: OAuth scopes) it needs.
+  if (tool.scopes?.length) op.security = [{}, { inboundToken: [] }, { oauth: tool.scopes }];
   const extension = weirExtension(tool);
   if (Object.keys(extension).length > 0) op["x-weir"] = extension;
   return op;
@@ -258,5 +273,6 @@ function weirExtension(tool: DescribedTool): JsonObject {
   if (tool.rejectEmpty) x.rejectEmpty = true;
   if (tool.rejectBlank) x.rejectBlank = tool.rejectBlank;
   if (tool.sql) x.sql = tool.sql as unknown as JsonObject;
+  if (tool.scopes?.length) x.scopes = tool.scopes;
   return x;
 }

@@ -1,5 +1,6 @@
 /** `scope` through the real CLI: describe shows it, lint points at a bad one. */
 import assert from "node:assert/strict";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { runCli, tempGuardfile } from "../support/cli.ts";
 
 const GUARDFILE = `wrap ward mcp t {
@@ -52,6 +53,27 @@ Deno.test("lint names the file, line and column of a malformed scope, exit 1", a
       `expected ${file}:6:5 in:\n${r.stderr}`,
     );
     assert.match(r.stderr, /scope "tickets read" is not an OAuth scope/);
+  } finally {
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("describe --format openapi: each operation lists its scopes; the document stays valid OpenAPI 3.1", async () => {
+  const file = await tempGuardfile(GUARDFILE);
+  try {
+    const r = await runCli(["describe", "--format", "openapi", file]);
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(r.stdout);
+    const result = await new Validator().validate(doc);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    const create = doc.paths["/api/create_ticket"].post;
+    assert.deepEqual(create.security, [{}, { inboundToken: [] }, {
+      oauth: ["tickets:write", "tickets:read"],
+    }]);
+    assert.deepEqual(create["x-weir"].scopes, ["tickets:write", "tickets:read"]);
+    assert.ok("401" in create.responses);
+    assert.equal(doc.components.securitySchemes.oauth.scheme, "bearer");
+    assert.equal(doc.paths["/api/weir_info"].post.security, undefined, "no scope, no override");
   } finally {
     await Deno.remove(file);
   }
