@@ -48,6 +48,9 @@ async function compile(output: URL, target?: string): Promise<string | undefined
     new URL("deno.json", ROOT).pathname,
     ...PERMISSIONS,
     ...(target ? ["--target", target] : []),
+    // A Web Worker module is loaded by URL at run time: embed it explicitly.
+    "--include",
+    new URL("src/guard/extract_worker.ts", ROOT).pathname,
     "--output",
     output.pathname,
     new URL("cli.ts", ROOT).pathname,

@@ -27,6 +27,10 @@ export interface Coverage {
   over_budget: boolean;
   /** Every array found, by dotted path (`result` for a top-level array), with its length. */
   items?: Record<string, number>;
+  /** `extract as="pdf-text"`: pages extracted of the document's total. */
+  pages?: { shown: number; total: number };
+  /** `extract as="feed-entries"`: entries kept of the feed's total. */
+  entries?: { shown: number; total: number };
 }
 
 /** The envelope around a result. */
@@ -72,6 +76,16 @@ function collect(value: unknown, prefix: string, depth: number, out: Record<stri
 }
 
 /** The `outputSchema` every grant advertises: the envelope's shape. */
+const SHOWN_OF_TOTAL: JsonObject = {
+  type: "object",
+  properties: {
+    shown: { type: "integer", minimum: 0 },
+    total: { type: "integer", minimum: 0 },
+  },
+  required: ["shown", "total"],
+  additionalProperties: false,
+};
+
 export const ENVELOPE_SCHEMA: JsonObject = {
   type: "object",
   properties: {
@@ -83,6 +97,8 @@ export const ENVELOPE_SCHEMA: JsonObject = {
         bytes: { type: "integer", minimum: 0 },
         over_budget: { type: "boolean" },
         items: { type: "object", additionalProperties: { type: "integer", minimum: 0 } },
+        pages: SHOWN_OF_TOTAL,
+        entries: SHOWN_OF_TOTAL,
       },
       required: ["truncated", "bytes", "over_budget"],
       additionalProperties: false,

@@ -30,6 +30,7 @@ import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
 import { rateLimiter } from "./rate_limit.ts";
 import { SqlRunner } from "./sql.ts";
 import { ConfirmGate } from "./confirm.ts";
+import { extract } from "./extract.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
 import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
 
@@ -174,6 +175,26 @@ export function createGuard(
           (excerpt ? `: ${excerpt}` : ""),
         { status: 502 },
       );
+    }
+    const extraction = controls.extract[grant.tool];
+    if (extraction) {
+      const parsed = await extract(
+        grant.tool,
+        extraction,
+        answer.body,
+        limits.timeoutMs,
+        ctx.signal,
+      );
+      const result = redactor.deep(parsed.result);
+      const env = envelope(result, 0);
+      env.coverage[extraction.as === "pdf-text" ? "pages" : "entries"] = {
+        shown: parsed.shown,
+        total: parsed.total,
+      };
+      return {
+        content: [{ type: "text", text: JSON.stringify(env) }],
+        structuredContent: env as unknown as JsonObject,
+      } satisfies CallToolResult;
     }
     let result: unknown;
     if (answer.body.length === 0) {

@@ -241,6 +241,8 @@ export interface QueryPin {
 
 /** The controls beside `wrap`, by tool name. */
 export interface Controls {
+  /** `extract "<tool>" as=`: project a raw PDF or feed answer into text or entries. */
+  extract: Record<string, Extraction>;
   /** `confirm "<tool>" message=`: a person confirms each call first (tool -> message). */
   confirm: Record<string, string>;
   /** `cache "<tool>" ttl=`: milliseconds a successful answer is reused. */
@@ -271,6 +273,13 @@ export interface RateStore {
   /** Bucket key (default: the server name). */
   bucket?: string;
   position?: SourcePosition;
+}
+
+/** `extract "<tool>" as="pdf-text"|"feed-entries" [max-pages=] [max-items=]`. */
+export interface Extraction {
+  as: "pdf-text" | "feed-entries";
+  /** Pages (pdf-text) or entries (feed-entries) kept at most. */
+  max: number;
 }
 
 /** A loaded, checked guardfile. */

@@ -59,11 +59,10 @@ const SIBLINGS = [
   "pin",
   "rate-limit",
   "confirm",
+  "extract",
 ];
 /** Reference siblings weir does not serve yet: refused by name, never ignored. */
-const NOT_YET: Readonly<Record<string, string>> = {
-  "extract": "PDF and feed extraction",
-};
+const NOT_YET: Readonly<Record<string, string>> = {};
 
 /** The outcome of loading: the model when there is no error, and every diagnostic. */
 export interface LoadResult {

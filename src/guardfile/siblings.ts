@@ -21,6 +21,19 @@ import { formatDuration, parseDuration } from "./duration.ts";
 import { PROVIDERS } from "./value.ts";
 
 const ROLES = ["assistant", "user"] as const;
+/** `extract` kinds: their bound, its default and ceiling (the reference's numbers). */
+const EXTRACTIONS: Readonly<
+  Record<string, { bound: string; other: string; unit: string; default: number; ceiling: number }>
+> = {
+  "pdf-text": { bound: "max-pages", other: "max-items", unit: "pages", default: 20, ceiling: 200 },
+  "feed-entries": {
+    bound: "max-items",
+    other: "max-pages",
+    unit: "items",
+    default: 25,
+    ceiling: 250,
+  },
+};
 const CACHE_CEILING_MS = 24 * 3_600_000;
 
 /** `resource` nodes; also warns about each one without `audience`. */
@@ -192,6 +205,7 @@ export function readIcons(top: NodeReader[]): ServerIcon[] {
 export function readControls(top: NodeReader[], grants: Grant[]): Controls {
   const byTool = new Map(grants.map((g) => [g.tool, g]));
   const controls: Controls = {
+    extract: {},
     confirm: {},
     cache: {},
     rejectEmpty: [],
@@ -210,6 +224,55 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     }
     return grant;
   };
+
+  for (const node of top.filter((n) => n.name === "extract")) {
+    node.onlyProperties(["as", "max-pages", "max-items"]);
+    node.noChildren();
+    const grant = grantOf(node, "extract");
+    const kind = node.node.properties.as;
+    if (kind === undefined) {
+      node.error(`extract needs \`as="pdf-text"\` or \`as="feed-entries"\``);
+      continue;
+    }
+    const rule = EXTRACTIONS[kind as string];
+    if (typeof kind !== "string" || !rule) {
+      node.error(`as=${show(kind)} is not an extraction; use as="pdf-text" or as="feed-entries"`);
+      continue;
+    }
+    if (rule.other in node.node.properties) {
+      node.error(
+        `${rule.other}= does not apply: as="${kind}" bounds ${rule.unit} rather than ` +
+          `${rule.unit === "pages" ? "items" : "pages"}; use ${rule.bound}=`,
+      );
+      continue;
+    }
+    let max = rule.default;
+    if (rule.bound in node.node.properties) {
+      const raw = node.node.properties[rule.bound];
+      if (typeof raw !== "string" || !/^\d+$/.test(raw)) {
+        node.error(`${rule.bound}=${show(raw)} must be a whole number, quoted: ${rule.bound}="10"`);
+        continue;
+      }
+      max = Number(raw);
+      if (max < 1 || max > rule.ceiling) {
+        node.error(`${rule.bound}="${raw}" must be between 1 and ${rule.ceiling}`);
+        continue;
+      }
+    }
+    if (!grant) continue;
+    if (!grant.rawResponse) {
+      node.error(
+        `extract "${grant.tool}" needs the grant to declare raw-response (the answer is a ` +
+          `${kind === "pdf-text" ? "PDF" : "feed"}, not JSON)`,
+      );
+      continue;
+    }
+    if (grant.tool in controls.extract) {
+      node.error(`extract "${grant.tool}" is a duplicate; keep one`);
+      continue;
+    }
+    controls.extract[grant.tool] = { as: kind as "pdf-text" | "feed-entries", max };
+  }
 
   for (const node of top.filter((n) => n.name === "confirm")) {
     node.onlyProperties(["message"]);

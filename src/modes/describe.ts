@@ -54,6 +54,8 @@ export interface DescribedTool {
   reason?: string;
   alternative?: string;
   inputSchema?: JsonObject;
+  /** `extract`: what the raw answer is projected into, and its bound. */
+  extract?: string;
   /** `confirm`: the question a person answers before each call runs. */
   confirm?: string;
   /** A sql grant: the statement, and whether it reads (read-only, at most maxRows) or writes. */
@@ -233,6 +235,12 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
   if (controls.rejectEmpty.includes(grant.tool)) tool.rejectEmpty = true;
   const blank = controls.rejectEmptyArguments[grant.tool];
   if (blank) tool.rejectBlank = blank;
+  const extraction = guardfile.controls.extract[grant.tool];
+  if (extraction) {
+    tool.extract = extraction.as === "pdf-text"
+      ? `PDF text, first ${extraction.max} pages`
+      : `feed entries, first ${extraction.max}`;
+  }
   if (Object.hasOwn(guardfile.controls.confirm, grant.tool)) {
     tool.confirm = guardfile.controls.confirm[grant.tool];
   }
@@ -290,6 +298,7 @@ export function describeText(surface: Surface): string {
         : `${t.method} ${t.path}`;
       lines.push(`${t.name}  ${what}${t.destructive ? "  [destructive]" : ""}`);
       if (t.confirm) lines.push(`  confirm first: ${t.confirm}`);
+      if (t.extract) lines.push(`  extract: ${t.extract}`);
       if (t.sql) lines.push(`  statement: ${t.sql.statement.replace(/\s+/g, " ").trim()}`);
       if (t.description) lines.push(`  ${t.description}`);
       if (t.scopes?.length) lines.push(`  needs scope ${t.scopes.join(" ")}`);

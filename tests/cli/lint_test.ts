@@ -184,8 +184,9 @@ wrap ward mcp t {
   assert.match(warnings[1], /warning: .*resource "d"/);
 });
 
-Deno.test("lint serves http and sql grants and confirm side by side, and names what it does not serve", async () => {
+Deno.test("lint serves http and sql grants, confirm and extract side by side, and names what it does not serve", async () => {
   const text = `confirm "create_order"
+extract "get_doc" as="pdf-text"
 wrap ward mcp shop {
     base-url "shop.example"
     database pgx { value env "DSN" }
@@ -198,10 +199,13 @@ wrap ward mcp shop {
   const clean = await runCli(["lint", await tempGuardfile(text)]);
   assert.equal(clean.code, 0, clean.stderr);
   assert.equal(clean.stdout, "create_order\nget_doc\nlist_orders\nweir_info\n");
-  const r = await runCli(["lint", await tempGuardfile(`extract "get_doc" as="pdf-text"\n${text}`)]);
+  const r = await runCli([
+    "lint",
+    await tempGuardfile(text.replace("can get doc", `proxy x { upstream a b }\n    can get doc`)),
+  ]);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /"extract" \(PDF and feed extraction\) is not supported by weir yet/);
+  assert.match(r.stderr, /"proxy" grants are not served by weir/);
 });
 
 Deno.test("a grant that brings a withheld operation back under another verb is warned about", async () => {

@@ -889,208 +889,25 @@ const FAILURES: [string, string, RegExp][] = [
     file(GET, `confirm "get_issue"\ncache "get_issue" ttl="1m"`),
     /skip the human gate/,
   ],
-  [
-    "extract (not supported)",
-    file(`can get doc { path "/d"; raw-response }`, `extract "get_doc" as="pdf-text"`),
-    /"extract" \(PDF and feed extraction\) is not supported/,
-  ],
-  // --- issue 9: param nodes, value rules, the metacharacter opt-out ---
-  [
-    "param naming no path parameter",
-    file(`can get issue { path "/issues/{id}"; param "num" type="integer" }`),
-    /param "num" names no \{num\} in this grant's path \(path parameters: id\)/,
-  ],
-  [
-    "param declared twice",
-    file(`can get issue { path "/issues/{id}"; param "id"; param "id" type="integer" }`),
-    /param "id" is declared twice/,
-  ],
-  [
-    "param type not a path type",
-    file(`can get issue { path "/issues/{id}"; param "id" type="number" }`),
-    /type="number" is not a path parameter type/,
-  ],
-  [
-    "param without a name",
-    file(`can get issue { path "/issues/{id}"; param type="integer" }`),
-    /"param" takes exactly 1 argument/,
-  ],
-  [
-    "param unknown property",
-    file(`can get issue { path "/issues/{id}"; param "id" colour="red" }`),
-    /unknown property colour= on "param"/,
-  ],
-  [
-    "param unknown child",
-    file(`can get issue { path "/issues/{id}"; param "id" { choices "a" } }`),
-    /unknown node "choices" in param/,
-  ],
-  [
-    "slashes on an integer param",
-    file(`can get issue { path "/issues/{id}"; param "id" type="integer" slashes="segments" }`),
-    /slashes= applies to string parameters/,
-  ],
-  [
-    "pattern on an integer param",
-    file(`can get issue { path "/issues/{id}"; param "id" type="integer" pattern="^1$" }`),
-    /pattern= applies to string values, not integer/,
-  ],
-  [
-    "minimum on a string param",
-    file(`can get issue { path "/issues/{id}"; param "id" minimum=1 }`),
-    /minimum= applies to type="integer" parameters/,
-  ],
-  [
-    "param minimum above maximum",
-    file(`can get issue { path "/issues/{id}"; param "id" type="integer" minimum=5 maximum=1 }`),
-    /minimum=5 is greater than maximum=1/,
-  ],
-  [
-    "param slashes not a known rule",
-    file(`can get file { path "/f/{p}"; param "p" slashes="allow" }`),
-    /slashes="allow" must be "refuse" \(the default\), "segments" or "encoded"/,
-  ],
-  [
-    "param min-length 0",
-    file(`can get file { path "/f/{p}"; param "p" min-length=0 }`),
-    /min-length=0 would allow an empty path segment/,
-  ],
-  [
-    "param enum value with a slash on a one-segment param",
-    file(`can get file { path "/f/{p}"; param "p" { enum "a/b" "c" } }`),
-    /contains "\/" or "\\", which this parameter refuses/,
-  ],
-  [
-    "RFC 6570 reserved expansion in a path",
-    file(`can get file { path "/contents/{+path}" }`),
-    /\{\+path\} uses an RFC 6570 operator.*param "path" slashes="segments"/,
-  ],
-  [
-    "metacharacters not refuse or allow",
-    file(`can get issue { path "/x"; query { field "q" type="string" metacharacters="yes" } }`),
-    /metacharacters="yes" must be "refuse" \(the default\) or "allow"/,
-  ],
-  [
-    "metacharacters unquoted boolean",
-    file(`can get issue { path "/x"; query { field "q" type="string" metacharacters=#true } }`),
-    /metacharacters= must be a non-empty quoted string/,
-  ],
-  [
-    "metacharacters on a body field",
-    file(`can create issue { path "/x"; body { field "t" type="string" metacharacters="allow" } }`),
-    /body values are never gated/,
-  ],
-  [
-    "metacharacters on a boolean query field",
-    file(`can get issue { path "/x"; query { field "b" type="boolean" metacharacters="allow" } }`),
-    /metacharacters= applies to string values/,
-  ],
-  [
-    "metacharacters on flat query",
-    file(`can get issue { path "/x"; query "q" metacharacters="allow" }`),
-    /unknown property metacharacters=/,
-  ],
-  [
-    "pattern that does not compile",
-    file(`can get issue { path "/x"; query { field "q" type="string" pattern="^(a$" } }`),
-    /pattern "\^\(a\$" is not a valid regular expression/,
-  ],
-  [
-    "pattern on an integer query field",
-    file(`can get issue { path "/x"; query { field "n" type="integer" pattern="^1$" } }`),
-    /pattern= applies to string values, not integer/,
-  ],
-  [
-    "max-length on an integer array",
-    file(`can get issue { path "/x"; query { array "n" items="integer" max-length=3 } }`),
-    /max-length= applies to string values, not integer/,
-  ],
-  [
-    "min-length fractional",
-    file(`can get issue { path "/x"; query { field "q" type="string" min-length=1.5 } }`),
-    /min-length=1.5 must be a whole number/,
-  ],
-  [
-    "min-length quoted",
-    file(`can get issue { path "/x"; query { field "q" type="string" min-length="2" } }`),
-    /min-length= must be a number \(unquoted\)/,
-  ],
-  [
-    "min-length above max-length",
-    file(
-      `can get issue { path "/x"; query { field "q" type="string" min-length=5 max-length=2 } }`,
-    ),
-    /min-length=5 is greater than max-length=2/,
-  ],
-  [
-    "enum on a boolean",
-    file(`can get issue { path "/x"; query { field "b" type="boolean" { enum #true } } }`),
-    /"enum" applies to string, integer and number values, not boolean/,
-  ],
-  [
-    "enum value of the wrong type",
-    file(`can get issue { path "/x"; query { field "s" type="string" { enum "open" 3 } } }`),
-    /enum value 3 is not a string \(quote it\)/,
-  ],
-  [
-    "enum fraction on an integer",
-    file(`can get issue { path "/x"; query { field "n" type="integer" { enum 1 2.5 } } }`),
-    /enum value 2.5 is not an integer/,
-  ],
-  [
-    "enum value repeated",
-    file(`can get issue { path "/x"; query { field "s" type="string" { enum "a" "a" } } }`),
-    /enum value "a" is listed twice/,
-  ],
-  [
-    "enum with no values",
-    file(`can get issue { path "/x"; query { field "s" type="string" { enum } } }`),
-    /"enum" takes at least 1 argument/,
-  ],
-  [
-    "enum twice",
-    file(`can get issue { path "/x"; query { field "s" type="string" { enum "a"; enum "b" } } }`),
-    /"enum" appears more than once/,
-  ],
-  [
-    "enum with a property",
-    file(
-      `can get issue { path "/x"; query { field "s" type="string" { enum "a" strict=#true } } }`,
-    ),
-    /"enum" takes no properties/,
-  ],
-  [
-    "enum value outside the pattern",
-    file(
-      `can get issue { path "/x"; query { field "s" type="string" pattern="^[a-z]+$" { enum "ok" "NO" } } }`,
-    ),
-    /enum value "NO" does not match pattern=, so it could never be sent/,
-  ],
-  [
-    "enum value above maximum",
-    file(`can get issue { path "/x"; query { field "n" type="integer" maximum=5 { enum 1 9 } } }`),
-    /enum value 9 is above maximum=/,
-  ],
-  [
-    "other child in a query field block",
-    file(`can get issue { path "/x"; query { field "s" type="string" { values "a" } } }`),
-    /a query input.s block holds only "enum"/,
-  ],
-  [
-    "other child in a body scalar block",
-    file(`can create issue { path "/x"; body { field "s" type="string" { values "a" } } }`),
-    /a string field.s block holds only "enum"/,
-  ],
-  [
-    "pattern on a raw body array",
-    file(`can create issue { path "/x"; body { array "a" raw=#true pattern="^a$" } }`),
-    /pattern= does not apply to a raw=#true array/,
-  ],
-  [
-    "pattern on a body object",
-    file(`can create issue { path "/x"; body { object "o" raw=#true pattern="^a$" } }`),
-    /pattern= applies to string values, not objects/,
-  ],
+  ...([
+    [`extract "get_doc"`, /needs `as=/],
+    [`extract "get_doc" as="docx"`, /is not an extraction/],
+    [`extract "get_doc" as="pdf-text" max-items="5"`, /bounds pages rather than items/],
+    [`extract "get_doc" as="feed-entries" max-pages="5"`, /bounds items rather than pages/],
+    [`extract "get_doc" as="pdf-text" max-pages=5`, /must be a whole number/],
+    [`extract "get_doc" as="pdf-text" max-pages="2.5"`, /must be a whole number/],
+    [`extract "get_doc" as="pdf-text" max-pages="0"`, /must be between 1 and 200/],
+    [`extract "get_doc" as="pdf-text" max-pages="201"`, /must be between 1 and 200/],
+    [`extract "get_doc" as="feed-entries" max-items="251"`, /must be between 1 and 250/],
+    [`extract "get_doc" as="pdf-text" pages="2"`, /unknown property pages=/],
+    [`extract "get_doc" as="pdf-text"\nextract "get_doc" as="pdf-text"`, /is a duplicate/],
+    [`extract "get_issue" as="pdf-text"`, /needs the grant to declare raw-response/],
+    [`extract "get_nope" as="pdf-text"`, /not a grant-backed tool/],
+  ] as [string, RegExp][]).map(([siblings, expected], i): [string, string, RegExp] => [
+    `extract case ${i + 1}: ${siblings}`,
+    file(`${GET}\n  can get doc { path "/d"; raw-response }`, siblings),
+    expected,
+  ]),
 ];
 
 for (const [name, text, expected] of FAILURES) {
@@ -1192,6 +1009,7 @@ pin "get_issue" { query "key" env "K" from="query:key"; query "org" literal "acm
 rate-limit "5/1s"`,
   ));
   assert.deepEqual(g.controls, {
+    extract: {},
     confirm: {},
     cache: { get_issue: 90_000 },
     rejectEmpty: ["get_issue"],
