@@ -46,17 +46,23 @@ interface State {
 /** The confirmation gate of one server. */
 export class ConfirmGate {
   readonly #messages: Readonly<Record<string, string>>;
-  readonly #key: Promise<CryptoKey>;
+  /** Made on first use: generating it costs tens of milliseconds at start-up otherwise. */
+  #key: Promise<CryptoKey> | undefined;
   /** Spent nonces (until their expiry), so an accepted answer runs the call once. */
   readonly #spent = new Map<string, number>();
 
   /** @param messages tool -> the question to ask */
   constructor(messages: Readonly<Record<string, string>>) {
     this.#messages = messages;
-    this.#key = crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, [
+  }
+
+  /** The per-process HMAC-SHA-256 key that signs `requestState`. */
+  #signingKey(): Promise<CryptoKey> {
+    this.#key ??= crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, [
       "sign",
       "verify",
     ]) as Promise<CryptoKey>;
+    return this.#key;
   }
 
   /** Whether `tool` is gated. */
@@ -139,7 +145,11 @@ export class ConfirmGate {
 
   async #sign(state: State): Promise<string> {
     const body = b64url(new TextEncoder().encode(JSON.stringify(state)));
-    const mac = await crypto.subtle.sign("HMAC", await this.#key, new TextEncoder().encode(body));
+    const mac = await crypto.subtle.sign(
+      "HMAC",
+      await this.#signingKey(),
+      new TextEncoder().encode(body),
+    );
     return `${body}.${b64url(new Uint8Array(mac))}`;
   }
 
@@ -150,7 +160,7 @@ export class ConfirmGate {
     try {
       const ok = await crypto.subtle.verify(
         "HMAC",
-        await this.#key,
+        await this.#signingKey(),
         fromB64url(mac),
         new TextEncoder().encode(body),
       );
