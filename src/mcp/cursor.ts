@@ -23,7 +23,9 @@ const MAC_BYTES = 16;
 
 /** Signs and checks cursors. One per server; share `key` between replicas behind one URL. */
 export class CursorCodec {
-  #key: Promise<CryptoKey>;
+  #bytes: Uint8Array<ArrayBuffer>;
+  /** Imported on first use: the first Web Crypto call of a process costs tens of ms. */
+  #key?: Promise<CryptoKey>;
 
   /**
    * Make a codec that signs cursors with HMAC-SHA-256.
@@ -33,19 +35,24 @@ export class CursorCodec {
   constructor(key?: Uint8Array) {
     const bytes = key ?? crypto.getRandomValues(new Uint8Array(32));
     if (bytes.length < 16) throw new RangeError("a cursor key needs at least 16 bytes");
-    this.#key = crypto.subtle.importKey(
+    this.#bytes = new Uint8Array(bytes);
+  }
+
+  #cryptoKey(): Promise<CryptoKey> {
+    this.#key ??= crypto.subtle.importKey(
       "raw",
-      new Uint8Array(bytes),
+      this.#bytes,
       { name: "HMAC", hash: "SHA-256" },
       false,
       ["sign", "verify"],
     );
+    return this.#key;
   }
 
   /** Make the cursor for "the page of `list` that starts after `afterKey`". */
   async encode(list: string, afterKey: string): Promise<string> {
     const payload = encoder.encode(JSON.stringify([list, afterKey]));
-    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await this.#key, payload));
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await this.#cryptoKey(), payload));
     return `${base64url(payload)}.${base64url(mac.subarray(0, MAC_BYTES))}`;
   }
 
@@ -73,7 +80,7 @@ export class CursorCodec {
     if (!payload || !mac || mac.length !== MAC_BYTES) {
       throw refuse("not a cursor this server issued");
     }
-    const full = new Uint8Array(await crypto.subtle.sign("HMAC", await this.#key, payload));
+    const full = new Uint8Array(await crypto.subtle.sign("HMAC", await this.#cryptoKey(), payload));
     if (!constantTimeEqual(full.subarray(0, MAC_BYTES), mac)) {
       throw refuse("not a cursor this server issued (or it was altered)");
     }
