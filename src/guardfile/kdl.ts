@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { Document, getLocation, InvalidKdlError, type Node, parse } from "@bgotink/kdl";
+import { type Document, getLocation, InvalidKdlError, type Node, parse } from "@bgotink/kdl";
 
 /** A scalar KDL value (numbers are JS numbers, always exact). */
 export type KdlValue = string | number | boolean | null;
