@@ -125,6 +125,8 @@ interface Session {
 export class UpstreamConnection {
   readonly #options: ConnectionOptions;
   #client?: Session;
+  /** The last transport error (e.g. an over-long stdio line), to explain a closed connection. */
+  #lastError?: string;
   /** The revision that worked first; reconnections keep to it. */
   #revision?: "2025-11-25" | "2026-07-28";
   #broken = true;
@@ -203,6 +205,7 @@ export class UpstreamConnection {
         }
       }
       this.#revision = session.revision;
+      this.#lastError = undefined;
       session.onclose(() => {
         if (this.#client === session) this.#broken = true;
       });
@@ -222,6 +225,7 @@ export class UpstreamConnection {
       this.#options.onToolsChanged?.();
     });
     client.fallbackNotificationHandler = () => Promise.resolve();
+    client.onerror = (error: Error) => this.#lastError = error.message;
     try {
       await client.connect(this.#transport(), this.#requestOptions());
     } catch (error) {
@@ -411,6 +415,9 @@ export class UpstreamConnection {
     // Anything else failed before an answer: fetch, an HTTP status, a dead
     // child, an answer that is not valid MCP. The next request reconnects.
     if (this.#client === client) this.#broken = true;
+    const why = this.#lastError;
+    this.#lastError = undefined;
+    if (closed && why && /longer than/.test(why)) return new UpstreamUnavailable(why);
     return unavailable(error);
   }
 

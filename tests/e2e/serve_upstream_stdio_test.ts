@@ -59,3 +59,43 @@ Deno.test("serve-upstream over stdio wraps server-everything: exactly echo", asy
     }
   });
 });
+
+Deno.test("serve-upstream over stdio: a child that dies is started again; answers over the cap refused", async () => {
+  const dir = await Deno.makeTempDir();
+  const spawns = `${dir}/spawns.log`;
+  const fixture = new URL("../fixtures/stdio_upstream.ts", import.meta.url).pathname;
+  const weir = await startWrapper([
+    ...["--tool", "echo", "--tool", "crash", "--tool", "huge", "--max-response-bytes", "100000"],
+    ...["--", Deno.execPath(), "run", "--quiet", "--allow-env", "--allow-write", fixture],
+  ], { env: { WEIR_TEST_SPAWN_LOG: spawns } });
+  const client = await v2Http(weir.url);
+  const started = async () => (await Deno.readTextFile(spawns)).trim().split("\n").length;
+  try {
+    assert.equal(
+      textOf(await client.callTool({ name: "echo", arguments: { message: "a" } })),
+      "echo: a",
+    );
+    assert.equal(await started(), 1);
+    const crashed = await client.callTool({ name: "crash", arguments: {} });
+    assert.equal(crashed.isError, true);
+    assert.match(textOf(crashed), /upstream_unavailable: calling the tool: .*not retried/);
+    assert.equal(
+      textOf(await client.callTool({ name: "echo", arguments: { message: "b" } })),
+      "echo: b",
+    );
+    assert.equal(await started(), 2, "one new child, and the crashing call was not sent again");
+    const huge = await client.callTool({ name: "huge", arguments: { bytes: 500_000 } });
+    assert.equal(huge.isError, true);
+    assert.match(textOf(huge), /the upstream sent a message longer than 100000 bytes/);
+    assert.equal(
+      textOf(await client.callTool({ name: "echo", arguments: { message: "c" } })),
+      "echo: c",
+    );
+    const fine = await client.callTool({ name: "huge", arguments: { bytes: 5000 } });
+    assert.equal(textOf(fine).length, 5000);
+  } finally {
+    await client.close();
+    await weir.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
