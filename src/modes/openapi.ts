@@ -14,9 +14,10 @@
  * rate-limited (only with a `rate-limit`); 500 a credential unset or refused;
  * 502 an upstream failure; 503 shutting down or the rate-limit store
  * unavailable; 504 the upstream deadline. Withheld stubs are `deprecated: true`
- * with their reason. What `describe` knows beyond the schema (upstream method
- * and path, restrictions, pins, cache, fixed bodies, sql statements, the gate
- * opt-outs) is carried in `x-weir` extensions. Schemas are written inline (no
+ * with their reason; a `confirm`-gated grant lists no 200 (the tool API cannot
+ * ask a person, so it always refuses with 403). What `describe` knows beyond the schema (upstream method
+ * and path, restrictions, pins, cache, fixed bodies, sql statements, confirm
+ * messages, the gate opt-outs) is carried in `x-weir` extensions. Schemas are written inline (no
  * `$ref`), so each one can be validated on its own.
  *
  * @module
@@ -113,6 +114,8 @@ const ALWAYS = [400, 401, 403, 413, 415, 503];
 export function toolStatuses(tool: DescribedTool, surface: Surface): number[] {
   if (tool.kind === "withheld") return ALWAYS;
   if (tool.kind === "info") return [200, ...ALWAYS];
+  // A confirm-gated grant never runs over the tool API: nobody there can say yes.
+  if (tool.confirm !== undefined) return ALWAYS;
   const statuses = [200, ...ALWAYS, 500, 502, 504];
   if (surface.rateLimit) statuses.push(429);
   return statuses.sort((a, b) => a - b);
@@ -188,6 +191,9 @@ function operation(tool: DescribedTool, surface: Surface, options: OpenApiOption
     responses[String(status)] = {
       description: status === 403 && tool.kind === "withheld"
         ? `Always: this tool is withheld by policy. ${tool.reason ?? ""}`.trim()
+        : status === 403 && tool.confirm !== undefined
+        ? "Always over this API (confirmation_impossible): a person must confirm each call, " +
+          "which only MCP can ask. Also: " + STATUS_TEXT[403]
         : STATUS_TEXT[status],
       content: { "application/json": { schema } },
     };
@@ -226,6 +232,12 @@ function describeOperation(tool: DescribedTool): string {
   }
   const parts = [tool.description ?? `${tool.method} ${tool.path} on the upstream.`];
   if (tool.destructive) parts.push("Destructive.");
+  if (tool.confirm !== undefined) {
+    parts.push(
+      `Confirm-gated: a person is asked "${tool.confirm}" before each call, through MCP ` +
+        "elicitation; over this HTTP tool API the call is always refused (403).",
+    );
+  }
   const ungated = (tool.inputs ?? []).filter((i) => i.metacharacters === "allow");
   if (ungated.length > 0) {
     parts.push(
@@ -274,5 +286,6 @@ function weirExtension(tool: DescribedTool): JsonObject {
   if (tool.rejectBlank) x.rejectBlank = tool.rejectBlank;
   if (tool.sql) x.sql = tool.sql as unknown as JsonObject;
   if (tool.scopes?.length) x.scopes = tool.scopes;
+  if (tool.confirm !== undefined) x.confirm = { message: tool.confirm };
   return x;
 }

@@ -157,3 +157,38 @@ Deno.test("openapi: every answer of a served guardfile is a documented status an
     "weir_info 200",
   ]);
 });
+
+Deno.test("openapi: a confirm-gated grant documents no 200, and the tool API refuses it", async () => {
+  const upstream = await startRecorder();
+  const file = await tempGuardfile(`confirm "delete_note" message="Delete this note for good?"
+wrap ward mcp notes {
+    base-url "${upstream.url}"
+    auth none
+    can get note { path "/notes/{id}"; }
+    can delete note { path "/notes/{id}"; }
+}
+`);
+  const doc = await openapi(file);
+  assert.equal((await new Validator().validate(doc)).valid, true);
+  const del = doc.paths["/api/delete_note"].post;
+  assert.deepEqual(Object.keys(del.responses).sort(), ["400", "403", "413", "415", "503"]);
+  assert.deepEqual(del["x-weir"].confirm, { message: "Delete this note for good?" });
+  assert.match(del.description, /Confirm-gated: a person is asked "Delete this note for good\?"/);
+  assert.ok("200" in doc.paths["/api/get_note"].post.responses);
+  const server = await serveHttp(file);
+  try {
+    const res = await fetch(`${server.url}/api/delete_note`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: "n1" }),
+    });
+    const answer = await res.json();
+    assert.equal(res.status, 403);
+    const validate = ajv.compile(del.responses["403"].content["application/json"].schema);
+    assert.ok(validate(answer), JSON.stringify(validate.errors));
+    assert.equal(upstream.requests.length, 0, "nothing reached the upstream");
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});
