@@ -1,7 +1,7 @@
 /**
  * `sql { statement "..."; param "<n>" type=... [required=#true]; max-rows "N" }`
  * inside a grant, and `database pgx { value ... }` inside `wrap`
- * (`shared/reference/guardfile.md` section 3; PostgreSQL only).
+ * (`docs/guardfile.md`, "sql"; PostgreSQL only).
  *
  * Checked here, with no database: the statement is one statement; its
  * placeholders are exactly `$1..$N` for N declared params (values are sent

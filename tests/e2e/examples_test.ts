@@ -43,10 +43,21 @@ Deno.test("forgejo-issues: read, file, comment, close; delete withheld; owner re
     env: { FORGEJO_TOKEN: "fj-token-4242" },
   });
   try {
-    const get = await call("get_issue", { owner: "coilyco-web", repo: "site", index: "12" });
+    const get = await call("get_issue", { owner: "coilyco-web", repo: "site", index: 12 });
     assert.equal(get.status, 200, get.text);
     assert.equal(get.req!.method, "GET");
     assert.equal(get.req!.path, "/api/v1/repos/coilyco-web/site/issues/12");
+    for (const index of ["12", 0, 1.5]) {
+      const bad = await call("get_issue", { owner: "coilyco-web", repo: "site", index });
+      assert.equal(bad.status, 400, `index ${JSON.stringify(index)} is refused by the schema`);
+      assert.equal(bad.sent.length, 0);
+    }
+    const merged = await call("list_issue", {
+      owner: "coilyco-web",
+      repo: "site",
+      state: "merged",
+    });
+    assert.equal(merged.status, 400, "state is one of open, closed, all");
     assert.equal(get.req!.headers.get("authorization"), "token fj-token-4242");
 
     const list = await call("list_issue", {
@@ -75,12 +86,12 @@ Deno.test("forgejo-issues: read, file, comment, close; delete withheld; owner re
     const comment = await call("comment_issue", {
       owner: "coilyco-web",
       repo: "site",
-      index: "12",
+      index: 12,
       body: "On it.",
     });
     assert.equal(comment.req!.path, "/api/v1/repos/coilyco-web/site/issues/12/comments");
 
-    const close = await call("close_issue", { owner: "coilyco-web", repo: "site", index: "12" });
+    const close = await call("close_issue", { owner: "coilyco-web", repo: "site", index: 12 });
     assert.equal(close.req!.method, "PATCH");
     assert.equal(close.req!.body, '{"state":"closed"}');
 
@@ -89,7 +100,7 @@ Deno.test("forgejo-issues: read, file, comment, close; delete withheld; owner re
     assert.match(del.text, /no undo/);
     assert.equal(del.sent.length, 0);
 
-    const outside = await call("get_issue", { owner: "someone-else", repo: "site", index: "1" });
+    const outside = await call("get_issue", { owner: "someone-else", repo: "site", index: 1 });
     assert.equal(outside.status, 403);
     assert.equal(outside.sent.length, 0);
   } finally {
