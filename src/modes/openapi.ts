@@ -17,7 +17,7 @@
  * with their reason; a `confirm`-gated grant lists no 200 (the tool API cannot
  * ask a person, so it always refuses with 403). What `describe` knows beyond the schema (upstream method
  * and path, restrictions, pins, cache, fixed bodies, sql statements, confirm
- * messages, the gate opt-outs) is carried in `x-weir` extensions. Schemas are written inline (no
+ * messages, extraction, the gate opt-outs) is carried in `x-weir` extensions. Schemas are written inline (no
  * `$ref`), so each one can be validated on its own.
  *
  * @module
@@ -287,5 +287,6 @@ function weirExtension(tool: DescribedTool): JsonObject {
   if (tool.sql) x.sql = tool.sql as unknown as JsonObject;
   if (tool.scopes?.length) x.scopes = tool.scopes;
   if (tool.confirm !== undefined) x.confirm = { message: tool.confirm };
+  if (tool.extract) x.extract = tool.extract;
   return x;
 }

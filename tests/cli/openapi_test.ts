@@ -171,7 +171,9 @@ wrap ward mcp notes {
   const doc = await openapi(file);
   assert.equal((await new Validator().validate(doc)).valid, true);
   const del = doc.paths["/api/delete_note"].post;
-  assert.deepEqual(Object.keys(del.responses).sort(), ["400", "403", "413", "415", "503"]);
+  assert.ok(!("200" in del.responses), "the tool API never runs a gated tool");
+  assert.ok("403" in del.responses);
+  assert.match(del.responses["403"].description, /confirmation_impossible/);
   assert.deepEqual(del["x-weir"].confirm, { message: "Delete this note for good?" });
   assert.match(del.description, /Confirm-gated: a person is asked "Delete this note for good\?"/);
   assert.ok("200" in doc.paths["/api/get_note"].post.responses);
