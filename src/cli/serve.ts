@@ -51,15 +51,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
   const transport = values.stdio
     ? { kind: "stdio" as const }
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
-  const oauth = oauthSettings(values);
-  let auth;
-  try {
-    auth = authSettings(values, transport.kind === "http" ? transport : undefined);
-  } catch (error) {
-    if (error instanceof FlagError) throw new UsageError(error.message);
-    console.error(`weir: ${(error as Error).message}`);
-    return 1;
-  }
+  let oauth = oauthSettings(values);
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
   if (mode && loaded.policy?.mode !== mode && errorsOf(loaded.diagnostics).length === 0) {
@@ -72,6 +64,29 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
   if (!(loaded.guardfile ?? loaded.policy) || errorsOf(loaded.diagnostics).length > 0) return 1;
   if (loaded.policy && oauth) {
     throw new UsageError("--oauth-issuer applies to guardfiles, not to AWS policies");
+  }
+  // The guardfile's `oauth` node, unless the flags say otherwise (they win).
+  const fromFile = loaded.guardfile?.oauth;
+  if (!oauth && fromFile) {
+    const at = `${loaded.file}:${fromFile.position?.line ?? 0}:${fromFile.position?.column ?? 0}`;
+    if (values.stdio) throw new UsageError(`${at}: "oauth" applies to --http only, not --stdio`);
+    if (values["inbound-token-env"] !== undefined) {
+      throw new UsageError(
+        `${at}: the guardfile asks for OAuth, which cannot be combined with ` +
+          `--inbound-token-env: choose the static token or OAuth`,
+      );
+    }
+    oauth = { issuer: fromFile.issuer, resource: fromFile.resource };
+  }
+  let auth;
+  try {
+    // OAuth, from the flags or the guardfile, is inbound authentication.
+    const flags = oauth ? { ...values, "oauth-issuer": oauth.issuer } : values;
+    auth = authSettings(flags, transport.kind === "http" ? transport : undefined);
+  } catch (error) {
+    if (error instanceof FlagError) throw new UsageError(error.message);
+    console.error(`weir: ${(error as Error).message}`);
+    return 1;
   }
   const stop = stopSignals();
   try {

@@ -311,4 +311,15 @@ export interface Guardfile {
   prompts: PromptTemplate[];
   icons: ServerIcon[];
   controls: Controls;
+  /** `oauth issuer=... resource=...`: serve as an OAuth 2.1 resource server. */
+  oauth?: OAuthSetting;
+}
+
+/** `oauth issuer="<URL>" resource="<URL>"` (see `oauth.ts`). */
+export interface OAuthSetting {
+  /** The authorization server's issuer identifier. */
+  issuer: string;
+  /** This server's canonical URI: the audience tokens must carry (RFC 8707). */
+  resource: string;
+  position?: SourcePosition;
 }

@@ -21,6 +21,7 @@ import { readValue } from "./value.ts";
 import { readControls, readIcons, readPrompts, readResources } from "./siblings.ts";
 import { compileGlob, type GlobError } from "./glob.ts";
 import { SQL_DRIVERS } from "./sql.ts";
+import { readOAuth } from "./oauth.ts";
 
 /** The default name of the read-only info tool. */
 export const INFO_TOOL = "weir_info";
@@ -60,6 +61,7 @@ const SIBLINGS = [
   "rate-limit",
   "confirm",
   "extract",
+  "oauth",
 ];
 /** Reference siblings weir does not serve yet: refused by name, never ignored. */
 const NOT_YET: Readonly<Record<string, string>> = {};
@@ -138,6 +140,7 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
   const prompts = readPrompts(top);
   const icons = readIcons(top);
   const controls = readControls(top, body?.grants ?? []);
+  const oauth = readOAuth(top);
   if (!body) return undefined;
   return {
     file,
@@ -149,6 +152,7 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
     prompts,
     icons,
     controls,
+    ...(oauth ? { oauth } : {}),
   };
 }
 

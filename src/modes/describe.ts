@@ -72,6 +72,8 @@ export interface Surface {
   database?: string;
   /** The outbound `rate-limit` shared by every grant, if any; `store` says where it lives. */
   rateLimit?: { count: number; windowMs: number; store?: string };
+  /** `oauth`: callers need an access token from `issuer` for `resource` (flags may override). */
+  oauth?: { issuer: string; resource: string };
   tools: DescribedTool[];
 }
 
@@ -122,6 +124,9 @@ export function describeGuardfile(guardfile: Guardfile): Surface {
       ? `Authorization: Bearer from ${sourceText(auth.value.chain)}`
       : `query ${auth.params.map((p) => `${p.name} from ${sourceText(p.value.chain)}`).join(", ")}`,
     ...extra,
+    ...(guardfile.oauth
+      ? { oauth: { issuer: guardfile.oauth.issuer, resource: guardfile.oauth.resource } }
+      : {}),
     tools,
   };
 }
@@ -275,6 +280,9 @@ export function describeText(surface: Surface): string {
     `upstream ${surface.upstream}`,
     `auth ${surface.auth}`,
     ...(surface.database ? [`database ${surface.database}`] : []),
+    ...(surface.oauth
+      ? [`oauth tokens from ${surface.oauth.issuer} for ${surface.oauth.resource}`]
+      : []),
     ...(surface.rateLimit
       ? [
         `rate-limit ${surface.rateLimit.count} per ${surface.rateLimit.windowMs} ms (all grants)` +

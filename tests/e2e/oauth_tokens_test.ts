@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, importJWK, type JWTPayload, SignJWT } from "jose";
-import { serveHttp } from "../support/cli.ts";
+import { runCli, serveHttp } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { freePort, INTROSPECTION_CLIENT, startOidc, tokenFor } from "../support/oidc.ts";
 import { decodeBase64Url, encodeBase64Url } from "../support/base64url.ts";
@@ -337,6 +337,57 @@ Deno.test("a reload swaps the scopes with the surface: list, calls and metadata 
     assert.equal(challenge(close).scope, "tickets:admin");
   } finally {
     await weir.stop();
+    await oidc.close();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("the guardfile's oauth node serves OAuth without flags; a static token beside it is refused", async () => {
+  const upstream = await startRecorder();
+  const port = freePort();
+  const resource = `http://127.0.0.1:${port}/mcp`;
+  const oidc = await startOidc(resource);
+  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+  await Deno.writeTextFile(
+    file,
+    `oauth issuer="${oidc.issuer}" resource="${resource}"\n` + await Deno.readTextFile(FIXTURE),
+  );
+  const env = {
+    TICKETS_BASE_URL: upstream.url,
+    TICKETS_KEY: "upstream-key-123456",
+    STATIC: "a-static-inbound-token-0123456789",
+  };
+  try {
+    const both = await runCli(
+      ["serve", file, "--http", `127.0.0.1:${port}`, "--inbound-token-env", "STATIC"],
+      { env },
+    );
+    assert.equal(both.code, 2, both.stderr);
+    assert.ok(
+      both.stderr.includes(`${file}:1:1: the guardfile asks for OAuth, which cannot be combined`),
+      both.stderr,
+    );
+    const described = await runCli(["describe", file]);
+    assert.match(described.stdout, new RegExp(`oauth tokens from ${oidc.issuer} for ${resource}`));
+
+    const weir = await serveHttp(file, { address: `127.0.0.1:${port}`, env });
+    try {
+      const none = await callList(resource);
+      assert.equal(none.status, 401);
+      await none.body?.cancel();
+      assert.equal(
+        challenge(none).resource_metadata,
+        `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`,
+      );
+      const token = await tokenFor(oidc, resource, "tickets:read");
+      const ok = await callList(resource, `Bearer ${token}`);
+      assert.equal(ok.status, 200, await ok.text());
+      assert.equal(upstream.requests.length, 1);
+    } finally {
+      await weir.stop();
+    }
+  } finally {
     await oidc.close();
     await upstream.close();
     await Deno.remove(file);

@@ -105,3 +105,64 @@ for (const [name, grants, at, expected] of CASES) {
     assert.ok(hit.startsWith(`${at} `), `expected the error at ${at}: ${hit}`);
   });
 }
+
+Deno.test("oauth: the guardfile equivalent of --oauth-issuer/--oauth-resource", () => {
+  const r = load(
+    `oauth issuer="https://id.example.com" resource="https://mcp.example.com/mcp"\n` +
+      wrap(`  can get t { path "/t"; scope "t:read" }`),
+  );
+  assert.ok(r.guardfile, r.diagnostics.map((d) => d.message).join("\n"));
+  assert.deepEqual(
+    { issuer: r.guardfile.oauth?.issuer, resource: r.guardfile.oauth?.resource },
+    { issuer: "https://id.example.com", resource: "https://mcp.example.com/mcp" },
+  );
+  assert.equal(load(wrap(`  can get t { path "/t" }`)).guardfile?.oauth, undefined);
+});
+
+const OAUTH_CASES: [string, string, RegExp][] = [
+  [
+    "oauth without resource",
+    `oauth issuer="https://id.example.com"`,
+    /"oauth" needs both issuer= and resource=/,
+  ],
+  [
+    "oauth with a plain-http issuer beyond loopback",
+    `oauth issuer="http://id.example.com" resource="https://mcp.example.com/mcp"`,
+    /oauth issuer="http:\/\/id\.example\.com" must be https \(http only on a loopback host\)/,
+  ],
+  [
+    "oauth with a resource fragment",
+    `oauth issuer="https://id.example.com" resource="https://mcp.example.com/mcp#x"`,
+    /must not carry a #fragment/,
+  ],
+  [
+    "oauth with a relative resource",
+    `oauth issuer="https://id.example.com" resource="/mcp"`,
+    /oauth resource="\/mcp" is not an absolute URL/,
+  ],
+  [
+    "oauth with arguments",
+    `oauth "https://id.example.com"`,
+    /"oauth" takes issuer= and resource= properties, not arguments/,
+  ],
+  [
+    "oauth with an unknown property",
+    `oauth issuer="https://id.example.com" resource="https://m.example.com" audience="x"`,
+    /audience/,
+  ],
+];
+
+for (const [name, node, expected] of OAUTH_CASES) {
+  Deno.test(`lint refuses ${name}, at the oauth node's line:column`, () => {
+    const found = errors(`\n  ${node}\n` + wrap(`  can get t { path "/t" }`));
+    const hit = found.find((e) => expected.test(e));
+    assert.ok(hit, `expected ${expected}, got:\n${found.join("\n")}`);
+    assert.ok(hit.startsWith("2:3 "), `expected the error at 2:3: ${hit}`);
+  });
+}
+
+Deno.test("lint refuses a second oauth node", () => {
+  const one = `oauth issuer="https://id.example.com" resource="https://m.example.com"`;
+  const found = errors(`${one}\n${one}\n` + wrap(`  can get t { path "/t" }`));
+  assert.ok(found.some((e) => /^2:1 .*"oauth" appears more than once/.test(e)), found.join("\n"));
+});
