@@ -22,6 +22,7 @@
  * @module
  */
 import { dereference, type Schema, Validator } from "@cfworker/json-schema";
+import { compileAcceptor } from "./fast_schema.ts";
 
 type Draft = "4" | "7" | "2019-09" | "2020-12";
 
@@ -250,7 +251,12 @@ export function compileSchema(schema: unknown): ValidateFn {
   // construction fail (the shape, and the validator's own $ref/$id/$anchor
   // resolution), and a server with many tools starts faster without it.
   let validator: Validator | undefined;
+  // The common shapes are accepted by a quick check first; anything it does not
+  // vouch for (an invalid value, or a schema outside its subset) goes to the
+  // full validator, which alone decides refusals and words their messages.
+  const accept = compileAcceptor(schema, draft);
   return (value) => {
+    if (accept?.(value)) return [];
     validator ??= new Validator(structuredClone(schema) as object, draft, false);
     const result = validator.validate(value);
     return result.valid ? [] : describeErrors(result.errors, schema);
