@@ -129,6 +129,30 @@ async function publishes(
         { key: `${run}/x.png`, content_base64: "", content_type: "image/png" },
         /refusing to publish an empty object/,
       ],
+      [
+        {
+          key: `${run}/page.png`,
+          content_base64: b64(new TextEncoder().encode("<!doctype html><script>x</script>")),
+          content_type: "image/png",
+        },
+        /the bytes are HTML or XML markup, which this publisher never serves/,
+      ],
+      [
+        {
+          key: `${run}/data.json`,
+          content_base64: b64(new TextEncoder().encode("\n  <svg onload=alert(1)>")),
+          content_type: "application/json",
+        },
+        /HTML or XML markup/,
+      ],
+      [
+        {
+          key: `${run}/fake.png`,
+          content_base64: b64(new Uint8Array(64).fill(7)),
+          content_type: "image/png",
+        },
+        /the bytes are not a PNG image, as content_type image\/png says/,
+      ],
     ];
     for (const [args, message] of cases) {
       const out = await client.call("put_object", args);
