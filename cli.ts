@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-net --allow-env --allow-read
+#!/usr/bin/env -S deno run --allow-net --allow-env --allow-read --allow-run
 /**
  * The `weir` command line: lint a guardfile, serve it over stdio or HTTP,
  * describe its surface, or run the demo.

@@ -29,7 +29,8 @@ export const TARGETS = [
 ] as const;
 
 const ROOT = new URL("../", import.meta.url);
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read"];
+/** `--allow-run`: `serve-upstream -- CMD` starts a stdio upstream (no other command spawns). */
+const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-run"];
 
 async function exists(url: URL): Promise<boolean> {
   try {

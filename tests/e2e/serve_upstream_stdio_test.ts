@@ -13,6 +13,7 @@ import {
   textOf,
   v1Stdio,
   v2Http,
+  v2Stdio,
 } from "../support/upstream_cli.ts";
 
 Deno.test("serve-upstream over stdio wraps server-everything: exactly echo", async (t) => {
@@ -30,6 +31,19 @@ Deno.test("serve-upstream over stdio wraps server-everything: exactly echo", asy
           other,
         );
       }
+    } finally {
+      await client.close();
+    }
+  });
+
+  await t.step("v2 client (2026-07-28) over stdio", async () => {
+    const client = await v2Stdio(["--name", "ev", "--tool", "echo", "--", ...everythingCommand()]);
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((x) => x.name), ["echo"]);
+      const r = await client.callTool({ name: "echo", arguments: { message: "modern" } });
+      assert.equal(textOf(r), "Echo: modern");
+      await assert.rejects(client.callTool({ name: "get-env", arguments: {} }), /Unknown tool/);
     } finally {
       await client.close();
     }

@@ -10,6 +10,7 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as HttpV2,
 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import { CLI, CONFIG, ROOT } from "./cli.ts";
 
 /** `deno run -A --config deno.json cli.ts` */
@@ -176,4 +177,25 @@ export async function v1Stdio(args: string[], env?: Record<string, string>): Pro
 /** The text of a `CallToolResult`'s first content block. */
 export function textOf(result: Record<string, unknown>): string {
   return ((result.content as { text?: string }[])[0]?.text) ?? "";
+}
+
+/** The official v2 client pinned to 2026-07-28 over stdio, spawning `weir serve-upstream ARGS --stdio`. */
+export async function v2Stdio(args: string[]): Promise<AnyClient> {
+  const { command, args: pre } = weirAll();
+  const dash = args.indexOf("--");
+  const flags = dash < 0 ? args : args.slice(0, dash);
+  const tail = dash < 0 ? [] : args.slice(dash);
+  const client = new ClientV2({ name: "weir-test-v2", version: "2.0.0" }, {
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+  });
+  await client.connect(
+    new StdioV2({
+      command,
+      args: [...pre, "serve-upstream", ...flags, "--stdio", ...tail],
+      env: Deno.env.toObject(),
+      cwd: ROOT,
+      stderr: "ignore",
+    }),
+  );
+  return client as unknown as AnyClient;
 }
