@@ -363,7 +363,7 @@ export function createS3Host(
     } catch (error) {
       const refused = toToolError(error);
       const kind = refused.message.split(":")[0];
-      const rule = REFUSALS[kind];
+      const rule = Object.hasOwn(REFUSALS, kind) ? REFUSALS[kind] : undefined;
       if (rule) auditRefused(log, { tool, status: refused.status, ...rule });
       else {
         auditAllowed(log, {

@@ -458,7 +458,7 @@ function readS3(wrap: NodeReader, file: string): S3Policy {
   for (const can of kids.filter((k) => k.name === "can")) {
     const key = grantKey(can);
     if (!key) continue;
-    const tool = S3_GRANTS[key];
+    const tool = Object.hasOwn(S3_GRANTS, key) ? S3_GRANTS[key] : undefined;
     if (!tool) {
       can.error(
         `unsupported S3 grant "can ${key}": the publisher grants only ` +

@@ -84,7 +84,12 @@ export function located(node: KdlNode, parent?: Located): Located {
     : node.name === "can" && node.values.length >= 2
     ? `can ${node.values[0]} ${node.values[1]}`
     : typeof first === "string"
-    ? `${node.name} ${/^[A-Za-z0-9_.:-]+$/.test(first) ? first : JSON.stringify(first)}`
+    ? `${node.name} ${
+      /^[A-Za-z0-9_.:-]+$/.test(first) ? first : JSON.stringify(first.slice(0, 80)).replace(
+        /[^\x20-\x7e]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+      )
+    }`
     : node.name;
   return {
     path: parent && parent.path ? `${parent.path} > ${label}` : label,

@@ -6,10 +6,11 @@
  * Three things are added on top of the parser:
  *
  * 1. The boolean compatibility shim of the reference (umbra/mcp-beaver):
- *    before parsing, the literal substrings `required=true`, `required=false`,
- *    `raw=true` and `raw=false` become their `#true`/`#false` forms anywhere in
- *    the text. Positions reported afterwards are mapped back to the original
- *    text, so a column is the column the author sees.
+ *    before parsing, `required=true`, `required=false`, `raw=true` and
+ *    `raw=false` become their `#true`/`#false` forms outside strings and
+ *    comments only (inside a quoted string they are text, sent as written).
+ *    Positions reported afterwards are mapped back to the original text, so a
+ *    column is the column the author sees.
  * 2. Strictness the plain KDL data model would hide: a property given twice
  *    on one node is an error (KDL lets the last one win silently, so the file
  *    and the wire would disagree), and so is an integer too large to be held
@@ -63,7 +64,10 @@ const MAX_DEPTH = 64;
  */
 export function parseKdl(text: string): { nodes: KdlNode[] } | { errors: KdlSyntaxError[] } {
   const insertions: number[] = []; // offsets in the original text where a "#" was inserted
-  const shimmed = text.replace(SHIM, (_match, key: string, value: string, offset: number) => {
+  const code = codeSpans(text);
+  const inCode = (offset: number) => code.some(([from, to]) => offset >= from && offset < to);
+  const shimmed = text.replace(SHIM, (match, key: string, value: string, offset: number) => {
+    if (!inCode(offset)) return match;
     insertions.push(offset + key.length + 1);
     return `${key}=#${value}`;
   });
@@ -197,4 +201,56 @@ function locate(starts: number[], offset: number): SourcePosition {
     else hi = mid - 1;
   }
   return { line: lo + 1, column: offset - starts[lo] + 1 };
+}
+
+/**
+ * The spans of `text` that are neither strings nor comments, as `[from, to)`
+ * offsets: quoted strings (with escapes; multi-line with three quotes), raw
+ * strings (`#"..."#`, any number of `#`), line comments and nested block
+ * comments are skipped. A malformed tail is treated as code (the parser will
+ * report it).
+ */
+function codeSpans(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  const TRIPLE = '"'.repeat(3);
+  let start = 0;
+  let i = 0;
+  const skip = (end: number) => {
+    if (i > start) spans.push([start, i]);
+    i = end;
+    start = end;
+  };
+  while (i < text.length) {
+    const c = text[i];
+    if (c === "/" && text[i + 1] === "/") {
+      const end = text.slice(i).search(/[\n\r\u0085\u000c\u2028\u2029]/);
+      skip(end === -1 ? text.length : i + end);
+    } else if (c === "/" && text[i + 1] === "*") {
+      let depth = 0;
+      let j = i;
+      while (j < text.length) {
+        if (text[j] === "/" && text[j + 1] === "*") {
+          depth++;
+          j += 2;
+        } else if (text[j] === "*" && text[j + 1] === "/") {
+          depth--;
+          j += 2;
+          if (depth === 0) break;
+        } else j++;
+      }
+      skip(j);
+    } else if (c === "#" && /^#+"/.test(text.slice(i, i + 130))) {
+      const hashes = /^#+/.exec(text.slice(i))![0];
+      const quote = text.startsWith(TRIPLE, i + hashes.length) ? TRIPLE : '"';
+      const end = text.indexOf(quote + hashes, i + hashes.length + quote.length);
+      skip(end === -1 ? text.length : end + quote.length + hashes.length);
+    } else if (c === '"') {
+      const quote = text.startsWith(TRIPLE, i) ? TRIPLE : '"';
+      let j = i + quote.length;
+      while (j < text.length && !text.startsWith(quote, j)) j += text[j] === "\\" ? 2 : 1;
+      skip(Math.min(text.length, j + quote.length));
+    } else i++;
+  }
+  if (start < text.length) spans.push([start, text.length]);
+  return spans;
 }

@@ -80,6 +80,64 @@ export interface LoadResult {
  * @returns the model (absent when any error was found) and all diagnostics,
  *   errors and warnings, in file order
  */
+/** The MCP tool-name rule (both revisions' schema): what the core will list. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/**
+ * Names a JavaScript object already has (`__proto__`, `constructor`,
+ * `toString`, ...). A property or input with such a name can vanish or turn
+ * into a prototype change on its way to the wire, so the file and the wire
+ * would disagree: refused wherever a guardfile names one.
+ */
+const OBJECT_INTERNALS: ReadonlySet<string> = new Set([
+  "__proto__",
+  "prototype",
+  ...Object.getOwnPropertyNames(Object.prototype),
+]);
+
+/** Nodes whose string arguments name inputs, wire keys or parameters. */
+const NAMING_NODES = new Set(["field", "query", "param", "argument", "map", "restrict", "header"]);
+
+/**
+ * Refuse, on every node of the tree, names that collide with JavaScript
+ * object internals (property keys, the names `field`/`query`/`param`/...
+ * declare, `to=` keys, `{params}` in a path).
+ */
+function checkNames(node: NodeReader): void {
+  // A property given twice is refused by the KDL reader (src/guardfile/kdl.ts).
+  for (const key of Object.keys(node.node.properties)) {
+    if (OBJECT_INTERNALS.has(key)) node.error(internalName(`property ${key}=`));
+  }
+  const named: string[] = [];
+  if (NAMING_NODES.has(node.name)) {
+    for (const v of node.node.values) if (typeof v === "string") named.push(...v.split("."));
+  }
+  const to = node.node.properties.to;
+  if (typeof to === "string") named.push(to);
+  if (node.name === "path") {
+    for (const v of node.node.values) {
+      if (typeof v === "string") { for (const m of v.matchAll(/\{([^}]*)\}/g)) named.push(m[1]); }
+    }
+  }
+  for (const name of named) {
+    if (OBJECT_INTERNALS.has(name)) node.error(internalName(JSON.stringify(name)));
+  }
+  for (const child of node.children()) checkNames(child);
+}
+
+/** A name as JSON, with every character outside printable ASCII as \\uXXXX (a soft hyphen shows). */
+function escaped(name: string): string {
+  return JSON.stringify(name).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+function internalName(what: string): string {
+  return `${what} is a name every JavaScript object already has (like __proto__ or ` +
+    `constructor); weir refuses it so the file and the wire cannot disagree: rename it`;
+}
+
 export function parseGuardfile(text: string, file: string): LoadResult {
   const diags = new Diagnostics();
   const parsed = parseKdl(text);
@@ -104,9 +162,10 @@ function sortByPosition(items: Diagnostic[]): Diagnostic[] {
 
 function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guardfile | undefined {
   const top = nodes.map((n) => new NodeReader(n, diags));
+  for (const node of top) checkNames(node);
   for (const node of top) {
     if (SIBLINGS.includes(node.name)) continue;
-    if (node.name in NOT_YET) {
+    if (Object.hasOwn(NOT_YET, node.name)) {
       node.error(
         `"${node.name}" (${NOT_YET[node.name]}) is not supported by weir yet; ` +
           `remove it, or serve this guardfile with the reference implementation`,
@@ -540,6 +599,12 @@ function readServerInfo(top: NodeReader[], grants: Grant[], diags: Diagnostics):
       return null;
     }
     name = named ?? INFO_TOOL;
+    if (!TOOL_NAME.test(name)) {
+      node.error(
+        `server-info name=${escaped(name)}: a tool name is 1-128 characters of ` +
+          `A-Z a-z 0-9 _ - . (MCP tool names)`,
+      );
+    }
   }
   const grant = grants.find((g) => g.tool === name);
   if (grant) {
@@ -577,6 +642,13 @@ function readWithholds(top: NodeReader[], grants: Grant[], infoTool: string | nu
     const alternative = text(altNode, "a served tool to use instead");
     if (!reasonNode) node.error(`withhold needs reason "..." (say why it is withheld)`);
     if (!tool) continue;
+    if (!TOOL_NAME.test(tool)) {
+      node.error(
+        `withhold names the tool ${escaped(tool)}: a tool name is 1-128 characters of ` +
+          `A-Z a-z 0-9 _ - . (MCP tool names)`,
+      );
+      continue;
+    }
     if (served.has(tool)) {
       node.error(
         `"${tool}" is withheld, but this guardfile mints it; remove the grant or the withhold`,

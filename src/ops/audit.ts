@@ -127,7 +127,7 @@ export function subjectOf(auth: unknown): string | undefined {
  * (an upstream failure, a timeout, a cancellation).
  */
 export function ruleOfErrorKind(kind: string): RefusalRule | undefined {
-  return RULE_OF_KIND[kind];
+  return Object.hasOwn(RULE_OF_KIND, kind) ? RULE_OF_KIND[kind] : undefined;
 }
 
 const RULE_OF_KIND: Record<string, RefusalRule> = {

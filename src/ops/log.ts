@@ -56,7 +56,7 @@ const BATCH_BYTES = 64 * 1024;
 export function parseLogLevel(text: string, where = "log level"): LogLevel {
   const level = text.trim().toLowerCase();
   if (level === "warning") return "warn";
-  if (level in RANK) return level as LogLevel;
+  if (Object.hasOwn(RANK, level)) return level as LogLevel;
   throw new RangeError(
     `${where}: unknown level ${JSON.stringify(text.slice(0, 40))}; use debug, info, warn or error`,
   );
