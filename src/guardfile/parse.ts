@@ -96,7 +96,16 @@ const OBJECT_INTERNALS: ReadonlySet<string> = new Set([
 ]);
 
 /** Nodes whose string arguments name inputs, wire keys or parameters. */
-const NAMING_NODES = new Set(["field", "query", "param", "argument", "map", "restrict", "header"]);
+const NAMING_NODES = new Set([
+  "field",
+  "query",
+  "param",
+  "argument",
+  "map",
+  "restrict",
+  "header",
+  "body",
+]);
 
 /**
  * Refuse, on every node of the tree, names that collide with JavaScript

@@ -14,14 +14,36 @@ function grantOf(body: string) {
 }
 
 Deno.test("an omitted input named like an Object member is not sent", () => {
+  // lint refuses such names (tests/cli/lint_strict_test.ts); the planner must
+  // still not read them off Object.prototype, so the model is renamed here.
   const { grant, restricts } = grantOf(
-    `can list results { path "/r"; query "season" "constructor" "toString"; body "valueOf" }`,
+    `can list results { path "/r"; query "season" "q1" "q2"; body "b1" }`,
   );
+  const rename: Record<string, string> = { q1: "constructor", q2: "toString", b1: "valueOf" };
+  for (const input of [...grant.query, ...grant.body] as { name: string; wire?: string }[]) {
+    if (rename[input.name]) {
+      if (input.wire === input.name) input.wire = rename[input.name];
+      input.name = rename[input.name];
+    }
+  }
   const planned = planRequest(grant, { season: "2024" }, restricts);
   assert.deepEqual(planned.query, [["season", "2024"]]);
   assert.equal(planned.body, undefined);
   const withOwn = planRequest(grant, Object.fromEntries([["constructor", "c"]]), restricts);
   assert.deepEqual(withOwn.query, [["constructor", "c"]]);
+});
+
+Deno.test("lint refuses input names every JavaScript object has", () => {
+  const { guardfile, diagnostics } = parseGuardfile(
+    `wrap ward mcp t {\n  base-url "t.example"\n  auth none\n  can list results { path "/r"; query "season" "constructor" "toString"; body "valueOf" }\n}`,
+    "t.mcp.kdl",
+  );
+  assert.equal(guardfile, undefined);
+  for (const name of ["constructor", "toString", "valueOf"]) {
+    assert.ok(
+      diagnostics.some((d) => d.message.startsWith(`"${name}" is a name every JavaScript`)),
+    );
+  }
 });
 
 Deno.test("a path value is one encoded segment; dot segments, empties and controls are refused", () => {
