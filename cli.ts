@@ -91,7 +91,8 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
                              --oauth-resource; not with --inbound-token-env or --stdio.
   --oauth-resource URL       This server's canonical URI, e.g. https://mcp.example.com/mcp:
                              the audience tokens must carry (RFC 8707). Grants' "scope"
-                             values are then enforced and filter tools/list.
+                             values are then enforced and filter tools/list. The guardfile
+                             may say the same: oauth issuer="URL" resource="URL" (flags win).
   --oauth-introspection-client-id ID, --oauth-introspection-secret-env VAR
                              Also accept opaque tokens, asking the issuer's RFC 7662
                              introspection endpoint with these client credentials.

@@ -156,6 +156,12 @@ export interface TokenVerifierOptions {
   fetch?: typeof fetch;
   /** Per request to the authorization server, in milliseconds (default 5000). */
   timeoutMs?: number;
+  /**
+   * After a JWKS fetch, no other for this long, in milliseconds (default
+   * 30,000): a token with an unknown `kid` makes weir fetch the JWKS again
+   * (the issuer rotated its keys) at most this often.
+   */
+  jwksCooldownMs?: number;
 }
 
 /**
@@ -204,7 +210,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const jwks = metadata.jwks_uri
     ? createRemoteJWKSet(new URL(metadata.jwks_uri), {
       timeoutDuration: timeoutMs,
-      cooldownDuration: 30_000,
+      cooldownDuration: options.jwksCooldownMs ?? 30_000,
       cacheMaxAge: 10 * 60_000,
     })
     : undefined;

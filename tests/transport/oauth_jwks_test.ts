@@ -1,0 +1,78 @@
+/**
+ * The JWKS behind weir's token check (`src/transport/oauth_tokens.ts`),
+ * against a small local issuer whose keys a test can rotate: discovery finds
+ * the JWKS from the metadata, the key set is fetched once and cached, a token
+ * signed by a new key (an unknown `kid`) makes weir fetch it again, and a
+ * stream of tokens with unknown `kid`s costs at most one fetch per cooldown.
+ */
+import assert from "node:assert/strict";
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import {
+  createTokenVerifier,
+  discoverIssuer,
+  TokenError,
+} from "../../src/transport/oauth_tokens.ts";
+
+async function key(kid: string) {
+  const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
+  return { kid, privateKey, public: { ...(await exportJWK(publicKey)), kid, alg: "ES256" } as JWK };
+}
+
+Deno.test("JWKS: cached, fetched again for an unknown kid, at most once per cooldown", async () => {
+  const keys: JWK[] = [];
+  let jwksFetches = 0;
+  const where: { issuer: string } = { issuer: "" };
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (request): Response => {
+      const issuer = where.issuer;
+      const path = new URL(request.url).pathname;
+      if (path === "/.well-known/oauth-authorization-server") {
+        return Response.json({ issuer, jwks_uri: `${issuer}/jwks` });
+      }
+      if (path === "/jwks") {
+        jwksFetches++;
+        return Response.json({ keys });
+      }
+      return new Response("no", { status: 404 });
+    },
+  );
+  const issuer = where.issuer = `http://127.0.0.1:${server.addr.port}`;
+  const resource = "https://mcp.example.com/mcp";
+  try {
+    const a = await key("a");
+    keys.push(a.public);
+    const metadata = await discoverIssuer(issuer);
+    assert.equal(metadata.jwks_uri, `${issuer}/jwks`);
+    const verify = createTokenVerifier({ metadata, resource, jwksCooldownMs: 2000 });
+    const sign = (k: Awaited<ReturnType<typeof key>>, sub: string) =>
+      new SignJWT({ scope: "s" })
+        .setProtectedHeader({ alg: "ES256", kid: k.kid })
+        .setIssuer(issuer).setAudience(resource).setSubject(sub).setExpirationTime("5m")
+        .sign(k.privateKey);
+
+    assert.equal((await verify(await sign(a, "one"))).subject, "one");
+    assert.equal((await verify(await sign(a, "two"))).subject, "two");
+    assert.equal(jwksFetches, 1, "the key set is cached");
+
+    // The issuer rotates: a new key appears. Within the cooldown an unknown kid is refused
+    // without another fetch; after it, the token makes weir fetch the set again.
+    const b = await key("b");
+    keys.push(b.public);
+    const fresh = await sign(b, "three");
+    await assert.rejects(verify(fresh), TokenError);
+    assert.equal(jwksFetches, 1, "no fetch within the cooldown");
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    assert.equal((await verify(fresh)).subject, "three");
+    assert.equal(jwksFetches, 2, "fetched again for the unknown kid");
+
+    // A stream of unknown kids (a forger's) costs at most one fetch per cooldown.
+    const stranger = await key("nobody");
+    for (let i = 0; i < 20; i++) {
+      await assert.rejects(verify(await sign(stranger, "x")), TokenError);
+    }
+    assert.ok(jwksFetches <= 3, `bounded: ${jwksFetches} fetches`);
+  } finally {
+    await server.shutdown();
+  }
+});
