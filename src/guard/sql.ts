@@ -35,13 +35,15 @@ export interface SqlAnswer {
   truncated: boolean;
 }
 
-/** Connections, per DSN (a rotated DSN opens a new pool; the old one is closed). */
+const POOLS = new Map<string, Promise<Sql>>();
+
+/** Runs sql grants; connection pools are kept per DSN for the process. */
 export class SqlRunner {
   readonly #database: Database;
   readonly #resolver: ValueResolver;
   readonly #timeoutMs: number;
   readonly #log: Logger;
-  #pool: { dsn: string; sql: Promise<Sql> } | undefined;
+  #dsn: string | undefined;
 
   /**
    * @param timeoutMs statement timeout in ms (0 = none)
@@ -91,17 +93,23 @@ export class SqlRunner {
     }
   }
 
-  /** Close every connection. */
+  /** Close the pool of the DSN last used (shared by every runner on that DSN). */
   async close(): Promise<void> {
-    const pool = this.#pool;
-    this.#pool = undefined;
-    if (pool) await (await pool.sql.catch(() => null))?.end({ timeout: 1 });
+    if (this.#dsn === undefined) return;
+    const pool = POOLS.get(this.#dsn);
+    POOLS.delete(this.#dsn);
+    if (pool) await (await pool.catch(() => null))?.end({ timeout: 1 });
   }
 
+  /**
+   * The process's pool for a DSN: a reload that builds a new server reuses it.
+   * A pool no longer used (a rotated DSN) holds no connection once they have
+   * been idle for 30 s.
+   */
   #connect(dsn: string): Promise<Sql> {
-    if (this.#pool?.dsn === dsn) return this.#pool.sql;
-    const old = this.#pool;
-    if (old) old.sql.then((s) => s.end({ timeout: 5 })).catch(() => {});
+    this.#dsn = dsn;
+    const existing = POOLS.get(dsn);
+    if (existing) return existing;
     const sql = (async () => {
       const { default: postgres } = await import("postgres");
       return postgres(dsn, {
@@ -113,7 +121,7 @@ export class SqlRunner {
         onnotice: () => {},
       });
     })();
-    this.#pool = { dsn, sql };
+    POOLS.set(dsn, sql);
     return sql;
   }
 

@@ -49,7 +49,8 @@ export type RefusalRule =
   | "shutting_down"
   | "allowlist"
   | "fingerprint"
-  | "pin";
+  | "pin"
+  | "confirm";
 
 /** A call let through and what came of it. */
 export interface AllowedCall {
@@ -135,5 +136,9 @@ const RULE_OF_KIND: Record<string, RefusalRule> = {
   verb_withheld: "withheld",
   reject_empty_argument: "blank_argument",
   rate_limited: "rate_limit",
+  rate_limit_store_unavailable: "rate_limit",
   request_too_large: "size",
+  confirmation_declined: "confirm",
+  confirmation_cancelled: "confirm",
+  confirmation_impossible: "confirm",
 };

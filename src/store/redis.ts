@@ -75,6 +75,13 @@ export interface RedisBucketOptions {
 
 type RedisClient = Redis;
 
+/** One client per store URL for the whole process, and its dial in progress. */
+interface SharedClient {
+  client: Promise<RedisClient>;
+  dialing?: Promise<void>;
+}
+const CLIENTS = new Map<string, SharedClient>();
+
 /**
  * The shared token bucket.
  *
@@ -90,9 +97,7 @@ export class RedisBucket implements RateLimiter {
   readonly #key: string;
   readonly #intervalMs: number;
   readonly #ttlMs: number;
-  #client: Promise<RedisClient> | undefined;
   #down = false;
-  #dialing: Promise<void> | undefined;
 
   constructor(options: RedisBucketOptions) {
     this.#options = options;
@@ -147,22 +152,23 @@ export class RedisBucket implements RateLimiter {
     });
   }
 
-  /** Close the connection (if one was opened). */
+  /** Close the connection to this bucket's store (shared by every bucket on the same URL). */
   async close(): Promise<void> {
-    const client = this.#client;
-    this.#client = undefined;
-    if (client) (await client.catch(() => null))?.disconnect();
+    const shared = CLIENTS.get(this.#options.url);
+    CLIENTS.delete(this.#options.url);
+    if (shared) (await shared.client.catch(() => null))?.disconnect();
   }
 
   async #run(script: string, ...args: (number | string)[]): Promise<unknown> {
     let client: RedisClient;
     try {
-      client = await this.#connect();
+      const shared = this.#connect();
+      client = await shared.client;
       if (client.status === "wait" || client.status === "end") {
         // One dial for every call that arrives before the connection is up.
-        this.#dialing ??= client.connect().finally(() => this.#dialing = undefined);
+        shared.dialing ??= client.connect().finally(() => shared.dialing = undefined);
       }
-      if (this.#dialing) await this.#dialing;
+      if (shared.dialing) await shared.dialing;
       const result = await client.eval(script, 1, this.#key, ...args.map(String));
       if (this.#down) {
         this.#down = false;
@@ -189,8 +195,14 @@ export class RedisBucket implements RateLimiter {
     }
   }
 
-  #connect(): Promise<RedisClient> {
-    this.#client ??= (async () => {
+  /**
+   * The process's one client for this URL: a reload that builds a new server
+   * (and a new bucket) reuses the connection rather than opening another.
+   */
+  #connect(): SharedClient {
+    const existing = CLIENTS.get(this.#options.url);
+    if (existing) return existing;
+    const client = (async () => {
       const { Redis } = await import("ioredis");
       const timeout = this.#options.commandTimeoutMs ?? 2_000;
       const client = new Redis(this.#options.url, {
@@ -207,7 +219,9 @@ export class RedisBucket implements RateLimiter {
       client.on("error", () => {});
       return client;
     })();
-    return this.#client;
+    const shared: SharedClient = { client };
+    CLIENTS.set(this.#options.url, shared);
+    return shared;
   }
 }
 
