@@ -131,7 +131,18 @@ export async function startPostgres(): Promise<PostgresServer> {
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    if (up) {
+    // A listening port is not a ready server ("the database system is starting up"):
+    // wait until pg_isready says it accepts connections.
+    for (let i = 0; up && !exited && i < 400; i++) {
+      const ready = await new Deno.Command(`${bin}/pg_isready`, {
+        args: ["-h", "127.0.0.1", "-p", String(port), "-q"],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      if (ready.success) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (up && !exited) {
       c.stderr.cancel();
       child = c;
     } else {
