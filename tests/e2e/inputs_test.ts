@@ -118,6 +118,10 @@ Deno.test("path, query and body input rules through weir serve", async (t) => {
       await refused("search_issue", { expr: "up", page: 4 }, /argument "page"/);
       await refused("search_issue", { expr: "up", tag: ["A"] }, /argument "tag\[0\]"/);
       await refused("search_issue", { expr: null }, /argument "expr"/);
+      const ratio = await ok("search_issue", { expr: "up", ratio: 1.5, q: "ab" });
+      assert.equal(ratio.query, "q=ab&query=up&ratio=1.5");
+      await refused("search_issue", { expr: "up", ratio: 1 }, /argument "ratio"/);
+      await refused("search_issue", { expr: "up", q: "a" }, /argument "q"/);
     });
 
     await t.step("body: lengths, enum, and null optional fields at any depth", async () => {
@@ -131,6 +135,13 @@ Deno.test("path, query and body input rules through weir serve", async (t) => {
       await refused("create_issue", { title: "" }, /argument "title"/);
       await refused("create_issue", { title: "x".repeat(11) }, /argument "title"/);
       await refused("create_issue", { title: "T", kind: "feature" }, /argument "kind"/);
+      const labelled = await ok("create_issue", { title: "T", labels: ["docs", "bug"] });
+      assert.deepEqual(JSON.parse(labelled.body), { title: "T", labels: ["docs", "bug"] });
+      await refused(
+        "create_issue",
+        { title: "T", labels: ["bug", "wontfix"] },
+        /argument "labels\[1\]"/,
+      );
       await refused("create_issue", { title: "T", meta: { owner: null } }, /argument "meta.owner"/);
       await refused("create_issue", { title: null }, /argument "title"/);
     });
