@@ -1,11 +1,10 @@
 /**
  * Small helpers shared by the command modules under `src/cli/`: strict flag
- * parsing (Node's `util.parseArgs`) that reports problems as {@linkcode UsageError},
+ * parsing that reports problems as {@linkcode UsageError},
  * whole-number and `[HOST:]PORT` flag values, and guardfile diagnostics on stderr.
  *
  * @module
  */
-import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { LoadedFile } from "../modes/serve.ts";
 import { parseListenAddress } from "../modes/listen.ts";
@@ -13,16 +12,84 @@ import { UsageError } from "./usage_error.ts";
 
 export { UsageError };
 
+/** One flag: `--name` (boolean) or `--name VALUE` / `--name=VALUE` (string). */
+export interface FlagSpec {
+  type: "boolean" | "string";
+  /** Repeatable: the values are collected in order into an array. */
+  multiple?: boolean;
+  /** The value when the flag is absent. */
+  default?: string | boolean | string[];
+}
+
+/** The flags a command takes, by long name (without `--`). */
+export type FlagSpecs = Readonly<Record<string, Readonly<FlagSpec>>>;
+
+type ValueOf<S> = S extends { type: "boolean" }
+  ? (S extends { multiple: true } ? boolean[] : boolean)
+  : (S extends { multiple: true } ? string[] : string);
+
+/** What {@linkcode parseFlags} returns for `T`: a flag without a default may be absent. */
+export type FlagValues<T extends FlagSpecs> = {
+  -readonly [K in keyof T]: T[K] extends { default: unknown } ? ValueOf<T[K]>
+    : ValueOf<T[K]> | undefined;
+};
+
 /**
- * Parse a command's arguments strictly (unknown flags are usage errors).
- * @throws {UsageError} on an unknown flag or a flag missing its value
+ * Parse a command's arguments strictly, the way Node's `util.parseArgs` does
+ * with `strict: true` and `allowPositionals: true`, for long flags only:
+ * `--flag`, `--name VALUE`, `--name=VALUE`; `--` ends the flags (everything
+ * after it is positional); `-` alone is positional. Written here rather than
+ * imported from `node:util` because loading Node's util module costs every
+ * `weir` start about 30 ms (see bench/cold_start.ts).
+ * @throws {UsageError} on an unknown flag, a string flag missing its value (or
+ *   followed by something starting with `-`: write `--name=-x`), or a value given
+ *   to a boolean flag
  */
-export function parseFlags<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true as const });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+export function parseFlags<const T extends FlagSpecs>(
+  args: string[],
+  options: T,
+): { values: FlagValues<T>; positionals: string[] } {
+  const values: Record<string, unknown> = {};
+  const positionals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = arg.startsWith("--") ? arg.slice(2, eq < 0 ? undefined : eq) : "";
+    const spec = name && Object.hasOwn(options, name) ? options[name] : undefined;
+    if (!spec) {
+      throw new UsageError(`unknown option ${eq < 0 ? arg : arg.slice(0, eq)}`);
+    }
+    let value: string | boolean;
+    if (spec.type === "boolean") {
+      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
+      value = true;
+    } else if (eq >= 0) {
+      value = arg.slice(eq + 1);
+    } else if (i + 1 < args.length && !args[i + 1].startsWith("-")) {
+      value = args[++i];
+    } else if (i + 1 < args.length && args[i + 1] !== "--") {
+      throw new UsageError(
+        `--${name} ${args[i + 1]}: a value starting with "-" is ambiguous; ` +
+          `write --${name}=${args[i + 1]}`,
+      );
+    } else {
+      throw new UsageError(`--${name} needs a value: --${name} <value>`);
+    }
+    if (spec.multiple) ((values[name] ??= []) as unknown[]).push(value);
+    else values[name] = value; // as util.parseArgs: the last one wins
   }
+  for (const [name, spec] of Object.entries(options)) {
+    if (!Object.hasOwn(values, name) && spec.default !== undefined) values[name] = spec.default;
+  }
+  return { values: values as FlagValues<T>, positionals };
 }
 
 /**
