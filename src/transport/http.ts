@@ -29,6 +29,8 @@ import {
   withCors,
 } from "./inbound.ts";
 
+import { CancelScope, type RequestSignal } from "./cancel_scope.ts";
+
 export type { AuthVerdict, InboundOptions } from "./inbound.ts";
 export { isLoopback, loopbackHosts } from "./inbound.ts";
 
@@ -46,19 +48,22 @@ class HttpMessageContext implements MessageContext {
   readonly headers: Headers;
   readonly auth: unknown;
   readonly #request: Request;
-  readonly #cancel?: AbortSignal;
+  readonly #lease?: RequestSignal;
 
-  constructor(request: Request, auth: unknown, cancel?: AbortSignal) {
+  constructor(request: Request, auth: unknown, scope?: CancelScope) {
     this.#request = request;
     this.headers = request.headers;
     this.auth = auth;
-    this.#cancel = cancel;
+    this.#lease = scope?.lease(request);
   }
 
   get signal(): AbortSignal {
-    return this.#cancel
-      ? AbortSignal.any([this.#request.signal, this.#cancel])
-      : this.#request.signal;
+    return this.#lease ? this.#lease.signal : this.#request.signal;
+  }
+
+  /** The request was answered: it leaves the shutdown scope. */
+  release(): void {
+    this.#lease?.release();
   }
 }
 
@@ -85,6 +90,7 @@ export function createHttpHandler(
 ): (request: Request) => Promise<Response> {
   requireInboundOptions(options, "createHttpHandler");
   const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const scope = options.cancel ? new CancelScope(options.cancel) : undefined;
   return withCors(options, async (request) => {
     const before = await checkBeforeBody(request, options);
     if (before instanceof Response) return before;
@@ -116,10 +122,13 @@ export function createHttpHandler(
       const reply = server.parseError();
       return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
     }
-    const reply = await server.handle(
-      message,
-      new HttpMessageContext(request, before.auth, options.cancel),
-    );
+    const ctx = new HttpMessageContext(request, before.auth, scope);
+    let reply;
+    try {
+      reply = await server.handle(message, ctx);
+    } finally {
+      ctx.release();
+    }
     if (reply.body === null) return new Response(null, { status: 202 });
     return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
   });

@@ -13,6 +13,7 @@
  * @module
  */
 import type { McpServer } from "../mcp/server.ts";
+import { CancelScope, type RequestSignal } from "./cancel_scope.ts";
 import {
   beforeBody,
   checkAfterBody,
@@ -56,6 +57,7 @@ export function createToolApiHandler(
   requireInboundOptions(options, "createToolApiHandler");
   const prefix = options.prefix ?? "/api/";
   const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const scope = options.cancel ? new CancelScope(options.cancel) : undefined;
   return withCors(options, async (request) => {
     const path = pathOf(request) ?? "";
     const name = path.startsWith(prefix) ? decodeSegment(path.slice(prefix.length)) : null;
@@ -84,12 +86,36 @@ export function createToolApiHandler(
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       return json(400, { error: "The body must be one JSON object of tool arguments" });
     }
-    const outcome = await server.callTool(name, args, {
-      signal: options.cancel ? AbortSignal.any([request.signal, options.cancel]) : request.signal,
-      auth: before.auth,
-    });
+    const ctx = new ToolApiContext(request, before.auth, scope);
+    let outcome;
+    try {
+      outcome = await server.callTool(name, args, ctx);
+    } finally {
+      ctx.release();
+    }
     return json(outcome.status, outcome.result);
   });
+}
+
+/** A tool API call's context: its signal is built only when the call asks for it. */
+class ToolApiContext {
+  readonly auth: unknown;
+  readonly #request: Request;
+  readonly #lease?: RequestSignal;
+
+  constructor(request: Request, auth: unknown, scope?: CancelScope) {
+    this.#request = request;
+    this.auth = auth;
+    this.#lease = scope?.lease(request);
+  }
+
+  get signal(): AbortSignal {
+    return this.#lease ? this.#lease.signal : this.#request.signal;
+  }
+
+  release(): void {
+    this.#lease?.release();
+  }
 }
 
 function decodeSegment(segment: string): string | null {
