@@ -393,3 +393,47 @@ Deno.test("the guardfile's oauth node serves OAuth without flags; a static token
     await Deno.remove(file);
   }
 });
+
+Deno.test("a browser-based client (--allow-origin) can read the challenge and the metadata", async () => {
+  const port = freePort();
+  const resource = `http://127.0.0.1:${port}/mcp`;
+  const oidc = await startOidc(resource);
+  const origin = "http://app.example";
+  const weir = await serveHttp(FIXTURE, {
+    address: `127.0.0.1:${port}`,
+    extra: ["--oauth-issuer", oidc.issuer, "--oauth-resource", resource, "--allow-origin", origin],
+    env: { TICKETS_BASE_URL: "http://127.0.0.1:9", TICKETS_KEY: "upstream-key-123456" },
+  });
+  try {
+    const preflight = await fetch(resource, {
+      method: "OPTIONS",
+      headers: {
+        origin,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type",
+      },
+    });
+    await preflight.body?.cancel();
+    assert.equal(preflight.status, 204);
+    assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /authorization/);
+    const denied = await fetch(resource, {
+      method: "POST",
+      headers: { origin, "content-type": "application/json" },
+      body: "{}",
+    });
+    await denied.body?.cancel();
+    assert.equal(denied.status, 401);
+    assert.equal(denied.headers.get("access-control-allow-origin"), origin);
+    assert.match(denied.headers.get("access-control-expose-headers") ?? "", /WWW-Authenticate/i);
+    assert.ok(challenge(denied).resource_metadata);
+    const metadata = await fetch(
+      `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`,
+      { headers: { origin } },
+    );
+    await metadata.body?.cancel();
+    assert.equal(metadata.headers.get("access-control-allow-origin"), "*");
+  } finally {
+    await weir.stop();
+    await oidc.close();
+  }
+});
