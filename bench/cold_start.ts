@@ -121,14 +121,17 @@ const tmp = await Deno.makeTempDir();
 try {
   const empty = `${tmp}/empty.ts`;
   await Deno.writeTextFile(empty, "\n");
-  const base: number[] = [];
-  for (let i = 0; i < 5; i++) base.push(await toExit([...RUN, "-A", empty]));
   for (const [name] of packages) {
     const file = `${tmp}/${name.replace(/\W/g, "_")}.ts`;
     await Deno.writeTextFile(file, `import ${JSON.stringify(name)};\n`);
-    const xs: number[] = [];
-    for (let i = 0; i < 5; i++) xs.push(await toExit([...RUN, "-A", file]));
-    importCost.push([name, median(xs) - median(base)]);
+    await toExit([...RUN, "-A", file]); // fills the caches
+    const with_: number[] = [];
+    const without: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      with_.push(await toExit([...RUN, "-A", file]));
+      without.push(await toExit([...RUN, "-A", empty]));
+    }
+    importCost.push([name, median(with_) - median(without)]);
   }
 } finally {
   await Deno.remove(tmp, { recursive: true });
@@ -146,7 +149,7 @@ console.log(
     `${ratio.toFixed(2)}x  (goal <= 1.5x)`,
 );
 console.log(
-  "\nimport cost of each npm package on the serve path (fresh process, minus an empty one):",
+  "\nimport cost of each npm package weir may load (median of 9 fresh processes importing it, minus an empty one, interleaved; noisy on a busy machine):",
 );
 for (const [name, ms] of importCost) {
   console.log(`  ${name.padEnd(30)} ${ms.toFixed(1).padStart(7)} ms`);
