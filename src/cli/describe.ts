@@ -38,7 +38,7 @@ export async function run(args: string[]): Promise<number> {
       ? Object.fromEntries(
         surface.tools.filter((t) => t.kind === "grant").map((t) => [t.name, ENVELOPE_SCHEMA]),
       )
-      : {};
+      : (await import("../modes/serve_aws.ts")).awsOutputSchemas(loaded.policy!);
     const doc = openApiDocument(surface, { version: config.version, outputSchemas });
     console.log(JSON.stringify(doc, null, 2));
     return 0;

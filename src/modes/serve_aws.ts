@@ -10,6 +10,7 @@ import type { AwsPolicy } from "../guardfile/aws.ts";
 import type { McpServer } from "../mcp/server.ts";
 import { stderrLogger } from "../mcp/server.ts";
 import type { ToolSpec } from "../mcp/types.ts";
+import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { ssmTools } from "../aws/ssm.ts";
 import { s3Tools } from "../aws/s3.ts";
 import { AwsConfigError, resolveEndpoint } from "../aws/config.ts";
@@ -40,6 +41,13 @@ export function awsServedTools(policy: AwsPolicy): ServedTool[] {
     kind: "grant" as const,
     method: ACTIONS[t.name] ?? "GetParameter",
   })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Each tool's `outputSchema` (for `weir describe --format openapi`). */
+export function awsOutputSchemas(policy: AwsPolicy): Record<string, JsonObject> {
+  return Object.fromEntries(
+    toolsOf(policy).filter((t) => t.outputSchema).map((t) => [t.name, t.outputSchema!]),
+  );
 }
 
 /** The served surface of a policy, for `weir describe`. */

@@ -268,6 +268,18 @@ Deno.test("weir lint and describe read both policies (the shipped examples)", as
     "ListObjectsV2",
     "PutObject",
   ]);
+  const openapi = await runCli([
+    "describe",
+    "--format",
+    "openapi",
+    "guardfiles/ssm-forgejo-token.mcp.kdl",
+  ]);
+  assert.equal(openapi.code, 0, openapi.stderr);
+  const ok = JSON.parse(openapi.stdout).paths["/api/get_parameter"].post.responses["200"];
+  assert.deepEqual(
+    ok.content["application/json"].schema.properties.structuredContent.required,
+    ["name", "type", "value", "version"],
+  );
   const text = await runCli(["describe", "guardfiles/ssm-forgejo-token.mcp.kdl"]);
   assert.match(
     text.stdout,
