@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -69,6 +70,47 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 (input_required, then
   } finally {
     await client.close();
     await server.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("confirm with the v2 client pinned to 2026-07-28 over stdio", async () => {
+  const upstream = await startRecorder(() => Response.json({ deleted: true }));
+  const file = await guardfile(upstream.url);
+  const { command, args } = weirCommand();
+  let next: Action = "decline";
+  const asked: string[] = [];
+  const client = new ClientV2({ name: "confirm-v2-stdio", version: "1.0.0" }, {
+    capabilities: { elicitation: { form: {} } },
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+  });
+  client.setRequestHandler("elicitation/create", (request) => {
+    asked.push((request.params as { message: string }).message);
+    return next === "accept" ? { action: "accept", content: {} } : { action: next };
+  });
+  try {
+    await client.connect(
+      new StdioV2({
+        command,
+        args: [...args, "serve", file, "--stdio"],
+        cwd: ROOT,
+        env: Deno.env.toObject(),
+        stderr: "ignore",
+      }),
+    );
+    const no = await client.callTool({ name: "delete_ticket", arguments: { id: "9" } });
+    assert.equal(no.isError, true);
+    assert.match(textOf(no), /^confirmation_declined/);
+    assert.equal(upstream.requests.length, 0);
+    next = "accept";
+    const ok = await client.callTool({ name: "delete_ticket", arguments: { id: "9" } });
+    assert.equal(ok.isError, undefined, textOf(ok));
+    assert.equal(upstream.requests.length, 1);
+    assert.equal(asked.length, 2);
+    assert.match(asked[1], /Arguments: \{"id":"9"\}/);
+  } finally {
+    await client.close();
     await upstream.close();
     await Deno.remove(file);
   }
