@@ -11,7 +11,9 @@ import { CONFIG, ROOT } from "./support/cli.ts";
 
 const readme = await Deno.readTextFile(`${ROOT}README.md`);
 const block = /```ts\n(\/\/ weather\.ts:[\s\S]*?)```/.exec(readme)?.[1];
-const script = `${await Deno.makeTempDir()}/weather.ts`;
+const scriptDir = await Deno.makeTempDir({ prefix: "weir-readme-" });
+globalThis.addEventListener("unload", () => Deno.removeSync(scriptDir, { recursive: true }));
+const script = `${scriptDir}/weather.ts`;
 if (block) {
   await Deno.writeTextFile(script, block.replace(`from "./mod.ts"`, `from "${ROOT}mod.ts"`));
 }

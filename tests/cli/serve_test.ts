@@ -101,6 +101,18 @@ Deno.test("serve --inbound-token-env requires the bearer token on /mcp and /api"
     assert.equal(await post(server.url), 403);
     assert.equal(await post(server.url, { authorization: "Bearer wrong" }), 403);
     assert.equal(await post(server.url, { authorization: "Bearer in-token-1234567890" }), 200);
+    // The whole token, nothing more and nothing less.
+    for (
+      const wrong of [
+        "Bearer in-token-1234567890x",
+        "Bearer in-token-12345678901",
+        "Bearer in-token-123456789",
+        "Bearer in-token-1234567890 extra",
+        "bearer in-token-1234567890x",
+      ]
+    ) {
+      assert.equal(await post(server.url, { authorization: wrong }), 403, wrong);
+    }
     const api = await fetch(`${server.url}/api/weir_info`, {
       method: "POST",
       headers: { "content-type": "application/json" },

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { parseAllDocuments } from "yaml";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ROOT, weirCommand } from "../support/cli.ts";
+import { ROOT, tempGuardfile, weirCommand } from "../support/cli.ts";
 
 const CHART = `${ROOT}deploy/helm/weir`;
 const GUARDFILE = `${ROOT}guardfiles/demo.mcp.kdl`;
@@ -262,8 +262,7 @@ Deno.test({
     }
 
     // A changed guardfile changes the checksum, so the pods roll.
-    const changedFile = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
-    await Deno.writeTextFile(changedFile, guardfile.replace("demo", "demo2"));
+    const changedFile = await tempGuardfile(guardfile.replace("demo", "demo2"));
     const changed = await render([
       "--set-file",
       `guardfile=${changedFile}`,

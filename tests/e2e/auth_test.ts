@@ -13,7 +13,10 @@ async function call(url: string, tool: string, args: Record<string, unknown>) {
 }
 
 Deno.test("auth bearer from a value chain: env unset, so the trimmed file wins", async () => {
-  const upstream = await startRecorder();
+  // The upstream echoes the credential it got, so an unredacted result would show it.
+  const upstream = await startRecorder((req) =>
+    Response.json({ got: req.headers.get("authorization") })
+  );
   const server = await serveHttp("tests/fixtures/auth_bearer.mcp.kdl", {
     env: { AUTH_BASE_URL: upstream.url },
   });
@@ -24,7 +27,8 @@ Deno.test("auth bearer from a value chain: env unset, so the trimmed file wins",
       upstream.requests[0].headers.get("authorization"),
       "Bearer bearer-from-file-31337",
     );
-    assert.ok(!r.text.includes("bearer-from-file-31337"));
+    assert.ok(!r.text.includes("bearer-from-file-31337"), r.text);
+    assert.match(r.text, /Bearer \[redacted\]/);
   } finally {
     await server.stop();
     await upstream.close();
@@ -74,7 +78,8 @@ Deno.test("an unset credential is a tool error naming the variable, and nothing 
 
 Deno.test("a rotated credential takes effect on the next call (read per call, not at start)", async () => {
   const upstream = await startRecorder();
-  const dir = await Deno.makeTempDir();
+  const dir = await Deno.makeTempDir({ prefix: "weir-rotate-" });
+  globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
   const secret = `${dir}/token`;
   await Deno.writeTextFile(secret, "first-token-1111");
   const guardfile = `${dir}/rotate.mcp.kdl`;

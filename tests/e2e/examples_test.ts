@@ -5,7 +5,7 @@
  * one is given the recorder's URL); every grant is exactly as shipped.
  */
 import assert from "node:assert/strict";
-import { serveHttp } from "../support/cli.ts";
+import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type Recorded, type Recorder, startRecorder } from "../support/upstream.ts";
 
 async function serveExample(
@@ -18,8 +18,7 @@ async function serveExample(
     /base-url "[^"]*"/,
     `base-url "${upstream.url}${options.pathPrefix ?? ""}"`,
   );
-  const file = await Deno.makeTempFile({ suffix: `-${example}` });
-  await Deno.writeTextFile(file, copy);
+  const file = await tempGuardfile(copy);
   const server = await serveHttp(file, { env: options.env });
   const call = async (tool: string, args: Record<string, unknown>) => {
     const before = upstream.requests.length;

@@ -15,6 +15,8 @@ function answer(req: Recorded): Response {
       headers: { "content-type": "application/atom+xml" },
     });
   }
+  // The pinned tool's upstream echoes its query, so a pin that should be redacted would show.
+  if (req.path === "/pinned") return Response.json({ echoed: req.query });
   const checked = /^\/checked\/(.+)$/.exec(req.path);
   if (checked) return Response.json({ status: checked[1] === "bad" ? "failed" : "ok", owner: "x" });
   const empty = /^\/empty\/(.+)$/.exec(req.path);
@@ -266,17 +268,50 @@ Deno.test("every grammar feature through weir serve", async (t) => {
     );
 
     await t.step(
-      "pin: server-side query values, absent from the schema, never echoed",
+      "pin: server-side query values, absent from the schema; one taken from a URL-valued secret is redacted",
       async () => {
         const { req, result } = await ok("get_pinned", { page: "2" });
         assert.equal(req.query, "api_key=pinned-secret-55&org=acme-org-77&page=2");
-        assert.ok(!JSON.stringify(result).includes("pinned-secret-55"));
+        const text = JSON.stringify(result);
+        // A literal pin is written in the file: policy, shown as sent.
+        assert.match(text, /api_key=pinned-secret-55/);
+        // from="query:org" reads a URL-valued secret: redacted wherever it shows.
+        assert.match(text, /org=\[redacted\]&page=2/);
+        assert.ok(!text.includes("acme-org-77"), text);
         await refused("get_pinned", { api_key: "mine" }, /unexpected argument "api_key"/);
       },
     );
 
-    await t.step("value chain base-url: the first set variable wins", () => {
-      assert.ok(upstream.requests.length > 0, "every request above reached GRAMMAR_BASE_URL");
+    await t.step("value chain base-url: the first set, non-empty variable wins", async () => {
+      const first = await startRecorder();
+      const both = await serveHttp("tests/fixtures/grammar.mcp.kdl", {
+        env: { GRAMMAR_UNSET_BASE: first.url, GRAMMAR_BASE_URL: upstream.url },
+      });
+      const empty = await serveHttp("tests/fixtures/grammar.mcp.kdl", {
+        env: { GRAMMAR_UNSET_BASE: "", GRAMMAR_BASE_URL: first.url },
+      });
+      try {
+        const before = sent();
+        for (const url of [both.url, empty.url]) {
+          const res = await fetch(`${url}/api/get_cached`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: '{"id":"chain"}',
+            signal: AbortSignal.timeout(30_000),
+          });
+          assert.equal(res.status, 200, await res.text());
+        }
+        assert.equal(
+          first.requests.length,
+          2,
+          "the first variable, then the one after an empty one",
+        );
+        assert.equal(sent(), before, "GRAMMAR_BASE_URL was not used while the first was set");
+      } finally {
+        await both.stop();
+        await empty.stop();
+        await first.close();
+      }
     });
 
     await t.step("MCP surface: metadata, annotations, resources, prompts, icons", async () => {

@@ -68,6 +68,33 @@ Deno.test("a credential ending in a newline is sent trimmed and redacted as sent
   }
 });
 
+Deno.test("a raw-response answer echoing the credential is redacted too (as sent, encoded, escaped)", async () => {
+  await withServer(
+    `
+wrap ward mcp hygiene {
+    base-url { value env "HYGIENE_BASE" }
+    auth bearer { value env "HYGIENE_TOKEN"; }
+    can get thing { path "/things/{id}"; raw-response; }
+}
+`,
+    (req) => {
+      const token = req.headers.get("authorization")!.slice("Bearer ".length);
+      return new Response(
+        `as sent: ${token}; encoded: ${encodeURIComponent(token)}; json: ${JSON.stringify(token)}`,
+        { headers: { "content-type": "text/plain" } },
+      );
+    },
+    { HYGIENE_TOKEN: "tok/secret 4242" },
+    async (url) => {
+      const r = await callApi(url, "get_thing", { id: "1" });
+      assert.equal(r.status, 200, r.text);
+      assert.ok(!r.text.includes("secret"), r.text);
+      const result = JSON.parse(r.text).result;
+      assert.equal(result, 'as sent: [redacted]; encoded: [redacted]; json: "[redacted]"');
+    },
+  );
+});
+
 Deno.test("a credential holding CR/LF or another control character is refused by name, never shown", async () => {
   for (const value of ["tok-secret-4242\r\nX-Evil: 1", "tok-secret\u001b4242"]) {
     await withServer(

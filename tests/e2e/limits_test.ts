@@ -9,10 +9,12 @@ import { startRecorder } from "../support/upstream.ts";
 
 const guardfile = (upstream: string) =>
   tempGuardfile(
-    `wrap ward mcp limits {\n  base-url "${upstream}"\n  auth bearer { value env "LIMITS_TOKEN" }\n  can get thing { path "/t/{id}" }\n}\n`,
+    `wrap ward mcp limits {\n  base-url "${upstream}"\n  auth bearer { value env "LIMITS_TOKEN" }\n  can get thing { path "/t/{id}" }\n  can search thing { path "/s"; query "q" }\n}\n`,
   );
 
-const call = (url: string, id: string) => callApi(url, "get_thing", { id });
+// Each call has its own deadline (10 s): were weir's upstream deadline gone,
+// the slow call below would fail the test instead of hanging the suite.
+const call = (url: string, id: string) => callApi(url, "get_thing", { id }, { timeoutMs: 10_000 });
 
 Deno.test("upstream deadline, size cap and redirects", async (t) => {
   const release: (() => void)[] = [];
@@ -58,6 +60,18 @@ Deno.test("upstream deadline, size cap and redirects", async (t) => {
       assert.equal(r.status, 502);
       assert.match(r.text, /302.*does not follow redirects/);
       assert.equal(upstream.requests.length, before + 1);
+    });
+    await t.step("the upstream URL is capped at 8192 bytes, exactly", async () => {
+      // http://127.0.0.1:PORT/s?q=<value>: fill to the byte, then one byte more.
+      const prefix = `${upstream.url}/s?q=`.length;
+      const before = upstream.requests.length;
+      const at = await callApi(server.url, "search_thing", { q: "a".repeat(8192 - prefix) });
+      assert.equal(at.status, 200, at.text);
+      assert.equal(upstream.requests.at(-1)!.query.length, 8192 - prefix + 2);
+      const over = await callApi(server.url, "search_thing", { q: "a".repeat(8193 - prefix) });
+      assert.equal(over.status, 400, over.text);
+      assert.match(over.text, /request_too_large: .*8193-byte URL, over the 8192-byte limit/);
+      assert.equal(upstream.requests.length, before + 1, "nothing sent over the cap");
     });
     await t.step("within the limits, the call succeeds", async () => {
       assert.equal((await call(server.url, "fine")).status, 200);

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, importJWK, type JWTPayload, SignJWT } from "jose";
-import { runCli, serveHttp } from "../support/cli.ts";
+import { runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { freePort, INTROSPECTION_CLIENT, startOidc, tokenFor } from "../support/oidc.ts";
 import { decodeBase64Url, encodeBase64Url } from "../support/base64url.ts";
@@ -267,9 +267,8 @@ Deno.test("a reload swaps the scopes with the surface: list, calls and metadata 
   const port = freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
   const oidc = await startOidc(resource);
-  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
   const original = await Deno.readTextFile(FIXTURE);
-  await Deno.writeTextFile(file, original);
+  const file = await tempGuardfile(original);
   const admin = "admin-token-for-reload-0123";
   const weir = await serveHttp(file, {
     address: `127.0.0.1:${port}`,
@@ -348,9 +347,7 @@ Deno.test("the guardfile's oauth node serves OAuth without flags; a static token
   const port = freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
   const oidc = await startOidc(resource);
-  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
-  await Deno.writeTextFile(
-    file,
+  const file = await tempGuardfile(
     `oauth issuer="${oidc.issuer}" resource="${resource}"\n` + await Deno.readTextFile(FIXTURE),
   );
   const env = {

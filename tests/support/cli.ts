@@ -146,9 +146,24 @@ export async function rawStatus(url: string, request: string): Promise<number> {
 
 /** Write a guardfile to a new temporary file; returns its path. */
 export async function tempGuardfile(text: string): Promise<string> {
-  const file = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+  const file = await Deno.makeTempFile({ dir: tempDir(), suffix: ".mcp.kdl" });
   await Deno.writeTextFile(file, text);
   return file;
+}
+
+let dirOfTempGuardfiles: string | undefined;
+
+/** One temp directory per test process, removed when the process ends (nothing left behind). */
+function tempDir(): string {
+  if (dirOfTempGuardfiles) return dirOfTempGuardfiles;
+  const dir = Deno.makeTempDirSync({ prefix: "weir-guardfiles-" });
+  dirOfTempGuardfiles = dir;
+  globalThis.addEventListener("unload", () => {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* already gone */ }
+  });
+  return dir;
 }
 
 /** What `POST /api/<tool>` answered. */
@@ -160,16 +175,22 @@ export interface ApiAnswer {
   text: string;
 }
 
-/** Call a tool through weir's HTTP tool API. */
+/**
+ * Call a tool through weir's HTTP tool API, within a deadline (default 30 s):
+ * a server that never answers fails the test with a TimeoutError instead of
+ * hanging the suite.
+ */
 export async function callApi(
   url: string,
   tool: string,
   args: unknown,
+  options: { timeoutMs?: number } = {},
 ): Promise<ApiAnswer> {
   const res = await fetch(`${url}/api/${tool}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(args),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
   });
   const body = await res.json();
   const content = (body.content ?? []) as { text?: string }[];
