@@ -70,3 +70,31 @@ export class RequestSignal {
     if (this.#controller) this.#scope.leave(this.#controller);
   }
 }
+
+/**
+ * The part of a transport's per-request context that concerns cancellation:
+ * the caller's `auth` and a `signal` built only when a handler asks for it
+ * (from the request's own signal, joined with the scope's when there is one).
+ * Call {@link RequestScopeContext.release} once the request is answered.
+ */
+export class RequestScopeContext {
+  readonly auth: unknown;
+  readonly #request: Request;
+  readonly #lease?: RequestSignal;
+
+  constructor(request: Request, auth: unknown, scope?: CancelScope) {
+    this.#request = request;
+    this.auth = auth;
+    this.#lease = scope?.lease(request);
+  }
+
+  /** Aborted when the client goes away or (with a scope) the server cancels. */
+  get signal(): AbortSignal {
+    return this.#lease ? this.#lease.signal : this.#request.signal;
+  }
+
+  /** The request was answered: it leaves the scope. */
+  release(): void {
+    this.#lease?.release();
+  }
+}

@@ -29,7 +29,7 @@ import {
   withCors,
 } from "./inbound.ts";
 
-import { CancelScope, type RequestSignal } from "./cancel_scope.ts";
+import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
 
 export type { AuthVerdict, InboundOptions } from "./inbound.ts";
 export { isLoopback, loopbackHosts } from "./inbound.ts";
@@ -44,26 +44,12 @@ const JSON_HEADERS = { "content-type": "application/json" };
  * an object-literal getter closing over the request: measured on Deno 2.9.6,
  * that closure doubled the server's peak RSS under load.)
  */
-class HttpMessageContext implements MessageContext {
+class HttpMessageContext extends RequestScopeContext implements MessageContext {
   readonly headers: Headers;
-  readonly auth: unknown;
-  readonly #request: Request;
-  readonly #lease?: RequestSignal;
 
   constructor(request: Request, auth: unknown, scope?: CancelScope) {
-    this.#request = request;
+    super(request, auth, scope);
     this.headers = request.headers;
-    this.auth = auth;
-    this.#lease = scope?.lease(request);
-  }
-
-  get signal(): AbortSignal {
-    return this.#lease ? this.#lease.signal : this.#request.signal;
-  }
-
-  /** The request was answered: it leaves the shutdown scope. */
-  release(): void {
-    this.#lease?.release();
   }
 }
 

@@ -13,7 +13,7 @@
  * @module
  */
 import type { McpServer } from "../mcp/server.ts";
-import { CancelScope, type RequestSignal } from "./cancel_scope.ts";
+import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
 import {
   beforeBody,
   checkAfterBody,
@@ -86,7 +86,7 @@ export function createToolApiHandler(
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       return json(400, { error: "The body must be one JSON object of tool arguments" });
     }
-    const ctx = new ToolApiContext(request, before.auth, scope);
+    const ctx = new RequestScopeContext(request, before.auth, scope);
     let outcome;
     try {
       outcome = await server.callTool(name, args, ctx);
@@ -95,27 +95,6 @@ export function createToolApiHandler(
     }
     return json(outcome.status, outcome.result);
   });
-}
-
-/** A tool API call's context: its signal is built only when the call asks for it. */
-class ToolApiContext {
-  readonly auth: unknown;
-  readonly #request: Request;
-  readonly #lease?: RequestSignal;
-
-  constructor(request: Request, auth: unknown, scope?: CancelScope) {
-    this.#request = request;
-    this.auth = auth;
-    this.#lease = scope?.lease(request);
-  }
-
-  get signal(): AbortSignal {
-    return this.#lease ? this.#lease.signal : this.#request.signal;
-  }
-
-  release(): void {
-    this.#lease?.release();
-  }
 }
 
 function decodeSegment(segment: string): string | null {
