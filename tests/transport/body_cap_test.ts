@@ -98,7 +98,7 @@ Deno.test("maxBodyBytes changes the cap", async () => {
 
 for (const chunked of [false, true]) {
   const framing = chunked ? "chunked" : "Content-Length";
-  Deno.test(`a 32 MiB body (${framing}) is refused without being read`, async () => {
+  Deno.test(`a 64 MiB body (${framing}) is refused without being read`, async () => {
     const local = listen((port) =>
       createHttpHandler(server, {
         authorize: () => true,
@@ -111,15 +111,18 @@ for (const chunked of [false, true]) {
         local.port,
         "/mcp",
         { ...modernHeaders("tools/list"), host: `127.0.0.1:${local.port}` },
-        32 * MiB,
+        64 * MiB,
         chunked,
       );
       assert.equal(outcome.response.status, 413);
       assertValidResponse([LEGACY, MODERN], outcome.response.body);
       assert.ok(outcome.writeError !== undefined, "the connection was reset under the client");
+      // Between the 413 and the reset the runtime may still take in what is in
+      // flight on a loopback connection (up to about 23 MiB measured on a loaded
+      // 2-core machine); a server that drains the body takes all 64.
       assert.ok(
-        outcome.pushed < 16 * MiB,
-        `the client pushed ${(outcome.pushed / MiB).toFixed(2)} MiB of 32 before the reset`,
+        outcome.pushed < 40 * MiB,
+        `the client pushed ${(outcome.pushed / MiB).toFixed(2)} MiB of 64 before the reset`,
       );
       // The server is unharmed: the next request is served.
       const next = await rawRequest(local.port, "POST /mcp HTTP/1.1", {
