@@ -128,6 +128,11 @@ export class InputRequiredError extends Error {
   /** Opaque state the client echoes on the retry (protect it: it is untrusted). */
   readonly requestState?: string;
 
+  /**
+   * @param inputRequests key -> request object (e.g. `{method: "elicitation/create", params}`)
+   * @param requestState opaque state for the retry; integrity-protect anything it decides
+   * @param message what to say where the input cannot be asked for
+   */
   constructor(inputRequests: JsonObject, requestState?: string, message = "input required") {
     super(message);
     this.name = "InputRequiredError";
