@@ -129,6 +129,8 @@ export class InputRequiredError extends Error {
   readonly requestState?: string;
 
   /**
+   * Ask the client for input before the tool can finish.
+   *
    * @param inputRequests key -> request object (e.g. `{method: "elicitation/create", params}`)
    * @param requestState opaque state for the retry; integrity-protect anything it decides
    * @param message what to say where the input cannot be asked for
