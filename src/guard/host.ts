@@ -115,6 +115,14 @@ export function createGuard(
   /** A sql grant: rows or rows_affected, with max-rows truncation lifted into coverage. */
   const callSql = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
     const answer = await sql!.run(grant, args, ctx.signal);
+    if (limits.maxResponseBytes > 0 && answer.bytes > limits.maxResponseBytes) {
+      throw new ToolError(
+        `sql_too_large: ${grant.tool} produced ${answer.bytes} bytes, over the ` +
+          `${limits.maxResponseBytes}-byte answer cap; lower max-rows or select fewer or ` +
+          `narrower columns`,
+        { status: 502 },
+      );
+    }
     const predicate = failWhen.get(grant.tool);
     if (predicate) {
       const scope: Record<string, unknown> = {};

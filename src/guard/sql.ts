@@ -12,6 +12,8 @@
  *   `coverage.truncated`. A writing grant answers `{rows_affected}`.
  * - Every statement runs under `SET LOCAL statement_timeout` (the upstream
  *   deadline, `--upstream-timeout`), and a cancelled call cancels its query.
+ * - The host refuses an answer larger than the upstream answer cap
+ *   (`--max-response-bytes`) as `sql_too_large`.
  * - The DSN is resolved at call time like a credential; the pool is opened on
  *   the first call. Messages never carry the DSN, its password or host: a
  *   connection or authentication failure is named by its kind only.

@@ -45,6 +45,12 @@ const GUARDFILE = `wrap ward mcp shop {
             param "note" type="string"
         }
     }
+    can view big {
+        sql {
+            statement "SELECT repeat('x', $1) AS blob"
+            param "n" type="integer" required=#true
+        }
+    }
     can view slow {
         sql {
             statement "SELECT pg_sleep($1) AS slept"
@@ -75,7 +81,7 @@ Deno.test({
       await admin.unsafe(`GRANT USAGE, SELECT, UPDATE ON SEQUENCE orders_id_seq TO shop_app`);
       server = await serveHttp(file, {
         env: { SHOP_DSN: dsn },
-        extra: ["--upstream-timeout", "1500"],
+        extra: ["--upstream-timeout", "1500", "--max-response-bytes", "100000"],
       });
       const url = server.url;
 
@@ -157,6 +163,13 @@ Deno.test({
         assert.equal(r.status, 504, r.text);
         assert.match(r.text, /^sql_timeout: view_slow ran past the statement timeout/);
         assert.ok(performance.now() - started < 4_500, "stopped well before the sleep ended");
+      });
+
+      await t.step("an answer over the size cap is refused, not sent", async () => {
+        assert.equal((await callApi(url, "view_big", { n: 1000 })).status, 200);
+        const r = await callApi(url, "view_big", { n: 200_000 });
+        assert.equal(r.status, 502, r.text);
+        assert.match(r.text, /^sql_too_large: view_big produced \d+ bytes, over the 100000-byte/);
       });
 
       await t.step("tools/list shows read grants as read-only with their params", async () => {
