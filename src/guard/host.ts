@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { cleanDeep, cleanText, parseJsonExact } from "../mcp/text.ts";
+import { cleanDeep, cleanText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import {
   type CallContext,
@@ -240,7 +240,10 @@ export function createGuard(
           });
         }
       }
-      result = cleanDeep(redactor.deep(result));
+      // Redaction only writes "[redacted]"; the walk that cleans text runs only
+      // when the answer's text could decode to something to clean.
+      result = redactor.deep(result);
+      if (!jsonTextIsClean(text)) result = cleanDeep(result);
     }
     if (
       controls.rejectEmpty.includes(grant.tool) && (answer.body.length === 0 || isEmpty(result))

@@ -40,6 +40,25 @@ export function cleanText(text: string): string {
 }
 
 /**
+ * JSON text whose decoded strings might need {@link cleanText}: a raw
+ * character `cleanText` changes (DEL, C1, a lone surrogate; raw C0 controls
+ * cannot appear in valid JSON), or an escape that decodes to one (`\b`, `\f`,
+ * any `\u` escape). A false alarm (say, an escaped backslash before `u`) only
+ * costs the walk.
+ */
+const MAYBE_DIRTY_JSON =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ud800-\udfff]|\\[bfu]/;
+
+/**
+ * Whether every string and key that `JSON.parse(text)` yields is already
+ * clean, so {@link cleanDeep} would return an equal value (one scan of the
+ * text instead of rebuilding the decoded value).
+ */
+export function jsonTextIsClean(text: string): boolean {
+  return !MAYBE_DIRTY_JSON.test(text);
+}
+
+/**
  * {@link cleanText} every string and object key inside a decoded JSON value
  * (raw numbers from {@link parseJsonExact} are kept). The value must nest a
  * bounded number of levels (the caller checks depth first).
