@@ -93,6 +93,7 @@ export {
   type JsonRpcErrorObject,
   type JsonValue,
   McpError,
+  type RawId,
   type RequestId,
 } from "./src/mcp/jsonrpc.ts";
 export {

@@ -35,7 +35,9 @@ export interface Coverage {
 
 /** The envelope around a result. */
 export interface Envelope {
+  /** What the result holds and whether it was cut: read before the result. */
   coverage: Coverage;
+  /** The upstream answer (parsed JSON, or text for raw responses). */
   result: unknown;
 }
 
@@ -86,6 +88,7 @@ const SHOWN_OF_TOTAL: JsonObject = {
   additionalProperties: false,
 };
 
+/** The JSON Schema (2020-12) of {@link Envelope}: the `outputSchema` of every grant tool. */
 export const ENVELOPE_SCHEMA: JsonObject = {
   type: "object",
   properties: {

@@ -51,7 +51,7 @@ export const DEFAULT_LIMITS: UpstreamLimits = {
 };
 
 /** The fixed preamble of the server's `instructions`. */
-export const INSTRUCTIONS_PREAMBLE =
+export const INSTRUCTIONS_PREAMBLE: string =
   "This server exposes only the policy-approved tools of one upstream API, each exactly as " +
   "granted. A tool whose description starts NOT AVAILABLE was withheld on purpose: do not try " +
   "to reach that operation another way. Each result starts with coverage: read it before the result.";

@@ -27,5 +27,35 @@ export { type Diagnostic, formatDiagnostic, GuardfileError } from "../guardfile/
 export type * from "../guardfile/model.ts";
 export { createGuard, DEFAULT_LIMITS, type GuardOptions, INSTRUCTIONS_PREAMBLE } from "./host.ts";
 export type { ValueResolver } from "./values.ts";
+export type { SourcePosition } from "../guardfile/kdl.ts";
+export type {
+  Annotations,
+  CacheHint,
+  CallContext,
+  CallToolResult,
+  Catalog,
+  ContentBlock,
+  Dispatch,
+  Era,
+  GetPromptResult,
+  Icon,
+  JsonObject,
+  JsonValue,
+  LogEvent,
+  Logger,
+  PromptArgument,
+  PromptMessage,
+  PromptReader,
+  PromptSpec,
+  ResourceContents,
+  ResourceReader,
+  ResourceSpec,
+  ResourceTemplateSpec,
+  ServerOptions,
+  ToolAccess,
+  ToolAnnotations,
+  ToolSpec,
+  WireResourceContents,
+} from "../../mod.ts";
 export type { UpstreamLimits } from "./upstream.ts";
 export { type Coverage, type Envelope, envelope, ENVELOPE_SCHEMA } from "./coverage.ts";

@@ -8,19 +8,28 @@ import type { KdlNode, SourcePosition } from "./kdl.ts";
 
 /** One finding. Errors stop lint and serve; warnings do neither. */
 export interface Diagnostic {
+  /** Errors stop lint and serve; warnings are reported only. */
   severity: "error" | "warning";
   /** What is wrong and what to do about it. */
   message: string;
   /** The node path, e.g. `wrap > can get issue > query`. */
   path: string;
+  /** Where in the file (1-based line and column), when known. */
   position?: SourcePosition;
 }
 
 /** A guardfile that cannot be served, with every error found. */
 export class GuardfileError extends Error {
+  /** The guardfile's path. */
   readonly file: string;
+  /** Every diagnostic of the load (errors and warnings). */
   readonly diagnostics: Diagnostic[];
 
+  /**
+   * Make the error; its message lists every error, one `file:line:col` line each.
+   * @param file the guardfile's path
+   * @param diagnostics what the load found
+   */
   constructor(file: string, diagnostics: Diagnostic[]) {
     const errors = diagnostics.filter((d) => d.severity === "error");
     super(

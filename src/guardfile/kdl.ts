@@ -31,7 +31,9 @@ export type KdlValue = string | number | boolean | null;
 
 /** A position in the source text, 1-based. */
 export interface SourcePosition {
+  /** Line, from 1. */
   line: number;
+  /** Column in characters, from 1. */
   column: number;
 }
 

@@ -15,6 +15,7 @@ export type ScalarType = "string" | "boolean" | "integer" | "number";
 
 /** Where a secret or setting comes from, resolved at call time: first non-empty source wins. */
 export interface ValueSource {
+  /** The sources in order (`env "X"`, `file "/path"`, `literal "..."`); the first non-empty one is used. */
   chain: { provider: string; address: string }[];
 }
 
@@ -27,8 +28,11 @@ export type Auth =
 
 /** `restrict <param> matches "<glob>"...`: one node; globs are OR'd, nodes are AND'd. */
 export interface Restrict {
+  /** The path parameter restricted. */
   param: string;
+  /** Glob patterns (`*` within a segment); the value must match one. */
   globs: string[];
+  /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }
 
@@ -50,6 +54,7 @@ export interface ValueRules {
   pattern?: string;
   /** In Unicode code points; strings only. */
   minLength?: number;
+  /** In Unicode code points; strings only. */
   maxLength?: number;
   /** The only values allowed (`enum "open" "closed"` in the input's block). */
   enum?: (string | number)[];
@@ -66,13 +71,17 @@ export type Slashes = "refuse" | "segments" | "encoded";
 
 /** One path parameter: from the template, refined by an optional `param` node. */
 export interface PathParam extends ValueRules {
+  /** The parameter name, as in the path template `{name}`. */
   name: string;
   /** `string` (default) or `integer` (sent in decimal). */
   type: "string" | "integer";
+  /** How a `/` in the value is treated. */
   slashes: Slashes;
+  /** Whether shell metacharacters are refused (the default) or allowed. */
   metacharacters: Metacharacters;
   /** Integer bounds (inclusive). */
   minimum?: number;
+  /** Integer upper bound (inclusive). */
   maximum?: number;
 }
 
@@ -86,18 +95,27 @@ export interface QueryInput extends ValueRules {
   kind: "field" | "array";
   /** Scalar type (of the items, for an array). */
   type: ScalarType;
+  /** Whether the caller must give it. */
   required: boolean;
+  /** Numeric lower bound (inclusive). */
   minimum?: number;
+  /** Numeric upper bound (inclusive). */
   maximum?: number;
+  /** Fewest items of an array input. */
   minItems?: number;
+  /** Most items of an array input. */
   maxItems?: number;
+  /** Whether shell metacharacters are refused (the default) or allowed. */
   metacharacters: Metacharacters;
 }
 
 /** One body field of a grant (nested for objects). Body values are never metacharacter-gated. */
 export interface BodyField extends ValueRules {
+  /** The key in the JSON body (and the argument name). */
   name: string;
+  /** The JSON type of the value. */
   type: ScalarType | "array" | "object";
+  /** Whether the caller must give it. */
   required: boolean;
   /** Array item type (arrays without `raw`). */
   items?: ScalarType;
@@ -109,20 +127,27 @@ export interface BodyField extends ValueRules {
 
 /** `map "<a.b.c>" to="<key>"`: a required nested string sent as top-level `key`. */
 export interface BodyMapping {
+  /** The argument path, one key per nesting level. */
   source: string[];
+  /** The top-level body key it is sent as. */
   target: string;
 }
 
 /** A GraphQL grant: an authored document with declared variables. */
 export interface GraphqlSpec {
+  /** The GraphQL document sent, exactly as written. */
   document: string;
+  /** The variable names callers give, each an input of the tool. */
   variables: string[];
 }
 
 /** One `param` of a `sql` grant: the input bound to `$<position>`. */
 export interface SqlParam {
+  /** The input name in the tool schema. */
   name: string;
+  /** The JSON scalar type of the input. */
   type: ScalarType;
+  /** Whether the caller must give it (absent optional: SQL NULL). */
   required: boolean;
 }
 
@@ -140,18 +165,23 @@ export interface SqlSpec {
 
 /** `database pgx { value ... }`: where `sql` grants connect (a PostgreSQL DSN). */
 export interface Database {
+  /** The driver named in the guardfile (`pgx`: PostgreSQL). */
   driver: string;
   /** The DSN, resolved at call time like a credential. */
   dsn: ValueSource;
+  /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }
 
 /** One `can <verb> <resource>` grant: one tool, one endpoint. */
 export interface Grant {
+  /** The verb as written (`get`, `create`, ...). */
   verb: string;
+  /** The resource as written (`issue`, `pull-request`, ...). */
   resource: string;
   /** `<verb>_<resource>`. */
   tool: string;
+  /** The HTTP method sent (from the verb table or `method`). */
   method: HttpMethod;
   /** The verb was not in the table and fell through to POST (lint warns). */
   methodInferred: boolean;
@@ -163,16 +193,23 @@ export interface Grant {
   pathParams: string[];
   /** The same parameters with their rules (`param` nodes; defaults otherwise), in template order. */
   params: PathParam[];
+  /** Query inputs, in declaration order. */
   query: QueryInput[];
   /** `mutually-exclusive` groups: at most one name of each may be supplied. */
   exclusive: string[][];
+  /** Body fields, in declaration order. */
   body: BodyField[];
+  /** `map` nodes: nested arguments sent as top-level body keys. */
   bodyMap: BodyMapping[];
   /** `set`: the exact body sent (caller body inputs are not allowed beside it). */
   set?: Record<string, unknown>;
+  /** `describe "<text>"`: the tool description. */
   describe?: string;
+  /** `fail-when "<JMESPath>"`: an answer it matches is a tool error. */
   failWhen?: string;
+  /** `raw-response`: the upstream body returned as text, not parsed JSON. */
   rawResponse: boolean;
+  /** A GraphQL grant: the document and its variables. */
   graphql?: GraphqlSpec;
   /** A database grant: no HTTP request; `path` is empty and `method` is the verb's. */
   sql?: SqlSpec;
@@ -182,36 +219,53 @@ export interface Grant {
    * serves as an OAuth resource server. Empty: any valid token may.
    */
   scopes: string[];
+  /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }
 
 /** `withhold "<tool>" { reason; alternative }`: a listed stub that refuses. */
 export interface Withhold {
+  /** The tool name listed as a refusing stub. */
   tool: string;
+  /** Why it is withheld, shown to callers. */
   reason: string;
+  /** What to use instead, if anything. */
   alternative?: string;
+  /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }
 
 /** `resource "<name>" uri= ...`: a static text resource served by `resources/read`. */
 export interface StaticResource {
+  /** The resource name. */
   name: string;
+  /** Its URI (RFC 3986), what `resources/read` is asked for. */
   uri: string;
+  /** The media type of `text`. */
   mimeType: string;
+  /** A human-readable title. */
   title?: string;
+  /** What the resource is for. */
   description?: string;
   /** 0..1 */
   priority?: number;
+  /** Who the content is meant for. */
   audience?: ("assistant" | "user")[];
+  /** The content served. */
   text: string;
+  /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }
 
 /** `prompt "<name>" { argument ...; text ... }`: a message template for `prompts/get`. */
 export interface PromptTemplate {
+  /** The prompt name. */
   name: string;
+  /** A human-readable title. */
   title?: string;
+  /** What the prompt is for. */
   description?: string;
+  /** The declared arguments, in order. */
   arguments: { name: string; title?: string; description?: string; required: boolean }[];
   /** Message text; `{arg}` is replaced by the argument's value (missing optional: empty). */
   text: string;
@@ -219,8 +273,11 @@ export interface PromptTemplate {
 
 /** `icon "<src>" [mime=] [sizes=]`: an icon of the server. */
 export interface ServerIcon {
+  /** An `https:` or `data:` URI of the image. */
   src: string;
+  /** The image media type. */
   mimeType?: string;
+  /** Sizes as in HTML `sizes` (`48x48`, `any`). */
   sizes?: string[];
 }
 
@@ -228,6 +285,7 @@ export interface ServerIcon {
 export interface QueryPin {
   /** Query key sent upstream. */
   name: string;
+  /** Where the value comes from, resolved at call time. */
   source: ValueSource;
   /** Take one query parameter out of a URL-valued secret (`from="query:<p>"`). */
   fromQuery?: string;
@@ -259,7 +317,9 @@ export interface Controls {
 
 /** `rate-limit "<n>/<duration>" [{ store redis env|literal "<url>"; bucket "<key>" }]`. */
 export interface RateLimit {
+  /** Calls allowed per window (also the burst). */
   count: number;
+  /** The window in milliseconds. */
   windowMs: number;
   /** Absent: an in-process bucket. Present: a bucket every replica shares. */
   store?: RateStore;
@@ -267,16 +327,19 @@ export interface RateLimit {
 
 /** `store redis env|literal "<url>"` (+ `bucket`): where a shared bucket lives. */
 export interface RateStore {
+  /** The store kind; only Redis. */
   driver: "redis";
   /** Where the store URL comes from (`env` is read when the server is built). */
   url: { provider: "env" | "literal"; address: string };
   /** Bucket key (default: the server name). */
   bucket?: string;
+  /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }
 
 /** `extract "<tool>" as="pdf-text"|"feed-entries" [max-pages=] [max-items=]`. */
 export interface Extraction {
+  /** What the raw answer becomes: PDF text or feed entries. */
   as: "pdf-text" | "feed-entries";
   /** Pages (pdf-text) or entries (feed-entries) kept at most. */
   max: number;
@@ -297,19 +360,27 @@ export interface Guardfile {
   baseUrl: string | ValueSource;
   /** `database <driver> { value ... }`, required by `sql` grants. */
   database?: Database;
+  /** How weir authenticates to the upstream. */
   auth: Auth;
   /** Static headers sent on every request (`header "<Name>" "<value>"`). */
   headers: [string, string][];
+  /** `restrict` rules, applied to every grant with that parameter. */
   restricts: Restrict[];
+  /** The grants, one tool each, sorted by tool name. */
   grants: Grant[];
+  /** The withheld tools. */
   withholds: Withhold[];
   /** Guardfile text of `instructions`, if any (the server adds its preamble). */
   instructions?: string;
   /** The read-only info tool (`weir_info` unless renamed or `disabled`). */
   infoTool: string | null;
+  /** Static resources. */
   resources: StaticResource[];
+  /** Prompt templates. */
   prompts: PromptTemplate[];
+  /** Icons of the server. */
   icons: ServerIcon[];
+  /** The controls beside `wrap`. */
   controls: Controls;
   /** `oauth issuer=... resource=...`: serve as an OAuth 2.1 resource server. */
   oauth?: OAuthSetting;
@@ -321,5 +392,6 @@ export interface OAuthSetting {
   issuer: string;
   /** This server's canonical URI: the audience tokens must carry (RFC 8707). */
   resource: string;
+  /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }

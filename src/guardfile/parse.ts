@@ -68,7 +68,9 @@ const NOT_YET: Readonly<Record<string, string>> = {};
 
 /** The outcome of loading: the model when there is no error, and every diagnostic. */
 export interface LoadResult {
+  /** The checked model; absent when any diagnostic is an error. */
   guardfile?: Guardfile;
+  /** Every error and warning found, in file order. */
   diagnostics: Diagnostic[];
 }
 
@@ -147,6 +149,14 @@ function internalName(what: string): string {
     `constructor); weir refuses it so the file and the wire cannot disagree: rename it`;
 }
 
+/**
+ * Load a guardfile's text into the checked model. Pure: no I/O; secrets are
+ * named, never read.
+ * @param text the guardfile (KDL v2; `docs/guardfile.md` gives the grammar)
+ * @param file the path, used only in messages
+ * @returns the model when there is no error, and every diagnostic (errors and
+ *   warnings) with line, column and node path
+ */
 export function parseGuardfile(text: string, file: string): LoadResult {
   const diags = new Diagnostics();
   const parsed = parseKdl(text);

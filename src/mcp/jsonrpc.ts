@@ -19,6 +19,7 @@ export type RequestId = string | number | RawId;
 
 /** The exact source text of a number, as `JSON.rawJSON` makes it; serializes as that text. */
 export interface RawId {
+  /** The number exactly as the request spelled it. */
   readonly rawJSON: string;
 }
 
