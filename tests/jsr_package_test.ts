@@ -122,3 +122,20 @@ Deno.exit(await main(["lint", ${JSON.stringify(`${pkg}/guardfiles/demo.mcp.kdl`)
     await Deno.remove(user, { recursive: true });
   }
 });
+
+Deno.test("deno doc --lint passes on every entry point", async () => {
+  for (const entry of Object.values(config.exports as Record<string, string>)) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["doc", "--lint", "--config", CONFIG, entry],
+      cwd: ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stderr).replace(/\x1b\[[0-9;]*m/g, "");
+    assert.ok(
+      out.success,
+      `deno doc --lint ${entry}: document every exported symbol and field, and export ` +
+        `the types public ones name:\n${text.slice(0, 3000)}`,
+    );
+  }
+});
