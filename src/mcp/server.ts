@@ -40,7 +40,7 @@ import {
   SUPPORTED_VERSIONS,
 } from "./revisions.ts";
 import { checkHeaders } from "./headers.ts";
-import { cleanText } from "./text.ts";
+import { cleanDeep, cleanText } from "./text.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import type {
   CallToolResult,
@@ -916,6 +916,17 @@ export class McpServer {
         ),
       };
     }
+    const inexact = roundedIntegerAt(args);
+    if (inexact !== null) {
+      this.#refused("schema", 400, name);
+      return {
+        status: 400,
+        result: errorResult(
+          `Invalid arguments for tool "${name}": the number at ${inexact} is an integer beyond ` +
+            `2^53, which cannot be passed on exactly; send it as a string`,
+        ),
+      };
+    }
     const problems = tool.validate(args);
     if (problems.length > 0) {
       // The problems may quote argument values: the log names the rule only.
@@ -932,7 +943,7 @@ export class McpServer {
         this.#log({ level: "error", event: "malformed_tool_result", tool: name });
         return { status: 500, result: errorResult(`Tool "${name}" returned a malformed result`) };
       }
-      if (result.isError) return { status: 500, result };
+      if (result.isError) return { status: 500, result: cleanResult(result, name) };
       if (tool.validateOutput) {
         // One schema, one source: what outputSchema advertises, a success delivers.
         const problems = "structuredContent" in result
@@ -948,7 +959,8 @@ export class McpServer {
           };
         }
       }
-      return { status: 200, result };
+      const clean = cleanResult(result, name);
+      return { status: clean.isError ? 500 : 200, result: clean };
     } catch (error) {
       if (error instanceof InputRequiredError) {
         if (call.input) return { status: 200, result: { content: [] }, inputRequired: error };
@@ -1015,7 +1027,7 @@ export class McpServer {
       throw error;
     }
     if (!Array.isArray(contents) || contents.length === 0) throw notFound();
-    return { contents: contents.map((c) => wireContents(c, uri)) };
+    return { contents: contents.map((c) => wireContents(cleanOut(c), uri)) };
   }
 
   async #getPrompt(params: Record<string, unknown>, call: CallContext): Promise<object> {
@@ -1053,7 +1065,7 @@ export class McpServer {
       if (!isObject(result) || !Array.isArray(result.messages)) {
         throw new Error(`prompt "${name}" reader returned no messages list`);
       }
-      return result;
+      return cleanOut(result);
     } catch (error) {
       if (error instanceof NotFoundError) {
         throw new McpError(ErrorCode.InvalidParams, `Prompt "${name}" could not be rendered`, {
@@ -1205,6 +1217,56 @@ function toBase64(bytes: Uint8Array): string {
     binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   }
   return btoa(binary);
+}
+
+/** How deep a result may nest for {@link cleanOut} to walk it. */
+const MAX_RESULT_DEPTH = 256;
+
+/**
+ * Clean text out (src/mcp/text.ts): every string of a result a handler
+ * returned, keys included, is made well-formed and free of terminal control
+ * sequences before it is sent, whatever the mode or host.
+ * @throws {Error} when the value nests deeper than {@link MAX_RESULT_DEPTH}
+ */
+function cleanOut<T>(value: T): T {
+  if (nestsDeeperThan(value, MAX_RESULT_DEPTH)) {
+    throw new Error(`a result nests deeper than ${MAX_RESULT_DEPTH} levels`);
+  }
+  return cleanDeep(value);
+}
+
+/** {@link cleanOut} for a tool result: too deep becomes an error result, not a throw. */
+function cleanResult(result: CallToolResult, name: string): CallToolResult {
+  try {
+    return cleanOut(result);
+  } catch {
+    return errorResult(
+      `Tool "${name}" returned a result nested deeper than ${MAX_RESULT_DEPTH} levels`,
+    );
+  }
+}
+
+/**
+ * Where (`a.b[2]`) an argument holds an integer beyond ±(2^53 - 1): JSON.parse
+ * has already rounded it, so passing it on would send other digits. `null`
+ * when there is none. Iterative; `args` is already depth-bounded.
+ */
+function roundedIntegerAt(args: unknown): string | null {
+  const stack: [unknown, string][] = [[args, ""]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+      return at || "(top)";
+    }
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, `${at}[${i}]`]));
+    else {
+      for (const [k, c] of Object.entries(v)) {
+        stack.push([c, at ? `${at}.${clip(k)}` : clip(k)]);
+      }
+    }
+  }
+  return null;
 }
 
 /** A `CallToolResult` reporting a failure as text. */
