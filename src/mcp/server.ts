@@ -1247,15 +1247,28 @@ function cleanResult(result: CallToolResult, name: string): CallToolResult {
 }
 
 /**
- * Where (`a.b[2]`) an argument holds an integer beyond ±(2^53 - 1): JSON.parse
- * has already rounded it, so passing it on would send other digits. `null`
- * when there is none. Iterative; `args` is already depth-bounded.
+ * Whether a number's shortest spelling needs more than 15 significant digits:
+ * beyond 2^53, such a value is what JSON.parse made of longer digits (2^53+1
+ * arrives as 9007199254740992), while `1e21` or `2e22` are exact as written.
+ * (Without the message's source text, 1000000000000000000001 arriving as 1e21
+ * cannot be told from 1e21; see docs in src/mcp/text.ts.)
+ */
+function longDigits(v: number): boolean {
+  const mantissa = String(Math.abs(v)).split("e")[0].replace(".", "").replace(/0+$/, "");
+  return mantissa.length > 15;
+}
+
+/**
+ * Where (`a.b[2]`) an argument holds an integer beyond ±(2^53 - 1) that
+ * JSON.parse has visibly rounded (see {@link longDigits}): passing it on would
+ * send other digits. `null` when there is none. Iterative; `args` is already
+ * depth-bounded.
  */
 function roundedIntegerAt(args: unknown): string | null {
   const stack: [unknown, string][] = [[args, ""]];
   while (stack.length > 0) {
     const [v, at] = stack.pop()!;
-    if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+    if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v) && longDigits(v)) {
       return at || "(top)";
     }
     if (v === null || typeof v !== "object") continue;
