@@ -106,6 +106,10 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
                              calls in flight finish for up to MS milliseconds (default
                              10000), cancel the rest with a shutting_down tool error, log
                              one "shutdown" line, exit 0.
+  --body-timeout MS          A request body must arrive within MS milliseconds (default
+                             15000; 0 disables): slower is 408 and the connection dropped.
+  --max-concurrent N         Requests handled at once over HTTP (default 1024; 0 disables):
+                             past it, 503 with Retry-After: 1.
 
 SIGHUP re-reads FILE, lints it as "weir lint" does, and swaps the served surface only
 when it has no error (calls in flight finish on the old one); a broken file keeps the
@@ -185,6 +189,7 @@ against its start-up fingerprint on every call.
                                 authenticates).
   --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
   --drain-timeout MS            On SIGTERM/SIGINT: let calls in flight finish this long (10000).
+  --body-timeout MS, --max-concurrent N   As for serve (15000; 1024).
 
 A stdio upstream gets weir's environment and needs Deno's --allow-run (deno run -A).
 Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,

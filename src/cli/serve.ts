@@ -102,6 +102,8 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       signal: stop.signal,
       log,
       drainMs: ops.drainMs,
+      bodyDeadlineMs: ops.bodyDeadlineMs,
+      maxConcurrent: ops.maxConcurrent,
     };
     if (loaded.policy) {
       const { runServeAws } = await import("../modes/serve_aws.ts");

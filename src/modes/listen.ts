@@ -48,6 +48,13 @@ export interface HttpAppOptions {
   log?: Logger;
   /** Shutdown: new requests get 503 while draining; calls are cancelled at its deadline. */
   drain?: Drain;
+  /** Whole-body deadline in milliseconds (default 15,000; 0 disables): 408 past it. */
+  bodyDeadlineMs?: number;
+  /**
+   * Requests handled at once (default none): past it, 503 with `Retry-After`
+   * (`/healthz` is exempt). Counted with `drain`, so it needs one.
+   */
+  maxConcurrent?: number;
   /** Routes under `/admin/` (src/ops/admin.ts); without it they are 404. */
   admin?: (request: Request, pathname: string) => Promise<Response>;
 }
@@ -74,6 +81,7 @@ export function guardedHttpApp(
     maxBodyBytes: options.maxBodyBytes,
     log: options.log ?? stderrLogger,
     cancel: options.drain?.cancel,
+    bodyDeadlineMs: options.bodyDeadlineMs,
   };
   const mcp = createHttpHandler(server, inbound);
   const api = createToolApiHandler(server, { ...inbound, prefix: "/api/" });
@@ -99,6 +107,7 @@ export function guardedHttpApp(
   const app = options.oauth ? withProtectedResourceMetadata(route, options.oauth) : route;
   if (!drain) return app;
   const log = inbound.log!;
+  const max = options.maxConcurrent ?? 0;
   return async (request) => {
     if (drain.draining) {
       log({
@@ -109,6 +118,16 @@ export function guardedHttpApp(
         status: 503,
       });
       return refuse(503, "Service Unavailable: the server is shutting down", beforeBody(request));
+    }
+    if (max > 0 && drain.inFlight >= max && pathOf(request) !== "/healthz") {
+      log({ level: "warn", event: "refused", decision: "refuse", rule: "overload", status: 503 });
+      const busy = refuse(
+        503,
+        "Service Unavailable: too many requests at once",
+        beforeBody(request),
+      );
+      busy.headers.set("retry-after", "1");
+      return busy;
     }
     const leave = drain.enter();
     try {
@@ -178,6 +197,10 @@ export interface RunOnOptions {
   maxBodyBytes?: number;
   /** The drain deadline in milliseconds (default 10,000). */
   drainMs?: number;
+  /** HTTP: whole-body deadline in milliseconds (default 15,000). */
+  bodyDeadlineMs?: number;
+  /** HTTP: requests handled at once (default none); 503 with `Retry-After` past it. */
+  maxConcurrent?: number;
   /** Called once listening (HTTP) with the actual address. */
   onListen?: (addr: { hostname: string; port: number }) => void;
   log?: Logger;
@@ -265,6 +288,8 @@ async function runOnce(
     inboundToken: options.inboundToken,
     maxBodyBytes: options.maxBodyBytes,
     oauth: options.oauth,
+    bodyDeadlineMs: options.bodyDeadlineMs,
+    maxConcurrent: options.maxConcurrent,
     log,
     drain,
     reloader,

@@ -563,6 +563,8 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       signal: stop.signal,
       log: ops.log,
       drainMs: ops.drainMs,
+      bodyDeadlineMs: ops.bodyDeadlineMs,
+      maxConcurrent: ops.maxConcurrent,
     });
     return 0;
   } catch (error) {

@@ -17,12 +17,24 @@ export const OPS_FLAGS = {
   "inbound-token-env": { type: "string" },
   "no-inbound-auth": { type: "boolean" },
   "admin-token-env": { type: "string" },
+  "body-timeout": { type: "string" },
+  "max-concurrent": { type: "string" },
 } as const;
+
+/** Default cap on requests handled at once over HTTP (`--max-concurrent`). */
+export const DEFAULT_MAX_CONCURRENT = 1024;
+
+/** Default whole-body deadline in milliseconds (`--body-timeout`). */
+export const DEFAULT_BODY_TIMEOUT_MS = 15_000;
 
 /** What the shared flags configure. */
 export interface OpsSettings {
   log: OpsLogger;
   drainMs: number;
+  /** HTTP: milliseconds a request body may take to arrive (408 past it; 0 disables). */
+  bodyDeadlineMs: number;
+  /** HTTP: requests handled at once (503 with Retry-After past it; 0 disables). */
+  maxConcurrent: number;
 }
 
 /**
@@ -36,14 +48,23 @@ export function opsSettings(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): OpsSettings {
   const level = resolveLogLevel(values["log-level"] as string | undefined, env("WEIR_LOG_LEVEL"));
-  const drain = values["drain-timeout"] as string | undefined;
-  if (drain !== undefined && !/^\d{1,9}$/.test(drain)) {
-    throw new RangeError(`--drain-timeout takes a whole number of milliseconds, got ${drain}`);
-  }
   return {
     log: createLogger({ level }),
-    drainMs: drain === undefined ? DEFAULT_DRAIN_MS : Number(drain),
+    drainMs: whole(values, "drain-timeout", DEFAULT_DRAIN_MS),
+    bodyDeadlineMs: whole(values, "body-timeout", DEFAULT_BODY_TIMEOUT_MS),
+    maxConcurrent: whole(values, "max-concurrent", DEFAULT_MAX_CONCURRENT),
   };
+}
+
+function whole(values: Record<string, unknown>, flag: string, fallback: number): number {
+  const text = values[flag] as string | undefined;
+  if (text === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(text)) {
+    throw new RangeError(
+      `--${flag} takes a whole number, got ${JSON.stringify(text.slice(0, 40))}`,
+    );
+  }
+  return Number(text);
 }
 
 /**

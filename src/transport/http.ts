@@ -94,7 +94,7 @@ export function createHttpHandler(
         beforeBody(request),
       );
     }
-    const body = await readBody(request, max, options.log);
+    const body = await readBody(request, max, options.log, options.bodyDeadlineMs);
     if (body instanceof Response) return body;
     const refused = options.authorizeBody
       ? await checkAfterBody(request, body, options, before.auth)

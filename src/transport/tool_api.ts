@@ -73,7 +73,7 @@ export function createToolApiHandler(
         beforeBody(request),
       );
     }
-    const body = await readBody(request, max, options.log);
+    const body = await readBody(request, max, options.log, options.bodyDeadlineMs);
     if (body instanceof Response) return body;
     const refused = await checkAfterBody(request, body, options, before.auth);
     if (refused) return refused;
