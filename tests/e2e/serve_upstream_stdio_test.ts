@@ -5,12 +5,14 @@
  * stdio and the v2 client (2026-07-28) over HTTP. (server-everything offers
  * its sampling and elicitation tools only to a client declaring those
  * capabilities; weir declares none, so they are not even listed upstream.)
+ * Also its Streamable HTTP mode (sessions, SSE answers), restarted under weir.
  */
 import assert from "node:assert/strict";
 import {
   everythingCommand,
   startWrapper,
   textOf,
+  v1Http,
   v1Stdio,
   v2Http,
   v2Stdio,
@@ -111,5 +113,74 @@ Deno.test("serve-upstream over stdio: a child that dies is started again; answer
     await client.close();
     await weir.stop();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Start server-everything's Streamable HTTP mode (sessions, SSE answers) on `port`. */
+async function everythingHttp(port: number): Promise<{ stop: () => Promise<void> }> {
+  const [command, ...args] = everythingCommand();
+  const child = new Deno.Command(command, {
+    args: [...args.slice(0, -1), "streamableHttp"],
+    env: { PORT: String(port) },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // It says "listening on port N" on stderr.
+  const outDone = child.stdout.pipeTo(new WritableStream());
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  const giveUp = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  let out = "";
+  while (!out.includes(`listening on port ${port}`)) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    out += value;
+  }
+  clearTimeout(giveUp);
+  const drain = (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })();
+  if (!out.includes(`listening on port ${port}`)) {
+    await child.status;
+    throw new Error(`server-everything did not listen:\n${out}`);
+  }
+  return {
+    stop: async () => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
+      await drain.catch(() => {});
+      await outDone.catch(() => {});
+    },
+  };
+}
+
+Deno.test("serve-upstream over HTTP wraps server-everything (sessions, SSE); its restart loses nothing but the session", async () => {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  let upstream = await everythingHttp(port);
+  const weir = await startWrapper(["--tool", "echo", "--upstream", `http://127.0.0.1:${port}/mcp`]);
+  const client = await v1Http(weir.url);
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((x) => x.name), ["echo"]);
+    assert.equal(
+      textOf(await client.callTool({ name: "echo", arguments: { message: "one" } })),
+      "Echo: one",
+    );
+    await upstream.stop();
+    upstream = await everythingHttp(port);
+    // The old session is gone upstream: weir reconnects once, with a new session.
+    assert.equal(
+      textOf(await client.callTool({ name: "echo", arguments: { message: "two" } })),
+      "Echo: two",
+    );
+    await assert.rejects(client.callTool({ name: "get-env", arguments: {} }), /Unknown tool/);
+  } finally {
+    await client.close();
+    await weir.stop();
+    await upstream.stop();
   }
 });
