@@ -30,3 +30,25 @@ Deno.test("reading statements and the ways a statement writes", () => {
   );
   assert.match(writingReason(scanStatement("copy t to stdout"))!, /"COPY"/);
 });
+
+Deno.test("a sql guardfile with a database and no auth or base-url loads and lists its tool", async () => {
+  const { parseGuardfile } = await import("../../src/guardfile/parse.ts");
+  const { guardfile, diagnostics } = parseGuardfile(
+    `wrap ward mcp analytics {
+    database pgx { value literal "postgres://u:p@127.0.0.1:1/db?sslmode=disable" }
+    can list orders {
+        sql {
+            statement "SELECT id FROM orders WHERE customer = $1"
+            param "customer" type="string" required=#true
+        }
+    }
+}`,
+    "analytics.mcp.kdl",
+  );
+  assert.deepEqual(diagnostics, []);
+  assert.deepEqual(guardfile?.grants.map((g) => g.tool), ["list_orders"]);
+  assert.equal(guardfile?.auth.scheme, "none");
+  assert.equal(guardfile?.baseUrl, "");
+  assert.equal(guardfile?.grants[0].sql?.reads, true);
+  assert.equal(guardfile?.grants[0].sql?.maxRows, 200);
+});
