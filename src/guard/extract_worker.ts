@@ -104,24 +104,27 @@ function feedEntries(bytes: Uint8Array, max: number): Reply {
       })`,
     };
   }
-  const rss = asNode(doc.rss)?.channel ?? doc["rdf:RDF"];
-  const atom = asNode(doc.feed);
-  let title: string | undefined;
-  let raw: Node[];
-  if (asNode(rss)) {
-    const channel = asNode(rss)!;
-    title = textOf(channel.title);
-    const items = channel.item ?? asNode(doc["rdf:RDF"])?.item ?? [];
-    raw = (Array.isArray(items) ? items : [items]).filter(asNode) as Node[];
-    const entries = raw.map(rssEntry);
-    return done(title, entries, max);
+  // An element with no children parses as "": an empty <channel/> is still a channel.
+  if (doc.rss !== undefined) {
+    const channel = asNode(asNode(doc.rss)?.channel) ?? {};
+    return done(textOf(channel.title), itemsOf(channel.item).map(rssEntry), max);
   }
-  if (atom) {
-    title = textOf(atom.title);
-    raw = ((atom.entry ?? []) as unknown[]).filter(asNode) as Node[];
-    return done(title, raw.map(atomEntry), max);
+  if (doc["rdf:RDF"] !== undefined) {
+    // RSS 1.0: the items are siblings of the channel.
+    const rdf = asNode(doc["rdf:RDF"]) ?? {};
+    const channel = asNode(rdf.channel) ?? {};
+    return done(textOf(channel.title), itemsOf(rdf.item).map(rssEntry), max);
+  }
+  if (doc.feed !== undefined) {
+    const feed = asNode(doc.feed) ?? {};
+    return done(textOf(feed.title), itemsOf(feed.entry).map(atomEntry), max);
   }
   return { ok: false, error: "not a feed: neither RSS (<rss><channel>) nor Atom (<feed>)" };
+}
+
+function itemsOf(value: unknown): Node[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).filter(asNode) as Node[];
 }
 
 function done(title: string | undefined, entries: Node[], max: number): Reply {

@@ -48,6 +48,16 @@ Deno.test("extract pdf-text and feed-entries through weir serve", async (t) => {
     "/f/rss": ["application/rss+xml", RSS],
     "/f/atom": ["application/atom+xml", ATOM],
     "/f/empty": ["application/rss+xml", `<rss><channel><title>Quiet</title></channel></rss>`],
+    "/f/rdf": [
+      "application/rdf+xml",
+      `<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/">
+        <channel><title>Old style</title></channel>
+        <item><title>One</title><link>https://o.example/1</link></item>
+        <item><title>Two</title></item>
+      </rdf:RDF>`,
+    ],
+    "/f/bare": ["application/rss+xml", `<rss version="2.0"><channel/></rss>`],
+    "/f/bare-atom": ["application/atom+xml", `<feed xmlns="http://www.w3.org/2005/Atom"></feed>`],
     "/f/html": ["text/html", "<html><body>not a feed</body></html>"],
     "/f/junk": ["text/plain", "<<<< not xml at all"],
   };
@@ -122,6 +132,15 @@ wrap ward mcp docs {
       assert.doesNotMatch(JSON.stringify(env), /long html body/);
     });
 
+    await t.step("RSS 1.0 (RDF) lands in the same shape", async () => {
+      const env = await ok("get_feed", { name: "rdf" });
+      assert.deepEqual(env.result, {
+        title: "Old style",
+        entries: [{ title: "One", link: "https://o.example/1" }, { title: "Two" }],
+      });
+      assert.deepEqual(env.coverage.entries, { shown: 2, total: 2 });
+    });
+
     await t.step("Atom lands in the same shape", async () => {
       const env = await ok("get_feed", { name: "atom" });
       assert.deepEqual(env.result, {
@@ -146,6 +165,11 @@ wrap ward mcp docs {
       const empty = await ok("get_feed", { name: "empty" });
       assert.deepEqual(empty.result.entries, []);
       assert.deepEqual(empty.coverage.entries, { shown: 0, total: 0 });
+      for (const name of ["bare", "bare-atom"]) {
+        const bare = await ok("get_feed", { name });
+        assert.deepEqual(bare.result, { entries: [] });
+        assert.deepEqual(bare.coverage.entries, { shown: 0, total: 0 });
+      }
       for (const name of ["html", "junk"]) {
         const r = await callApi(server.url, "get_feed", { name });
         assert.equal(r.status, 502, r.text);
@@ -163,14 +187,14 @@ wrap ward mcp docs {
 });
 
 Deno.test("extract: a parse past the deadline is stopped; an oversized feed is refused unparsed", async () => {
-  const pdf = await makePdf(2);
+  const pdf = await makePdf(30);
   const big = `<rss><channel>${"<item><title>x</title></item>".repeat(400_000)}</channel></rss>`;
   const upstream = await startRecorder((req) =>
     req.path === "/big"
       ? new Response(big, { headers: { "content-type": "application/rss+xml" } })
       : new Response(pdf, { headers: { "content-type": "application/pdf" } })
   );
-  const file = await tempGuardfile(`extract "get_doc" as="pdf-text"
+  const file = await tempGuardfile(`extract "get_doc" as="pdf-text" max-pages="200"
 extract "get_big" as="feed-entries"
 wrap ward mcp docs {
     base-url "${upstream.url}"
@@ -179,7 +203,7 @@ wrap ward mcp docs {
     can get big { path "/big"; raw-response }
 }
 `);
-  const hurried = await serveHttp(file, { extra: ["--upstream-timeout", "200"] });
+  const hurried = await serveHttp(file, { extra: ["--upstream-timeout", "100"] });
   const roomy = await serveHttp(file, {
     extra: ["--max-response-bytes", String(16 * 1024 * 1024)],
   });
@@ -188,7 +212,7 @@ wrap ward mcp docs {
     assert.equal(late.status, 504, late.text);
     assert.match(
       late.text,
-      /^extract_timeout: parsing the PDF from get_doc passed the 200 ms deadline/,
+      /^extract_timeout: parsing the PDF from get_doc passed the 100 ms deadline/,
     );
     const big = await callApi(roomy.url, "get_big", {});
     assert.equal(big.status, 502, big.text);
