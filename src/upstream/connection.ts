@@ -433,7 +433,79 @@ export class UpstreamConnection {
 function unavailable(error: unknown): UpstreamUnavailable {
   if (error instanceof UpstreamUnavailable) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new UpstreamUnavailable(message, { cause: error });
+  return new UpstreamUnavailable(conciseMessage(message), { cause: error });
+}
+
+/**
+ * The official clients reject an answer that is not MCP (say, a URL that
+ * serves some other JSON API) with a schema error whose message is the whole
+ * list of schema issues as indented JSON: hundreds of lines for one answer.
+ * Each such list inside `message` becomes one line naming the first few
+ * distinct `path: message` issues; any other text is kept as it is.
+ * @param message an error message, possibly holding such a list
+ * @returns the message with every issue list summarized
+ */
+export function conciseMessage(message: string): string {
+  let out = "";
+  let rest = message;
+  for (let guard = 0; guard < 8; guard++) {
+    const start = rest.search(/\[\s*\{\s*"(?:code|expected|path|message)"/);
+    if (start < 0) break;
+    const end = closingBracket(rest, start);
+    if (end < 0) break;
+    let issues: unknown;
+    try {
+      issues = JSON.parse(rest.slice(start, end + 1));
+    } catch {
+      break;
+    }
+    const found: string[] = [];
+    collectIssues(issues, found);
+    const shown = [...new Set(found)].slice(0, 3);
+    out += rest.slice(0, start) +
+      `the answer is not a valid MCP message (${shown.join("; ") || "schema mismatch"}` +
+      `${new Set(found).size > shown.length ? "; ..." : ""})`;
+    rest = rest.slice(end + 1);
+  }
+  return out + rest;
+}
+
+/** The index of the `]` closing the `[` at `start` (JSON strings skipped), or -1. */
+function closingBracket(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "[" || c === "{") depth++;
+    else if (c === "]" || c === "}") {
+      depth--;
+      if (depth === 0) return c === "]" ? i : -1;
+    }
+  }
+  return -1;
+}
+
+/** Leaf issues as `path: message` (a union's branches are walked in order). */
+function collectIssues(value: unknown, into: string[]): void {
+  if (Array.isArray(value)) {
+    for (const item of value) collectIssues(item, into);
+    return;
+  }
+  if (!value || typeof value !== "object") return;
+  const issue = value as { path?: unknown; message?: unknown; errors?: unknown };
+  if (Array.isArray(issue.errors) && issue.errors.length > 0) {
+    collectIssues(issue.errors, into);
+    return;
+  }
+  if (typeof issue.message !== "string") return;
+  const path = Array.isArray(issue.path) && issue.path.length > 0
+    ? `${issue.path.join(".")}: `
+    : "";
+  into.push(`${path}${issue.message.slice(0, 120)}`);
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

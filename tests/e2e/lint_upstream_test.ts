@@ -161,3 +161,24 @@ Deno.test("lint-upstream against an upstream: presence, strict, fingerprints, dr
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an --upstream URL that answers some other JSON API: one short line, not the schema dump", async () => {
+  // A plain REST API answering JSON at any path, as a mistyped --upstream URL would reach.
+  const api = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => Response.json({ id: 7, name: "not MCP", state: "open", tags: [], count: 1 }),
+  );
+  const url = `http://127.0.0.1:${api.addr.port}/mcp`;
+  try {
+    for (const command of [["lint-upstream"], ["serve-upstream", "--stdio"]]) {
+      const r = await runWeir([...command, "--tool", "get_thing", "--upstream", url]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /could not connect: the answer is not a valid MCP message \(/);
+      assert.match(r.stderr, /jsonrpc: /);
+      assert.doesNotMatch(r.stderr, /"code"|invalid_union/);
+      assert.ok(r.stderr.trim().split("\n").length <= 2, r.stderr);
+    }
+  } finally {
+    await api.shutdown();
+  }
+});
