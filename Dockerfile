@@ -15,7 +15,8 @@ COPY deno.json deno.lock ./
 COPY mod.ts cli.ts ./
 COPY src ./src
 COPY guardfiles ./guardfiles
-# The same permissions as `deno task compile`: network, environment, reading files.
+# The permissions of `deno task compile` less --allow-run: network, environment, reading files
+# (the image holds no program for serve-upstream -- CMD to start; wrap an HTTP upstream instead).
 RUN deno compile --quiet --allow-net --allow-env --allow-read --output /out/weir cli.ts \
  && /out/weir --version
 

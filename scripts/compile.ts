@@ -12,8 +12,9 @@
  * script says so, removes what it half-wrote (never leaving an empty dist/),
  * and exits 1.
  *
- * The binary gets the permissions `weir serve` needs and no more: network,
- * environment and reading files (guardfiles, `value file` secrets).
+ * The binary gets the permissions weir's commands need and no more: network,
+ * environment, reading files (guardfiles, `value file` secrets), and running
+ * the one command a `serve-upstream -- CMD` names (see `PERMISSIONS`).
  *
  * @module
  */
