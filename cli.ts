@@ -181,7 +181,8 @@ against its start-up fingerprint on every call.
   --request-timeout DURATION    Bound on each upstream request (default 60s; 0 disables).
   --max-response-bytes N        Refuse upstream answers larger than N bytes (default 8388608).
   --stdio | --http [HOST:]PORT  How clients reach weir (as for serve).
-  --allow-origin ORIGIN         A browser origin allowed to call (repeatable).
+  --allow-origin ORIGIN         A browser origin allowed to call, with CORS (repeatable).
+  --allow-host HOST[:PORT]      Also answer this Host, e.g. behind a proxy (repeatable).
   --inbound-token-env VAR       Require "Authorization: Bearer <token>" over HTTP (VAR holds one
                                 or more tokens); beyond loopback this or --no-inbound-auth is
                                 required.

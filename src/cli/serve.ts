@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { browserFlagProblem } from "../modes/listen.ts";
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
@@ -47,7 +48,8 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       8 * 1024 * 1024,
     ),
   };
-  checkBrowserFlags(values["allow-origin"], values["allow-host"]);
+  const browser = browserFlagProblem(values["allow-origin"], values["allow-host"]);
+  if (browser) throw new UsageError(browser);
   const transport = values.stdio
     ? { kind: "stdio" as const }
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
@@ -118,29 +120,4 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     await log.flush();
   }
   return 0;
-}
-
-/**
- * `--allow-origin` takes exact origins (`scheme://host[:port]`, RFC 6454: no
- * path, no trailing slash) and `--allow-host` Host header values (`host[:port]`).
- * @throws {UsageError} naming the flag and the value
- */
-function checkBrowserFlags(origins: string[] = [], hosts: string[] = []): void {
-  const host = String.raw`(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?`;
-  for (const origin of origins) {
-    if (!new RegExp(`^https?://${host}$`).test(origin)) {
-      throw new UsageError(
-        `--allow-origin takes an origin, scheme://host[:port] with no path ` +
-          `(e.g. http://app.test:8080); got ${JSON.stringify(origin)}`,
-      );
-    }
-  }
-  for (const value of hosts) {
-    if (!new RegExp(`^${host}$`).test(value)) {
-      throw new UsageError(
-        `--allow-host takes a Host header value, host[:port] (e.g. mcp.example.com); ` +
-          `got ${JSON.stringify(value)}`,
-      );
-    }
-  }
 }

@@ -375,3 +375,25 @@ export function listenHttp(
     shutdown: () => http.shutdown(),
   });
 }
+
+/**
+ * Check `--allow-origin` (exact origins, `scheme://host[:port]`, RFC 6454: no
+ * path, no trailing slash) and `--allow-host` (Host header values, `host[:port]`).
+ * @returns a message naming the flag and the value, or `null` when both are fine
+ */
+export function browserFlagProblem(origins: string[] = [], hosts: string[] = []): string | null {
+  const host = String.raw`(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?`;
+  for (const origin of origins) {
+    if (!new RegExp(`^https?://${host}$`).test(origin)) {
+      return `--allow-origin takes an origin, scheme://host[:port] with no path ` +
+        `(e.g. http://app.test:8080); got ${JSON.stringify(origin)}`;
+    }
+  }
+  for (const value of hosts) {
+    if (!new RegExp(`^${host}$`).test(value)) {
+      return `--allow-host takes a Host header value, host[:port] (e.g. mcp.example.com); ` +
+        `got ${JSON.stringify(value)}`;
+    }
+  }
+  return null;
+}

@@ -45,7 +45,7 @@ import {
 } from "../upstream/connection.ts";
 import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.ts";
 import { canonicalJson } from "../upstream/fingerprint.ts";
-import { parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
+import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { auditAllowed, auditRefused } from "../ops/audit.ts";
 import {
   type AuthSettings,
@@ -499,6 +499,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       stdio: { type: "boolean" },
       http: { type: "string" },
       "allow-origin": { type: "string", multiple: true },
+      "allow-host": { type: "string", multiple: true },
       ...OPS_FLAGS,
     });
     values = parsed.values;
@@ -514,6 +515,11 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     if (Boolean(values.stdio) === (values.http !== undefined)) {
       throw new UpstreamUsageError("serve-upstream needs exactly one of --stdio or --http");
     }
+    const browser = browserFlagProblem(
+      values["allow-origin"] as string[] | undefined,
+      values["allow-host"] as string[] | undefined,
+    );
+    if (browser) throw new UpstreamUsageError(browser);
     if (values.http !== undefined) {
       const addr = parseListenAddress(values.http as string);
       if (typeof addr === "string") throw new UpstreamUsageError(addr);
@@ -559,6 +565,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     await runServeUpstream(config, {
       transport,
       allowedOrigins: values["allow-origin"] as string[] | undefined,
+      allowedHosts: values["allow-host"] as string[] | undefined,
       inboundToken: auth.inboundTokens,
       signal: stop.signal,
       log: ops.log,

@@ -10,6 +10,8 @@
 import assert from "node:assert/strict";
 import { runCli, serveHttp } from "../support/cli.ts";
 import { rawRequest } from "../support/raw_http.ts";
+import { startMcpUpstream } from "../support/mcp_upstream.ts";
+import { runWeir, startWrapper } from "../support/upstream_cli.ts";
 
 const GUARDFILE = new URL("../fixtures/conformance.mcp.kdl", import.meta.url).pathname;
 
@@ -320,4 +322,51 @@ Deno.test({
       await Deno.remove(profile, { recursive: true });
     }
   },
+});
+
+Deno.test("serve-upstream shares the browser defaults: own origin, --allow-host, --allow-origin with CORS", async () => {
+  const up = await startMcpUpstream();
+  const weir = await startWrapper([
+    "--tool",
+    "echo",
+    "--upstream",
+    up.url,
+    "--allow-host",
+    "mcp.example.com",
+    "--allow-origin",
+    "http://app.test",
+  ]);
+  try {
+    const port = Number(new URL(weir.url).port);
+    const post = (headers: Record<string, string>) =>
+      rawRequest(port, "POST /mcp HTTP/1.1", { ...JSON_HEADERS, ...headers }, INIT);
+    assert.equal((await post({ host: `127.0.0.1:${port}`, origin: weir.url })).status, 200);
+    assert.equal((await post({ host: "mcp.example.com" })).status, 200);
+    assert.equal((await post({ host: "evil.example.com" })).status, 403);
+    const cors = await post({ host: `127.0.0.1:${port}`, origin: "http://app.test" });
+    assert.equal(cors.status, 200);
+    assert.equal(cors.headers.get("access-control-allow-origin"), "http://app.test");
+    const preflight = await rawRequest(port, "OPTIONS /mcp HTTP/1.1", {
+      host: `127.0.0.1:${port}`,
+      origin: "http://app.test",
+      "access-control-request-method": "POST",
+    });
+    assert.equal(preflight.status, 204);
+  } finally {
+    await weir.stop();
+    await up.stop();
+  }
+  const bad = await runWeir([
+    "serve-upstream",
+    "--tool",
+    "echo",
+    "--upstream",
+    "http://127.0.0.1:9/mcp",
+    "--http",
+    "0",
+    "--allow-host",
+    "a/b",
+  ]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--allow-host takes a Host header value/);
 });
