@@ -245,6 +245,12 @@ function page(mcp: string): string {
 </script>`;
 }
 
+if (!CHROMIUM) {
+  console.error(
+    "origin_cors_test: skipping the browser test: no /usr/bin/chromium (apt-get install chromium)",
+  );
+}
+
 Deno.test({
   name: "headless Chromium on an allowed origin lists tools through --allow-origin; others cannot",
   ignore: !CHROMIUM,
