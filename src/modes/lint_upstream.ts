@@ -25,6 +25,7 @@ import { resolveHeaders } from "../upstream/headers.ts";
 import { UpstreamConnection } from "../upstream/connection.ts";
 import { matchAllowlist } from "../upstream/surface.ts";
 import type { ToolSpec } from "../mcp/types.ts";
+import { cleanText } from "../mcp/text.ts";
 import {
   durationFlag,
   parseUpstreamArgs,
@@ -221,9 +222,12 @@ export async function lintUpstreamMain(args: string[]): Promise<number> {
   if (format === "json") {
     console.log(JSON.stringify(report, null, 2));
   } else {
-    for (const p of report.problems) console.error(`weir: lint-upstream: ${p}`);
+    // Problems quote the upstream (its names, its error text): clean text out.
+    for (const p of report.problems) console.error(`weir: lint-upstream: ${cleanText(p)}`);
     for (const t of report.tools) {
-      for (const p of t.problems) console.error(`weir: lint-upstream: tool "${t.name}": ${p}`);
+      for (const p of t.problems) {
+        console.error(cleanText(`weir: lint-upstream: tool "${t.name}": ${p}`));
+      }
     }
     console.log(report.tools.map((t) => `${t.name}\t${t.status}`).join("\n"));
   }

@@ -33,7 +33,8 @@ import type { Logger } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
-import { Redactor } from "../guard/secrets.ts";
+import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "../guard/secrets.ts";
+import { cleanDeep, cleanText } from "../mcp/text.ts";
 import { AllowlistError, parsePins } from "../upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../upstream/headers.ts";
 import {
@@ -173,7 +174,8 @@ export async function buildUpstreamServer(
       const definition = report.present.get(name)!.definition;
       const toolPins = pinsFor(name, definition, pins.get(name));
       if (toolPins.length > 0) injected.set(name, toolPins);
-      served.push(servedDefinition(definition, toolPins));
+      // Clean text out: an upstream's description or title is text weir emits.
+      served.push(cleanDeep(servedDefinition(definition, toolPins)));
     }
     const dispatch = upstreamDispatch({
       allowlist: new Set(config.allowlist),
@@ -352,13 +354,28 @@ function upstreamDispatch(parts: DispatchParts) {
       });
       throw failure;
     }
+    if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
+      auditAllowed(log, {
+        tool: name,
+        outcome: "upstream_too_deep",
+        status: 502,
+        durationMs: performance.now() - started,
+      });
+      throw new ToolError(
+        `upstream_too_deep: the upstream answered a result nested deeper than ` +
+          `${MAX_ANSWER_DEPTH} levels; refused`,
+        { status: 502 },
+      );
+    }
     auditAllowed(log, {
       tool: name,
       outcome: result.isError ? "tool_error" : "ok",
       status: result.isError ? 500 : 200,
       durationMs: performance.now() - started,
     });
-    return redactor.active ? redactor.deep(result) as CallToolResult : result;
+    // Clean text out (docs: README "Clean text out"): the upstream's strings
+    // are well-formed Unicode without terminal control sequences, as in serve.
+    return cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
   };
 }
 
@@ -579,7 +596,8 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       error instanceof StartupError || error instanceof Deno.errors.AddrInUse ||
       error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.NotFound
     ) {
-      console.error(`weir: serve-upstream: ${error.message}`);
+      // The message can quote the upstream (its tool names, its error text).
+      console.error(`weir: serve-upstream: ${cleanText(error.message)}`);
       return 1;
     }
     throw error;

@@ -1,0 +1,144 @@
+/**
+ * `weir serve-upstream` and `weir lint-upstream` in front of a hostile MCP
+ * upstream (raw HTTP, no SDK): what weir emits stays clean text (README
+ * "Clean text out") whatever the upstream's descriptions, results and tool
+ * names hold, and an answer nested past the depth bound is refused by name
+ * while weir keeps serving.
+ */
+import assert from "node:assert/strict";
+import { runWeir, startWrapper } from "../support/upstream_cli.ts";
+
+const ESC = "\u001b";
+const DIRTY = "hi \u001b[2J\u001b]0;title\u0007 \ud800 end";
+
+/** A raw MCP upstream over HTTP answering one JSON object per request. */
+function hostileUpstream(): { url: string; stop: () => Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    if (req.method !== "POST") return new Response(null, { status: 405 });
+    const msg = await req.json();
+    if (msg.id === undefined) return new Response(null, { status: 202 });
+    const reply = (result: string) =>
+      new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${result}}`, {
+        headers: { "content-type": "application/json" },
+      });
+    switch (msg.method) {
+      case "initialize":
+        return reply(JSON.stringify({
+          protocolVersion: "2025-11-25",
+          capabilities: { tools: {} },
+          serverInfo: { name: "hostile", version: "1" },
+        }));
+      case "tools/list":
+        return reply(JSON.stringify({
+          tools: [
+            {
+              name: "echo",
+              title: `Echo ${ESC}[31mred`,
+              description: `echo ${ESC}]0;title\u0007 \udc00`,
+              inputSchema: { type: "object", properties: { mode: { type: "string" } } },
+            },
+            { name: `ech${ESC}[2Jx`, inputSchema: { type: "object" } },
+          ],
+        }));
+      case "tools/call": {
+        const mode = msg.params?.arguments?.mode;
+        if (mode === "deep") {
+          return reply(
+            `{"content":[{"type":"text","text":"x"}],"structuredContent":` +
+              `${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}}`,
+          );
+        }
+        return reply(JSON.stringify({
+          content: [{ type: "text", text: DIRTY }],
+          structuredContent: { [`k${ESC}[2J`]: DIRTY },
+        }));
+      }
+      default:
+        return Response.json({
+          jsonrpc: "2.0",
+          id: msg.id,
+          error: { code: -32601, message: "no" },
+        });
+    }
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/mcp`,
+    stop: () => server.shutdown(),
+  };
+}
+
+async function rpc(url: string, id: number, method: string, params: unknown) {
+  const response = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return await response.text();
+}
+
+/** Whether decoded text holds anything clean text never does. */
+function dirty(text: string): boolean {
+  return !text.isWellFormed() || /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text);
+}
+
+Deno.test("serve-upstream: the upstream's definitions and results come out as clean text", async () => {
+  const up = hostileUpstream();
+  const weir = await startWrapper(["--tool", "echo", "--upstream", up.url]);
+  try {
+    const listed = await rpc(weir.url, 1, "tools/list", {});
+    const tools = JSON.parse(listed).result.tools;
+    assert.equal(tools.length, 1);
+    assert.ok(!dirty(tools[0].description) && !dirty(tools[0].title), listed);
+    assert.match(tools[0].description, /^echo /);
+
+    const called = await rpc(weir.url, 2, "tools/call", { name: "echo", arguments: {} });
+    const result = JSON.parse(called).result;
+    assert.ok(!dirty(result.content[0].text), called);
+    assert.equal(result.content[0].text, "hi  \ufffd end");
+    for (const [key, value] of Object.entries(result.structuredContent)) {
+      assert.ok(!dirty(key) && !dirty(value as string), called);
+    }
+
+    const deep = JSON.parse(
+      await rpc(weir.url, 3, "tools/call", { name: "echo", arguments: { mode: "deep" } }),
+    ).result;
+    assert.equal(deep.isError, true);
+    assert.match(deep.content[0].text, /^upstream_too_deep: /);
+
+    const after = JSON.parse(await rpc(weir.url, 4, "tools/call", { name: "echo", arguments: {} }));
+    assert.equal(after.result.content[0].text, "hi  \ufffd end", "weir keeps serving");
+  } finally {
+    await weir.stop();
+    await up.stop();
+  }
+});
+
+Deno.test("serve-upstream and lint-upstream: messages quoting the upstream's names are clean", async () => {
+  const up = hostileUpstream();
+  try {
+    const served = await runWeir([
+      "serve-upstream",
+      "--tool",
+      "echx",
+      "--http",
+      "127.0.0.1:0",
+      "--upstream",
+      up.url,
+    ]);
+    assert.equal(served.code, 1);
+    assert.match(served.stderr, /not listed by the upstream \(nearest: /);
+    assert.ok(!served.stderr.includes(ESC), served.stderr);
+
+    const linted = await runWeir(["lint-upstream", "--tool", "echx", "--upstream", up.url]);
+    assert.equal(linted.code, 1);
+    assert.match(linted.stderr, /echx/);
+    assert.ok(!linted.stderr.includes(ESC), linted.stderr);
+  } finally {
+    await up.stop();
+  }
+});
