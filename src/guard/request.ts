@@ -70,7 +70,7 @@ export function indexRestricts(guardfile: Guardfile): RestrictIndex {
  */
 export function encodeSegment(name: string, value: string): string {
   if (value === "") throw policyDenied(`path parameter "${name}" is empty`);
-  if (value === "." || value === "..") {
+  if (isDotSegment(value)) {
     throw policyDenied(`path parameter "${name}" may not be "${value}" (a dot segment)`);
   }
   if (CONTROL.test(value)) {
@@ -79,6 +79,28 @@ export function encodeSegment(name: string, value: string): string {
   // encodeURIComponent leaves only unreserved characters and ! ' ( ) *, all
   // valid in a segment; it encodes "/", "?", "#", "%" and everything else.
   return encodeURIComponent(value);
+}
+
+/**
+ * `%25` (an encoded `%`) folded into `%`, repeatedly (a few rounds): what an
+ * upstream that decodes more than once before routing would see of the
+ * escapes in a value.
+ */
+function collapsePercent25(value: string): string {
+  let text = value;
+  for (let round = 0; round < 8 && /%25/i.test(text); round++) text = text.replace(/%25/gi, "%");
+  return text;
+}
+
+/**
+ * Whether a segment is `.` or `..`, also spelled with `%2E` (RFC 3986
+ * section 3.3 and WHATWG URL "single-dot / double-dot URL path segment"),
+ * escaped any number of times: an upstream decoding before routing would
+ * climb on it, as it would on `%2F`.
+ */
+function isDotSegment(segment: string): boolean {
+  if (segment === "." || segment === "..") return true;
+  return segment.length <= 64 && /^(?:\.|%2e){1,2}$/i.test(collapsePercent25(segment));
 }
 
 /**
@@ -101,7 +123,7 @@ export function planRequest(
     const raw = has(args, name) ? args[name] : "";
     const value = pathText(param, raw);
     const what = `path parameter "${name}"`;
-    if (param.type === "string" && /[\\]|%2f|%5c/i.test(value)) {
+    if (param.type === "string" && /[\\]|%2f|%5c/i.test(collapsePercent25(value))) {
       throw policyDenied(
         `${what} contains "\\" or a percent-encoded "/" or "\\" (%2F, %5C); refused so an ` +
           `upstream that decodes before routing cannot see another path`,
@@ -206,7 +228,7 @@ export function encodePathValue(param: PathParam, value: string): string {
           : `${what} has an empty segment ("//" or a trailing "/")`,
       );
     }
-    if (segment === "." || segment === "..") {
+    if (isDotSegment(segment)) {
       throw policyDenied(`${what} has a "${segment}" segment; dot segments are refused`);
     }
   });

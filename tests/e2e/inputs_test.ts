@@ -60,6 +60,22 @@ Deno.test("path, query and body input rules through weir serve", async (t) => {
       await refused("get_label", { name: "a/b" }, /argument "name"|"name" contains/);
     });
 
+    await t.step("percent-encoded dot segments and slashes are refused", async () => {
+      // An upstream that decodes before routing (the reason %2F is refused)
+      // turns %2e%2e into "..": refused in every slashes mode, nothing sent.
+      for (const owner of ["%2e%2e", "%2E", ".%2e", "%252e%252e", "%25252E."]) {
+        await refused("get_contents", { owner, path: "README.md" }, /"owner".*dot segment/);
+      }
+      await refused("get_contents", { owner: "a%252Fb", path: "README.md" }, /"owner".*%2F/);
+      const c = (path: string) => ({ owner: "acme", path });
+      await refused("get_contents", c("docs/%2e%2e/secret"), /dot segment/);
+      await refused("get_contents", c("docs/%252E"), /dot segment/);
+      await refused("get_project", { id: "a/%2e%2e/admin" }, /dot segment/);
+      // Text that only looks like an escape is data.
+      const dots = await ok("get_contents", { owner: "a%2e%2eb", path: "docs/v%2e1.md" });
+      assert.equal(dots.path, "/repos/a%252e%252eb/contents/docs/v%252e1.md");
+    });
+
     await t.step("slashes=encoded: one segment with %2F, never climbing", async () => {
       const req = await ok("get_project", { id: "group/sub/project" });
       assert.equal(req.path, "/projects/group%2Fsub%2Fproject");
