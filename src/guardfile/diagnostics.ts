@@ -62,16 +62,38 @@ export function printable(text: string): string {
   );
 }
 
+/** `scheme://user:password@` (RFC 3986 section 3.2.1 userinfo) anywhere in a text. */
+const USERINFO = /\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#@"]*@/g;
+
+/**
+ * A text with the userinfo of every URL in it replaced by `[redacted]`: a
+ * guardfile that wrongly puts a password in a URL (which lint refuses) must
+ * not see it repeated on stderr or in `lint --format json`.
+ */
+export function withoutUserinfo(text: string): string {
+  return text.includes("@") ? text.replace(USERINFO, "$1[redacted]@") : text;
+}
+
 /** Collects diagnostics while a file is read. */
 export class Diagnostics {
   readonly items: Diagnostic[] = [];
 
   error(at: Located, message: string): void {
-    this.items.push({ severity: "error", message, path: at.path, position: at.position });
+    this.items.push({
+      severity: "error",
+      message: withoutUserinfo(message),
+      path: withoutUserinfo(at.path),
+      position: at.position,
+    });
   }
 
   warn(at: Located, message: string): void {
-    this.items.push({ severity: "warning", message, path: at.path, position: at.position });
+    this.items.push({
+      severity: "warning",
+      message: withoutUserinfo(message),
+      path: withoutUserinfo(at.path),
+      position: at.position,
+    });
   }
 
   get failed(): boolean {
@@ -92,6 +114,16 @@ export function located(node: KdlNode, parent?: Located): Located {
     ? "wrap"
     : node.name === "can" && node.values.length >= 2
     ? `can ${node.values[0]} ${node.values[1]}`
+    : node.name === "base-url" && typeof first === "string" && first.includes("@")
+    // A scheme-less base-url reads as https://: its userinfo is a password too.
+    ? `base-url ${
+      JSON.stringify(
+        first.replace(/^((?:[A-Za-z][A-Za-z0-9+.-]*:\/\/)?)[^/?#@]*@/, "$1[redacted]@").slice(
+          0,
+          80,
+        ),
+      )
+    }`
     : typeof first === "string"
     ? `${node.name} ${
       /^[A-Za-z0-9_.:-]+$/.test(first) ? first : JSON.stringify(first.slice(0, 80)).replace(
