@@ -9,6 +9,7 @@ import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { LoadedFile } from "../modes/serve.ts";
 import { parseListenAddress } from "../modes/listen.ts";
 import { UsageError } from "./usage_error.ts";
+import { MAX_TIMEOUT_MS } from "../guardfile/duration.ts";
 
 export { UsageError };
 
@@ -100,6 +101,21 @@ export function wholeNumber(name: string, value: string | undefined, fallback: n
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value)) throw new UsageError(`${name} takes a whole number, got ${value}`);
   return Number(value);
+}
+
+/**
+ * A timeout flag in milliseconds: a whole number up to {@link MAX_TIMEOUT_MS}
+ * (a longer timer would fire at once).
+ * @throws {UsageError} on anything else
+ */
+export function timeoutMs(name: string, value: string | undefined, fallback: number): number {
+  const ms = wholeNumber(name, value, fallback);
+  if (ms > MAX_TIMEOUT_MS) {
+    throw new UsageError(
+      `${name} takes at most ${MAX_TIMEOUT_MS} milliseconds (about 23 days), got ${value}`,
+    );
+  }
+  return ms;
 }
 
 /**

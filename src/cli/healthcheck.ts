@@ -5,6 +5,7 @@
  * @module
  */
 import { parseFlags, UsageError } from "./args.ts";
+import { MAX_TIMEOUT_MS } from "../guardfile/duration.ts";
 
 /** Where `weir serve --http 0.0.0.0:8080` (the image's default) answers. */
 export const DEFAULT_HEALTH_URL = "http://127.0.0.1:8080/healthz";
@@ -25,14 +26,25 @@ export async function run(args: string[]): Promise<number> {
     throw new UsageError(`healthcheck takes an http(s) URL, e.g. ${DEFAULT_HEALTH_URL}`);
   }
   const timeout = values.timeout ?? "3000";
-  if (!/^\d+$/.test(timeout)) throw new UsageError(`--timeout takes milliseconds, got ${timeout}`);
+  if (!/^\d+$/.test(timeout) || Number(timeout) > MAX_TIMEOUT_MS) {
+    throw new UsageError(`--timeout takes milliseconds, at most ${MAX_TIMEOUT_MS}; got ${timeout}`);
+  }
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(Number(timeout)) });
     await response.body?.cancel();
     if (response.ok) return 0;
-    console.error(`weir: healthcheck: ${url.href} answered ${response.status}`);
+    console.error(`weir: healthcheck: ${shown(url)} answered ${response.status}`);
   } catch (error) {
-    console.error(`weir: healthcheck: ${url.href}: ${(error as Error).message}`);
+    console.error(`weir: healthcheck: ${shown(url)}: ${(error as Error).message}`);
   }
   return 1;
+}
+
+/** The URL for a message, its userinfo (a password) left out. */
+function shown(url: URL): string {
+  if (!url.username && !url.password) return url.href;
+  const copy = new URL(url);
+  copy.username = "";
+  copy.password = "";
+  return copy.href;
 }

@@ -8,7 +8,14 @@ import { browserFlagProblem } from "../modes/listen.ts";
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
-import { parseFlags, parseHttpAddress, printDiagnostics, UsageError, wholeNumber } from "./args.ts";
+import {
+  parseFlags,
+  parseHttpAddress,
+  printDiagnostics,
+  timeoutMs,
+  UsageError,
+  wholeNumber,
+} from "./args.ts";
 
 /**
  * Run `weir serve` until stdin closes (stdio) or a signal arrives (HTTP).
@@ -41,7 +48,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     throw new UsageError("serve needs exactly one of --stdio or --http [HOST:]PORT");
   }
   const limits = {
-    timeoutMs: wholeNumber("--upstream-timeout", values["upstream-timeout"], 30_000),
+    timeoutMs: timeoutMs("--upstream-timeout", values["upstream-timeout"], 30_000),
     maxResponseBytes: wholeNumber(
       "--max-response-bytes",
       values["max-response-bytes"],

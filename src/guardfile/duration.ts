@@ -5,6 +5,21 @@
  * @module
  */
 
+/**
+ * The longest delay a timer honours, in milliseconds (2^31 - 1, about 24.8
+ * days): HTML's timer initialization steps and Node/Deno store the timeout as
+ * a 32-bit signed integer, and a longer one fires after 1 ms instead. Every
+ * timeout flag is bounded by it, and a wait longer than it is never scheduled.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The longest timeout a flag takes, in milliseconds (2,000,000,000, about 23
+ * days, 555h): below {@link MAX_TIMER_MS} with room for what is added to it
+ * (the upstream deadline's 20 ms slots).
+ */
+export const MAX_TIMEOUT_MS = 2_000_000_000;
+
 const UNITS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,

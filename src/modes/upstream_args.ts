@@ -7,7 +7,7 @@
  * @module
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
-import { parseDuration } from "../guardfile/duration.ts";
+import { MAX_TIMEOUT_MS, parseDuration } from "../guardfile/duration.ts";
 import { AllowlistError, parseAllowlist } from "../upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, parseHeaderTemplates } from "../upstream/headers.ts";
 import type { UpstreamTarget } from "../upstream/connection.ts";
@@ -79,6 +79,9 @@ export function durationFlag(name: string, value: unknown, fallbackMs: number): 
     throw new UpstreamUsageError(`${name} takes a duration such as 500ms, 30s or 2m; got ${value}`);
   }
   if (ms < 0) throw new UpstreamUsageError(`${name} must not be negative`);
+  if (ms > MAX_TIMEOUT_MS) {
+    throw new UpstreamUsageError(`${name} takes at most 555h (a longer timer would fire at once)`);
+  }
   return ms;
 }
 

@@ -7,6 +7,7 @@
  */
 import { ToolError } from "../mcp/server.ts";
 import type { RateLimiter } from "./mod.ts";
+import { MAX_TIMER_MS } from "../guardfile/duration.ts";
 
 /**
  * An outbound token bucket (`rate-limit "<count>/<window>"`): bursts up to
@@ -39,6 +40,8 @@ export class TokenBucket implements RateLimiter {
    * @throws {ToolError} 429 when the wait would exceed `maxWaitMs`, or the signal aborts
    */
   async take(maxWaitMs: number, signal: AbortSignal): Promise<void> {
+    // A longer wait cannot be scheduled (it would fire at once): refused as past the deadline.
+    maxWaitMs = Math.min(maxWaitMs, MAX_TIMER_MS);
     const now = this.#now();
     this.#tokens = Math.min(
       this.#capacity,

@@ -24,6 +24,7 @@
 import { ToolError } from "../mcp/server.ts";
 import type { Logger } from "../mcp/server.ts";
 import type { RateLimiter } from "./mod.ts";
+import { MAX_TIMER_MS } from "../guardfile/duration.ts";
 import type { Redis } from "ioredis";
 
 /** KEYS[1] bucket; ARGV capacity, ms per token, ttl ms, longest wait ms. Returns {ok, wait ms}. */
@@ -116,7 +117,8 @@ export class RedisBucket implements RateLimiter {
    * @throws {ToolError} `rate_limited` 429, `cancelled` 499, `rate_limit_store_unavailable` 503
    */
   async take(maxWaitMs: number, signal: AbortSignal): Promise<void> {
-    const limit = Number.isFinite(maxWaitMs) ? Math.max(0, Math.floor(maxWaitMs)) : 2 ** 52;
+    // A wait past MAX_TIMER_MS cannot be scheduled (it would fire at once): refused.
+    const limit = Math.max(0, Math.floor(Math.min(maxWaitMs, MAX_TIMER_MS)));
     const [ok, wait] = await this.#run(
       TAKE,
       this.#options.count,

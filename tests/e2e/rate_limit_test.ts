@@ -52,3 +52,25 @@ Deno.test("a wait past the call's deadline is refused at once, with no request",
     await upstream.close();
   }
 });
+
+Deno.test("a wait longer than a timer can hold is refused, even with no deadline", async () => {
+  // 1 call per 720 h: the second call would wait ~30 days, past the 2^31-1 ms a
+  // timer holds (a longer timer fires after 1 ms, letting every call through).
+  const upstream = await startRecorder();
+  const server = await serveHttp(await guardfile(upstream.url, "1/720h"), {
+    extra: ["--upstream-timeout", "0"],
+  });
+  try {
+    assert.equal((await call(server.url, "a")).status, 200);
+    for (const id of ["b", "c"]) {
+      const later = await call(server.url, id);
+      assert.equal(later.status, 429, later.text);
+      assert.match(later.text, /rate_limited/);
+    }
+    assert.equal(upstream.requests.length, 1, "one call in the window reached the upstream");
+    assert.doesNotMatch(server.stderr(), /TimeoutOverflowWarning/);
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});
