@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { readAtMost } from "./bytes.ts";
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
 import {
   type AccessToken,
@@ -79,10 +80,13 @@ export function metadataUrls(issuer: string): string[] {
   ];
 }
 
+/** Read a JSON answer of at most {@link MAX_METADATA_BYTES}, never further. */
 async function readJson(response: Response): Promise<unknown> {
-  const text = await new Response(response.body).text();
-  if (text.length > MAX_METADATA_BYTES) throw new TokenError("metadata document too large");
-  return JSON.parse(text);
+  const bytes = response.body
+    ? await readAtMost(response.body, MAX_METADATA_BYTES)
+    : new Uint8Array();
+  if (bytes === null) throw new TokenError("metadata document too large");
+  return JSON.parse(new TextDecoder().decode(bytes));
 }
 
 /**
