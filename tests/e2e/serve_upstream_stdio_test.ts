@@ -20,7 +20,12 @@ import {
 
 Deno.test("serve-upstream over stdio wraps server-everything: exactly echo", async (t) => {
   await t.step("v1 client over stdio", async () => {
-    const client = await v1Stdio(["--name", "ev", "--tool", "echo", "--", ...everythingCommand()]);
+    const notifications: string[] = [];
+    const client = await v1Stdio(
+      ["--name", "ev", "--tool", "echo", "--", ...everythingCommand()],
+      undefined,
+      notifications,
+    );
     try {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((x) => x.name), ["echo"]);
@@ -33,6 +38,9 @@ Deno.test("serve-upstream over stdio wraps server-everything: exactly echo", asy
           other,
         );
       }
+      // server-everything sends notifications/tools/list_changed right after its
+      // handshake (and more); weir relays none of them.
+      assert.deepEqual(notifications, []);
     } finally {
       await client.close();
     }

@@ -155,13 +155,24 @@ export async function v2Http(url: string): Promise<AnyClient> {
   return client as unknown as AnyClient;
 }
 
-/** The official v1 client over stdio, spawning `weir serve-upstream ARGS --stdio`. */
-export async function v1Stdio(args: string[], env?: Record<string, string>): Promise<AnyClient> {
+/**
+ * The official v1 client over stdio, spawning `weir serve-upstream ARGS --stdio`;
+ * `notifications` collects the method of every notification weir sends it.
+ */
+export async function v1Stdio(
+  args: string[],
+  env?: Record<string, string>,
+  notifications: string[] = [],
+): Promise<AnyClient> {
   const { command, args: pre } = weirAll();
   const dash = args.indexOf("--");
   const flags = dash < 0 ? args : args.slice(0, dash);
   const tail = dash < 0 ? [] : args.slice(dash);
   const client = new ClientV1({ name: "weir-test-v1", version: "1.0.0" });
+  client.fallbackNotificationHandler = (n: { method: string }) => {
+    notifications.push(n.method);
+    return Promise.resolve();
+  };
   await client.connect(
     new StdioClientTransport({
       command,
