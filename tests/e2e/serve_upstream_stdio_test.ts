@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  cacheEverything,
   everythingCommand,
   startWrapper,
   textOf,
@@ -17,6 +18,8 @@ import {
   v2Http,
   v2Stdio,
 } from "../support/upstream_cli.ts";
+
+await cacheEverything();
 
 Deno.test("serve-upstream over stdio wraps server-everything: exactly echo", async (t) => {
   await t.step("v1 client over stdio", async () => {

@@ -21,6 +21,23 @@ export function weirAll(): { command: string; args: string[] } {
 /** The official server-everything release the tests run, over stdio. */
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 
+/**
+ * Download server-everything (and its dependencies) into Deno's cache before
+ * any test starts it, so a cold cache (a clean CI clone) costs no test its
+ * start-up deadline.
+ * @throws when `deno cache` fails (no npm registry)
+ */
+export async function cacheEverything(): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["cache", "--quiet", "--config", CONFIG, EVERYTHING],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`deno cache ${EVERYTHING} failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
 /** The command line that starts server-everything over stdio. */
 export function everythingCommand(): string[] {
   return [Deno.execPath(), "run", "--quiet", "-A", "--config", CONFIG, EVERYTHING, "stdio"];
