@@ -751,7 +751,10 @@ export class McpServer {
   }
 
   #prepare(catalog: Catalog): PreparedCatalog {
-    return prepareCatalog(catalog, {
+    // Clean text out for what is listed too (a wrapped upstream's descriptions,
+    // titles, prompt texts): once per catalog, not per list.
+    const clean = nestsDeeperThan(catalog, MAX_RESULT_DEPTH) ? catalog : cleanDeep(catalog);
+    return prepareCatalog(clean, {
       dispatch: Boolean(this.#options.dispatch),
       readResource: Boolean(this.#options.readResource),
       getPrompt: Boolean(this.#options.getPrompt),

@@ -78,3 +78,29 @@ Deno.test("an argument integer beyond 2^53 is refused by where it is, never roun
   const fine = await echo.callTool("echo", { a: 2 ** 53 - 1, b: 1.5, c: -(2 ** 53 - 1) });
   assert.equal(fine.status, 200);
 });
+
+Deno.test("what is listed is cleaned too: tool, resource and prompt metadata", async () => {
+  const { server: listing } = makeServer({
+    catalog: {
+      tools: [{ name: "t", title: DIRTY, description: DIRTY }],
+      resources: [{ uri: "docs://x", name: "x", description: DIRTY }],
+      prompts: [{ name: "p", description: DIRTY }],
+    },
+    dispatch: () => ({ content: [] }),
+    readResource: (uri) => [{ uri, text: "" }],
+    getPrompt: () => ({ messages: [] }),
+  });
+  const tools = await modern<{ tools: { title: string; description: string }[] }>(
+    listing,
+    "tools/list",
+  );
+  assert.equal(tools.result!.tools[0].title, CLEAN);
+  assert.equal(tools.result!.tools[0].description, CLEAN);
+  const resources = await modern<{ resources: { description: string }[] }>(
+    listing,
+    "resources/list",
+  );
+  assert.equal(resources.result!.resources[0].description, CLEAN);
+  const prompts = await modern<{ prompts: { description: string }[] }>(listing, "prompts/list");
+  assert.equal(prompts.result!.prompts[0].description, CLEAN);
+});
