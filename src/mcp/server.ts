@@ -1232,10 +1232,8 @@ const MAX_RESULT_DEPTH = 256;
  * @throws {Error} when the value nests deeper than {@link MAX_RESULT_DEPTH}
  */
 function cleanOut<T>(value: T): T {
-  if (nestsDeeperThan(value, MAX_RESULT_DEPTH)) {
-    throw new Error(`a result nests deeper than ${MAX_RESULT_DEPTH} levels`);
-  }
-  return cleanDeep(value);
+  // One walk: cleanDeep refuses (RangeError) past the depth instead of recursing on.
+  return cleanDeep(value, MAX_RESULT_DEPTH);
 }
 
 /** {@link cleanOut} for a tool result: too deep becomes an error result, not a throw. */

@@ -60,23 +60,47 @@ export function jsonTextIsClean(text: string): boolean {
 
 /**
  * {@link cleanText} every string and object key inside a decoded JSON value
- * (raw numbers from {@link parseJsonExact} are kept). The value must nest a
- * bounded number of levels (the caller checks depth first).
+ * (raw numbers from {@link parseJsonExact} are kept). Copy on write: a value
+ * with nothing to clean comes back as the very same object, and only the
+ * arrays and objects on the way to a changed string are rebuilt (a clean
+ * answer costs one walk and no allocation).
+ *
+ * @param maxDepth deeper values are refused rather than walked (default: no limit,
+ *   for values the caller has already bounded)
+ * @throws {RangeError} when the value nests deeper than `maxDepth`
  */
-export function cleanDeep<T>(value: T): T {
-  const walk = (v: unknown): unknown => {
+export function cleanDeep<T>(value: T, maxDepth = Infinity): T {
+  const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") return cleanText(v);
     if (v === null || typeof v !== "object" || isRawJson(v)) return v;
-    if (Array.isArray(v)) return v.map(walk);
+    if (depth >= maxDepth) throw new RangeError(`nested deeper than ${maxDepth} levels`);
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const child = walk(v[i], depth + 1);
+        if (out) out.push(child);
+        else if (child !== v[i]) out = [...v.slice(0, i), child];
+      }
+      return out ?? v;
+    }
     // Only plain objects are rebuilt; a Date or a driver's value is left as it is.
     const proto = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null) return v;
-    const entries: [string, unknown][] = [];
-    for (const [k, child] of Object.entries(v)) entries.push([cleanText(k), walk(child)]);
+    const entries = Object.entries(v);
+    let changed = false;
+    for (const entry of entries) {
+      const key = cleanText(entry[0]);
+      const child = walk(entry[1], depth + 1);
+      if (key !== entry[0] || child !== entry[1]) {
+        changed = true;
+        entry[0] = key;
+        entry[1] = child;
+      }
+    }
     // fromEntries defines own data properties: a "__proto__" key stays a key.
-    return Object.fromEntries(entries);
+    return changed ? Object.fromEntries(entries) : v;
   };
-  return walk(value) as T;
+  return walk(value, 0) as T;
 }
 
 /** Whether `value` is a `JSON.rawJSON` value (a number kept as its source text). */

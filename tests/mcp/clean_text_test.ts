@@ -63,3 +63,25 @@ Deno.test("whenever the text is called clean, cleanDeep changes nothing", () => 
   }
   assert.ok(clean > 300, `only ${clean} clean texts generated`);
 });
+
+Deno.test("cleanDeep copies on write: clean values come back as themselves, dirty paths rebuilt", () => {
+  const clean = { a: ["x", { b: "y" }], n: 1, raw: null };
+  assert.equal(cleanDeep(clean), clean);
+  const dirty = { keep: { deep: ["ok"] }, path: [{ s: "bell\u0007" }, "fine"] };
+  const out = cleanDeep(dirty);
+  assert.notEqual(out, dirty);
+  assert.equal(out.keep, dirty.keep, "an untouched branch is shared, not copied");
+  assert.deepEqual(out.path, [{ s: "bell\ufffd" }, "fine"]);
+  assert.deepEqual(dirty.path[0], { s: "bell\u0007" }, "the input is never modified");
+  const key = cleanDeep({ ["k\u001b[2J"]: 1, __proto__x: 2 });
+  assert.deepEqual(Object.keys(key), ["k", "__proto__x"]);
+});
+
+Deno.test("cleanDeep refuses a value deeper than its bound without exhausting the stack", () => {
+  let deep: unknown = "leaf";
+  for (let i = 0; i < 6000; i++) deep = [deep];
+  assert.throws(() => cleanDeep(deep, 256), RangeError);
+  let ok: unknown = "leaf";
+  for (let i = 0; i < 200; i++) ok = { a: ok };
+  assert.equal(cleanDeep(ok, 256), ok);
+});
