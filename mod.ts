@@ -77,6 +77,7 @@ export {
   NotFoundError,
   type PromptReader,
   type Reply,
+  type RequestWrapper,
   type ResourceReader,
   type ServerOptions,
   Session,

@@ -47,6 +47,7 @@ export type {
   PromptMessage,
   PromptReader,
   PromptSpec,
+  RequestWrapper,
   ResourceContents,
   ResourceReader,
   ResourceSpec,

@@ -223,6 +223,12 @@ export interface LogEvent {
   [field: string]: unknown;
 }
 
+/** See {@link ServerOptions.around}. */
+export type RequestWrapper = <T>(
+  request: { method: string; name?: string; era: Era },
+  run: () => Promise<T>,
+) => Promise<T>;
+
 /** Where the core writes log events; the default writes JSON lines to stderr. */
 export type Logger = (event: LogEvent) => void;
 
@@ -256,6 +262,13 @@ export interface ServerOptions {
   readResource?: ResourceReader;
   /** Runs `prompts/get`. Required when any prompt is listed. */
   getPrompt?: PromptReader;
+  /**
+   * Runs around the handler of every routed request (a method this server
+   * serves), e.g. to open a trace span: call `run` exactly once and return
+   * what it returns (or throw what it throws). `name` is `params.name` for
+   * `tools/call` and `prompts/get`. Default: none (no cost).
+   */
+  around?: RequestWrapper;
   /** Items per list page (default 50). */
   pageSize?: number;
   /** Modern cache hints per list family (defaults `{ttlMs: 0, cacheScope: "private"}`). */
@@ -606,7 +619,17 @@ export class McpServer {
       if (controller) ctx.session!.inFlight.set(idKey(id), controller);
       try {
         const call: CallContext = new RequestCall(ctx, controller, era, selected.version);
-        const result = await this.#handlers[method](params, call, ctx);
+        const around = this.#options.around;
+        const result = around
+          ? await around(
+            {
+              method,
+              name: typeof params.name === "string" ? params.name : undefined,
+              era,
+            },
+            () => this.#handlers[method](params, call, ctx),
+          )
+          : await this.#handlers[method](params, call, ctx);
         // A request the client cancelled is not answered (MCP "Cancellation").
         if (controller?.signal.reason instanceof ClientCancelled) {
           return { status: 202, body: null };

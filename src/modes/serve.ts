@@ -24,7 +24,8 @@ import { lintWarnings, servedTools } from "./lint.ts";
 import { describeGuardfile } from "./describe.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
-import type { ToolAccess } from "../mcp/server.ts";
+import { startTelemetry } from "../ops/telemetry.ts";
+import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
 import type { OAuthResourceServer } from "../transport/oauth.ts";
 
 export {
@@ -150,6 +151,8 @@ export function guardedServer(
   options: Partial<GuardOptions> & {
     log?: Logger;
     toolAccess?: (auth: unknown) => ToolAccess | undefined;
+    /** Telemetry's request wrapper (src/ops/telemetry.ts), when on. */
+    around?: RequestWrapper;
   } = {},
 ): McpServer {
   const log = options.log ?? stderrLogger;
@@ -158,7 +161,7 @@ export function guardedServer(
     limits: options.limits,
     log,
   });
-  return new McpServer({ ...guard, log, toolAccess: options.toolAccess });
+  return new McpServer({ ...guard, log, toolAccess: options.toolAccess, around: options.around });
 }
 
 /** Tool name -> the scopes its grant declares (grants without `scope` are left out). */
@@ -233,6 +236,7 @@ export function guardfileSurface(
     limits?: Partial<UpstreamLimits>;
     log?: Logger;
     toolAccess?: (auth: unknown) => ToolAccess | undefined;
+    around?: RequestWrapper;
   },
 ): Surface {
   const server = guardedServer(guardfile, options);
@@ -290,8 +294,17 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
         "(--oauth-issuer and --oauth-resource): every caller may call every granted tool",
     });
   }
-  const build = { limits: options.limits, log: options.log, toolAccess: oauth?.toolAccess };
+  // OpenTelemetry, when the OTEL_* variables turn it on (src/ops/telemetry.ts).
+  const servedNames = { current: new Set<string>() };
+  const telemetry = await startTelemetry(guardfile.name, () => servedNames.current);
+  const build = {
+    limits: options.limits,
+    log: options.log,
+    toolAccess: oauth?.toolAccess,
+    around: telemetry?.around,
+  };
   const surface = guardfileSurface(guardfile, build);
+  servedNames.current = new Set(surface.tools);
   const about = { mode: "spec", server: guardfile.name, tools: surface.tools.length };
   const file = options.file;
   let served: McpServer | Reloader = surface.server;
@@ -299,8 +312,13 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
     const reloader = new Reloader(surface, () => reloadGuardfile(file, build), log);
     reloader.onSwap((next) => {
       scopes.current = SCOPES.get(next.server) ?? new Map();
+      servedNames.current = new Set(next.tools);
     });
     served = reloader;
   }
-  await runOn(served, { ...options, oauth, ...about });
+  try {
+    await runOn(served, { ...options, oauth, ...about });
+  } finally {
+    await telemetry?.shutdown();
+  }
 }

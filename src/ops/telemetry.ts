@@ -1,0 +1,264 @@
+/**
+ * OpenTelemetry, off unless the standard `OTEL_*` variables turn it on, with
+ * the official `@opentelemetry/*` packages (loaded only then).
+ *
+ * On when `OTEL_EXPORTER_OTLP_ENDPOINT` (or a `..._TRACES_`/`..._METRICS_`
+ * endpoint) is set, or `OTEL_TRACES_EXPORTER`/`OTEL_METRICS_EXPORTER` is
+ * `otlp`; off when `OTEL_SDK_DISABLED=true` or a selector is `none`. Export
+ * is OTLP over HTTP with the JSON encoding (`OTEL_EXPORTER_OTLP_PROTOCOL`
+ * unset or `http/json`); another protocol is refused at start-up rather than
+ * ignored. The OpenTelemetry specification's environment variables apply as
+ * the exporters read them (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
+ * `OTEL_EXPORTER_OTLP_HEADERS`...).
+ *
+ * What is recorded (OpenTelemetry semantic conventions for MCP and GenAI):
+ * - a SERVER span per routed MCP request, named `tools/call <tool>` or the
+ *   method, with `mcp.method.name`, `mcp.protocol.version`,
+ *   `gen_ai.operation.name=execute_tool` and `gen_ai.tool.name` for tool
+ *   calls, and `error.type` from a closed set (`tool_error`, `cancelled`,
+ *   `timeout`, `invalid_params`, `method_not_found`, `internal_error`, `_OTHER`);
+ * - a CLIENT span per upstream HTTP request (`http.request.method`,
+ *   `server.address`, `url.template` (the granted path template),
+ *   `http.response.status_code`), whose W3C `traceparent` is sent upstream;
+ * - the histogram `mcp.server.operation.duration` (seconds) with the labels
+ *   `mcp.method.name`, `gen_ai.tool.name` (a served tool name, else `_OTHER`)
+ *   and `error.type`.
+ *
+ * Never recorded: arguments, results, tokens, header values, the upstream
+ * URL, its path values or query.
+ *
+ * @module
+ */
+import type { RequestWrapper } from "../mcp/server.ts";
+import { setUpstreamHook, type UpstreamHook } from "./trace_hooks.ts";
+
+/** Telemetry that is running: the core's wrapper, and a shutdown that flushes. */
+export interface Telemetry {
+  around: RequestWrapper;
+  /** Export what is buffered and stop (call before exit). */
+  shutdown(): Promise<void>;
+}
+
+/** Thrown for an `OTEL_*` setting weir cannot honour (start-up refuses). */
+export class TelemetryConfigError extends Error {}
+
+const METHODS = new Set([
+  "initialize",
+  "ping",
+  "server/discover",
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+]);
+
+/**
+ * Whether the environment turns telemetry on.
+ * @throws {TelemetryConfigError} for a protocol other than `http/json`, or an unknown exporter
+ */
+export function telemetryWanted(env: (name: string) => string | undefined): boolean {
+  if ((env("OTEL_SDK_DISABLED") ?? "").trim().toLowerCase() === "true") return false;
+  const selectors = ["OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"].map((n) =>
+    (env(n) ?? "").trim().toLowerCase()
+  );
+  for (const [i, s] of selectors.entries()) {
+    if (s !== "" && s !== "otlp" && s !== "none") {
+      throw new TelemetryConfigError(
+        `${i ? "OTEL_METRICS_EXPORTER" : "OTEL_TRACES_EXPORTER"}=${s}: weir exports otlp or none`,
+      );
+    }
+  }
+  const endpoint = ["", "TRACES_", "METRICS_"].some((k) =>
+    (env(`OTEL_EXPORTER_OTLP_${k}ENDPOINT`) ?? "") !== ""
+  );
+  const on = endpoint || selectors.includes("otlp");
+  if (!on || selectors.every((s) => s === "none")) return false;
+  for (const k of ["", "TRACES_", "METRICS_"]) {
+    const protocol = (env(`OTEL_EXPORTER_OTLP_${k}PROTOCOL`) ?? "").trim();
+    if (protocol !== "" && protocol !== "http/json") {
+      throw new TelemetryConfigError(
+        `OTEL_EXPORTER_OTLP_${k}PROTOCOL=${protocol}: weir exports OTLP over HTTP as JSON; ` +
+          `set http/json or leave it unset`,
+      );
+    }
+  }
+  return true;
+}
+
+/**
+ * Start telemetry when the environment asks for it.
+ * @param serviceName `service.name` unless `OTEL_SERVICE_NAME` says otherwise
+ * @param servedTools the tool names served now (labels outside it become `_OTHER`)
+ * @returns `undefined` when telemetry is off
+ * @throws {TelemetryConfigError} as {@link telemetryWanted}
+ */
+export async function startTelemetry(
+  serviceName: string,
+  servedTools: () => ReadonlySet<string> | readonly string[],
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): Promise<Telemetry | undefined> {
+  if (!telemetryWanted(env)) return undefined;
+  const api = await import("@opentelemetry/api");
+  const { AsyncLocalStorageContextManager } = await import(
+    "@opentelemetry/context-async-hooks"
+  );
+  const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
+  const { resourceFromAttributes, envDetector, detectResources } = await import(
+    "@opentelemetry/resources"
+  );
+  const { TracerProvider, BatchSpanProcessor } = await import("@opentelemetry/sdk-trace");
+  const { MeterProvider, PeriodicExportingMetricReader } = await import(
+    "@opentelemetry/sdk-metrics"
+  );
+  const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
+  const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-http");
+
+  const resource = resourceFromAttributes({ "service.name": serviceName }).merge(
+    detectResources({ detectors: [envDetector] }),
+  );
+  const tracesOn = (env("OTEL_TRACES_EXPORTER") ?? "otlp").trim().toLowerCase() !== "none";
+  const metricsOn = (env("OTEL_METRICS_EXPORTER") ?? "otlp").trim().toLowerCase() !== "none";
+  const tracerProvider = new TracerProvider({
+    resource,
+    spanProcessors: tracesOn ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] : [],
+  });
+  const meterProvider = new MeterProvider({
+    resource,
+    readers: metricsOn
+      ? [
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter(),
+          exportIntervalMillis: Number(env("OTEL_METRIC_EXPORT_INTERVAL") ?? "") || 60_000,
+        }),
+      ]
+      : [],
+  });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  api.context.setGlobalContextManager(contextManager);
+  const propagator = new W3CTraceContextPropagator();
+  const tracer = tracerProvider.getTracer("weir");
+  const duration = meterProvider.getMeter("weir").createHistogram(
+    "mcp.server.operation.duration",
+    {
+      unit: "s",
+      description: "Duration of MCP requests as the server saw them",
+      advice: {
+        explicitBucketBoundaries: [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+      },
+    },
+  );
+  const served = () => {
+    const tools = servedTools();
+    return tools instanceof Set ? tools : new Set(tools as readonly string[]);
+  };
+
+  const around: RequestWrapper = async (request, run) => {
+    const method = METHODS.has(request.method) ? request.method : "_OTHER";
+    const isTool = method === "tools/call";
+    const tool = isTool
+      ? (request.name !== undefined && served().has(request.name) ? request.name : "_OTHER")
+      : undefined;
+    const attributes: Record<string, string> = {
+      "mcp.method.name": method,
+      "mcp.protocol.version": request.era === "modern" ? "2026-07-28" : "2025-11-25",
+    };
+    if (isTool) {
+      attributes["gen_ai.operation.name"] = "execute_tool";
+      attributes["gen_ai.tool.name"] = tool!;
+    }
+    const started = performance.now();
+    const span = tracer.startSpan(isTool ? `tools/call ${tool}` : method, {
+      kind: api.SpanKind.SERVER,
+      attributes,
+    });
+    let errorType: string | undefined;
+    try {
+      const result = await api.context.with(
+        api.trace.setSpan(api.context.active(), span),
+        run,
+      );
+      if (isTool && (result as { isError?: boolean })?.isError === true) {
+        errorType = toolErrorType(result);
+      }
+      return result;
+    } catch (error) {
+      errorType = rpcErrorType(error);
+      throw error;
+    } finally {
+      if (errorType) {
+        span.setAttribute("error.type", errorType);
+        span.setStatus({ code: api.SpanStatusCode.ERROR });
+      }
+      span.end();
+      const labels: Record<string, string> = { "mcp.method.name": method };
+      if (tool) labels["gen_ai.tool.name"] = tool;
+      if (errorType) labels["error.type"] = errorType;
+      duration.record((performance.now() - started) / 1000, labels);
+    }
+  };
+
+  const upstream: UpstreamHook = async (call, headers, send) => {
+    const span = tracer.startSpan(`${call.method} ${call.template}`, {
+      kind: api.SpanKind.CLIENT,
+      attributes: {
+        "http.request.method": call.method,
+        "server.address": call.host.replace(/:\d+$/, ""),
+        "url.template": call.template,
+      },
+    });
+    const ctx = api.trace.setSpan(api.context.active(), span);
+    propagator.inject(ctx, headers, {
+      set: (carrier, key, value) => (carrier as Headers).set(key, value),
+    });
+    try {
+      const answer = await api.context.with(ctx, send);
+      span.setAttribute("http.response.status_code", answer.status);
+      if (answer.status >= 400) {
+        span.setAttribute("error.type", String(answer.status));
+        span.setStatus({ code: api.SpanStatusCode.ERROR });
+      }
+      return answer;
+    } catch (error) {
+      const kind = (error as Error)?.message?.split(":")[0] ?? "";
+      span.setAttribute(
+        "error.type",
+        kind === "upstream_timeout" ? "timeout" : kind === "cancelled" ? "cancelled" : "_OTHER",
+      );
+      span.setStatus({ code: api.SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+  setUpstreamHook(upstream);
+
+  return {
+    around,
+    async shutdown() {
+      setUpstreamHook(undefined);
+      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      contextManager.disable();
+    },
+  };
+}
+
+/** The `error.type` of a tool result with `isError` (closed set, from the message's kind). */
+function toolErrorType(result: unknown): string {
+  const text = (result as { content?: { text?: string }[] })?.content?.[0]?.text ?? "";
+  const kind = /^([a-z_]+):/.exec(text)?.[1];
+  if (kind === "upstream_timeout") return "timeout";
+  if (kind === "cancelled" || kind === "shutting_down") return "cancelled";
+  return "tool_error";
+}
+
+/** The `error.type` of a JSON-RPC error thrown by a handler (closed set). */
+function rpcErrorType(error: unknown): string {
+  const code = (error as { code?: number })?.code;
+  if (code === -32602) return "invalid_params";
+  if (code === -32601) return "method_not_found";
+  if (code === -32603) return "internal_error";
+  return "_OTHER";
+}
