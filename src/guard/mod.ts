@@ -7,8 +7,8 @@
  *
  * @example
  * ```ts
- * import { McpServer } from "../../mod.ts";
- * import { createGuard, parseGuardfile } from "./mod.ts";
+ * import { McpServer } from "@weir/weir";
+ * import { createGuard, parseGuardfile } from "@weir/weir/guard";
  * const { guardfile, diagnostics } = parseGuardfile(
  *   `wrap ward mcp notes {\n  base-url "notes.example"\n  auth none\n  can get note { path "/notes/{id}" }\n}`,
  *   "notes.mcp.kdl",
