@@ -354,6 +354,16 @@ function readQuery(query: NodeReader, grant: Grant): void {
           group.error(`"mutually-exclusive" names "${n}", which this grant does not declare`);
         }
       }
+      // A required member makes every other member of its group unusable
+      // (two required members: the tool itself): silent inertness, refused.
+      const required = grant.query.find((q) => q.required && unique.has(q.name));
+      if (required) {
+        const others = [...unique].filter((n) => n !== required.name).map((n) => `"${n}"`);
+        group.error(
+          `"mutually-exclusive" names "${required.name}", which is required, so ` +
+            `${others.join(", ")} could never be given; drop required=#true or the group`,
+        );
+      }
       const key = [...unique].sort().join("\u0000");
       if (grant.exclusive.some((g) => [...g].sort().join("\u0000") === key)) {
         group.error(`this "mutually-exclusive" group repeats an earlier one`);

@@ -279,6 +279,13 @@ const FAILURES: [string, string, RegExp][] = [
     ),
     /repeats an earlier one/,
   ],
+  [
+    "exclusive group with a required member",
+    file(
+      `can get issue { path "/x"; query { field "a" type="string" required=#true; field "b" type="string"; mutually-exclusive "a" "b" } }`,
+    ),
+    /names "a", which is required, so "b" could never be given; drop required=#true or the group/,
+  ],
   // --- body map ---
   [
     "map without target",
