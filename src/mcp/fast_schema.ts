@@ -1,6 +1,7 @@
 /**
- * A fast acceptor for the argument schemas most tools advertise: an object of
- * scalar (or scalar-array) properties with JSON Schema 2020-12 type, length,
+ * A fast acceptor for the schemas most tools advertise (objects of scalar or
+ * scalar-array properties, and small nested objects such as the guard's result
+ * envelope) with JSON Schema 2020-12 type, length,
  * range, pattern and enumeration keywords. It answers one question, "is this
  * value surely valid?", and a `false` means only "ask the full validator"
  * (`@cfworker/json-schema`, which stays the authority and writes every error
@@ -165,34 +166,53 @@ function leafCheck(schema: unknown, allowArray: boolean): Check | undefined {
 }
 
 /**
- * Build the acceptor for a tool's argument schema, or `undefined` when the
- * schema uses anything outside the subset (then only the full validator runs).
+ * Build the acceptor for a tool's argument (or output) schema, or `undefined`
+ * when the schema uses anything outside the subset (then only the full
+ * validator runs).
  *
- * The subset: a root `{"type": "object", "properties": {...}, "required":
- * [...], "additionalProperties": false}` (each part optional, `false` the only
- * `additionalProperties` admitted) whose properties use only `type` (scalar
- * names, or `array` with scalar `items`), `minLength`, `maxLength`, `pattern`,
- * `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `enum` (of
- * scalars), `minItems`, `maxItems`, `items`, and annotations.
+ * The subset: object schemas (`type: "object"`, `properties`, `required`,
+ * `additionalProperties` as `false`, `true` or a schema of the subset; up to
+ * four levels deep) whose leaves use only `type` (scalar names, or `array`
+ * with scalar `items`), `minLength`, `maxLength`, `pattern`, `minimum`,
+ * `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `enum` (of scalars),
+ * `minItems`, `maxItems`, `items`, and annotations (a leaf of annotations
+ * only admits any value).
  *
  * @param schema the schema as advertised
  * @param draft the JSON Schema draft the schema was checked under; only "2020-12"
  */
 export function compileAcceptor(schema: unknown, draft: string): Acceptor | undefined {
-  if (draft !== "2020-12" || !isObject(schema)) return undefined;
-  let closed = false;
+  if (draft !== "2020-12") return undefined;
+  return objectCheck(schema, 0, true);
+}
+
+/** How deep nested object schemas are taken on (deeper: the full validator). */
+const MAX_OBJECT_DEPTH = 4;
+
+/**
+ * A check for an object schema: `type: "object"` (required), `properties`,
+ * `required`, `additionalProperties` (`false`, `true` or a schema), annotations.
+ */
+function objectCheck(schema: unknown, depth: number, root = false): Check | undefined {
+  if (!isObject(schema) || schema.type !== "object" || depth > MAX_OBJECT_DEPTH) return undefined;
+  let additional: Check | false = () => true;
   let required: string[] = [];
   const properties = new Map<string, Check>();
   for (const [keyword, value] of Object.entries(schema)) {
-    if (ANNOTATIONS.has(keyword) || keyword === "$schema") continue;
+    if (ANNOTATIONS.has(keyword) || (root && keyword === "$schema")) continue;
     switch (keyword) {
       case "type":
-        if (value !== "object") return undefined;
         break;
-      case "additionalProperties":
-        if (value !== false) return undefined;
-        closed = true;
+      case "additionalProperties": {
+        if (value === false) {
+          additional = false;
+          break;
+        }
+        const check = anyCheck(value, depth + 1);
+        if (!check) return undefined;
+        additional = check;
         break;
+      }
       case "required":
         if (!Array.isArray(value) || !value.every((r) => typeof r === "string")) return undefined;
         required = value as string[];
@@ -200,7 +220,7 @@ export function compileAcceptor(schema: unknown, draft: string): Acceptor | unde
       case "properties":
         if (!isObject(value)) return undefined;
         for (const [name, sub] of Object.entries(value)) {
-          const check = leafCheck(sub, true);
+          const check = anyCheck(sub, depth + 1);
           if (!check) return undefined;
           properties.set(name, check);
         }
@@ -209,18 +229,21 @@ export function compileAcceptor(schema: unknown, draft: string): Acceptor | unde
         return undefined;
     }
   }
-  if (schema.type !== "object") return undefined;
+  const extra = additional;
   return (value) => {
     if (!isObject(value)) return false;
     for (const name of required) if (!Object.hasOwn(value, name)) return false;
     for (const key of Object.keys(value)) {
-      const check = properties.get(key);
-      if (check === undefined) {
-        if (closed) return false;
-        continue;
-      }
-      if (!check(value[key])) return false;
+      const check = properties.get(key) ?? extra;
+      if (check === false || !check(value[key])) return false;
     }
     return true;
   };
+}
+
+/** A nested object schema, or a leaf (scalars, scalar arrays, or annotations only). */
+function anyCheck(schema: unknown, depth: number): Check | undefined {
+  return isObject(schema) && schema.type === "object"
+    ? objectCheck(schema, depth)
+    : leafCheck(schema, true);
 }

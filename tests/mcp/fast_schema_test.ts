@@ -10,6 +10,7 @@ import { Validator } from "@cfworker/json-schema";
 import { compileAcceptor } from "../../src/mcp/fast_schema.ts";
 import { parseGuardfile } from "../../src/guardfile/parse.ts";
 import { grantTool } from "../../src/guard/tools.ts";
+import { ENVELOPE_SCHEMA } from "../../src/guard/coverage.ts";
 
 const ROOT = new URL("../../guardfiles/", import.meta.url);
 
@@ -101,7 +102,31 @@ const KEYWORDS: Record<string, unknown>[] = [
   obj({ a: { type: "array", minItems: 1 } }),
   obj({ b: { type: "boolean" }, any: {} }),
   { type: "object", properties: { s: { type: "string" } } }, // open: extra keys admitted
+  obj({
+    o: obj({ s: { type: "string" } }, ["s"]),
+    m: { type: "object", additionalProperties: { type: "integer", minimum: 0 } },
+  }),
+  ENVELOPE_SCHEMA,
 ];
+
+/** Values shaped like the guard's envelope, right and wrong. */
+function envelopes(r: () => number, n: number): unknown[] {
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    const coverage: Record<string, unknown> = {};
+    if (r() < 0.95) coverage.truncated = pick([true, false, 0, "no"]);
+    if (r() < 0.95) coverage.bytes = pick([0, 12, -1, 1.5, "3"]);
+    if (r() < 0.95) coverage.over_budget = pick([true, false, null]);
+    if (r() < 0.5) coverage.items = pick([{}, { "a.b": 3 }, { x: -1 }, { y: 2.5 }, { z: "1" }, []]);
+    if (r() < 0.05) coverage.extra = 1;
+    const env: Record<string, unknown> = { coverage: r() < 0.97 ? coverage : [] };
+    if (r() < 0.95) env.result = scalar(r);
+    if (r() < 0.03) env.more = 1;
+    out.push(env);
+  }
+  return out;
+}
 
 Deno.test("the fast acceptor says valid exactly when the full validator does", () => {
   const shipped = shippedSchemas();
@@ -112,7 +137,10 @@ Deno.test("the fast acceptor says valid exactly when the full validator does", (
     const accept = compileAcceptor(schema, "2020-12");
     if (!accept) continue;
     const full = new Validator(structuredClone(schema) as object, "2020-12", false);
-    for (const value of values(schema, rng(i + 1), 300)) {
+    const cases = schema === ENVELOPE_SCHEMA
+      ? envelopes(rng(i + 1), 600)
+      : values(schema, rng(i + 1), 300);
+    for (const value of cases) {
       const fast = accept(value);
       const valid = full.validate(value).valid;
       assert.equal(fast, valid, `schema ${JSON.stringify(schema)}\nvalue ${JSON.stringify(value)}`);
@@ -133,10 +161,12 @@ Deno.test("every shipped grant schema and every keyword case takes the fast path
 Deno.test("schemas outside the subset fall back to the full validator", () => {
   for (
     const schema of [
-      obj({ o: { type: "object" } }),
+      obj({ o: { type: ["object", "null"] } }),
       obj({ s: { type: "string", format: "email" } }),
       obj({ c: { const: 1 } }),
-      { ...obj({}), additionalProperties: { type: "string" } },
+      { ...obj({}), additionalProperties: { type: "string", format: "date" } },
+      { ...obj({}), patternProperties: { "^a": { type: "string" } } },
+      obj({ deep: obj({ a: obj({ b: obj({ c: obj({ d: obj({}) }) }) }) }) }),
       { type: "object", anyOf: [] },
       obj({ a: { type: "array", items: { type: "array" } } }),
     ]
