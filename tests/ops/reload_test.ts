@@ -209,3 +209,55 @@ Deno.test("admin endpoints are off by default (404)", async () => {
     await upstream.close();
   }
 });
+
+Deno.test("stdio: SIGHUP swaps the surface for the next request on the same pipe", async () => {
+  const upstream = await startRecorder();
+  const file = await tempGuardfile(v1(upstream.url));
+  const { weirCommand } = await import("../support/cli.ts");
+  const { command, args } = weirCommand();
+  const child = new Deno.Command(command, {
+    args: [...args, "serve", file, "--stdio"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let pending = "";
+  const nextLine = async () => {
+    while (!pending.includes("\n")) {
+      const { done, value } = await lines.read();
+      if (done) throw new Error("stdout ended");
+      pending += value;
+    }
+    const at = pending.indexOf("\n");
+    const line = pending.slice(0, at);
+    pending = pending.slice(at + 1);
+    return JSON.parse(line);
+  };
+  const list = async (id: number) => {
+    const request = { jsonrpc: "2.0", id, method: "tools/list", params: { _meta: MODERN_META } };
+    await writer.write(new TextEncoder().encode(JSON.stringify(request) + "\n"));
+    const reply = await nextLine();
+    return reply.result.tools.map((t: { name: string }) => t.name)
+      .filter((n: string) => n !== "weir_info").sort();
+  };
+  let stderr = "";
+  const errPump = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) stderr += chunk;
+  })();
+  try {
+    assert.deepEqual(await list(1), ["get_thing"]);
+    await Deno.writeTextFile(file, v2(upstream.url));
+    child.kill("SIGHUP");
+    await waitForLog(() => stderr, /"event":"reloaded"/, 1);
+    assert.deepEqual(await list(2), ["list_thing"]);
+  } finally {
+    await writer.close();
+    const status = await child.status;
+    await errPump;
+    await lines.cancel().catch(() => {});
+    await upstream.close();
+    assert.equal(status.code, 0, stderr);
+  }
+});
