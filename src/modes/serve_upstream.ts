@@ -33,7 +33,12 @@ import type { Logger } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
-import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "../guard/secrets.ts";
+import {
+  MAX_ANSWER_DEPTH,
+  MIN_SECRET_LENGTH,
+  nestsDeeperThan,
+  Redactor,
+} from "../guard/secrets.ts";
 import { cleanDeep, cleanText } from "../mcp/text.ts";
 import { AllowlistError, parsePins } from "../upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../upstream/headers.ts";
@@ -116,7 +121,7 @@ export async function buildUpstreamServer(
   try {
     pins = parsePins(config.pins, config.allowlist);
     // Pre-flight: a header secret that cannot be read stops start-up before any retry loop.
-    resolveHeaders(config.headers);
+    secretsOf(config.headers);
   } catch (error) {
     if (error instanceof AllowlistError || error instanceof HeaderError) {
       throw new StartupError(error.message);
@@ -263,6 +268,23 @@ function servedDefinition(definition: ToolSpec, pins: InjectedPin[]): ToolSpec {
   };
 }
 
+/**
+ * Resolve the header templates now and return the secrets in them.
+ * @throws {HeaderError} when one cannot be read, or is shorter than
+ *   {@link MIN_SECRET_LENGTH} characters (too short to redact from answers
+ *   without mangling ordinary text, so weir will not send it)
+ */
+function secretsOf(headers: HeaderTemplate[]): string[] {
+  const { secrets } = resolveHeaders(headers);
+  if (secrets.some((s) => s.length < MIN_SECRET_LENGTH)) {
+    throw new HeaderError(
+      `an --upstream-header secret is shorter than ${MIN_SECRET_LENGTH} characters: weir ` +
+        `cannot redact so short a value from answers, so it refuses to send it`,
+    );
+  }
+  return secrets;
+}
+
 interface DispatchParts {
   allowlist: ReadonlySet<string>;
   baseline: ReadonlyMap<string, BaselineTool>;
@@ -311,7 +333,7 @@ function upstreamDispatch(parts: DispatchParts) {
     if (drifted.has(name)) refuseDrifted(name);
     const redactor = new Redactor();
     try {
-      for (const secret of resolveHeaders(headers).secrets) redactor.add(secret);
+      for (const secret of secretsOf(headers)) redactor.add(secret);
     } catch (error) {
       throw new ToolError(`upstream_auth: ${(error as Error).message}`, { status: 500 });
     }

@@ -417,6 +417,25 @@ Deno.test("serve-upstream: header secrets are read per request, sent, and never 
       assert.match(r.stderr, /WEIR_TEST_UP_KEY is not set/);
       assert.equal(up.received.length, 0);
     });
+    await t.step("a secret too short to redact is refused before any connection", async () => {
+      const r = await runWeir(
+        [
+          "serve-upstream",
+          ...ALLOWED,
+          "--upstream-header",
+          "X-Api-Key={env:WEIR_TEST_UP_KEY}",
+          "--http",
+          "0",
+          "--upstream",
+          up.url,
+        ],
+        { PATH: Deno.env.get("PATH") ?? "", WEIR_TEST_UP_KEY: "short" },
+      );
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /shorter than 8 characters/);
+      assert.ok(!r.stderr.includes('short"'));
+      assert.equal(up.received.length, 0);
+    });
     await t.step("the header arrives; a result echoing it is redacted", async () => {
       const weir = await startWrapper([
         "--tool",
