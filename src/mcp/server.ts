@@ -560,6 +560,24 @@ export class McpServer {
     args: unknown,
     ctx: { signal?: AbortSignal; auth?: unknown } = {},
   ): Promise<ToolCallOutcome> {
+    try {
+      return await this.#callToolApi(name, args, ctx);
+    } catch (error) {
+      // The tool API's last net, as handle() has: an answer, never a crash.
+      this.#log({
+        level: "error",
+        event: "internal_error",
+        error: error instanceof Error ? error.name : "unknown",
+      });
+      return { status: 500, result: errorResult("Internal error") };
+    }
+  }
+
+  async #callToolApi(
+    name: string,
+    args: unknown,
+    ctx: { signal?: AbortSignal; auth?: unknown },
+  ): Promise<ToolCallOutcome> {
     const catalog = await this.#catalog();
     const tool = this.#visibleTool(catalog, name, ctx.auth);
     if (!tool) {

@@ -277,6 +277,26 @@ Deno.test("never crash at any depth, never echo unbounded: stdio and HTTP keep a
     const notFound = lines.map((l) => JSON.parse(l)).find((m) => m.id === 4);
     assert.equal(notFound.error.code, -32002);
     assert.ok(notFound.error.data.uri.length <= 120);
+    // The tool API answers JSON too, bounded, whatever the depth or size.
+    for (
+      const [path, body] of [
+        ["/api/get_ticket", `{"id":${deep(6000)}}`],
+        ["/api/get_ticket", deep(6000)],
+        [`/api/${"n".repeat(20_000)}`, "{}"],
+        ["/api/get_ticket", `{"${"k".repeat(100_000)}":1}`],
+      ]
+    ) {
+      const res = await fetch(`${served.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
+      const text = await res.text();
+      assert.ok(res.status >= 400 && res.status < 500, `${res.status} ${text.slice(0, 200)}`);
+      assert.ok(text.length < 4096, `tool API echoes ${text.length} characters`);
+      JSON.parse(text);
+    }
     // HTTP is still up, too.
     const health = await fetch(`${served.url}/healthz`);
     assert.equal(health.status, 200);
