@@ -361,7 +361,7 @@ Deno.test("serve-upstream: slow, huge, malformed and misaddressed answers", asyn
   const up = await startMcpUpstream();
   const weir = await startWrapper([
     ...["--tool", "slow", "--tool", "huge", "--tool", "malformed", "--tool", "wrong_id"],
-    ...["--tool", "echo", "--request-timeout", "1s", "--max-response-bytes", "200000"],
+    ...["--tool", "echo", "--request-timeout", "3s", "--max-response-bytes", "200000"],
     ...["--upstream", up.url],
   ]);
   const client = await v1Http(weir.url);
