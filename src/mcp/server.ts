@@ -785,8 +785,8 @@ export class McpServer {
     this.#log({
       level: "error",
       event: "internal_error",
-      method,
-      error: error instanceof Error ? error.message : String(error),
+      method: method.slice(0, 120),
+      error: error instanceof Error ? error.message.slice(0, 500) : typeof error,
     });
     return new McpError(ErrorCode.InternalError, "Internal error");
   }
