@@ -15,8 +15,9 @@ COPY deno.json deno.lock ./
 COPY mod.ts cli.ts ./
 COPY src ./src
 COPY guardfiles ./guardfiles
-# The permissions of `deno task compile` less --allow-run: network, environment, reading files
-# (the image holds no program for serve-upstream -- CMD to start; wrap an HTTP upstream instead).
+# The permissions of `deno task compile` less --allow-run and --allow-write: network, environment,
+# reading files (the image holds no program for serve-upstream -- CMD to start, so wrap an HTTP
+# upstream; its root filesystem is read-only, so run lint-upstream --write-fingerprints elsewhere).
 RUN deno compile --quiet --allow-net --allow-env --allow-read --output /out/weir cli.ts \
  && /out/weir --version
 

@@ -13,8 +13,9 @@
  * and exits 1.
  *
  * The binary gets the permissions weir's commands need and no more: network,
- * environment, reading files (guardfiles, `value file` secrets), and running
- * the one command a `serve-upstream -- CMD` names (see `PERMISSIONS`).
+ * environment, reading files (guardfiles, `value file` secrets), running the
+ * one command a `serve-upstream -- CMD` names, and writing the file
+ * `lint-upstream --write-fingerprints` names (see `PERMISSIONS`).
  *
  * @module
  */
@@ -30,8 +31,11 @@ export const TARGETS = [
 ] as const;
 
 const ROOT = new URL("../", import.meta.url);
-/** `--allow-run`: `serve-upstream -- CMD` starts a stdio upstream (no other command spawns). */
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-run"];
+/**
+ * `--allow-run`: `serve-upstream -- CMD` starts a stdio upstream (no other command spawns).
+ * `--allow-write`: `lint-upstream --write-fingerprints FILE` (nothing else writes a file).
+ */
+const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-run", "--allow-write"];
 
 async function exists(url: URL): Promise<boolean> {
   try {

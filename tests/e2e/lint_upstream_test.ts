@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { baseTools, startMcpUpstream } from "../support/mcp_upstream.ts";
+import { ROOT } from "../support/cli.ts";
 import { runWeir } from "../support/upstream_cli.ts";
 
 Deno.test("lint-upstream --read-only heuristic works offline on names", async () => {
@@ -156,6 +157,39 @@ Deno.test("lint-upstream against an upstream: presence, strict, fingerprints, dr
       assert.match(r.stderr, /upstream: could not connect/);
     });
     assert.equal(up.calls().length, 0, "lint never calls a tool");
+  } finally {
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task weir lint-upstream --write-fingerprints writes the file (the task grants writing)", async () => {
+  const up = await startMcpUpstream();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/surface.json`;
+  try {
+    // What a user runs from a checkout: the `weir` task of deno.json, its permissions as written.
+    const write = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "task",
+        "--quiet",
+        "weir",
+        "lint-upstream",
+        "--tool",
+        "echo",
+        "--upstream",
+        up.url,
+        "--write-fingerprints",
+        file,
+      ],
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(write.code, 0, new TextDecoder().decode(write.stderr));
+    const written = JSON.parse(await Deno.readTextFile(file));
+    assert.match(written.tools.echo, /^sha256:[0-9a-f]{64}$/);
   } finally {
     await up.stop();
     await Deno.remove(dir, { recursive: true });
