@@ -17,6 +17,8 @@
  *    exactly (beyond ±(2^53 - 1)), which would otherwise be rounded.
  * 3. Properties are own data properties of their record even when named like
  *    an `Object.prototype` member (`__proto__`, `constructor`).
+ * 4. A string holding a control character other than tab and line breaks
+ *    (ESC, BEL, NUL, C1, ...) is an error at its entry.
  *
  * Why this parser: `npm:kdljs` (the first choice) builds a chevrotain grammar at
  * import, about 250-320 ms of every start-up on this project's machines, and
@@ -54,6 +56,14 @@ export interface KdlSyntaxError {
 }
 
 const SHIM = /\b(required|raw)=(true|false)\b/g;
+
+/**
+ * Control characters a guardfile string may not hold (written with a KDL
+ * escape such as `\u{1b}`): C0 except tab, LF and CR, DEL and C1. What weir
+ * serves from the file (descriptions, reasons, instructions, prompts) must be
+ * clean text, and describe and lint must show what a client will see.
+ */
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 /** How deep nodes may nest before the file is refused (a guardfile nests 4-5 levels). */
 const MAX_DEPTH = 64;
@@ -122,6 +132,19 @@ export function parseKdl(text: string): { nodes: KdlNode[] } | { errors: KdlSynt
             `or quote it as a string`,
           position: entryAt,
         });
+      }
+      if (typeof value === "string") {
+        const control = CONTROL.exec(value);
+        if (control) {
+          errors.push({
+            message:
+              `a string on "${node.getName()}" holds the control character U+${
+                control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
+              }; weir refuses control characters other than tab and line breaks in a guardfile ` +
+              `(they can drive a terminal or hide text from a reviewer): remove it`,
+            position: entryAt,
+          });
+        }
       }
       const name = entry.getName();
       if (name === null) {

@@ -196,3 +196,39 @@ Deno.test("lint points at the node: tool names MCP cannot list, every KDL newlin
   assert.equal(level.code, 2);
   assert.match(level.stderr, /--log-level: unknown level "constructor"/);
 });
+
+Deno.test("a control character written into a guardfile string is an error at its entry", async () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      "withhold reason (ESC, clears a terminal)",
+      wrap(`    can get a { path "/a" }`, `withhold "delete_a" { reason "gone \\u{1b}[2J"; }`),
+      /^1:\d+: parse KDL: a string on "reason" holds the control character U\+001B/m,
+    ],
+    [
+      "grant describe (an OSC title ended by BEL)",
+      wrap(`    can get a {\n        path "/a"\n        describe "x \\u{1b}]0;t\\u{7}"\n    }`),
+      /^7:\d+: parse KDL: a string on "describe" holds the control character U\+001B/m,
+    ],
+    [
+      "instructions (C1 CSI)",
+      wrap(`    can get a { path "/a" }`, `instructions { text "a \\u{9b}31m b"; }`),
+      /^1:\d+: .*holds the control character U\+009B/m,
+    ],
+    [
+      "a set value (NUL)",
+      wrap(`    can close a {\n        path "/a"\n        set note="x\\u{0}y"\n    }`),
+      /^7:\d+: .*on "set" holds the control character U\+0000/m,
+    ],
+  ];
+  for (const [label, text, message] of cases) {
+    const r = await lint(text);
+    assert.equal(r.code, 1, `${label}: ${r.stderr}`);
+    assert.match(r.stderr, message, label);
+    assert.ok(!/[\u001b\u0007\u009b]/.test(r.stderr), `${label}: stderr holds a control`);
+  }
+  // Tab and line breaks stay allowed (multi-line text).
+  const ok = await lint(
+    wrap(`    can get a { path "/a" }`, `instructions { text "line one\\n\\tline two"; }`),
+  );
+  assert.equal(ok.code, 0, ok.stderr);
+});
