@@ -967,7 +967,8 @@ export class McpServer {
         status: 400,
         result: errorResult(
           `Invalid arguments for tool "${name}": the number at ${inexact} is an integer beyond ` +
-            `2^53, which cannot be passed on exactly; send it as a string`,
+            `2^53 or beyond the largest double (1e400), which cannot be passed on exactly; ` +
+            `send it as a string`,
         ),
       };
     }
@@ -1302,8 +1303,9 @@ function longDigits(v: number): boolean {
 
 /**
  * Where (`a.b[2]`) an argument holds an integer beyond ±(2^53 - 1) that
- * JSON.parse has visibly rounded (see {@link longDigits}): passing it on would
- * send other digits. `null` when there is none. Iterative; `args` is already
+ * JSON.parse has visibly rounded (see {@link longDigits}), or a number beyond
+ * the largest double that it made Infinity: passing it on would send other
+ * digits (or `null`, or the text "Infinity" in a path). `null` when there is none. Iterative; `args` is already
  * depth-bounded.
  */
 function roundedIntegerAt(args: unknown): string | null {
@@ -1313,6 +1315,9 @@ function roundedIntegerAt(args: unknown): string | null {
     if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v) && longDigits(v)) {
       return at || "(top)";
     }
+    // JSON.parse reads a number past the largest double (1e400) as Infinity,
+    // which no schema should take and JSON.stringify would send as null.
+    if (typeof v === "number" && !Number.isFinite(v)) return at || "(top)";
     if (v === null || typeof v !== "object") continue;
     if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, `${at}[${i}]`]));
     else {
