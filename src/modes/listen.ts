@@ -344,7 +344,9 @@ export interface Listening {
 
 /**
  * Listen with `Deno.serve` and serve the HTTP app; resolves once bound.
- * @throws when the address cannot be bound
+ * @throws {Deno.errors.AddrInUse} (or the runtime's other bind errors, same
+ *   class) when the address cannot be bound, the message naming
+ *   `HOST:PORT` and what to do
  */
 export function listenHttp(
   server: McpServer,
@@ -357,12 +359,17 @@ export function listenHttp(
 ): Promise<Listening> {
   // The app needs the bound port (for the Host check), known only once bound.
   const bound: { app?: (request: Request) => Promise<Response> } = {};
-  const http = Deno.serve({
-    hostname: options.hostname,
-    port: options.port,
-    signal: options.signal,
-    onListen: () => {},
-  }, (request) => bound.app!(request));
+  let http: Deno.HttpServer;
+  try {
+    http = Deno.serve({
+      hostname: options.hostname,
+      port: options.port,
+      signal: options.signal,
+      onListen: () => {},
+    }, (request) => bound.app!(request));
+  } catch (error) {
+    throw bindError(error, options.hostname, options.port);
+  }
   const addr = http.addr as Deno.NetAddr;
   // The Host check follows the address actually bound, however it was spelled.
   const appOptions = { ...options, hostname: addr.hostname, port: addr.port };
@@ -374,6 +381,35 @@ export function listenHttp(
     finished: http.finished,
     shutdown: () => http.shutdown(),
   });
+}
+
+/**
+ * The runtime's bind error (`Address already in use (os error 98)`) names
+ * neither the address nor a way out: the same error class, with both.
+ */
+function bindError(error: unknown, hostname: string, port: number): unknown {
+  const at = `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+  if (error instanceof Deno.errors.AddrInUse) {
+    return new Deno.errors.AddrInUse(
+      `cannot listen on ${at}: another process is using that port; stop it, or pick another ` +
+        `port (--http ${at.slice(0, at.lastIndexOf(":"))}:0 takes any free one and logs it)`,
+      { cause: error },
+    );
+  }
+  if (error instanceof Deno.errors.AddrNotAvailable) {
+    return new Deno.errors.AddrNotAvailable(
+      `cannot listen on ${at}: no network interface of this machine has that address`,
+      { cause: error },
+    );
+  }
+  if (error instanceof Deno.errors.PermissionDenied) {
+    return new Deno.errors.PermissionDenied(
+      `cannot listen on ${at}: the system refused (ports below 1024 need privileges); ` +
+        `pick a port of 1024 or more`,
+      { cause: error },
+    );
+  }
+  return error;
 }
 
 /**

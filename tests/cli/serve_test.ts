@@ -222,3 +222,19 @@ Deno.test("serve --http: the loopback Host check follows the bound address, howe
   }
   assert.doesNotMatch(server.stderr(), /no_inbound_auth/, "no beyond-loopback warning");
 });
+
+Deno.test("serve --http on a port another process holds: exit 1 naming the address and the way out", async () => {
+  const holder = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (holder.addr as Deno.NetAddr).port;
+  try {
+    const r = await runCli(["serve", "guardfiles/demo.mcp.kdl", "--http", `127.0.0.1:${port}`]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: another process is using that port`),
+    );
+    assert.match(r.stderr, /--http 127\.0\.0\.1:0 takes any free one/);
+  } finally {
+    holder.close();
+  }
+});
