@@ -9,7 +9,7 @@ import { ToolError } from "../mcp/server.ts";
 import type { Grant, Guardfile, QueryPin, ValueSource } from "../guardfile/model.ts";
 import { normalizeBaseUrl } from "../guardfile/parse.ts";
 import { readAtMost } from "../transport/bytes.ts";
-import { Deadline } from "./deadline.ts";
+import { Deadline } from "../transport/deadline.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";

@@ -13,6 +13,7 @@
  */
 import type { LogEvent, Logger } from "../mcp/server.ts";
 import { readAtMost } from "./bytes.ts";
+import { Deadline } from "./deadline.ts";
 
 /**
  * The verdict of an `authorize` hook: `true`/`false`, or an object that can
@@ -335,10 +336,9 @@ export async function readBody(
     return tooLarge();
   }
   if (!request.body) return new Uint8Array(0);
-  const controller = new AbortController();
-  const timer = deadlineMs > 0
-    ? setTimeout(() => controller.abort(new BodyDeadline()), deadlineMs)
-    : undefined;
+  // A shared slot timer, not a setTimeout per request (src/transport/deadline.ts).
+  const deadline = new Deadline(undefined, deadlineMs, () => new BodyDeadline());
+  const signal = deadline.signal;
   try {
     if (declared !== null && /^\d+$/.test(declared) && Number(declared) <= DRAIN_LIMIT) {
       // A small declared length: HTTP framing holds the body to it, so read it
@@ -348,16 +348,14 @@ export async function readBody(
         ? Promise.race([
           request.bytes(),
           new Promise<never>((_, reject) =>
-            controller.signal.addEventListener("abort", () => reject(controller.signal.reason), {
-              once: true,
-            })
+            signal.addEventListener("abort", () => reject(signal.reason), { once: true })
           ),
         ])
         : request.bytes());
       // Only a Request built in code can carry more than it declares.
       return bytes.byteLength > max ? tooLarge() : bytes;
     }
-    const bytes = await readAtMost(request.body, max, controller.signal);
+    const bytes = await readAtMost(request.body, max, signal);
     return bytes ?? tooLarge();
   } catch (error) {
     if (error instanceof BodyDeadline) {
@@ -378,7 +376,7 @@ export async function readBody(
     }
     return refuse(400, "The request body could not be read", "drop");
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }
 

@@ -1,5 +1,5 @@
 import assert, { deepEqual as assertEquals } from "node:assert/strict";
-import { Deadline, DEADLINE_SLOT_MS } from "../../src/guard/deadline.ts";
+import { Deadline, DEADLINE_SLOT_MS } from "../../src/transport/deadline.ts";
 
 Deno.test("a deadline fires with TimeoutError, never early and at most a slot late", async () => {
   const started = performance.now();

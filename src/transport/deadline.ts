@@ -1,6 +1,6 @@
 /**
- * One signal per upstream exchange for the caller's cancellation and the
- * upstream deadline, without a timer per call.
+ * Deadlines without a timer each: one signal for a caller's cancellation and
+ * a deadline (an upstream exchange, a request body that must arrive in time).
  *
  * Deadlines are grouped into slots of {@link DEADLINE_SLOT_MS}: every exchange
  * whose deadline falls in the same slot shares one timer, started when the
@@ -51,25 +51,40 @@ function leave(deadline: Deadline, key: number): void {
   }
 }
 
+/** The default abort reason of a deadline that passed. */
+const timeoutError = () => new DOMException("deadline passed", "TimeoutError");
+
 /**
- * The caller's cancellation and a deadline as one `AbortSignal`. Aborted with
- * the caller's reason when the caller's signal aborts, or with a
- * `DOMException` named `TimeoutError` once `timeoutMs` has passed (0: never).
- * Call {@link Deadline.clear} when the exchange is over, whatever its outcome.
+ * A caller's cancellation and a deadline as one `AbortSignal`. Aborted with
+ * the caller's reason when the caller's signal aborts, or with `reason()`
+ * (default: a `DOMException` named `TimeoutError`) once `timeoutMs` has
+ * passed (0: never). Call {@link Deadline.clear} when the work is over,
+ * whatever its outcome.
  */
 export class Deadline {
   readonly #controller = new AbortController();
-  readonly #caller: AbortSignal;
+  readonly #caller: AbortSignal | undefined;
+  readonly #reason: () => unknown;
   readonly #slot: number | undefined;
-  readonly #onAbort = () => this.#controller.abort(this.#caller.reason);
+  readonly #onAbort = () => this.#controller.abort(this.#caller?.reason);
 
-  constructor(caller: AbortSignal, timeoutMs: number) {
+  /**
+   * @param caller aborts the signal with its own reason (optional)
+   * @param timeoutMs milliseconds until the deadline; 0 for none
+   * @param reason makes the abort reason when the deadline passes
+   */
+  constructor(
+    caller: AbortSignal | undefined,
+    timeoutMs: number,
+    reason: () => unknown = timeoutError,
+  ) {
     this.#caller = caller;
-    if (caller.aborted) {
+    this.#reason = reason;
+    if (caller?.aborted) {
       this.#controller.abort(caller.reason);
       return;
     }
-    caller.addEventListener("abort", this.#onAbort, { once: true });
+    caller?.addEventListener("abort", this.#onAbort, { once: true });
     if (timeoutMs > 0) this.#slot = join(this, timeoutMs);
   }
 
@@ -78,14 +93,14 @@ export class Deadline {
     return this.#controller.signal;
   }
 
-  /** Abort with a `TimeoutError` (called by the slot's timer). */
+  /** Abort with the deadline's reason (called by the slot's timer). */
   expire(): void {
-    this.#controller.abort(new DOMException("upstream deadline passed", "TimeoutError"));
+    this.#controller.abort(this.#reason());
   }
 
   /** Release the timer slot and the listener on the caller's signal. */
   clear(): void {
     if (this.#slot !== undefined) leave(this, this.#slot);
-    this.#caller.removeEventListener("abort", this.#onAbort);
+    this.#caller?.removeEventListener("abort", this.#onAbort);
   }
 }
