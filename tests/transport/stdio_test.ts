@@ -221,6 +221,42 @@ Deno.test("notifications/cancelled aborts the request it names, which is then no
   assert.equal(JSON.parse(lines[0]).id, 8);
 });
 
+Deno.test("a cancellation names a big id exactly: 2^53+1 cancels 2^53+1, not 2^53", async () => {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  let aborted = false;
+  const io = pipe((name, _args, ctx) => {
+    if (name !== "waits_for_cancel") return echo(name, _args, ctx);
+    started();
+    return new Promise((_resolve, reject) => {
+      ctx.signal.addEventListener("abort", () => {
+        aborted = true;
+        reject(ctx.signal.reason);
+      }, { once: true });
+    });
+  });
+  const call = request(0, "tools/call", { name: "waits_for_cancel" });
+  io.send(call.replace('"id":0', '"id":9007199254740993') + "\n");
+  await running;
+  // 2^53 is another id: it cancels nothing.
+  io.send(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740992}}\n',
+  );
+  io.send(request(8, "tools/list") + "\n");
+  for (let i = 0; i < 100 && io.lines().length === 0; i++) await turn();
+  assert.equal(io.lines().length, 1, "tools/list answered");
+  assert.equal(aborted, false, "2^53 did not cancel 2^53+1");
+  io.send(
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}\n',
+  );
+  io.end();
+  await io.served;
+  assert.equal(aborted, true, "2^53+1 cancelled its request");
+  const lines = io.lines();
+  assert.equal(lines.length, 1, lines.join("\n"));
+  assert.equal(JSON.parse(lines[0]).id, 8);
+});
+
 Deno.test("after initialize, the connection serves 2025-11-25 requests without _meta", async () => {
   const io = pipe(echo);
   io.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) + "\n");
