@@ -7,7 +7,8 @@
  * @module
  */
 import type { AwsPolicy } from "../guardfile/aws.ts";
-import type { McpServer } from "../mcp/server.ts";
+import type { McpServer, RequestWrapper } from "../mcp/server.ts";
+import { startTelemetry } from "../ops/telemetry.ts";
 import { stderrLogger } from "../mcp/server.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
@@ -113,19 +114,19 @@ export function describeAws(policy: AwsPolicy): Surface & { policy: Record<strin
 /** Build the MCP server of a policy (the endpoint variables are read here). */
 export function awsServer(
   policy: AwsPolicy,
-  options: Pick<ServeOptions, "limits" | "log">,
+  options: Pick<ServeOptions, "limits" | "log"> & { around?: RequestWrapper },
 ): McpServer {
   const limits = options.limits
     ? { timeoutMs: options.limits.timeoutMs, maxResponseBytes: options.limits.maxResponseBytes }
     : undefined;
-  const opts = { env: processEnv, limits, log: options.log };
+  const opts = { env: processEnv, limits, log: options.log, around: options.around };
   return policy.mode === "ssm" ? ssmServer(policy, opts) : s3Server(policy, opts);
 }
 
 /** A policy's surface for the reloader: its server, tool names and describe. */
 function awsSurface(
   policy: AwsPolicy,
-  options: Pick<ServeOptions, "limits" | "log">,
+  options: Pick<ServeOptions, "limits" | "log"> & { around?: RequestWrapper },
 ): ReloadSurface {
   return {
     server: awsServer(policy, options),
@@ -143,7 +144,7 @@ function awsSurface(
 async function reloadAws(
   file: string,
   started: AwsPolicy,
-  options: Pick<ServeOptions, "limits" | "log">,
+  options: Pick<ServeOptions, "limits" | "log"> & { around?: RequestWrapper },
 ): Promise<LoadOutcome> {
   const loaded = await loadGuardfileFile(file);
   const errors = [
@@ -185,12 +186,19 @@ async function reloadAws(
  */
 export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Promise<void> {
   const log = options.log ?? stderrLogger;
-  const surface = awsSurface(policy, { limits: options.limits, log });
+  // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
+  const names = { current: new Set(toolsOf(policy).map((t) => t.name)) };
+  const telemetry = await startTelemetry(policy.name, () => names.current);
+  const build = { limits: options.limits, log, around: telemetry?.around };
+  const surface = awsSurface(policy, build);
   const file = options.file;
   // SIGHUP (and POST /admin/reload) re-read the file as weir lint does.
-  const served = file === undefined
-    ? surface.server
-    : new Reloader(surface, () => reloadAws(file, policy, { limits: options.limits, log }), log);
+  let served: McpServer | Reloader = surface.server;
+  if (file !== undefined) {
+    const reloader = new Reloader(surface, () => reloadAws(file, policy, build), log);
+    reloader.onSwap((next) => (names.current = new Set(next.tools)));
+    served = reloader;
+  }
   const endpoint = resolveEndpoint(
     policy.mode,
     policy.region,
@@ -212,5 +220,5 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
     server: policy.name,
     tools: toolsOf(policy).length,
     maxBodyBytes: policy.mode === "s3" ? s3BodyCap(policy) : undefined,
-  });
+  }).finally(() => telemetry?.shutdown());
 }

@@ -23,6 +23,7 @@ export function s3Server(policy: S3Policy, options: AwsServerOptions = {}): McpS
   return new McpServer({
     ...createS3Host(policy, { env, endpoint, limits: options.limits, log }),
     log,
+    around: options.around,
   });
 }
 

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
+import { type Logger, McpServer, type RequestWrapper, stderrLogger } from "../mcp/server.ts";
 import type { SsmPolicy } from "../guardfile/aws.ts";
 import { type EnvReader, resolveEndpoint } from "../aws/config.ts";
 import type { AwsLimits } from "../aws/request.ts";
@@ -18,6 +18,8 @@ export interface AwsServerOptions {
   env?: EnvReader;
   limits?: Partial<AwsLimits>;
   log?: Logger;
+  /** Telemetry's request wrapper (src/ops/telemetry.ts), when on. */
+  around?: RequestWrapper;
 }
 
 /** The process environment. */
@@ -34,5 +36,6 @@ export function ssmServer(policy: SsmPolicy, options: AwsServerOptions = {}): Mc
   return new McpServer({
     ...createSsmHost(policy, { env, endpoint, limits: options.limits, log }),
     log,
+    around: options.around,
   });
 }

@@ -29,7 +29,7 @@
  * @module
  */
 import { McpServer, stderrLogger, ToolError } from "../mcp/server.ts";
-import type { Logger } from "../mcp/server.ts";
+import type { Logger, RequestWrapper } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
@@ -53,6 +53,7 @@ import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.
 import { canonicalJson } from "../upstream/fingerprint.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { auditAllowed, auditRefused } from "../ops/audit.ts";
+import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
 import {
   type AuthSettings,
   authSettings,
@@ -114,7 +115,7 @@ export interface UpstreamServer {
  */
 export async function buildUpstreamServer(
   config: ServeUpstreamConfig,
-  options: { log?: Logger; signal?: AbortSignal } = {},
+  options: { log?: Logger; signal?: AbortSignal; around?: RequestWrapper } = {},
 ): Promise<UpstreamServer> {
   const log = options.log ?? stderrLogger;
   let pins: Map<string, Map<string, string>>;
@@ -198,6 +199,7 @@ export async function buildUpstreamServer(
         catalog: { tools: served, resources: [], prompts: [] },
         dispatch,
         log,
+        around: options.around,
       });
     } catch (error) {
       if (error instanceof CatalogError) {
@@ -497,7 +499,22 @@ export async function runServeUpstream(
   options: RunUpstreamOptions,
 ): Promise<void> {
   const log = options.log ?? stderrLogger;
-  const built = await buildUpstreamServer(config, { log, signal: options.signal });
+  // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
+  let telemetry;
+  try {
+    telemetry = await startTelemetry(config.name, () => config.allowlist);
+  } catch (error) {
+    if (error instanceof TelemetryConfigError) throw new StartupError(error.message);
+    throw error;
+  }
+  const built = await buildUpstreamServer(config, {
+    log,
+    signal: options.signal,
+    around: telemetry?.around,
+  }).catch(async (error) => {
+    await telemetry?.shutdown();
+    throw error;
+  });
   try {
     log({
       level: "info",
@@ -516,6 +533,7 @@ export async function runServeUpstream(
     });
   } finally {
     await built.connection.close();
+    await telemetry?.shutdown();
   }
 }
 

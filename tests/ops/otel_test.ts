@@ -169,3 +169,26 @@ Deno.test("OTel is off without OTEL_* variables; an unsupported protocol stops s
     await upstream.close();
   }
 });
+
+Deno.test("serve-upstream reads the same OTEL_* settings (an unsupported protocol stops it)", async () => {
+  const { runCli } = await import("../support/cli.ts");
+  const r = await runCli(
+    [
+      "serve-upstream",
+      "--tool",
+      "echo",
+      "--http",
+      "127.0.0.1:0",
+      "--upstream",
+      "http://127.0.0.1:9/mcp",
+    ],
+    {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9",
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      },
+    },
+  );
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL=http\/protobuf: weir exports OTLP over HTTP/);
+});
