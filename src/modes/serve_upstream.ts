@@ -604,7 +604,10 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       name,
       allowlist: shared.allowlist,
       pins: (values.pin as string[] | undefined) ?? [],
-      target: shared.target,
+      // weir's inbound token is weir's alone: a stdio upstream does not inherit it.
+      target: shared.target.kind === "stdio" && values["inbound-token-env"] !== undefined
+        ? { ...shared.target, withoutEnv: [values["inbound-token-env"] as string] }
+        : shared.target,
       headers: shared.headers,
       connectTimeoutMs: shared.connectTimeoutMs,
       requestTimeoutMs: durationFlag("--request-timeout", values["request-timeout"], 60_000),

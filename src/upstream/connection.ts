@@ -51,7 +51,13 @@ import { ChildStdioTransport } from "./stdio_child.ts";
 /** Where the upstream is. */
 export type UpstreamTarget =
   | { kind: "http"; url: URL }
-  | { kind: "stdio"; command: string; args: readonly string[] };
+  | {
+    kind: "stdio";
+    command: string;
+    args: readonly string[];
+    /** Variables of weir's environment the child does not get (weir's own secrets). */
+    withoutEnv?: readonly string[];
+  };
 
 /** Options of {@link UpstreamConnection.open}. */
 export interface ConnectionOptions {

@@ -5,7 +5,8 @@
  *
  * weir owns its transports: this one is Deno-native (`Deno.Command`), gives
  * the child weir's whole environment (a wrapped server usually needs its own
- * credentials from it), lets the child's stderr through to weir's stderr, and
+ * credentials from it) except the variables named in `withoutEnv` (weir's own
+ * inbound token), lets the child's stderr through to weir's stderr, and
  * caps each line: a line longer than `maxLineBytes` closes the connection
  * (the answer in it cannot be matched to a request without reading it), which
  * fails the requests in flight and makes the next call start a new child.
@@ -21,6 +22,11 @@ export interface ChildStdioOptions {
   args: readonly string[];
   /** Longest accepted line from the child, in bytes. */
   maxLineBytes: number;
+  /**
+   * Variables of weir's environment the child does not get: weir's own
+   * secrets (the inbound token), which the wrapped server has no use for.
+   */
+  withoutEnv?: readonly string[];
 }
 
 const NEWLINE = 0x0a;
@@ -44,7 +50,15 @@ export class ChildStdioTransport implements Transport {
    * @throws when the command cannot be started (not found, no `--allow-run`)
    */
   start(): Promise<void> {
+    const withheld = this.#options.withoutEnv ?? [];
+    let env: { env: Record<string, string>; clearEnv: true } | undefined;
+    if (withheld.length > 0) {
+      const vars = Deno.env.toObject();
+      for (const name of withheld) delete vars[name];
+      env = { env: vars, clearEnv: true };
+    }
     this.#child = new Deno.Command(this.#options.command, {
+      ...env,
       args: [...this.#options.args],
       stdin: "piped",
       stdout: "piped",

@@ -142,3 +142,65 @@ Deno.test("serve-upstream and lint-upstream: messages quoting the upstream's nam
     await up.stop();
   }
 });
+
+Deno.test("serve-upstream: a stdio upstream does not inherit weir's inbound token", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "weir-env-" });
+  const script = `${dir}/env_upstream.ts`;
+  // A stdio MCP server whose one tool's description reports what it was given.
+  await Deno.writeTextFile(
+    script,
+    `const seen = ["WEIR_TEST_INBOUND", "WEIR_TEST_OTHER"]
+  .map((n) => n + "=" + (Deno.env.get(n) ?? "unset")).join(" ");
+const out = (m: unknown) => Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\\n"));
+let buf = "";
+for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+  buf += chunk;
+  let i;
+  while ((i = buf.indexOf("\\n")) >= 0) {
+    const msg = JSON.parse(buf.slice(0, i));
+    buf = buf.slice(i + 1);
+    if (msg.id === undefined) continue;
+    const result = msg.method === "initialize"
+      ? { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "env", version: "1" } }
+      : msg.method === "tools/list"
+      ? { tools: [{ name: "env", description: seen, inputSchema: { type: "object" } }] }
+      : { content: [{ type: "text", text: seen }] };
+    out({ jsonrpc: "2.0", id: msg.id, result });
+  }
+}
+`,
+  );
+  const token = "inbound-token-for-env-test-0123456789";
+  const weir = await startWrapper(
+    [
+      "--tool",
+      "env",
+      "--inbound-token-env",
+      "WEIR_TEST_INBOUND",
+      "--",
+      Deno.execPath(),
+      "run",
+      "-A",
+      script,
+    ],
+    { env: { WEIR_TEST_INBOUND: token, WEIR_TEST_OTHER: "kept" } },
+  );
+  try {
+    const response = await fetch(`${weir.url}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const tools = (await response.json()).result.tools;
+    assert.equal(tools[0].description, "WEIR_TEST_INBOUND=unset WEIR_TEST_OTHER=kept");
+  } finally {
+    await weir.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
