@@ -51,6 +51,7 @@ import {
 } from "../upstream/connection.ts";
 import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.ts";
 import { canonicalJson } from "../upstream/fingerprint.ts";
+import { CoalescedCheck } from "../upstream/coalesced_check.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { auditAllowed, auditRefused } from "../ops/audit.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
@@ -401,41 +402,6 @@ function upstreamDispatch(parts: DispatchParts) {
     // are well-formed Unicode without terminal control sequences, as in serve.
     return cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
   };
-}
-
-/**
- * Drift checks shared by concurrent calls without ever using a listing that
- * began before a call arrived: a call that finds no check running starts one;
- * calls arriving while one runs all wait for the single check that starts
- * right after it. So each call is checked against a listing begun after it
- * arrived, and at most one listing is in flight (plus one queued), whatever
- * the concurrency.
- */
-class CoalescedCheck {
-  #running?: Promise<void>;
-  #queued?: Promise<void>;
-  readonly #run: () => Promise<void>;
-
-  constructor(run: () => Promise<void>) {
-    this.#run = run;
-  }
-
-  check(): Promise<void> {
-    if (!this.#running) return this.#start();
-    this.#queued ??= this.#running.catch(() => {}).then(() => {
-      this.#queued = undefined;
-      return this.#start();
-    });
-    return this.#queued;
-  }
-
-  #start(): Promise<void> {
-    const running: Promise<void> = this.#run().finally(() => {
-      if (this.#running === running) this.#running = undefined;
-    });
-    this.#running = running;
-    return running;
-  }
 }
 
 /** `promise`, or a rejection with the signal's reason as soon as it aborts. */
