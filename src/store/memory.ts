@@ -8,6 +8,7 @@
 import { ToolError } from "../mcp/server.ts";
 import type { RateLimiter } from "./mod.ts";
 import { MAX_TIMER_MS } from "../guardfile/duration.ts";
+import { waitForSlot } from "./wait.ts";
 
 /**
  * An outbound token bucket (`rate-limit "<count>/<window>"`): bursts up to
@@ -60,24 +61,8 @@ export class TokenBucket implements RateLimiter {
     }
     this.#tokens -= 1; // reserve now, so waiters queue in arrival order
     if (wait <= 0) return;
-    await new Promise<void>((resolve, reject) => {
-      // A cancelled waiter gives its slot back; one that got through keeps it,
-      // even if cancelled later (its request was sent).
-      const onAbort = () => {
-        clearTimeout(timer);
-        this.#tokens += 1;
-        reject(
-          signal.reason instanceof ToolError ? signal.reason : new ToolError(
-            "cancelled: the call was cancelled while waiting for the rate limit",
-            { status: 499 },
-          ),
-        );
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      }, wait);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
+    // A cancelled waiter gives its slot back; one that got through keeps it,
+    // even if cancelled later (its request was sent).
+    await waitForSlot(wait, signal, () => this.#tokens += 1);
   }
 }

@@ -25,6 +25,7 @@ import { ToolError } from "../mcp/server.ts";
 import type { Logger } from "../mcp/server.ts";
 import type { RateLimiter } from "./mod.ts";
 import { MAX_TIMER_MS } from "../guardfile/duration.ts";
+import { waitForSlot } from "./wait.ts";
 import type { Redis } from "ioredis";
 
 /** KEYS[1] bucket; ARGV capacity, ms per token, ttl ms, longest wait ms. Returns {ok, wait ms}. */
@@ -134,23 +135,9 @@ export class RedisBucket implements RateLimiter {
       );
     }
     if (wait <= 0) return;
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        clearTimeout(timer);
-        // Best effort: the slot goes back to the shared bucket.
-        this.#run(GIVE_BACK, this.#options.count).catch(() => {});
-        reject(
-          signal.reason instanceof ToolError ? signal.reason : new ToolError(
-            "cancelled: the call was cancelled while waiting for the rate limit",
-            { status: 499 },
-          ),
-        );
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      }, wait);
-      signal.addEventListener("abort", onAbort, { once: true });
+    // Best effort: on abort the slot goes back to the shared bucket.
+    await waitForSlot(wait, signal, () => {
+      this.#run(GIVE_BACK, this.#options.count).catch(() => {});
     });
   }
 
