@@ -25,6 +25,16 @@ import { fileURLToPath } from "node:url";
 import { clockTicks, cpuSeconds } from "./proc.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
 import type { Workload } from "./catalog.ts";
+import {
+  abort,
+  freePort,
+  killAllOnInterrupt,
+  live,
+  median,
+  positiveFlag,
+  stop,
+  track,
+} from "./common.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -36,19 +46,11 @@ const { values: flags } = parseArgs({
     spawns: { type: "string", default: "11" },
   },
 });
-const count = (name: keyof typeof flags): number => {
-  const n = Number(flags[name]);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`--${name} must be a positive integer, got ${flags[name]}`);
-    Deno.exit(2);
-  }
-  return n;
-};
-const DURATION = count("duration");
-const WARMUP = count("warmup");
-const CONNECTIONS = count("connections");
-const ROUNDS = count("rounds");
-const SPAWNS = count("spawns");
+const DURATION = positiveFlag(flags, "duration");
+const WARMUP = positiveFlag(flags, "warmup");
+const CONNECTIONS = positiveFlag(flags, "connections");
+const ROUNDS = positiveFlag(flags, "rounds");
+const SPAWNS = positiveFlag(flags, "spawns");
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DENO = Deno.execPath();
@@ -83,33 +85,7 @@ interface Spec {
   env?: Record<string, string>;
 }
 
-const live = new Set<Deno.ChildProcess>();
-const killAll = () => {
-  for (const child of live) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-};
-Deno.addSignalListener("SIGINT", () => {
-  killAll();
-  Deno.exit(130);
-});
-
-function abort(message: string): never {
-  killAll();
-  console.error(`\nABORTED: ${message}`);
-  Deno.exit(1);
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+killAllOnInterrupt();
 
 interface Running {
   port: number;
@@ -145,8 +121,7 @@ async function start(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  live.add(child);
-  child.status.then(() => live.delete(child));
+  track(child);
   drain(child.stdout);
   const stderr = drain(child.stderr);
   const deadline = performance.now() + 60_000;
@@ -156,15 +131,6 @@ async function start(
     await new Promise((r) => setTimeout(r, 2));
   }
   return { port, child, stderr };
-}
-
-async function stop(server: Running): Promise<void> {
-  try {
-    server.child.kill("SIGTERM");
-  } catch {
-    // already gone
-  }
-  await server.child.status;
 }
 
 /** Whether `port` answers a 2026-07-28 `tools/list` listing `get_thing` (or, for bare, anything). */
@@ -224,12 +190,6 @@ interface Cell {
   p99Ms: number;
   cpuUs: number;
   rssMiB: number;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 async function main(): Promise<void> {

@@ -24,6 +24,15 @@ import { fileURLToPath } from "node:url";
 import { TOOLS, type Workload, WORKLOADS } from "./catalog.ts";
 import { clockTicks, cpuBusyTicks, cpuSeconds, peakRssBytes } from "./proc.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk, type WrkResult } from "./wrk.ts";
+import {
+  abort,
+  freePort,
+  killAllOnInterrupt,
+  median,
+  positiveFlag,
+  stop,
+  track,
+} from "./common.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -35,20 +44,11 @@ const { values: flags } = parseArgs({
     spawns: { type: "string", default: "15" },
   },
 });
-const DURATION = positive("duration");
-const WARMUP = positive("warmup");
-const CONNECTIONS = positive("connections");
-const ROUNDS = positive("rounds");
-const SPAWNS = positive("spawns");
-
-function positive(name: keyof typeof flags): number {
-  const n = Number(flags[name]);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`--${name} must be a positive integer, got ${flags[name]}`);
-    Deno.exit(2);
-  }
-  return n;
-}
+const DURATION = positiveFlag(flags, "duration");
+const WARMUP = positiveFlag(flags, "warmup");
+const CONNECTIONS = positiveFlag(flags, "connections");
+const ROUNDS = positiveFlag(flags, "rounds");
+const SPAWNS = positiveFlag(flags, "spawns");
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const DENO = Deno.execPath();
@@ -75,30 +75,7 @@ interface Running {
   stderr: () => string;
 }
 
-/** Every server process still running, so an abort or Ctrl-C leaves none behind. */
-const live = new Set<Deno.ChildProcess>();
-
-function killAll(): void {
-  for (const child of live) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
-Deno.addSignalListener("SIGINT", () => {
-  killAll();
-  Deno.exit(130);
-});
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+killAllOnInterrupt();
 
 /** Spawn a server script and wait for its `listening <port>` line. */
 async function start(spec: ServerSpec, pin: string | undefined): Promise<Running> {
@@ -107,8 +84,7 @@ async function start(spec: ServerSpec, pin: string | undefined): Promise<Running
   const [cmd, ...args] = pin ? ["taskset", "-c", pin, DENO, ...denoArgs] : [DENO, ...denoArgs];
   const child = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", stdin: "null" })
     .spawn();
-  live.add(child);
-  child.status.then(() => live.delete(child));
+  track(child);
   let errText = "";
   (async () => {
     for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
@@ -134,15 +110,6 @@ async function start(spec: ServerSpec, pin: string | undefined): Promise<Running
     while (!(await lines.read()).done);
   })();
   return { spec, port, child, stderr: () => errText };
-}
-
-async function stop(server: Running): Promise<void> {
-  try {
-    server.child.kill("SIGTERM");
-  } catch {
-    // already gone
-  }
-  await server.child.status;
 }
 
 /** Why an answer is not the correct result of the workload, or `null` when it is. */
@@ -176,12 +143,6 @@ function wrongAnswer(workload: Workload, status: number, body: string): string |
   return content?.[0]?.text === "hello, bench" ? null : "echo did not echo the message";
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-}
-
 /** One measured cell: a server under one workload. */
 interface Cell {
   rps: number;
@@ -191,12 +152,6 @@ interface Cell {
   peakMiB: number;
   /** Share of the server's CPU that other processes used during the measured run (0-1). */
   foreign: number;
-}
-
-function abort(message: string): never {
-  killAll();
-  console.error(`\nABORTED: ${message}`);
-  Deno.exit(1);
 }
 
 async function measure(

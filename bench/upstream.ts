@@ -22,6 +22,7 @@
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { WORKLOADS } from "./catalog.ts";
+import { freePort, positiveFlag } from "./common.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -31,28 +32,13 @@ const { values: flags } = parseArgs({
     concurrency: { type: "string", default: "8" },
   },
 });
-const count = (name: keyof typeof flags): number => {
-  const n = Number(flags[name]);
-  if (!Number.isInteger(n) || n < 1) {
-    console.error(`--${name} must be a positive integer, got ${flags[name]}`);
-    Deno.exit(2);
-  }
-  return n;
-};
-const CALLS = count("calls");
-const DURATION = count("duration");
-const CONCURRENCY = count("concurrency");
+const CALLS = positiveFlag(flags, "calls");
+const DURATION = positiveFlag(flags, "duration");
+const CONCURRENCY = positiveFlag(flags, "concurrency");
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DENO = Deno.execPath();
 const CALL = WORKLOADS.find((w) => w.name === "tools/call")!;
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** Spawn a process and wait until a line of `stream` matches `pattern`. */
 async function spawnUntil(

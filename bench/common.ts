@@ -1,0 +1,84 @@
+/**
+ * Pieces the benchmark scripts share: whole-number flags, a free loopback
+ * port, the server processes still running (killed on Ctrl-C or abort), and
+ * the median of a run's figures.
+ *
+ * @module
+ */
+
+/**
+ * The flag `name` of `flags` (from `node:util` `parseArgs`) as a whole number
+ * of at least 1; anything else prints `--<name> must be a positive integer`
+ * and exits 2 (usage).
+ */
+export function positiveFlag<F extends Record<string, unknown>>(
+  flags: F,
+  name: keyof F & string,
+): number {
+  const n = Number(flags[name]);
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`--${name} must be a positive integer, got ${flags[name]}`);
+    Deno.exit(2);
+  }
+  return n;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Every server process still running, so an abort or Ctrl-C leaves none behind. */
+export const live = new Set<Deno.ChildProcess>();
+
+/** Count `child` in {@link live} until it exits. */
+export function track(child: Deno.ChildProcess): void {
+  live.add(child);
+  child.status.then(() => live.delete(child));
+}
+
+/** SIGKILL every process in {@link live}. */
+export function killAll(): void {
+  for (const child of live) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** On Ctrl-C (SIGINT): {@link killAll}, then exit 130. */
+export function killAllOnInterrupt(): void {
+  Deno.addSignalListener("SIGINT", () => {
+    killAll();
+    Deno.exit(130);
+  });
+}
+
+/** {@link killAll}, print `ABORTED: <message>` to stderr and exit 1. */
+export function abort(message: string): never {
+  killAll();
+  console.error(`\nABORTED: ${message}`);
+  Deno.exit(1);
+}
+
+/** SIGTERM a server and wait for it to exit. */
+export async function stop(server: { child: Deno.ChildProcess }): Promise<void> {
+  try {
+    server.child.kill("SIGTERM");
+  } catch {
+    // already gone
+  }
+  await server.child.status;
+}
+
+/** The median of `xs` (the mean of the middle two for an even count); NaN when empty. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
