@@ -24,11 +24,17 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { type CallContext, type ServerOptions, stderrLogger, ToolError } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import { keyProblem, S3_MAX_KEY_BYTES, type S3Policy, type S3Tool } from "../guardfile/aws.ts";
-import { credentialsFromEnv } from "./config.ts";
 import { contentProblem } from "./sniff.ts";
-import { auditAllowed, auditRefused, type Refusal } from "../ops/audit.ts";
-import { answerError, AwsCallError, credentialRedactor, sendAws } from "./request.ts";
-import { type AwsHostOptions, DEFAULT_AWS_LIMITS, toToolError } from "./ssm.ts";
+import { auditRefused, type Refusal } from "../ops/audit.ts";
+import { AwsCallError, type AwsRequest } from "./request.ts";
+import {
+  auditFinished,
+  awsHost,
+  type AwsHostOptions,
+  DEFAULT_AWS_LIMITS,
+  sendAwsChecked,
+  toToolError,
+} from "./host.ts";
 
 /** Most keys one `list_objects` call returns (the reference's). */
 export const LIST_MAX_KEYS = 200;
@@ -214,16 +220,8 @@ export function createS3Host(
     return full;
   };
 
-  const call = async (
-    request: Parameters<typeof sendAws>[0],
-    signal: AbortSignal,
-    ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
-  ) => {
-    const credentials = credentialsFromEnv(options.env);
-    const answer = await sendAws(request, credentials, limits, signal);
-    if (!ok(answer.status)) throw answerError(request, answer, credentialRedactor(credentials));
-    return answer;
-  };
+  const call = (request: AwsRequest, signal: AbortSignal, ok?: (status: number) => boolean) =>
+    sendAwsChecked(request, options.env, limits, signal, ok);
   const base = { service: "s3", region: policy.region };
 
   const put = async (args: Record<string, unknown>, signal: AbortSignal): Promise<JsonObject> => {
@@ -352,42 +350,24 @@ export function createS3Host(
       const objectLog: typeof log = typeof out.key === "string"
         ? (event) => log({ ...event, key: out.key, bytes: out.bytes })
         : log;
-      auditAllowed(objectLog, {
-        tool,
-        outcome: "ok",
-        status: 200,
-        durationMs: performance.now() - started,
-        upstreamStatus: 200,
-      });
+      auditFinished(objectLog, tool, started);
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const refused = toToolError(error);
       const kind = refused.message.split(":")[0];
       const rule = Object.hasOwn(REFUSALS, kind) ? REFUSALS[kind] : undefined;
       if (rule) auditRefused(log, { tool, status: refused.status, ...rule });
-      else {
-        auditAllowed(log, {
-          tool,
-          outcome: kind,
-          status: refused.status,
-          durationMs: performance.now() - started,
-        });
-      }
+      else auditFinished(log, tool, started, refused);
       throw refused;
     }
   };
 
-  return {
-    name: policy.name,
-    version: "0.1.0",
-    instructions: `This server publishes files to one S3 bucket (${policy.bucket}), at public ` +
+  return awsHost(
+    policy.name,
+    `This server publishes files to one S3 bucket (${policy.bucket}), at public ` +
       `URLs under ${policy.baseUrl}/${policy.prefix}. Only these media types: ` +
       `${policy.contentTypes.join(", ")}. Nothing it publishes can be deleted through it.`,
-    catalog: { tools, resources: [], prompts: [] },
+    tools,
     dispatch,
-    cache: {
-      tools: { ttlMs: 60_000, cacheScope: "public" },
-      discover: { ttlMs: 60_000, cacheScope: "public" },
-    },
-  };
+  );
 }

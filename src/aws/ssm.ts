@@ -22,30 +22,16 @@ import {
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { SsmPolicy } from "../guardfile/aws.ts";
-import { auditAllowed, auditRefused } from "../ops/audit.ts";
-import { AwsConfigError, type AwsEndpoint, credentialsFromEnv, type EnvReader } from "./config.ts";
+import { auditRefused } from "../ops/audit.ts";
+import { AwsCallError } from "./request.ts";
 import {
-  answerError,
-  AwsCallError,
-  type AwsLimits,
-  credentialRedactor,
-  sendAws,
-} from "./request.ts";
-
-/** Options of the AWS hosts. */
-export interface AwsHostOptions {
-  /** Reads credentials at every call. */
-  env: EnvReader;
-  /** Where requests go (see `resolveEndpoint`). */
-  endpoint: AwsEndpoint;
-  /** Deadline and answer cap (defaults: 30 s, 1 MiB). */
-  limits?: Partial<AwsLimits>;
-  /** One line per call (tool, outcome, status, duration); never a value or a credential. */
-  log?: Logger;
-}
-
-/** Default limits of an AWS call. */
-export const DEFAULT_AWS_LIMITS: AwsLimits = { timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 };
+  auditFinished,
+  awsHost,
+  type AwsHostOptions,
+  DEFAULT_AWS_LIMITS,
+  sendAwsChecked,
+  toToolError,
+} from "./host.ts";
 
 const OUTPUT_SCHEMA: JsonObject = {
   type: "object",
@@ -118,8 +104,6 @@ export function createSsmHost(
   const declared = new Set(policy.parameters);
 
   const read = async (name: string, signal: AbortSignal): Promise<CallToolResult> => {
-    const credentials = credentialsFromEnv(options.env);
-    const redactor = credentialRedactor(credentials);
     const request = {
       service: "ssm",
       region: policy.region,
@@ -132,8 +116,7 @@ export function createSsmHost(
       },
       body: new TextEncoder().encode(JSON.stringify({ Name: name, WithDecryption: true })),
     };
-    const answer = await sendAws(request, credentials, limits, signal);
-    if (answer.status < 200 || answer.status >= 300) throw answerError(request, answer, redactor);
+    const answer = await sendAwsChecked(request, options.env, limits, signal);
     let parameter: Record<string, unknown> | undefined;
     try {
       const json = JSON.parse(new TextDecoder().decode(answer.body));
@@ -189,51 +172,27 @@ export function createSsmHost(
         parameter = name;
       }
       const result = await read(parameter, ctx.signal);
-      auditAllowed(withParameter(log, parameter), {
-        tool,
-        outcome: "ok",
-        status: 200,
-        durationMs: performance.now() - started,
-        upstreamStatus: 200,
-      });
+      auditFinished(withParameter(log, parameter), tool, started);
       return result;
     } catch (error) {
       const refused = toToolError(error);
       if (refused.status !== 403 && refused.status !== 404) {
-        auditAllowed(withParameter(log, parameter), {
-          tool,
-          outcome: refused.message.split(":")[0],
-          status: refused.status,
-          durationMs: performance.now() - started,
-        });
+        auditFinished(withParameter(log, parameter), tool, started, refused);
       }
       throw refused;
     }
   };
 
-  return {
-    name: policy.name,
-    version: "0.1.0",
-    instructions: "This server reads exactly the AWS SSM parameters its policy names, and " +
+  return awsHost(
+    policy.name,
+    "This server reads exactly the AWS SSM parameters its policy names, and " +
       "nothing else. Values are secrets: use them for the task at hand, do not repeat them.",
-    catalog: { tools, resources: [], prompts: [] },
+    tools,
     dispatch,
-    cache: {
-      tools: { ttlMs: 60_000, cacheScope: "public" },
-      discover: { ttlMs: 60_000, cacheScope: "public" },
-    },
-  };
+  );
 }
 
 /** The logger, with the (declared, not secret) parameter name added to each line. */
 function withParameter(log: Logger, parameter: string | undefined): Logger {
   return parameter === undefined ? log : (event) => log({ ...event, parameter });
-}
-
-/** Any failure as a tool error whose message carries no secret. */
-export function toToolError(error: unknown): ToolError {
-  if (error instanceof ToolError) return error;
-  if (error instanceof AwsCallError) return new ToolError(error.message, { status: error.status });
-  if (error instanceof AwsConfigError) return new ToolError(error.message, { status: 500 });
-  return new ToolError(`internal_error: ${(error as Error)?.name ?? "error"}`, { status: 500 });
 }

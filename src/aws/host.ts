@@ -1,0 +1,115 @@
+/**
+ * What the AWS hosts (`ssm.ts`, `s3.ts`) share: their options and limits, one
+ * signed call whose non-2xx answer becomes an error, the audit line of a
+ * finished call, failures as secret-free tool errors, and the host contract
+ * they hand the MCP core.
+ *
+ * @module
+ */
+import { type Dispatch, type Logger, type ServerOptions, ToolError } from "../mcp/server.ts";
+import type { ToolSpec } from "../mcp/types.ts";
+import { auditAllowed } from "../ops/audit.ts";
+import { AwsConfigError, type AwsEndpoint, credentialsFromEnv, type EnvReader } from "./config.ts";
+import {
+  answerError,
+  type AwsAnswer,
+  AwsCallError,
+  type AwsLimits,
+  type AwsRequest,
+  credentialRedactor,
+  sendAws,
+} from "./request.ts";
+
+/** Options of the AWS hosts. */
+export interface AwsHostOptions {
+  /** Reads credentials at every call. */
+  env: EnvReader;
+  /** Where requests go (see `resolveEndpoint`). */
+  endpoint: AwsEndpoint;
+  /** Deadline and answer cap (defaults: 30 s, 1 MiB). */
+  limits?: Partial<AwsLimits>;
+  /** One line per call (tool, outcome, status, duration); never a value or a credential. */
+  log?: Logger;
+}
+
+/** Default limits of an AWS call. */
+export const DEFAULT_AWS_LIMITS: AwsLimits = { timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 };
+
+/**
+ * Send `request` with the credentials `env` holds now (see `sendAws`).
+ *
+ * @param ok which statuses are answers (default: 2xx)
+ * @throws {AwsConfigError} credentials missing from `env`
+ * @throws {AwsCallError} as `sendAws`, and `aws_error` (see `answerError`,
+ *   credentials redacted) for a status `ok` refuses
+ */
+export async function sendAwsChecked(
+  request: AwsRequest,
+  env: EnvReader,
+  limits: AwsLimits,
+  signal: AbortSignal,
+  ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
+): Promise<AwsAnswer> {
+  const credentials = credentialsFromEnv(env);
+  const answer = await sendAws(request, credentials, limits, signal);
+  if (!ok(answer.status)) throw answerError(request, answer, credentialRedactor(credentials));
+  return answer;
+}
+
+/**
+ * Audit a call that was sent (or failed after its checks): `ok` (200, AWS
+ * answered 200) when `failure` is absent, else the failure's code (the text
+ * before its first `:`) and status. `started` is a `performance.now()` reading.
+ */
+export function auditFinished(
+  log: Logger,
+  tool: string,
+  started: number,
+  failure?: ToolError,
+): void {
+  auditAllowed(
+    log,
+    failure
+      ? {
+        tool,
+        outcome: failure.message.split(":")[0],
+        status: failure.status,
+        durationMs: performance.now() - started,
+      }
+      : {
+        tool,
+        outcome: "ok",
+        status: 200,
+        durationMs: performance.now() - started,
+        upstreamStatus: 200,
+      },
+  );
+}
+
+/** Any failure as a tool error whose message carries no secret. */
+export function toToolError(error: unknown): ToolError {
+  if (error instanceof ToolError) return error;
+  if (error instanceof AwsCallError) return new ToolError(error.message, { status: error.status });
+  if (error instanceof AwsConfigError) return new ToolError(error.message, { status: 500 });
+  return new ToolError(`internal_error: ${(error as Error)?.name ?? "error"}`, { status: 500 });
+}
+
+/** The host contract of an AWS server: its tools, no resources or prompts, lists cached 60 s. */
+export function awsHost(
+  name: string,
+  instructions: string,
+  tools: ToolSpec[],
+  dispatch: Dispatch,
+): Pick<ServerOptions, "name" | "version" | "instructions" | "catalog" | "dispatch" | "cache"> {
+  return {
+    name,
+    version: "0.1.0",
+    instructions,
+    catalog: { tools, resources: [], prompts: [] },
+    dispatch,
+    cache: {
+      tools: { ttlMs: 60_000, cacheScope: "public" },
+      discover: { ttlMs: 60_000, cacheScope: "public" },
+    },
+  };
+}
