@@ -20,6 +20,8 @@ import Provider from "oidc-provider";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { encodeBase64Url } from "./base64url.ts";
 
+export { freePort } from "./port.ts";
+
 export const CLIENT_ID = "weir-test-client";
 export const REDIRECT_URI = "http://127.0.0.1/callback";
 export const INTROSPECTION_CLIENT = { clientId: "weir-rs", clientSecret: "rs-secret-0123456789" };
@@ -208,14 +210,6 @@ export async function authorizeLikeABrowser(
     next = target.href;
   }
   throw new Error("too many redirects");
-}
-
-/** A free port on 127.0.0.1 (probed: bind port 0, read it, let it go). */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 /**

@@ -4,6 +4,7 @@
  * password authentication (scram) for every TCP connection. As root it runs
  * as the `postgres` user (PostgreSQL refuses to run as root).
  */
+import { freePort, waitForPort } from "./port.ts";
 
 /** The newest installed server's bin dir, or null. */
 function binDir(): string | null {
@@ -37,13 +38,6 @@ export interface PostgresServer {
   port: number;
   /** Make a login role with this password; returns its DSN. */
   close(): Promise<void>;
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 function run(cmd: string, args: string[], asUser: boolean) {
@@ -122,15 +116,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     c.stdout.cancel();
     let exited = false;
     c.status.then(() => exited = true);
-    let up = false;
-    for (let i = 0; i < 200 && !exited && !up; i++) {
-      try {
-        (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-        up = true;
-      } catch {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
+    const up = await waitForPort(port, c, 200);
     // A listening port is not a ready server ("the database system is starting up"):
     // wait until pg_isready says it accepts connections.
     for (let i = 0; up && !exited && i < 400; i++) {

@@ -3,6 +3,7 @@
  * it): 127.0.0.1 only, a free port chosen now, no persistence, a temp dir.
  * `stop()` kills it; `start()` brings it back on the same port.
  */
+import { freePort, waitForPort } from "./port.ts";
 
 /** Why Redis tests cannot run here, or null when they can. */
 export function redisMissing(): string | null {
@@ -24,28 +25,6 @@ export interface RedisServer {
   start(): Promise<void>;
   /** Stop for good and remove the temp dir. */
   close(): Promise<void>;
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
-async function waitForPort(port: number, child: Deno.ChildProcess): Promise<boolean> {
-  let exited = false;
-  child.status.then(() => exited = true);
-  for (let i = 0; i < 100 && !exited; i++) {
-    try {
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      conn.close();
-      return true;
-    } catch {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  return false;
 }
 
 /** Start redis-server on a free loopback port. */
@@ -73,7 +52,7 @@ export async function startRedis(): Promise<RedisServer> {
       stdout: "null",
       stderr: "null",
     }).spawn();
-    if (await waitForPort(p, c)) return c;
+    if (await waitForPort(p, c, 100)) return c;
     try {
       c.kill("SIGKILL");
     } catch { /* gone */ }
