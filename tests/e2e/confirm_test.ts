@@ -6,14 +6,14 @@
  * raw 2026-07-28 wire for forged and mismatched answers, and the tool API.
  */
 import assert from "node:assert/strict";
-import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { callApi, ROOT, runCli, serveHttp, tempGuardfile, weirCommand } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
+import { confirmingClientV1, confirmingClientV2, type ElicitAction } from "../support/elicit.ts";
 import { assertValidResponse, MODERN } from "../support/schemas.ts";
 
 const guardfile = (upstream: string) =>
@@ -26,7 +26,7 @@ wrap ward mcp tickets {
 }
 `);
 
-type Action = "accept" | "decline" | "cancel";
+type Action = ElicitAction;
 const textOf = (r: { content?: unknown }) =>
   ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
 
@@ -34,16 +34,8 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 (input_required, then
   const upstream = await startRecorder(() => Response.json({ deleted: true }));
   const file = await guardfile(upstream.url);
   const server = await serveHttp(file);
-  let next: Action = "accept";
-  const asked: string[] = [];
-  const client = new ClientV2({ name: "confirm-v2", version: "1.0.0" }, {
-    capabilities: { elicitation: { form: {} } },
-    versionNegotiation: { mode: { pin: "2026-07-28" } },
-  });
-  client.setRequestHandler("elicitation/create", (request) => {
-    asked.push((request.params as { message: string }).message);
-    return next === "accept" ? { action: "accept", content: {} } : { action: next };
-  });
+  const { client, answer } = confirmingClientV2<Action>("confirm-v2", "accept");
+  const asked = answer.asked;
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
     const ok = await client.callTool({ name: "delete_ticket", arguments: { id: "7" } });
@@ -56,7 +48,7 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 (input_required, then
     assert.match(asked[0], /Tool: delete_ticket\nArguments: \{"id":"7"\}/, "the exact arguments");
 
     for (const action of ["decline", "cancel"] as const) {
-      next = action;
+      answer.next = action;
       const no = await client.callTool({ name: "delete_ticket", arguments: { id: "8" } });
       assert.equal(no.isError, true);
       assert.match(textOf(no), new RegExp(`^confirmation_${action}`));
@@ -79,16 +71,8 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 over stdio", async ()
   const upstream = await startRecorder(() => Response.json({ deleted: true }));
   const file = await guardfile(upstream.url);
   const { command, args } = weirCommand();
-  let next: Action = "decline";
-  const asked: string[] = [];
-  const client = new ClientV2({ name: "confirm-v2-stdio", version: "1.0.0" }, {
-    capabilities: { elicitation: { form: {} } },
-    versionNegotiation: { mode: { pin: "2026-07-28" } },
-  });
-  client.setRequestHandler("elicitation/create", (request) => {
-    asked.push((request.params as { message: string }).message);
-    return next === "accept" ? { action: "accept", content: {} } : { action: next };
-  });
+  const { client, answer } = confirmingClientV2<Action>("confirm-v2-stdio", "decline");
+  const asked = answer.asked;
   try {
     await client.connect(
       new StdioV2({
@@ -103,7 +87,7 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 over stdio", async ()
     assert.equal(no.isError, true);
     assert.match(textOf(no), /^confirmation_declined/);
     assert.equal(upstream.requests.length, 0);
-    next = "accept";
+    answer.next = "accept";
     const ok = await client.callTool({ name: "delete_ticket", arguments: { id: "9" } });
     assert.equal(ok.isError, undefined, textOf(ok));
     assert.equal(upstream.requests.length, 1);
@@ -228,15 +212,8 @@ Deno.test("confirm with the v1 client on 2025-11-25: elicitation over stdio, imp
     env: Deno.env.toObject(),
     stderr: "pipe",
   });
-  let next: Action = "accept";
-  const asked: string[] = [];
-  const client = new ClientV1({ name: "confirm-v1", version: "1.0.0" }, {
-    capabilities: { elicitation: {} },
-  });
-  client.setRequestHandler(ElicitRequestSchema, (request: { params: { message: string } }) => {
-    asked.push(request.params.message);
-    return next === "accept" ? { action: "accept", content: {} } : { action: next };
-  });
+  const { client, answer } = confirmingClientV1<Action>("confirm-v1", "accept");
+  const asked = answer.asked;
   const server = await serveHttp(file);
   const overHttp = new ClientV1({ name: "confirm-v1-http", version: "1.0.0" }, {
     capabilities: { elicitation: {} },
@@ -250,7 +227,7 @@ Deno.test("confirm with the v1 client on 2025-11-25: elicitation over stdio, imp
       asked[0],
       /^Delete this ticket for good\?\n\nTool: delete_ticket\nArguments: \{"id":"3"\}/,
     );
-    next = "decline";
+    answer.next = "decline";
     const no = await client.callTool({ name: "delete_ticket", arguments: { id: "4" } });
     assert.equal(no.isError, true);
     assert.match(textOf(no), /^confirmation_declined/);

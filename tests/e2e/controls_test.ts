@@ -10,12 +10,11 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { Redis } from "ioredis";
 import { PDFDocument, StandardFonts } from "pdf-lib";
-import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ROOT, runCli, serveHttp, weirCommand } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
+import { confirmingClientV1, confirmingClientV2 } from "../support/elicit.ts";
 import { redisMissing, startRedis } from "../support/redis.ts";
 import { postgresMissing, startPostgres } from "../support/postgres.ts";
 
@@ -126,24 +125,15 @@ Deno.test({
       CONTROLS_DSN: pg.adminUrl,
     };
     const server = await serveHttp(FIXTURE, { env });
-    const v2 = new ClientV2({ name: "controls-v2", version: "1.0.0" }, {
-      capabilities: { elicitation: { form: {} } },
-      versionNegotiation: { mode: { pin: "2026-07-28" } },
-    });
-    const v2Answer = { next: "accept" as "accept" | "decline", asked: [] as string[] };
-    v2.setRequestHandler("elicitation/create", (request) => {
-      v2Answer.asked.push((request.params as { message: string }).message);
-      return v2Answer.next === "accept" ? { action: "accept", content: {} } : { action: "decline" };
-    });
+    const { client: v2, answer: v2Answer } = confirmingClientV2<"accept" | "decline">(
+      "controls-v2",
+      "accept",
+    );
     const { command, args } = weirCommand();
-    const v1 = new ClientV1({ name: "controls-v1", version: "1.0.0" }, {
-      capabilities: { elicitation: {} },
-    });
-    const v1Answer = { next: "accept" as "accept" | "decline", asked: [] as string[] };
-    v1.setRequestHandler(ElicitRequestSchema, (request: { params: { message: string } }) => {
-      v1Answer.asked.push(request.params.message);
-      return v1Answer.next === "accept" ? { action: "accept", content: {} } : { action: "decline" };
-    });
+    const { client: v1, answer: v1Answer } = confirmingClientV1<"accept" | "decline">(
+      "controls-v1",
+      "accept",
+    );
     const store = new Redis(redis.url, { lazyConnect: true });
     try {
       await t.step("the guardfile lints clean", async () => {
