@@ -302,8 +302,9 @@ async function runOnce(
     event: "serving",
     transport: "http",
     ...about,
-    addr: `${http.hostname}:${http.port}`,
-    mcp: `http://${http.hostname}:${http.port}/mcp`,
+    // An IPv6 literal is bracketed in an authority (RFC 3986 section 3.2.2).
+    addr: `${authorityHost(http.hostname)}:${http.port}`,
+    mcp: `http://${authorityHost(http.hostname)}:${http.port}/mcp`,
     ...(options.oauth
       ? {
         oauth: { resource: options.oauth.metadata.resource, metadata: options.oauth.metadataUrl },
@@ -432,4 +433,9 @@ export function browserFlagProblem(origins: string[] = [], hosts: string[] = [])
     }
   }
   return null;
+}
+
+/** A host as it is written in a URL's authority: an IPv6 literal in brackets. */
+function authorityHost(hostname: string): string {
+  return hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
 }
