@@ -10,7 +10,7 @@
  */
 import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
-import type { Diagnostic } from "../guardfile/diagnostics.ts";
+import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import { type LoadResult, parseGuardfile } from "../guardfile/parse.ts";
 import { type AwsPolicy, parseAwsPolicy } from "../guardfile/aws.ts";
@@ -72,7 +72,8 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
       : error instanceof Deno.errors.IsADirectory
       ? "is a directory"
       : (error as Error).message;
-    return { file, diagnostics: [], readError: `read guardfile "${file}": ${reason}` };
+    // The path is the caller's text: escaped as diagnostics are, so it cannot drive a terminal.
+    return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
   const aws = parseAwsPolicy(text, file);
   if (aws) return { file, policy: aws.policy, diagnostics: aws.diagnostics };

@@ -46,3 +46,21 @@ Deno.test("lint and serve never repeat a password written into a guardfile URL",
     });
   }
 });
+
+Deno.test("a guardfile path holding a terminal escape is printed escaped by lint, serve and describe", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "weir-path-" });
+  const missing = `${dir}/missing\u001b[2J\u001b]0;t\u0007.mcp.kdl`;
+  try {
+    for (const args of [["lint", missing], ["serve", missing, "--stdio"], ["describe", missing]]) {
+      const out = await runCli(args, { stdin: "" });
+      assert.equal(out.code, 1, `${args[0]}: ${out.stderr}`);
+      assert.match(
+        out.stderr,
+        /read guardfile ".*missing\\u001b\[2J\\u001b\]0;t\\u0007\.mcp\.kdl": no such file/,
+      );
+      assert.ok(!/[\u001b\u0007]/.test(out.stderr), `${args[0]}: ${JSON.stringify(out.stderr)}`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
