@@ -88,23 +88,28 @@ const COMMON_HEADERS = {
   "MCP-Protocol-Version": "2026-07-28",
 };
 
-/** The two workloads, in the order they run. */
+/** A 2026-07-28 `tools/call` of `tool` with `args` (JSON-RPC id 2), as a workload. */
+export function callWorkload(tool: string, args: { [key: string]: Json }): Workload {
+  return {
+    name: "tools/call",
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: tool, arguments: args, _meta: META },
+    }),
+    headers: { ...COMMON_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": tool },
+  };
+}
+
+/** The two workloads, in the order they run: `tools/list`, then a `tools/call` of `echo`. */
 export const WORKLOADS: Workload[] = [
   {
     name: "tools/list",
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: META } }),
     headers: { ...COMMON_HEADERS, "Mcp-Method": "tools/list" },
   },
-  {
-    name: "tools/call",
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 2,
-      method: "tools/call",
-      params: { name: "echo", arguments: { message: "hello, bench" }, _meta: META },
-    }),
-    headers: { ...COMMON_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": "echo" },
-  },
+  callWorkload("echo", { message: "hello, bench" }),
 ];
 
 /** Print the bound port on stdout as the benchmark runner expects: `listening <port>`. */

@@ -24,7 +24,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { clockTicks, cpuSeconds } from "./proc.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
-import type { Workload } from "./catalog.ts";
+import { callWorkload, WORKLOADS } from "./catalog.ts";
 import {
   abort,
   freePort,
@@ -54,29 +54,8 @@ const SPAWNS = positiveFlag(flags, "spawns");
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DENO = Deno.execPath();
-const META = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-};
-const HEADERS = {
-  "Content-Type": "application/json",
-  "Accept": "application/json, text/event-stream",
-  "MCP-Protocol-Version": "2026-07-28",
-};
-const CALL: Workload = {
-  name: "tools/call",
-  body: JSON.stringify({
-    jsonrpc: "2.0",
-    id: 2,
-    method: "tools/call",
-    params: { name: "get_thing", arguments: { id: "abc-123" }, _meta: META },
-  }),
-  headers: { ...HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": "get_thing" },
-};
-const LIST = {
-  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: META } }),
-  headers: { ...HEADERS, "Mcp-Method": "tools/list" },
-};
+const CALL = callWorkload("get_thing", { id: "abc-123" });
+const LIST = WORKLOADS.find((w) => w.name === "tools/list")!;
 
 /** How to start one server: the command after `deno`, given its port. */
 interface Spec {
