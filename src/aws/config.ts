@@ -17,6 +17,7 @@
  * @module
  */
 import { MIN_SECRET_LENGTH } from "../guard/secrets.ts";
+import { plainHttpUrl } from "../guardfile/aws.ts";
 
 /** Reads one environment variable (`undefined` when unset). */
 export type EnvReader = (name: string) => string | undefined;
@@ -100,14 +101,8 @@ export function resolveEndpoint(
   for (const name of ignore ? [] : [specific, "AWS_ENDPOINT_URL"]) {
     const value = env(name);
     if (!value) continue;
-    let url: URL | undefined;
-    try {
-      url = new URL(value);
-    } catch { /* reported below */ }
-    if (
-      !url || (url.protocol !== "http:" && url.protocol !== "https:") || url.search ||
-      url.hash || url.username || url.password
-    ) {
+    const url = plainHttpUrl(value);
+    if (!url) {
       throw new AwsConfigError(
         `${name} must be an absolute http(s) URL without query, fragment or credentials, ` +
           `e.g. http://127.0.0.1:4566`,

@@ -379,14 +379,7 @@ function readS3(wrap: NodeReader, file: string): S3Policy {
       `missing "base-url": the public root the objects are served from, e.g. base-url "https://files.example.com"`,
     );
   } else if (baseUrl !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(baseUrl);
-    } catch { /* reported below */ }
-    if (
-      !url || (url.protocol !== "https:" && url.protocol !== "http:") || url.search ||
-      url.hash || url.username || url.password
-    ) {
+    if (!plainHttpUrl(baseUrl)) {
       baseNode.error(
         `base-url ${show(baseUrl)} must be an absolute http(s) URL without query, fragment or ` +
           `credentials, e.g. "https://files.example.com"`,
@@ -484,4 +477,22 @@ function readS3(wrap: NodeReader, file: string): S3Policy {
     contentTypes,
     tools: [...tools].sort(),
   };
+}
+
+/**
+ * `text` as a URL when it is an absolute http(s) URL (WHATWG URL Standard)
+ * without query, fragment or credentials (user name, password); else
+ * `undefined`. `base-url` here and the `AWS_ENDPOINT_URL*` variables
+ * (`src/aws/config.ts`) are held to it.
+ */
+export function plainHttpUrl(text: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+  if (url.search || url.hash || url.username || url.password) return undefined;
+  return url;
 }
