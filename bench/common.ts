@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { parseArgs } from "node:util";
 
 /**
  * The flag `name` of `flags` (from `node:util` `parseArgs`) as a whole number
@@ -21,6 +22,45 @@ export function positiveFlag<F extends Record<string, unknown>>(
     Deno.exit(2);
   }
   return n;
+}
+
+/** The options of a wrk-driven benchmark, as whole numbers. */
+export interface WrkFlags {
+  /** Seconds per measured run. */
+  duration: number;
+  /** Seconds of warm-up before each measured run. */
+  warmup: number;
+  /** wrk connections. */
+  connections: number;
+  /** Rounds (a fresh server process per run). */
+  rounds: number;
+  /** Cold-start spawns. */
+  spawns: number;
+}
+
+/**
+ * Read `--duration 5 --warmup 2 --connections 32 --rounds 3 --spawns N` from
+ * `args` (each a whole number of at least 1; anything else exits 2).
+ * @param spawns the default number of cold-start spawns
+ */
+export function wrkFlags(args: string[], spawns: number): WrkFlags {
+  const { values } = parseArgs({
+    args,
+    options: {
+      duration: { type: "string", default: "5" },
+      warmup: { type: "string", default: "2" },
+      connections: { type: "string", default: "32" },
+      rounds: { type: "string", default: "3" },
+      spawns: { type: "string", default: String(spawns) },
+    },
+  });
+  return {
+    duration: positiveFlag(values, "duration"),
+    warmup: positiveFlag(values, "warmup"),
+    connections: positiveFlag(values, "connections"),
+    rounds: positiveFlag(values, "rounds"),
+    spawns: positiveFlag(values, "spawns"),
+  };
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released). */

@@ -20,7 +20,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { clockTicks, cpuSeconds } from "./proc.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
@@ -31,26 +30,18 @@ import {
   killAllOnInterrupt,
   live,
   median,
-  positiveFlag,
   stop,
   track,
+  wrkFlags,
 } from "./common.ts";
 
-const { values: flags } = parseArgs({
-  args: Deno.args,
-  options: {
-    duration: { type: "string", default: "5" },
-    warmup: { type: "string", default: "2" },
-    connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "3" },
-    spawns: { type: "string", default: "11" },
-  },
-});
-const DURATION = positiveFlag(flags, "duration");
-const WARMUP = positiveFlag(flags, "warmup");
-const CONNECTIONS = positiveFlag(flags, "connections");
-const ROUNDS = positiveFlag(flags, "rounds");
-const SPAWNS = positiveFlag(flags, "spawns");
+const {
+  duration: DURATION,
+  warmup: WARMUP,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+  spawns: SPAWNS,
+} = wrkFlags(Deno.args, 11);
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DENO = Deno.execPath();

@@ -19,36 +19,19 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { TOOLS, type Workload, WORKLOADS } from "./catalog.ts";
 import { clockTicks, cpuBusyTicks, cpuSeconds, peakRssBytes } from "./proc.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk, type WrkResult } from "./wrk.ts";
-import {
-  abort,
-  freePort,
-  killAllOnInterrupt,
-  median,
-  positiveFlag,
-  stop,
-  track,
-} from "./common.ts";
+import { abort, freePort, killAllOnInterrupt, median, stop, track, wrkFlags } from "./common.ts";
 
-const { values: flags } = parseArgs({
-  args: Deno.args,
-  options: {
-    duration: { type: "string", default: "5" },
-    warmup: { type: "string", default: "2" },
-    connections: { type: "string", default: "32" },
-    rounds: { type: "string", default: "3" },
-    spawns: { type: "string", default: "15" },
-  },
-});
-const DURATION = positiveFlag(flags, "duration");
-const WARMUP = positiveFlag(flags, "warmup");
-const CONNECTIONS = positiveFlag(flags, "connections");
-const ROUNDS = positiveFlag(flags, "rounds");
-const SPAWNS = positiveFlag(flags, "spawns");
+const {
+  duration: DURATION,
+  warmup: WARMUP,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+  spawns: SPAWNS,
+} = wrkFlags(Deno.args, 15);
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const DENO = Deno.execPath();

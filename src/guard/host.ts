@@ -19,7 +19,7 @@ import {
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { Grant, Guardfile } from "../guardfile/model.ts";
-import { envelope } from "./coverage.ts";
+import { type Envelope, envelope } from "./coverage.ts";
 import { indexRestricts, planRequest, withoutNulls } from "./request.ts";
 import { grantTool, infoTool, withheldTool } from "./tools.ts";
 import { sendUpstream, type UpstreamLimits } from "./upstream.ts";
@@ -113,6 +113,23 @@ export function createGuard(
     : undefined;
 
   /** A sql grant: rows or rows_affected, with max-rows truncation lifted into coverage. */
+  /** Whether the grant's `fail-when` holds for an answer (its inputs visible as `$name`, absent as null). */
+  const failsWhen = (grant: Grant, answer: unknown, args: Record<string, unknown>): boolean => {
+    const predicate = failWhen.get(grant.tool);
+    if (!predicate) return false;
+    const scope: Record<string, unknown> = {};
+    for (const name of inputNames(grant)) {
+      scope[name] = Object.hasOwn(args, name) ? args[name] : null;
+    }
+    return predicate(answer, scope);
+  };
+
+  /** The tool result for an envelope: its JSON as text and as `structuredContent`. */
+  const envelopeResult = (env: Envelope): CallToolResult => ({
+    content: [{ type: "text", text: JSON.stringify(env) }],
+    structuredContent: env as unknown as JsonObject,
+  });
+
   const callSql = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
     const answer = await sql!.run(grant, args, ctx.signal);
     if (limits.maxResponseBytes > 0 && answer.bytes > limits.maxResponseBytes) {
@@ -123,17 +140,10 @@ export function createGuard(
         { status: 502 },
       );
     }
-    const predicate = failWhen.get(grant.tool);
-    if (predicate) {
-      const scope: Record<string, unknown> = {};
-      for (const name of inputNames(grant)) {
-        scope[name] = Object.hasOwn(args, name) ? args[name] : null;
-      }
-      if (predicate(answer.result, scope)) {
-        throw new ToolError(`sql_failed: ${grant.tool} matched fail-when ${grant.failWhen}`, {
-          status: 502,
-        });
-      }
+    if (failsWhen(grant, answer.result, args)) {
+      throw new ToolError(`sql_failed: ${grant.tool} matched fail-when ${grant.failWhen}`, {
+        status: 502,
+      });
     }
     const rows = answer.result.rows;
     if (controls.rejectEmpty.includes(grant.tool) && Array.isArray(rows) && rows.length === 0) {
@@ -144,10 +154,7 @@ export function createGuard(
     }
     const env = envelope(cleanDeep(answer.result), answer.bytes);
     env.coverage.truncated = answer.truncated;
-    return {
-      content: [{ type: "text", text: JSON.stringify(env) }],
-      structuredContent: env as unknown as JsonObject,
-    } satisfies CallToolResult;
+    return envelopeResult(env);
   };
 
   const callGrant = async (
@@ -199,10 +206,7 @@ export function createGuard(
         shown: parsed.shown,
         total: parsed.total,
       };
-      return {
-        content: [{ type: "text", text: JSON.stringify(env) }],
-        structuredContent: env as unknown as JsonObject,
-      } satisfies CallToolResult;
+      return envelopeResult(env);
     }
     let result: unknown;
     if (answer.body.length === 0) {
@@ -228,17 +232,10 @@ export function createGuard(
           { status: 502 },
         );
       }
-      const predicate = failWhen.get(grant.tool);
-      if (predicate) {
-        const scope: Record<string, unknown> = {};
-        for (const name of inputNames(grant)) {
-          scope[name] = Object.hasOwn(args, name) ? args[name] : null;
-        }
-        if (predicate(result, scope)) {
-          throw new ToolError(`upstream_failed: ${what} matched fail-when ${grant.failWhen}`, {
-            status: 502,
-          });
-        }
+      if (failsWhen(grant, result, args)) {
+        throw new ToolError(`upstream_failed: ${what} matched fail-when ${grant.failWhen}`, {
+          status: 502,
+        });
       }
       // Redaction only writes "[redacted]"; the walk that cleans text runs only
       // when the answer's text could decode to something to clean.
@@ -256,10 +253,7 @@ export function createGuard(
       );
     }
     const env = envelope(result, answer.body.length);
-    return {
-      content: [{ type: "text", text: JSON.stringify(env) }],
-      structuredContent: env as unknown as JsonObject,
-    } satisfies CallToolResult;
+    return envelopeResult(env);
   };
 
   const dispatch = async (

@@ -255,27 +255,16 @@ export async function checkBeforeBody(
 ): Promise<Response | { auth: unknown }> {
   const log = options.log;
   const verdict = originVerdict(request, options);
-  if (verdict === "host") {
+  if (verdict === "host" || verdict === "origin") {
+    // The audit line names the refused header's value (bounded), never anything else.
     log?.({
       level: "warn",
       event: "refused",
       decision: "refuse",
-      rule: "host",
+      rule: verdict,
       status: 403,
-      reason: "host not allowed",
-      host: (request.headers.get("host") ?? "").slice(0, 200),
-    });
-    return refuse(403, "Forbidden", beforeBody(request));
-  }
-  if (verdict === "origin") {
-    log?.({
-      level: "warn",
-      event: "refused",
-      decision: "refuse",
-      rule: "origin",
-      status: 403,
-      reason: "origin not allowed",
-      origin: (request.headers.get("origin") ?? "").slice(0, 200),
+      reason: `${verdict} not allowed`,
+      [verdict]: (request.headers.get(verdict) ?? "").slice(0, 200),
     });
     return refuse(403, "Forbidden", beforeBody(request));
   }
