@@ -991,9 +991,14 @@ export class McpServer {
       if (result.isError) return { status: 500, result: cleanResult(result, name) };
       if (tool.validateOutput) {
         // One schema, one source: what outputSchema advertises, a success delivers.
-        const problems = "structuredContent" in result
+        let problems = "structuredContent" in result
           ? tool.validateOutput(result.structuredContent)
           : ["no structuredContent"];
+        if (problems.length > 0 && "structuredContent" in result) {
+          // Numbers kept as their source text (JSON.rawJSON, src/mcp/text.ts) are
+          // numbers to the schema: check the value as JSON.parse would read it.
+          problems = tool.validateOutput(JSON.parse(JSON.stringify(result.structuredContent)));
+        }
         if (problems.length > 0) {
           this.#log({ level: "error", event: "malformed_tool_result", tool: name, problems });
           return {

@@ -30,6 +30,14 @@
  *
  * @module
  */
+import {
+  exactCalls,
+  type ExactCapture,
+  exactResult,
+  readEventStream,
+  toolsCallId,
+  withExactNumbers,
+} from "./exact.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   Client as ModernClient,
@@ -299,8 +307,8 @@ export class UpstreamConnection {
     return async (input, init) => {
       const merged = new Headers(init?.headers);
       if (headers) { for (const [k, v] of Object.entries(headers())) merged.set(k, v); }
-      const response = await fetch(input, { ...init, headers: merged });
-      return capBody(response, maxResponseBytes);
+      const response = capBody(await fetch(input, { ...init, headers: merged }), maxResponseBytes);
+      return keepExact(response, init?.body);
     };
   }
 
@@ -392,11 +400,20 @@ export class UpstreamConnection {
   ): Promise<CallToolResult> {
     const client = await this.#ready();
     try {
-      const result = await this.#scoped(
-        signal,
-        (own) => client.call({ name, arguments: args }, definition, this.#requestOptions(own)),
-      );
-      return result as unknown as CallToolResult;
+      // The transports keep the answer's exact numbers for this call (src/upstream/exact.ts).
+      const capture: ExactCapture = {};
+      const result = await exactCalls.run(capture, () =>
+        this.#scoped(
+          signal,
+          (own) => client.call({ name, arguments: args }, definition, this.#requestOptions(own)),
+        ));
+      if (capture.read) {
+        // The event stream's copy trails the client's by a moment at most.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([capture.read, new Promise((r) => timer = setTimeout(r, 200))]);
+        clearTimeout(timer);
+      }
+      return withExactNumbers(result as unknown as CallToolResult, capture);
     } catch (error) {
       if (signal?.aborted) throw signal.reason ?? error;
       throw this.#classify(error, client);
@@ -527,6 +544,41 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** A response whose body errors once more than `max` bytes have been read. */
+/**
+ * For a `tools/call` made inside {@link exactCalls}: read the answer's exact
+ * `result` beside the client (a JSON body is read here and handed on as the
+ * same text; an event stream is teed and read as the client reads it).
+ */
+async function keepExact(response: Response, body: unknown): Promise<Response> {
+  const capture = exactCalls.getStore();
+  if (!capture || !response.body || typeof body !== "string") return response;
+  let id: string | number | undefined;
+  try {
+    id = toolsCallId(JSON.parse(body));
+  } catch {
+    return response;
+  }
+  if (id === undefined) return response;
+  capture.id = id;
+  const type = response.headers.get("content-type") ?? "";
+  const init = {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  };
+  if (type.startsWith("application/json")) {
+    const text = await response.text();
+    capture.result = exactResult(text, id);
+    return new Response(text, init);
+  }
+  if (type.startsWith("text/event-stream")) {
+    const [client, mine] = response.body.tee();
+    capture.read = readEventStream(mine, capture);
+    return new Response(client, init);
+  }
+  return response;
+}
+
 function capBody(response: Response, max: number): Response {
   if (!response.body) return response;
   const declared = Number(response.headers.get("content-length") ?? "NaN");

@@ -15,6 +15,7 @@
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { exactCalls, type ExactCapture, exactResult, toolsCallId } from "./exact.ts";
 
 /** Options of {@link ChildStdioTransport}. */
 export interface ChildStdioOptions {
@@ -40,6 +41,8 @@ export class ChildStdioTransport implements Transport {
   #child?: Deno.ChildProcess;
   #writer?: WritableStreamDefaultWriter<Uint8Array>;
   #closed = false;
+  /** tools/call requests in flight whose exact answers are wanted, by id. */
+  readonly #exact = new Map<string | number, ExactCapture>();
 
   constructor(options: ChildStdioOptions) {
     this.#options = options;
@@ -107,12 +110,27 @@ export class ChildStdioTransport implements Transport {
       this.onerror?.(new Error("the upstream wrote a line that is not a JSON-RPC message"));
       return;
     }
+    const id = (message as { id?: unknown }).id;
+    const capture = (typeof id === "string" || typeof id === "number")
+      ? this.#exact.get(id)
+      : undefined;
+    if (capture) {
+      // A tools/call made inside exactCalls: keep its answer's exact numbers.
+      this.#exact.delete(id as string | number);
+      capture.result = exactResult(line, id as string | number);
+    }
     this.onmessage?.(message);
   }
 
   /** Write one message as one line. */
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed || !this.#writer) throw new Error("the upstream process has exited");
+    const capture = exactCalls.getStore();
+    const callId = capture ? toolsCallId(message) : undefined;
+    if (capture && callId !== undefined) {
+      capture.id = callId;
+      this.#exact.set(callId, capture);
+    }
     await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
   }
 
