@@ -55,13 +55,20 @@ export function parseMessage(text: string): unknown {
   const params = value.params;
   const requestId = isPlainObject(params) ? params.requestId : undefined;
   const unsafe = (n: unknown) => typeof n === "number" && !Number.isSafeInteger(n);
-  if (!unsafe(value.id) && !unsafe(requestId) && !INEXACT_ID.test(text)) return value;
-  // Slow path: parse again, reading the source text of those two numbers.
+  const longNumber = LONG_NUMBER.test(text);
+  if (!unsafe(value.id) && !unsafe(requestId) && !INEXACT_ID.test(text) && !longNumber) {
+    return value;
+  }
+  // Slow path: parse again, reading the source text of those two numbers (and,
+  // when a long number is present, of every number, for the arguments).
   const sources = new Map<object, Record<string, string>>();
   const exactValue = JSON.parse(
     text,
     function (this: object, key: string, v: unknown, context?: { source?: string }) {
-      if (typeof v === "number" && (key === "id" || key === "requestId") && context?.source) {
+      if (
+        typeof v === "number" && context?.source &&
+        (longNumber || key === "id" || key === "requestId")
+      ) {
         const seen = sources.get(this) ?? {};
         seen[key] = context.source;
         sources.set(this, seen);
@@ -75,7 +82,87 @@ export function parseMessage(text: string): unknown {
   if (isPlainObject(p) && "requestId" in p) {
     p.requestId = exact(p.requestId, sources.get(p)?.requestId);
   }
+  if (longNumber && isPlainObject(p) && p.arguments !== null && typeof p.arguments === "object") {
+    markRounded(p.arguments as object, sources);
+  }
   return exactValue;
+}
+
+/**
+ * Parse a JSON object of tool arguments (the HTTP tool API's body) as
+ * {@link parseMessage} parses `params.arguments`: a number JSON.parse would
+ * round comes back as its source text (a `JSON.rawJSON` value) so the core
+ * refuses it by path instead of passing it on rounded.
+ * @throws {SyntaxError} when the text is not JSON
+ */
+export function parseArguments(text: string): unknown {
+  const value = JSON.parse(text);
+  if (value === null || typeof value !== "object" || !LONG_NUMBER.test(text)) return value;
+  const sources = new Map<object, Record<string, string>>();
+  const again = JSON.parse(
+    text,
+    function (this: object, key: string, v: unknown, context?: { source?: string }) {
+      if (typeof v === "number" && context?.source) {
+        const seen = sources.get(this) ?? {};
+        seen[key] = context.source;
+        sources.set(this, seen);
+      }
+      return v;
+    },
+  );
+  markRounded(again as object, sources);
+  return again;
+}
+
+/** A number literal with more significant digits than a double is sure to keep. */
+const LONG_NUMBER = /[0-9]{16}|[0-9]\.?[0-9]*[eE][+-]?[0-9]{3}/;
+
+/**
+ * In tool or prompt arguments, put each number that `JSON.parse` rounded (its
+ * source text names another value than the double it became, like
+ * `1000000000000000000001` read as `1e21`) back as its source text, a
+ * `JSON.rawJSON` value the core refuses by path rather than pass on rounded.
+ * Iterative; the core bounds the depth of arguments before it looks.
+ */
+function markRounded(root: object, sources: Map<object, Record<string, string>>): void {
+  const stack: object[] = [root];
+  let visited = 0;
+  while (stack.length > 0 && visited++ < 100_000) {
+    const holder = stack.pop()! as Record<string, unknown>;
+    const seen = sources.get(holder);
+    for (const key of Object.keys(holder)) {
+      const v = holder[key];
+      if (typeof v === "number") {
+        const source = seen?.[key];
+        if (source !== undefined && !sameDecimal(source, v)) holder[key] = rawJSON(source);
+      } else if (v !== null && typeof v === "object" && !isRawId(v)) {
+        stack.push(v as object);
+      }
+    }
+  }
+}
+
+/** Whether a number's source text names exactly the value of the double it became. */
+function sameDecimal(source: string, value: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  const a = decimal(source);
+  const b = decimal(String(value));
+  return a !== null && b !== null && a.digits === b.digits && a.exponent === b.exponent &&
+    a.negative === b.negative;
+}
+
+/** A decimal literal as sign, significant digits (no leading or trailing zeros) and exponent. */
+function decimal(text: string): { negative: boolean; digits: string; exponent: number } | null {
+  const m = /^(-?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/.exec(text);
+  if (!m) return null;
+  const whole = m[2] + (m[3] ?? "");
+  let exponent = Number(m[4] ?? 0) - (m[3] ?? "").length;
+  let digits = whole.replace(/^0+/, "");
+  const trimmed = digits.replace(/0+$/, "");
+  exponent += digits.length - trimmed.length;
+  digits = trimmed;
+  if (digits === "") return { negative: false, digits: "0", exponent: 0 };
+  return { negative: m[1] === "-", digits, exponent };
 }
 
 /** Any JSON value. */

@@ -40,7 +40,7 @@ import {
   SUPPORTED_VERSIONS,
 } from "./revisions.ts";
 import { checkHeaders } from "./headers.ts";
-import { cleanDeep, cleanText } from "./text.ts";
+import { cleanDeep, cleanText, isRawJson } from "./text.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import type {
   CallToolResult,
@@ -967,7 +967,8 @@ export class McpServer {
         status: 400,
         result: errorResult(
           `Invalid arguments for tool "${name}": the number at ${inexact} is an integer beyond ` +
-            `2^53 or beyond the largest double (1e400), which cannot be passed on exactly; ` +
+            `2^53 or beyond the largest double (1e400), or has more digits than a double holds, ` +
+            `which cannot be passed on exactly; ` +
             `send it as a string`,
         ),
       };
@@ -1323,6 +1324,8 @@ function roundedIntegerAt(args: unknown): string | null {
     // JSON.parse reads a number past the largest double (1e400) as Infinity,
     // which no schema should take and JSON.stringify would send as null.
     if (typeof v === "number" && !Number.isFinite(v)) return at || "(top)";
+    // A number JSON.parse rounded, kept as its source text by parseMessage.
+    if (isRawJson(v)) return at || "(top)";
     if (v === null || typeof v !== "object") continue;
     if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, `${at}[${i}]`]));
     else {

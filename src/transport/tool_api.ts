@@ -13,6 +13,7 @@
  * @module
  */
 import type { McpServer } from "../mcp/server.ts";
+import { parseArguments } from "../mcp/jsonrpc.ts";
 import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
 import {
   beforeBody,
@@ -79,7 +80,7 @@ export function createToolApiHandler(
     if (refused) return refused;
     let args: unknown;
     try {
-      args = JSON.parse(decoder.decode(body));
+      args = parseArguments(decoder.decode(body));
     } catch {
       return json(400, { error: "The body must be one JSON object of tool arguments" });
     }

@@ -39,6 +39,10 @@ Deno.test("a number beyond the largest double is refused by where it is, nothing
       ["get_item", `{"index":1e400}`, /the number at index is an integer beyond 2\^53 or beyond/],
       ["create_item", `{"price":-1e400}`, /the number at price /],
       ["create_item", `{"meta":{"a":[1,1E999]}}`, /the number at meta\.a\[1\] /],
+      // More digits than a double holds: JSON.parse would make these 1e21 and 0.1.
+      ["get_item", `{"index":1000000000000000000001}`, /the number at index .*more digits/],
+      ["create_item", `{"price":0.1000000000000000055511151231257827}`, /the number at price /],
+      ["create_item", `{"meta":{"n":[12345678901234567890123]}}`, /the number at meta\.n\[0\] /],
     ];
     for (const [tool, body, message] of cases) {
       const r = await api(tool, body);
@@ -46,8 +50,12 @@ Deno.test("a number beyond the largest double is refused by where it is, nothing
       assert.match(r.text, message);
     }
     assert.equal(upstream.requests.length, 0, "nothing reached the upstream");
-    // Large but finite numbers still pass.
+    // Large but finite numbers still pass, and so does every number a double holds exactly,
+    // however it is spelled.
     assert.equal((await api("create_item", `{"price":1e300}`)).status, 200);
+    assert.equal((await api("create_item", `{"price":0.30000000000000004}`)).status, 200);
+    assert.equal((await api("create_item", `{"price":1000000000000000000000}`)).status, 200);
+    assert.equal((await api("create_item", `{"price":1.50000000000000000000}`)).status, 200);
     assert.equal((await api("get_item", `{"index":42}`)).status, 200);
     assert.equal(upstream.requests.at(-1)!.path, "/items/42");
   } finally {
