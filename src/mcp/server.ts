@@ -1299,8 +1299,10 @@ function cleanResult(result: CallToolResult, name: string): CallToolResult {
  * Whether a number's shortest spelling needs more than 15 significant digits:
  * beyond 2^53, such a value is what JSON.parse made of longer digits (2^53+1
  * arrives as 9007199254740992), while `1e21` or `2e22` are exact as written.
- * (Without the message's source text, 1000000000000000000001 arriving as 1e21
- * cannot be told from 1e21; see docs in src/mcp/text.ts.)
+ * (A number whose source text holds more digits than its double, such as
+ * 1000000000000000000001 read as 1e21, is caught earlier: `parseMessage` and
+ * `parseArguments` in src/mcp/jsonrpc.ts keep its text, and
+ * {@link roundedIntegerAt} refuses it.)
  */
 function longDigits(v: number): boolean {
   const mantissa = String(Math.abs(v)).split("e")[0].replace(".", "").replace(/0+$/, "");
@@ -1309,8 +1311,9 @@ function longDigits(v: number): boolean {
 
 /**
  * Where (`a.b[2]`) an argument holds an integer beyond ±(2^53 - 1) that
- * JSON.parse has visibly rounded (see {@link longDigits}), or a number beyond
- * the largest double that it made Infinity: passing it on would send other
+ * JSON.parse has visibly rounded (see {@link longDigits}), a number beyond
+ * the largest double that it made Infinity, or a number the parser kept as its
+ * source text because a double cannot hold it: passing it on would send other
  * digits (or `null`, or the text "Infinity" in a path). `null` when there is none. Iterative; `args` is already
  * depth-bounded.
  */
