@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CONFIG, ROOT } from "./support/cli.ts";
+import { CONFIG, ROOT, runCommand } from "./support/cli.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
 const work = await Deno.makeTempDir();
@@ -45,19 +45,12 @@ Deno.test({
 async function run(args: string[]) {
   // Run from an empty directory with a minimal environment: nothing of the
   // checkout or of Deno's cache is there to lean on.
-  const out = await new Deno.Command(binary, {
+  return await runCommand(binary, {
     args,
     cwd: work,
     clearEnv: true,
     env: { PATH: "/usr/bin:/bin", HOME: work },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
+  });
 }
 
 Deno.test({

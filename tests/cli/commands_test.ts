@@ -4,22 +4,15 @@
  * `--no-npm` makes any npm import fail, and these must still succeed.
  */
 import assert from "node:assert/strict";
-import { CLI, CONFIG, ROOT, runCli, serveHttp } from "../support/cli.ts";
+import { CLI, CONFIG, ROOT, runCli, runCommand, serveHttp } from "../support/cli.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
 
 async function withoutNpm(args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
+  return await runCommand(Deno.execPath(), {
     args: ["run", "--quiet", "--no-npm", "--config", CONFIG, CLI, ...args],
     cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
+  });
 }
 
 Deno.test("--version prints the version in deno.json", async () => {

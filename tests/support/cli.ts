@@ -41,12 +41,26 @@ export async function runCli(
     );
     await w.close();
   }
-  const out = await child.output();
+  return outputText(await child.output());
+}
+
+/** A finished process's exit code and its output as text. */
+export function outputText(out: Deno.CommandOutput): CliResult {
   return {
     code: out.code,
     stdout: new TextDecoder().decode(out.stdout),
     stderr: new TextDecoder().decode(out.stderr),
   };
+}
+
+/** Run `command` to completion (stdout and stderr piped unless `options` say otherwise). */
+export async function runCommand(
+  command: string,
+  options: Deno.CommandOptions,
+): Promise<CliResult> {
+  return outputText(
+    await new Deno.Command(command, { stdout: "piped", stderr: "piped", ...options }).output(),
+  );
 }
 
 export interface Served {
@@ -85,18 +99,41 @@ export async function serveHttp(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  return await untilListening(child, "weir serve", { timeoutMs: 20_000 });
+}
+
+/**
+ * Wait until a spawned weir (stdout and stderr piped) logs its `"mcp":"<url>/mcp"`
+ * line; from then on its stderr is collected in the background.
+ * @throws with its stderr when it exits first or `timeoutMs` passes (it is killed)
+ */
+export async function untilListening(
+  child: Deno.ChildProcess,
+  what: string,
+  options: {
+    timeoutMs: number;
+    /** Run `then` once stderr matches `pattern` (before weir listens). */
+    onStderr?: { pattern: RegExp; then: () => Promise<unknown> };
+  },
+): Promise<Served> {
   let err = "";
   const decoder = new TextDecoder();
   const stdoutDone = child.stdout.pipeTo(new WritableStream());
   const reader = child.stderr.getReader();
   let url = "";
-  const deadline = Date.now() + 20_000;
+  let hook = options.onStderr;
+  const deadline = Date.now() + options.timeoutMs;
   while (!url && Date.now() < deadline) {
     const { done, value } = await reader.read();
     if (done) break;
     err += decoder.decode(value);
     const m = /"mcp":"(http:\/\/[^"]+)\/mcp"/.exec(err);
     if (m) url = m[1];
+    if (hook && hook.pattern.test(err)) {
+      const then = hook.then;
+      hook = undefined;
+      await then();
+    }
   }
   const pump = (async () => {
     while (true) {
@@ -106,9 +143,13 @@ export async function serveHttp(
     }
   })();
   if (!url) {
-    child.kill("SIGKILL");
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
     await child.status;
-    throw new Error(`weir serve did not start:\n${err}`);
+    await pump;
+    await stdoutDone.catch(() => {});
+    throw new Error(`${what} did not start:\n${err}`);
   }
   return {
     url,

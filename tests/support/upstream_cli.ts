@@ -11,7 +11,7 @@ import {
   StreamableHTTPClientTransport as HttpV2,
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
-import { CLI, CONFIG, ROOT } from "./cli.ts";
+import { CLI, CONFIG, ROOT, runCommand, untilListening } from "./cli.ts";
 
 /** `deno run -A --config deno.json cli.ts` */
 export function weirAll(): { command: string; args: string[] } {
@@ -43,6 +43,14 @@ export function everythingCommand(): string[] {
   return [Deno.execPath(), "run", "--quiet", "-A", "--config", CONFIG, EVERYTHING, "stdio"];
 }
 
+/** `PRE serve-upstream ARGS TRANSPORT`, with TRANSPORT before any `--` in ARGS (the upstream's command line). */
+function serveUpstreamArgs(pre: string[], args: string[], transport: string[]): string[] {
+  const dash = args.indexOf("--");
+  const flags = dash < 0 ? args : args.slice(0, dash);
+  const tail = dash < 0 ? [] : args.slice(dash);
+  return [...pre, "serve-upstream", ...flags, ...transport, ...tail];
+}
+
 /** A running `weir serve-upstream --http`. */
 export interface Wrapper {
   /** `http://127.0.0.1:<port>` */
@@ -64,64 +72,18 @@ export async function startWrapper(
   } = {},
 ): Promise<Wrapper> {
   const { command, args: pre } = weirAll();
-  const dash = args.indexOf("--");
-  const flags = dash < 0 ? args : args.slice(0, dash);
-  const tail = dash < 0 ? [] : args.slice(dash);
   const child = new Deno.Command(command, {
-    args: [...pre, "serve-upstream", ...flags, "--http", "127.0.0.1:0", ...tail],
+    args: serveUpstreamArgs(pre, args, ["--http", "127.0.0.1:0"]),
     env: options.env,
     cwd: ROOT,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let err = "";
-  const decoder = new TextDecoder();
-  const stdoutDone = child.stdout.pipeTo(new WritableStream());
-  const reader = child.stderr.getReader();
-  let url = "";
-  const deadline = Date.now() + 60_000;
-  while (!url && Date.now() < deadline) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    err += decoder.decode(value);
-    const m = /"mcp":"(http:\/\/[^"]+)\/mcp"/.exec(err);
-    if (m) url = m[1];
-    const hook = options.onStderr;
-    if (hook && hook.pattern.test(err)) {
-      options.onStderr = undefined;
-      await hook.then();
-    }
-  }
-  const pump = (async () => {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      err += decoder.decode(value);
-    }
-  })();
-  if (!url) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone */ }
-    await child.status;
-    await pump;
-    await stdoutDone.catch(() => {});
-    throw new Error(`weir serve-upstream did not start:\n${err}`);
-  }
-  return {
-    url,
-    stderr: () => err,
-    stop: async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      const status = await child.status;
-      await pump;
-      await stdoutDone.catch(() => {});
-      return status.code;
-    },
-  };
+  return await untilListening(child, "weir serve-upstream", {
+    timeoutMs: 60_000,
+    onStderr: options.onStderr,
+  });
 }
 
 /** Run `weir <args>` to completion (with every permission, as `deno run -A`). */
@@ -130,19 +92,7 @@ export async function runWeir(
   env?: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const { command, args: pre } = weirAll();
-  const out = await new Deno.Command(command, {
-    args: [...pre, ...args],
-    env,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
+  return await runCommand(command, { args: [...pre, ...args], env, cwd: ROOT, stdin: "null" });
 }
 
 /** Loosely typed: the methods the v1 and v2 clients share. */
@@ -182,9 +132,6 @@ export async function v1Stdio(
   notifications: string[] = [],
 ): Promise<AnyClient> {
   const { command, args: pre } = weirAll();
-  const dash = args.indexOf("--");
-  const flags = dash < 0 ? args : args.slice(0, dash);
-  const tail = dash < 0 ? [] : args.slice(dash);
   const client = new ClientV1({ name: "weir-test-v1", version: "1.0.0" });
   client.fallbackNotificationHandler = (n: { method: string }) => {
     notifications.push(n.method);
@@ -193,7 +140,7 @@ export async function v1Stdio(
   await client.connect(
     new StdioClientTransport({
       command,
-      args: [...pre, "serve-upstream", ...flags, "--stdio", ...tail],
+      args: serveUpstreamArgs(pre, args, ["--stdio"]),
       env: { ...Deno.env.toObject(), ...env },
       cwd: ROOT,
       stderr: "ignore",
@@ -210,16 +157,13 @@ export function textOf(result: Record<string, unknown>): string {
 /** The official v2 client pinned to 2026-07-28 over stdio, spawning `weir serve-upstream ARGS --stdio`. */
 export async function v2Stdio(args: string[]): Promise<AnyClient> {
   const { command, args: pre } = weirAll();
-  const dash = args.indexOf("--");
-  const flags = dash < 0 ? args : args.slice(0, dash);
-  const tail = dash < 0 ? [] : args.slice(dash);
   const client = new ClientV2({ name: "weir-test-v2", version: "2.0.0" }, {
     versionNegotiation: { mode: { pin: "2026-07-28" } },
   });
   await client.connect(
     new StdioV2({
       command,
-      args: [...pre, "serve-upstream", ...flags, "--stdio", ...tail],
+      args: serveUpstreamArgs(pre, args, ["--stdio"]),
       env: Deno.env.toObject(),
       cwd: ROOT,
       stderr: "ignore",
