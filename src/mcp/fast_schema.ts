@@ -25,7 +25,11 @@ export type Acceptor = (value: unknown) => boolean;
 
 type Check = (value: unknown) => boolean;
 
-/** Keywords that only annotate (2020-12 meta-data and core vocabulary) and never fail a value. */
+/**
+ * Keywords that only annotate (2020-12 meta-data and core vocabulary) and never fail a value.
+ * Deliberately a subset of schema.ts's ANNOTATIONS: a keyword missing here only sends a
+ * schema to the full validator, so this set must never hold one that schema.ts enforces.
+ */
 const ANNOTATIONS = new Set([
   "title",
   "description",
