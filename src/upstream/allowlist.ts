@@ -126,14 +126,6 @@ function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** One `--pin tool.arg=value`. */
-export interface Pin {
-  tool: string;
-  arg: string;
-  /** The value as written on the command line. */
-  value: string;
-}
-
 /**
  * Parse `--pin tool.arg=value` values. The tool is everything before the
  * first `.` that is followed by the argument name (tool names may contain
