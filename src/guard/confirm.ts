@@ -27,6 +27,7 @@
  */
 import { type CallContext, InputRequiredError, ToolError } from "../mcp/server.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
+import { base64url } from "../mcp/cursor.ts";
 
 /** The `inputRequests` / `inputResponses` key of the confirmation. */
 export const CONFIRM_INPUT = "weir/confirm";
@@ -144,13 +145,13 @@ export class ConfirmGate {
   }
 
   async #sign(state: State): Promise<string> {
-    const body = b64url(new TextEncoder().encode(JSON.stringify(state)));
+    const body = base64url(new TextEncoder().encode(JSON.stringify(state)));
     const mac = await crypto.subtle.sign(
       "HMAC",
       await this.#signingKey(),
       new TextEncoder().encode(body),
     );
-    return `${body}.${b64url(new Uint8Array(mac))}`;
+    return `${body}.${base64url(new Uint8Array(mac))}`;
   }
 
   async #verify(token: string | undefined): Promise<State | null> {
@@ -201,13 +202,7 @@ function impossible(tool: string, why: string): ToolError {
 
 async function sha256(text: string): Promise<string> {
   const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return b64url(new Uint8Array(hash));
-}
-
-function b64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64url(new Uint8Array(hash));
 }
 
 function fromB64url(text: string): Uint8Array<ArrayBuffer> {

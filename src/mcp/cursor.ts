@@ -96,7 +96,8 @@ function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
-function base64url(bytes: Uint8Array): string {
+/** Unpadded base64url (RFC 4648 section 5) of `bytes`. */
+export function base64url(bytes: Uint8Array): string {
   let binary = "";
   for (const b of bytes) binary += String.fromCharCode(b);
   return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
