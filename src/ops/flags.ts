@@ -9,6 +9,7 @@
 import { createLogger, type OpsLogger, resolveLogLevel } from "./log.ts";
 import { DEFAULT_DRAIN_MS } from "./shutdown.ts";
 import { parseTokens } from "./tokens.ts";
+import { DEFAULT_BODY_DEADLINE_MS } from "../transport/inbound.ts";
 
 /** `node:util` `parseArgs` options of the shared flags. */
 export const OPS_FLAGS = {
@@ -23,9 +24,6 @@ export const OPS_FLAGS = {
 
 /** Default cap on requests handled at once over HTTP (`--max-concurrent`). */
 export const DEFAULT_MAX_CONCURRENT = 1024;
-
-/** Default whole-body deadline in milliseconds (`--body-timeout`). */
-export const DEFAULT_BODY_TIMEOUT_MS = 15_000;
 
 /** What the shared flags configure. */
 export interface OpsSettings {
@@ -51,7 +49,7 @@ export function opsSettings(
   return {
     log: createLogger({ level }),
     drainMs: whole(values, "drain-timeout", DEFAULT_DRAIN_MS),
-    bodyDeadlineMs: whole(values, "body-timeout", DEFAULT_BODY_TIMEOUT_MS),
+    bodyDeadlineMs: whole(values, "body-timeout", DEFAULT_BODY_DEADLINE_MS),
     maxConcurrent: whole(values, "max-concurrent", DEFAULT_MAX_CONCURRENT),
   };
 }
