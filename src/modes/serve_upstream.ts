@@ -52,6 +52,7 @@ import {
 import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.ts";
 import { canonicalJson } from "../upstream/fingerprint.ts";
 import { CoalescedCheck } from "../upstream/coalesced_check.ts";
+import { untilAborted } from "../transport/deadline.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { auditAllowed, auditRefused } from "../ops/audit.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
@@ -402,16 +403,6 @@ function upstreamDispatch(parts: DispatchParts) {
     // are well-formed Unicode without terminal control sequences, as in serve.
     return cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
   };
-}
-
-/** `promise`, or a rejection with the signal's reason as soon as it aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const abort = () => reject(signal.reason);
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
-  });
 }
 
 function upstreamFailure(

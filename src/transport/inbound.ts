@@ -13,7 +13,7 @@
  */
 import type { LogEvent, Logger } from "../mcp/server.ts";
 import { readAtMost } from "./bytes.ts";
-import { Deadline } from "./deadline.ts";
+import { Deadline, untilAborted } from "./deadline.ts";
 
 /**
  * The verdict of an `authorize` hook: `true`/`false`, or an object that can
@@ -338,14 +338,8 @@ export async function readBody(
       // A small declared length: HTTP framing holds the body to it, so read it
       // in one call (a stream reader allocates a 64 KiB chunk per read;
       // measured: peak RSS 110 MiB instead of 47 under load).
-      const bytes = await (deadlineMs > 0
-        ? Promise.race([
-          request.bytes(),
-          new Promise<never>((_, reject) =>
-            signal.addEventListener("abort", () => reject(signal.reason), { once: true })
-          ),
-        ])
-        : request.bytes());
+      const bytes =
+        await (deadlineMs > 0 ? untilAborted(request.bytes(), signal) : request.bytes());
       // Only a Request built in code can carry more than it declares.
       return bytes.byteLength > max ? tooLarge() : bytes;
     }
