@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { startWrapper } from "../support/upstream_cli.ts";
+import { postMcp, rawHttpUpstream } from "../support/raw_upstream.ts";
 
 /** The answer's structured content, exactly as the upstream writes it. */
 const EXACT = '{"n":9007199254740993,"f":1.0,"e":1e400,"s":"kept"}';
@@ -51,21 +52,6 @@ function answer(msg: { id?: unknown; method?: string }): string | null {
   }
 }
 
-/** A raw MCP upstream over HTTP answering with JSON bodies or with one-event streams. */
-function httpUpstream(sse: boolean): { url: string; stop: () => Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    if (req.method !== "POST") return new Response(null, { status: 405 });
-    const text = answer(await req.json());
-    if (text === null) return new Response(null, { status: 202 });
-    return sse
-      ? new Response(`event: message\ndata: ${text}\n\n`, {
-        headers: { "content-type": "text/event-stream" },
-      })
-      : new Response(text, { headers: { "content-type": "application/json" } });
-  });
-  return { url: `http://127.0.0.1:${server.addr.port}/mcp`, stop: () => server.shutdown() };
-}
-
 /** The same upstream as a stdio child: a script written for the test. */
 async function stdioUpstream(): Promise<{ args: string[]; cleanup: () => Promise<void> }> {
   const dir = await Deno.makeTempDir({ prefix: "weir-exact-" });
@@ -90,23 +76,13 @@ async function stdioUpstream(): Promise<{ args: string[]; cleanup: () => Promise
   };
 }
 
-async function call(url: string, name: string): Promise<string> {
-  const response = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-11-25",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 9,
-      method: "tools/call",
-      params: { name, arguments: {} },
-    }),
-    signal: AbortSignal.timeout(30_000),
+function call(url: string, name: string): Promise<string> {
+  return postMcp(url, {
+    jsonrpc: "2.0",
+    id: 9,
+    method: "tools/call",
+    params: { name, arguments: {} },
   });
-  return await response.text();
 }
 
 async function assertExact(url: string): Promise<void> {
@@ -119,7 +95,7 @@ async function assertExact(url: string): Promise<void> {
 
 for (const sse of [false, true]) {
   Deno.test(`serve-upstream keeps numbers exact from an HTTP upstream (${sse ? "event stream" : "JSON body"})`, async () => {
-    const up = httpUpstream(sse);
+    const up = rawHttpUpstream(answer, { sse });
     const weir = await startWrapper(["--tool", "plain", "--tool", "typed", "--upstream", up.url]);
     try {
       await assertExact(weir.url);

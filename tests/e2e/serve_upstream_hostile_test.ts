@@ -7,20 +7,18 @@
  */
 import assert from "node:assert/strict";
 import { runWeir, startWrapper } from "../support/upstream_cli.ts";
+import { postMcp, rawHttpUpstream } from "../support/raw_upstream.ts";
 
 const ESC = "\u001b";
 const DIRTY = "hi \u001b[2J\u001b]0;title\u0007 \ud800 end";
 
 /** A raw MCP upstream over HTTP answering one JSON object per request. */
 function hostileUpstream(): { url: string; stop: () => Promise<void> } {
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    if (req.method !== "POST") return new Response(null, { status: 405 });
-    const msg = await req.json();
-    if (msg.id === undefined) return new Response(null, { status: 202 });
+  type Msg = { id?: unknown; method?: string; params?: { arguments?: { mode?: string } } };
+  return rawHttpUpstream((msg: Msg) => {
+    if (msg.id === undefined) return null;
     const reply = (result: string) =>
-      new Response(`{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${result}}`, {
-        headers: { "content-type": "application/json" },
-      });
+      `{"jsonrpc":"2.0","id":${JSON.stringify(msg.id)},"result":${result}}`;
     switch (msg.method) {
       case "initialize":
         return reply(JSON.stringify({
@@ -54,31 +52,17 @@ function hostileUpstream(): { url: string; stop: () => Promise<void> } {
         }));
       }
       default:
-        return Response.json({
+        return JSON.stringify({
           jsonrpc: "2.0",
           id: msg.id,
           error: { code: -32601, message: "no" },
         });
     }
   });
-  return {
-    url: `http://127.0.0.1:${server.addr.port}/mcp`,
-    stop: () => server.shutdown(),
-  };
 }
 
-async function rpc(url: string, id: number, method: string, params: unknown) {
-  const response = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-11-25",
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return await response.text();
+function rpc(url: string, id: number, method: string, params: unknown): Promise<string> {
+  return postMcp(url, { jsonrpc: "2.0", id, method, params });
 }
 
 /** Whether decoded text holds anything clean text never does. */
@@ -186,18 +170,12 @@ for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream(
     { env: { WEIR_TEST_INBOUND: token, WEIR_TEST_OTHER: "kept" } },
   );
   try {
-    const response = await fetch(`${weir.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-        authorization: `Bearer ${token}`,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const tools = (await response.json()).result.tools;
+    const listed = await postMcp(
+      weir.url,
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+      { authorization: `Bearer ${token}` },
+    );
+    const tools = JSON.parse(listed).result.tools;
     assert.equal(tools[0].description, "WEIR_TEST_INBOUND=unset WEIR_TEST_OTHER=kept");
   } finally {
     await weir.stop();
