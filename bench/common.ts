@@ -80,6 +80,39 @@ export function track(child: Deno.ChildProcess): void {
   child.status.then(() => live.delete(child));
 }
 
+/**
+ * Spawn `deno DENO_ARGS` (under `taskset -c PIN` when `pin` is given) with
+ * stdout and stderr piped, counted in {@link live}.
+ */
+export function spawnDeno(
+  denoArgs: string[],
+  pin: string | undefined,
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Deno.ChildProcess {
+  const deno = Deno.execPath();
+  const [cmd, ...args] = pin ? ["taskset", "-c", pin, deno, ...denoArgs] : [deno, ...denoArgs];
+  const child = new Deno.Command(cmd, {
+    args,
+    ...options,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  track(child);
+  return child;
+}
+
+/** Drain a stream to nowhere, keeping its last 4,000 characters. */
+export function drain(stream: ReadableStream<Uint8Array>): () => string {
+  let tail = "";
+  (async () => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      tail = (tail + chunk).slice(-4000);
+    }
+  })().catch(() => {});
+  return () => tail;
+}
+
 /** SIGKILL every process in {@link live}. */
 export function killAll(): void {
   for (const child of live) {

@@ -26,12 +26,13 @@ import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
 import { callWorkload, WORKLOADS } from "./catalog.ts";
 import {
   abort,
+  drain,
   freePort,
   killAllOnInterrupt,
   live,
   median,
+  spawnDeno,
   stop,
-  track,
   wrkFlags,
 } from "./common.ts";
 
@@ -44,7 +45,6 @@ const {
 } = wrkFlags(Deno.args, 11);
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const DENO = Deno.execPath();
 const CALL = callWorkload("get_thing", { id: "abc-123" });
 const LIST = WORKLOADS.find((w) => w.name === "tools/list")!;
 
@@ -63,17 +63,6 @@ interface Running {
   stderr: () => string;
 }
 
-/** Drain a stream to nowhere, keeping its last 4,000 characters. */
-function drain(stream: ReadableStream<Uint8Array>): () => string {
-  let tail = "";
-  (async () => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      tail = (tail + chunk).slice(-4000);
-    }
-  })().catch(() => {});
-  return () => tail;
-}
-
 /** Spawn a server and wait (bounded) until `ready` says it answers. */
 async function start(
   spec: Spec,
@@ -82,16 +71,7 @@ async function start(
 ): Promise<Running> {
   const port = freePort();
   const denoArgs = spec.args(port);
-  const [cmd, ...args] = pin ? ["taskset", "-c", pin, DENO, ...denoArgs] : [DENO, ...denoArgs];
-  const child = new Deno.Command(cmd, {
-    args,
-    cwd: ROOT,
-    env: spec.env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  track(child);
+  const child = spawnDeno(denoArgs, pin, { cwd: ROOT, env: spec.env });
   drain(child.stdout);
   const stderr = drain(child.stderr);
   const deadline = performance.now() + 60_000;

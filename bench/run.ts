@@ -23,7 +23,16 @@ import { fileURLToPath } from "node:url";
 import { TOOLS, type Workload, WORKLOADS } from "./catalog.ts";
 import { clockTicks, cpuBusyTicks, cpuSeconds, peakRssBytes } from "./proc.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk, type WrkResult } from "./wrk.ts";
-import { abort, freePort, killAllOnInterrupt, median, stop, track, wrkFlags } from "./common.ts";
+import {
+  abort,
+  drain,
+  freePort,
+  killAllOnInterrupt,
+  median,
+  spawnDeno,
+  stop,
+  wrkFlags,
+} from "./common.ts";
 
 const {
   duration: DURATION,
@@ -34,7 +43,6 @@ const {
 } = wrkFlags(Deno.args, 15);
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
-const DENO = Deno.execPath();
 
 /** One server under test. */
 interface ServerSpec {
@@ -64,16 +72,8 @@ killAllOnInterrupt();
 async function start(spec: ServerSpec, pin: string | undefined): Promise<Running> {
   const port = freePort();
   const denoArgs = ["run", "--allow-net=127.0.0.1", `${HERE}${spec.script}`, String(port)];
-  const [cmd, ...args] = pin ? ["taskset", "-c", pin, DENO, ...denoArgs] : [DENO, ...denoArgs];
-  const child = new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped", stdin: "null" })
-    .spawn();
-  track(child);
-  let errText = "";
-  (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      errText = (errText + chunk).slice(-4000);
-    }
-  })();
+  const child = spawnDeno(denoArgs, pin);
+  const errText = drain(child.stderr);
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   const deadline = setTimeout(() => child.kill("SIGKILL"), 60_000);
@@ -81,7 +81,7 @@ async function start(spec: ServerSpec, pin: string | undefined): Promise<Running
     while (!out.includes(`listening ${port}`)) {
       const { done, value } = await lines.read();
       if (done) {
-        throw new Error(`${spec.name} exited before listening:\n${out}${errText}`);
+        throw new Error(`${spec.name} exited before listening:\n${out}${errText()}`);
       }
       out += value;
     }
@@ -92,7 +92,7 @@ async function start(spec: ServerSpec, pin: string | undefined): Promise<Running
   (async () => {
     while (!(await lines.read()).done);
   })();
-  return { spec, port, child, stderr: () => errText };
+  return { spec, port, child, stderr: errText };
 }
 
 /** Why an answer is not the correct result of the workload, or `null` when it is. */
