@@ -6,7 +6,7 @@
  * deep. Every answer is JSON-RPC and the server keeps serving.
  */
 import assert from "node:assert/strict";
-import { serveHttp, weirCommand } from "../support/cli.ts";
+import { serveHttp, spawnServeStdio } from "../support/cli.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
 
 const GUARDFILE = `
@@ -53,14 +53,7 @@ async function fixture() {
 
 /** An interactive `weir serve FILE --stdio`: send lines, read answers with a deadline. */
 function stdio(file: string, env: Record<string, string>) {
-  const { command, args } = weirCommand();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--stdio"],
-    env,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnServeStdio(file, env);
   const writer = child.stdin.getWriter();
   const lines: string[] = [];
   let buffer = "";

@@ -6,7 +6,7 @@
  * in flight finishes on the surface it started on.
  */
 import assert from "node:assert/strict";
-import { runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
+import { runCli, serveHttp, spawnServeStdio, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { MODERN_META } from "../support/mcp.ts";
 
@@ -213,14 +213,7 @@ Deno.test("admin endpoints are off by default (404)", async () => {
 Deno.test("stdio: SIGHUP swaps the surface for the next request on the same pipe", async () => {
   const upstream = await startRecorder();
   const file = await tempGuardfile(v1(upstream.url));
-  const { weirCommand } = await import("../support/cli.ts");
-  const { command, args } = weirCommand();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--stdio"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnServeStdio(file);
   const writer = child.stdin.getWriter();
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let pending = "";

@@ -5,7 +5,7 @@
  * end of input drains the same way.
  */
 import assert from "node:assert/strict";
-import { serveHttp, tempGuardfile, weirCommand } from "../support/cli.ts";
+import { serveHttp, spawnServeStdio, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { MODERN_META } from "../support/mcp.ts";
 
@@ -107,13 +107,7 @@ Deno.test("a call that outlives --drain-timeout is cut with a shutting_down tool
 Deno.test("stdio: end of input lets the call in flight finish, then exits 0", async () => {
   const upstream = await heldUpstream();
   const file = await guardfile(upstream.url);
-  const { command, args } = weirCommand();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--stdio"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnServeStdio(file);
   try {
     const w = child.stdin.getWriter();
     const request = {

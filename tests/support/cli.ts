@@ -14,6 +14,18 @@ export function weirCommand(): { command: string; args: string[] } {
   };
 }
 
+/** Spawn `weir serve FILE --stdio` with stdin, stdout and stderr piped. */
+export function spawnServeStdio(file: string, env?: Record<string, string>): Deno.ChildProcess {
+  const { command, args } = weirCommand();
+  return new Deno.Command(command, {
+    args: [...args, "serve", file, "--stdio"],
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
 export interface CliResult {
   code: number;
   stdout: string;
