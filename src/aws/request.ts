@@ -13,6 +13,7 @@ import { AwsClient } from "aws4fetch";
 import { readAtMost } from "../transport/bytes.ts";
 import { Redactor } from "../guard/secrets.ts";
 import type { AwsCredentials } from "./config.ts";
+import { upstreamTracing } from "../ops/trace_hooks.ts";
 
 /** What to send. */
 export interface AwsRequest {
@@ -94,6 +95,34 @@ export async function sendAws(
   const body = request.body ?? new Uint8Array();
   const headers = new Headers(request.headers);
   if (request.service === "s3") headers.set("x-amz-content-sha256", await sha256Hex(body));
+  // With telemetry on, a CLIENT span whose traceparent is signed and sent with
+  // the request (src/ops/trace_hooks.ts); no span or closure when off.
+  const tracing = upstreamTracing();
+  if (!tracing) return await exchange(client, request, headers, body, limits, signal);
+  return await tracing.http(
+    {
+      method: request.method,
+      host: new URL(request.url).host,
+      aws: {
+        service: request.service.toUpperCase(),
+        action: request.action,
+        region: request.region,
+      },
+    },
+    headers,
+    () => exchange(client, request, headers, body, limits, signal),
+  );
+}
+
+/** Sign, send and read one request (see {@link sendAws}). */
+async function exchange(
+  client: AwsClient,
+  request: AwsRequest,
+  headers: Headers,
+  body: Uint8Array,
+  limits: AwsLimits,
+  signal: AbortSignal,
+): Promise<AwsAnswer> {
   const deadline = limits.timeoutMs > 0 ? AbortSignal.timeout(limits.timeoutMs) : undefined;
   const combined = deadline ? AbortSignal.any([signal, deadline]) : signal;
   let response: Response;

@@ -13,7 +13,7 @@ import { Deadline } from "../transport/deadline.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
-import { traceUpstream } from "../ops/trace_hooks.ts";
+import { upstreamTracing } from "../ops/trace_hooks.ts";
 
 /** Limits of one upstream exchange. */
 export interface UpstreamLimits {
@@ -95,8 +95,11 @@ export async function sendUpstream(
 
   const deadline = new Deadline(signal, limits.timeoutMs);
   try {
-    return await traceUpstream(
-      () => ({ method: planned.method, template: grant.path, host: new URL(url).host }),
+    // With telemetry off: no span, no closure (src/ops/trace_hooks.ts).
+    const tracing = upstreamTracing();
+    if (!tracing) return await exchange(url, planned.method, headers, body, deadline, what, limits);
+    return await tracing.http(
+      { method: planned.method, template: grant.path, host: new URL(url).host },
       headers,
       () => exchange(url, planned.method, headers, body, deadline, what, limits),
     );

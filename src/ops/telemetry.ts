@@ -17,9 +17,21 @@
  *   `gen_ai.operation.name=execute_tool` and `gen_ai.tool.name` for tool
  *   calls, and `error.type` from a closed set (`tool_error`, `cancelled`,
  *   `timeout`, `invalid_params`, `method_not_found`, `internal_error`, `_OTHER`);
- * - a CLIENT span per upstream HTTP request (`http.request.method`,
+ * - a CLIENT span per upstream HTTP request of `weir serve` (`http.request.method`,
  *   `server.address`, `url.template` (the granted path template),
  *   `http.response.status_code`), whose W3C `traceparent` is sent upstream;
+ * - a CLIENT span per AWS request of serve-ssm and serve-s3, named
+ *   `Service.Action` (`SSM.GetParameter`, `S3.PutObject`) with
+ *   `rpc.system=aws-api`, `rpc.service`, `rpc.method`, `cloud.region`,
+ *   `http.request.method`, `server.address` and `http.response.status_code`;
+ *   its `traceparent` is sent (and signed) with the request;
+ * - a CLIENT span per MCP request of serve-upstream to its upstream, named
+ *   `tools/call <tool>` or the method, with `mcp.method.name`,
+ *   `gen_ai.tool.name`, `network.transport` (`tcp` or `pipe`),
+ *   `server.address` (HTTP) and `error.type`; over Streamable HTTP each HTTP
+ *   request it makes carries its `traceparent` (a stdio child gets no header);
+ *   and the histogram `mcp.client.operation.duration` (seconds, same labels
+ *   as the server's);
  * - the histogram `mcp.server.operation.duration` (seconds) with the labels
  *   `mcp.method.name`, `gen_ai.tool.name` (a served tool name, else `_OTHER`)
  *   and `error.type`.
@@ -30,7 +42,7 @@
  * @module
  */
 import type { RequestWrapper } from "../mcp/server.ts";
-import { setUpstreamHook, type UpstreamHook } from "./trace_hooks.ts";
+import { type McpUpstreamHook, setUpstreamTracing, type UpstreamHook } from "./trace_hooks.ts";
 
 /** Telemetry that is running: the core's wrapper, and a shutdown that flushes. */
 export interface Telemetry {
@@ -150,6 +162,16 @@ export async function startTelemetry(
       },
     },
   );
+  const clientDuration = meterProvider.getMeter("weir").createHistogram(
+    "mcp.client.operation.duration",
+    {
+      unit: "s",
+      description: "Duration of MCP requests weir sent to its upstream",
+      advice: {
+        explicitBucketBoundaries: [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300],
+      },
+    },
+  );
   const served = () => {
     const tools = servedTools();
     return tools instanceof Set ? tools : new Set(tools as readonly string[]);
@@ -200,19 +222,27 @@ export async function startTelemetry(
     }
   };
 
+  const setter = {
+    set: (carrier: unknown, key: string, value: string) => (carrier as Headers).set(key, value),
+  };
   const upstream: UpstreamHook = async (call, headers, send) => {
-    const span = tracer.startSpan(`${call.method} ${call.template}`, {
-      kind: api.SpanKind.CLIENT,
-      attributes: {
-        "http.request.method": call.method,
-        "server.address": call.host.replace(/:\d+$/, ""),
-        "url.template": call.template,
-      },
-    });
+    const attributes: Record<string, string> = {
+      "http.request.method": call.method,
+      "server.address": hostName(call.host),
+    };
+    if (call.template !== undefined) attributes["url.template"] = call.template;
+    if (call.aws) {
+      attributes["rpc.system"] = "aws-api";
+      attributes["rpc.service"] = call.aws.service;
+      attributes["rpc.method"] = call.aws.action;
+      attributes["cloud.region"] = call.aws.region;
+    }
+    const name = call.aws
+      ? `${call.aws.service}.${call.aws.action}`
+      : `${call.method} ${call.template ?? ""}`.trim();
+    const span = tracer.startSpan(name, { kind: api.SpanKind.CLIENT, attributes });
     const ctx = api.trace.setSpan(api.context.active(), span);
-    propagator.inject(ctx, headers, {
-      set: (carrier, key, value) => (carrier as Headers).set(key, value),
-    });
+    propagator.inject(ctx, headers, setter);
     try {
       const answer = await api.context.with(ctx, send);
       span.setAttribute("http.response.status_code", answer.status);
@@ -222,27 +252,85 @@ export async function startTelemetry(
       }
       return answer;
     } catch (error) {
-      const kind = (error as Error)?.message?.split(":")[0] ?? "";
-      span.setAttribute(
-        "error.type",
-        kind === "upstream_timeout" ? "timeout" : kind === "cancelled" ? "cancelled" : "_OTHER",
-      );
+      span.setAttribute("error.type", thrownErrorType(error));
       span.setStatus({ code: api.SpanStatusCode.ERROR });
       throw error;
     } finally {
       span.end();
     }
   };
-  setUpstreamHook(upstream);
+
+  const mcpUpstream: McpUpstreamHook = async (call, run) => {
+    const attributes: Record<string, string> = {
+      "mcp.method.name": call.method,
+      "network.transport": call.transport,
+    };
+    if (call.tool !== undefined) {
+      attributes["gen_ai.operation.name"] = "execute_tool";
+      attributes["gen_ai.tool.name"] = call.tool;
+    }
+    if (call.host !== undefined) attributes["server.address"] = hostName(call.host);
+    const span = tracer.startSpan(call.tool ? `${call.method} ${call.tool}` : call.method, {
+      kind: api.SpanKind.CLIENT,
+      attributes,
+    });
+    const started = performance.now();
+    let errorType: string | undefined;
+    try {
+      const result = await api.context.with(api.trace.setSpan(api.context.active(), span), run);
+      if ((result as { isError?: boolean })?.isError === true) errorType = "tool_error";
+      return result;
+    } catch (error) {
+      errorType = thrownErrorType(error);
+      throw error;
+    } finally {
+      if (errorType) {
+        span.setAttribute("error.type", errorType);
+        span.setStatus({ code: api.SpanStatusCode.ERROR });
+      }
+      span.end();
+      const labels: Record<string, string> = { "mcp.method.name": call.method };
+      if (call.tool !== undefined) labels["gen_ai.tool.name"] = call.tool;
+      if (errorType) labels["error.type"] = errorType;
+      clientDuration.record((performance.now() - started) / 1000, labels);
+    }
+  };
+
+  setUpstreamTracing({
+    http: upstream,
+    mcp: mcpUpstream,
+    inject: (headers) => propagator.inject(api.context.active(), headers, setter),
+  });
 
   return {
     around,
     async shutdown() {
-      setUpstreamHook(undefined);
+      setUpstreamTracing(undefined);
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
       contextManager.disable();
     },
   };
+}
+
+/** `host[:port]` without the port (`server.address`). */
+function hostName(host: string): string {
+  return host.replace(/:\d+$/, "");
+}
+
+/**
+ * The `error.type` of an upstream request that threw (closed set): the
+ * message's kind (`upstream_timeout: …`, `aws_timeout: …`, `cancelled: …`)
+ * or the error's name (`UpstreamTimeout`, `AbortError`, `TimeoutError`).
+ */
+function thrownErrorType(error: unknown): string {
+  const { message, name } = (error ?? {}) as { message?: unknown; name?: unknown };
+  const kind = typeof message === "string" ? message.split(":")[0] : "";
+  if (kind === "upstream_timeout" || kind === "aws_timeout") return "timeout";
+  if (name === "UpstreamTimeout" || name === "TimeoutError") return "timeout";
+  if (kind === "cancelled" || kind === "shutting_down" || name === "AbortError") {
+    return "cancelled";
+  }
+  return "_OTHER";
 }
 
 /** The `error.type` of a tool result with `isError` (closed set, from the message's kind). */

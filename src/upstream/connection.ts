@@ -55,6 +55,7 @@ import {
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import { ChildStdioTransport } from "./stdio_child.ts";
+import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
 
 /** Where the upstream is. */
 export type UpstreamTarget =
@@ -301,12 +302,24 @@ export class UpstreamConnection {
     return new StreamableHTTPClientTransport(target.url, { fetch: this.#fetch() });
   }
 
-  /** `fetch` with the header templates resolved now and the answer size capped. */
+  /** What a CLIENT span says about a request to this upstream (no URL, no path, no argument). */
+  #traced(method: string, tool?: string): McpUpstreamCall {
+    const { target } = this.#options;
+    return target.kind === "stdio"
+      ? { method, tool, transport: "pipe" }
+      : { method, tool, transport: "tcp", host: target.url.host };
+  }
+
+  /**
+   * `fetch` with the header templates resolved now, the span's `traceparent`
+   * when telemetry is on, and the answer size capped.
+   */
   #fetch(): typeof fetch {
     const { headers, maxResponseBytes } = this.#options;
     return async (input, init) => {
       const merged = new Headers(init?.headers);
       if (headers) { for (const [k, v] of Object.entries(headers())) merged.set(k, v); }
+      upstreamTracing()?.inject(merged);
       const response = capBody(await fetch(input, { ...init, headers: merged }), maxResponseBytes);
       return keepExact(response, init?.body);
     };
@@ -367,10 +380,13 @@ export class UpstreamConnection {
       let result: { tools: unknown[]; nextCursor?: string };
       try {
         const params = cursor === undefined ? {} : { cursor };
-        result = await this.#scoped(
-          signal,
-          (own) => client.page(params, this.#requestOptions(own)),
-        ) as { tools: unknown[]; nextCursor?: string };
+        const send = () =>
+          this.#scoped(signal, (own) => client.page(params, this.#requestOptions(own)));
+        const tracing = upstreamTracing();
+        result = await (tracing ? tracing.mcp(this.#traced("tools/list"), send) : send()) as {
+          tools: unknown[];
+          nextCursor?: string;
+        };
       } catch (error) {
         throw this.#classify(error, client);
       }
@@ -402,11 +418,17 @@ export class UpstreamConnection {
     try {
       // The transports keep the answer's exact numbers for this call (src/upstream/exact.ts).
       const capture: ExactCapture = {};
-      const result = await exactCalls.run(capture, () =>
+      const send = () =>
         this.#scoped(
           signal,
           (own) => client.call({ name, arguments: args }, definition, this.#requestOptions(own)),
-        ));
+        );
+      // A CLIENT span when telemetry is on (src/ops/trace_hooks.ts); nothing more when off.
+      const tracing = upstreamTracing();
+      const result = await exactCalls.run(
+        capture,
+        tracing ? () => tracing.mcp(this.#traced("tools/call", name), send) : send,
+      );
       if (capture.read) {
         // The event stream's copy trails the client's by a moment at most.
         let timer: ReturnType<typeof setTimeout> | undefined;

@@ -2,13 +2,19 @@
  * OpenTelemetry through the real CLI against a real local OTLP/HTTP receiver
  * started here, which decodes what it receives (OTLP JSON encoding): a SERVER
  * span per MCP request, a CLIENT span per upstream call whose traceparent
- * reached the upstream, the metric mcp.server.operation.duration, and no
- * argument, result, token or upstream URL in any attribute. Off by default.
+ * reached the upstream (weir serve's HTTP upstream, serve-upstream's MCP
+ * upstream over Streamable HTTP and over stdio (a span, no header), serve-ssm's
+ * signed AWS request), the metrics mcp.server.operation.duration and
+ * mcp.client.operation.duration, and no argument, result, token or upstream
+ * URL in any attribute. Off by default.
  */
 import assert from "node:assert/strict";
-import { serveHttp, tempGuardfile } from "../support/cli.ts";
+import { ROOT, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { MODERN_META } from "../support/mcp.ts";
+import { startMcpUpstream } from "../support/mcp_upstream.ts";
+import { startWrapper } from "../support/upstream_cli.ts";
+import { awsEnv, CREDENTIALS, startSsmEndpoint } from "../support/aws.ts";
 
 const SECRET = "otel-upstream-secret-42";
 const INBOUND = "otel-inbound-token-0123456789";
@@ -48,6 +54,50 @@ function spans(received: Received[]): Span[] {
   );
 }
 
+/** One 2026-07-28 JSON-RPC request to `<url>/mcp`; the decoded answer. */
+function rpc(
+  url: string,
+  id: number,
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  return fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": method,
+      ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: MODERN_META } }),
+  }).then((r) => r.json());
+}
+
+/** Wait (bounded) until the receiver has a metrics export, then stop it. */
+async function settle(receiver: ReturnType<typeof startReceiver>): Promise<void> {
+  for (let i = 0; i < 40 && !receiver.received.some((r) => r.path === "/v1/metrics"); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await receiver.close();
+}
+
+/** Fail when any of `sensitive` appears anywhere in what the receiver got. */
+function assertNothingSensitive(received: Received[], sensitive: string[]): void {
+  const everything = JSON.stringify(received);
+  for (const value of sensitive) {
+    assert.ok(!everything.includes(value), `"${value}" leaked into telemetry`);
+  }
+}
+
+const OTEL_ENV = (receiver: { url: string }) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  OTEL_BSP_SCHEDULE_DELAY: "100",
+  OTEL_METRIC_EXPORT_INTERVAL: "300",
+});
+
 const attr = (span: Span, key: string) => {
   const v = span.attributes.find((a) => a.key === key)?.value;
   return v ? Object.values(v)[0] : undefined;
@@ -64,54 +114,33 @@ Deno.test("OTLP: spans per request and upstream call, the duration metric, nothi
     env: {
       OTEL_T_SECRET: SECRET,
       OTEL_T_INBOUND: INBOUND,
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_BSP_SCHEDULE_DELAY: "100",
-      OTEL_METRIC_EXPORT_INTERVAL: "300",
+      ...OTEL_ENV(receiver),
     },
     extra: ["--inbound-token-env", "OTEL_T_INBOUND"],
   });
-  const rpc = (id: number, method: string, params: Record<string, unknown>) =>
-    fetch(`${server.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json",
-        authorization: `Bearer ${INBOUND}`,
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        ...(typeof params.name === "string" ? { "mcp-name": params.name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id,
-        method,
-        params: { ...params, _meta: MODERN_META },
-      }),
-    }).then((r) => r.json());
+  const call = (id: number, method: string, params: Record<string, unknown>) =>
+    rpc(server.url, id, method, params, { authorization: `Bearer ${INBOUND}` });
   try {
-    await rpc(1, "tools/list", {});
-    const ok = await rpc(2, "tools/call", {
+    await call(1, "tools/list", {});
+    const ok = await call(2, "tools/call", {
       name: "get_thing",
       arguments: { id: MARKER, q: MARKER },
     });
     assert.match(JSON.stringify(ok), new RegExp(RESULT));
-    await rpc(3, "tools/call", { name: "get_thing", arguments: { id: 7 } }); // schema refusal
+    await call(3, "tools/call", { name: "get_thing", arguments: { id: 7 } }); // schema refusal
   } finally {
     assert.equal(await server.stop(), 0);
     await upstream.close();
   }
   // The receiver got everything before exit (shutdown flushes); allow in-flight posts to land.
-  for (let i = 0; i < 40 && !receiver.received.some((r) => r.path === "/v1/metrics"); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  await receiver.close();
+  await settle(receiver);
 
   const all = spans(receiver.received);
-  const call = all.find((s) => s.name === "tools/call get_thing" && s.kind === 2);
-  assert.ok(call, `no SERVER span "tools/call get_thing": ${all.map((s) => s.name)}`);
-  assert.equal(attr(call, "mcp.method.name"), "tools/call");
-  assert.equal(attr(call, "gen_ai.tool.name"), "get_thing");
-  assert.equal(attr(call, "gen_ai.operation.name"), "execute_tool");
+  const served = all.find((s) => s.name === "tools/call get_thing" && s.kind === 2);
+  assert.ok(served, `no SERVER span "tools/call get_thing": ${all.map((s) => s.name)}`);
+  assert.equal(attr(served, "mcp.method.name"), "tools/call");
+  assert.equal(attr(served, "gen_ai.tool.name"), "get_thing");
+  assert.equal(attr(served, "gen_ai.operation.name"), "execute_tool");
   assert.ok(all.some((s) => s.name === "tools/list" && s.kind === 2), "a span per request");
   const failed = all.filter((s) => s.name === "tools/call get_thing" && attr(s, "error.type"));
   assert.equal(failed.length, 1);
@@ -120,7 +149,7 @@ Deno.test("OTLP: spans per request and upstream call, the duration metric, nothi
   const client = all.find((s) => s.kind === 3);
   assert.ok(client, "a CLIENT span for the upstream call");
   assert.equal(client.name, "GET /t/{id}");
-  assert.equal(client.parentSpanId, call.spanId, "the upstream call is a child of the request");
+  assert.equal(client.parentSpanId, served.spanId, "the upstream call is a child of the request");
   assert.equal(attr(client, "url.template"), "/t/{id}");
   assert.equal(attr(client, "http.response.status_code"), 200);
   const sent = upstream.requests[0].headers.get("traceparent");
@@ -132,10 +161,15 @@ Deno.test("OTLP: spans per request and upstream call, the duration metric, nothi
   assert.match(text, /"unit":"s"/);
   assert.match(text, /"key":"mcp\.method\.name","value":\{"stringValue":"tools\/call"\}/);
 
-  const everything = JSON.stringify(receiver.received);
-  for (const sensitive of [MARKER, RESULT, SECRET, INBOUND, "?q=", upstream.url, "url.full"]) {
-    assert.ok(!everything.includes(sensitive), `"${sensitive}" leaked into telemetry`);
-  }
+  assertNothingSensitive(receiver.received, [
+    MARKER,
+    RESULT,
+    SECRET,
+    INBOUND,
+    "?q=",
+    upstream.url,
+    "url.full",
+  ]);
 });
 
 Deno.test("OTel is off without OTEL_* variables; an unsupported protocol stops start-up", async () => {
@@ -191,4 +225,128 @@ Deno.test("serve-upstream reads the same OTEL_* settings (an unsupported protoco
   );
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL=http\/protobuf: weir exports OTLP over HTTP/);
+});
+
+Deno.test("OTLP: serve-upstream's upstream calls get CLIENT spans; traceparent over Streamable HTTP", async () => {
+  const receiver = startReceiver();
+  const upstream = await startMcpUpstream();
+  const fixture = `${ROOT}tests/fixtures/stdio_upstream.ts`;
+  const http = await startWrapper(
+    [
+      ...["--tool", "echo", "--upstream", upstream.url],
+      ...["--upstream-header", "X-Api-Key={env:OTEL_U_SECRET}"],
+    ],
+    { env: { ...OTEL_ENV(receiver), OTEL_U_SECRET: SECRET } },
+  );
+  const stdio = await startWrapper(
+    [
+      "--tool",
+      "echo",
+      ...["--", Deno.execPath(), "run", "--quiet", "--allow-env", "--allow-write", fixture],
+    ],
+    { env: OTEL_ENV(receiver) },
+  );
+  try {
+    for (const weir of [http, stdio]) {
+      const ok = await rpc(weir.url, 1, "tools/call", {
+        name: "echo",
+        arguments: { message: MARKER },
+      });
+      assert.match(JSON.stringify(ok), new RegExp(`echo: ${MARKER}`));
+    }
+  } finally {
+    assert.equal(await http.stop(), 0);
+    assert.equal(await stdio.stop(), 0);
+    await upstream.stop();
+  }
+  await settle(receiver);
+
+  const all = spans(receiver.received);
+  const servers = all.filter((s) => s.name === "tools/call echo" && s.kind === 2);
+  const clients = all.filter((s) => s.name === "tools/call echo" && s.kind === 3);
+  assert.equal(servers.length, 2, `SERVER spans: ${all.map((s) => `${s.name}/${s.kind}`)}`);
+  assert.equal(clients.length, 2, `CLIENT spans: ${all.map((s) => `${s.name}/${s.kind}`)}`);
+  const overHttp = clients.find((s) => attr(s, "network.transport") === "tcp");
+  const overStdio = clients.find((s) => attr(s, "network.transport") === "pipe");
+  assert.ok(overHttp && overStdio, "one CLIENT span per transport");
+  for (const client of [overHttp, overStdio]) {
+    const parent = servers.find((s) => s.spanId === client.parentSpanId);
+    assert.ok(parent, "the upstream call is a child of the request's SERVER span");
+    assert.equal(parent.traceId, client.traceId);
+    assert.equal(attr(client, "mcp.method.name"), "tools/call");
+    assert.equal(attr(client, "gen_ai.tool.name"), "echo");
+    assert.equal(attr(client, "error.type"), undefined);
+  }
+  assert.equal(attr(overHttp, "server.address"), "127.0.0.1");
+  assert.equal(attr(overStdio, "server.address"), undefined);
+  // The tools/list at start-up is traced too (a root span: no request caused it).
+  assert.ok(all.some((s) => s.name === "tools/list" && s.kind === 3 && !s.parentSpanId));
+
+  const calls = upstream.calls("echo");
+  assert.equal(calls.length, 1);
+  assert.equal(
+    calls[0].headers.get("traceparent"),
+    `00-${overHttp.traceId}-${overHttp.spanId}-01`,
+    "the CLIENT span's traceparent reached the upstream",
+  );
+  assert.equal(calls[0].headers.get("x-api-key"), SECRET, "the upstream header still went");
+
+  const metrics = JSON.stringify(receiver.received.filter((r) => r.path === "/v1/metrics"));
+  assert.match(metrics, /"name":"mcp\.client\.operation\.duration"/);
+  assert.match(metrics, /"name":"mcp\.server\.operation\.duration"/);
+  assertNothingSensitive(receiver.received, [MARKER, SECRET, upstream.url, "/mcp", fixture]);
+});
+
+Deno.test("OTLP: serve-ssm's AWS request gets a CLIENT span; its traceparent is signed and sent", async () => {
+  const receiver = startReceiver();
+  const name = "/forgejo/coilyco-ops/read-token";
+  const value = "zz-otel-ssm-value-zz";
+  const ssm = startSsmEndpoint({ [name]: { type: "SecureString", value } });
+  const served = await serveHttp("guardfiles/ssm-forgejo-token.mcp.kdl", {
+    command: "serve-ssm",
+    env: awsEnv({ AWS_ENDPOINT_URL: ssm.url, ...OTEL_ENV(receiver) }),
+  });
+  try {
+    const ok = await rpc(served.url, 1, "tools/call", {
+      name: "get_parameter",
+      arguments: { name },
+    });
+    assert.match(JSON.stringify(ok), new RegExp(value));
+  } finally {
+    assert.equal(await served.stop(), 0);
+    await ssm.close();
+  }
+  await settle(receiver);
+
+  const all = spans(receiver.received);
+  const server = all.find((s) => s.name === "tools/call get_parameter" && s.kind === 2);
+  const client = all.find((s) => s.kind === 3);
+  assert.ok(server && client, `spans: ${all.map((s) => `${s.name}/${s.kind}`)}`);
+  assert.equal(client.name, "SSM.GetParameter");
+  assert.equal(client.parentSpanId, server.spanId);
+  assert.equal(attr(client, "rpc.system"), "aws-api");
+  assert.equal(attr(client, "rpc.service"), "SSM");
+  assert.equal(attr(client, "rpc.method"), "GetParameter");
+  assert.equal(attr(client, "cloud.region"), "us-east-1");
+  assert.equal(attr(client, "http.response.status_code"), 200);
+  assert.equal(attr(client, "url.template"), undefined);
+
+  assert.equal(ssm.requests.length, 1);
+  assert.equal(ssm.requests[0].refused, undefined, "the signature (over traceparent) verified");
+  assert.equal(
+    ssm.requests[0].headers.get("traceparent"),
+    `00-${client.traceId}-${client.spanId}-01`,
+  );
+  assert.match(
+    ssm.requests[0].headers.get("authorization") ?? "",
+    /SignedHeaders=[^,]*traceparent/,
+  );
+  assertNothingSensitive(receiver.received, [
+    name,
+    value,
+    CREDENTIALS.secretAccessKey,
+    CREDENTIALS.sessionToken,
+    CREDENTIALS.accessKeyId,
+    ssm.url,
+  ]);
 });
