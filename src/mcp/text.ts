@@ -70,6 +70,9 @@ export function jsonTextIsClean(text: string): boolean {
  * @throws {RangeError} when the value nests deeper than `maxDepth`
  */
 export function cleanDeep<T>(value: T, maxDepth = Infinity): T {
+  // Most values are clean: a walk that only reads (no entry arrays, no copies)
+  // proves it; anything else (a string to clean, too deep) takes the walk below.
+  if (isCleanDeep(value, maxDepth, 0)) return value;
   const walk = (v: unknown, depth: number): unknown => {
     if (typeof v === "string") return cleanText(v);
     if (v === null || typeof v !== "object" || isRawJson(v)) return v;
@@ -101,6 +104,34 @@ export function cleanDeep<T>(value: T, maxDepth = Infinity): T {
     return changed ? Object.fromEntries(entries) : v;
   };
   return walk(value, 0) as T;
+}
+
+/**
+ * Whether {@link cleanDeep} would return `value` itself: every string and key
+ * it would visit is clean and nothing nests `maxDepth` deep. Reads only. It
+ * may answer `false` where `cleanDeep` changes nothing (a dirty key inherited
+ * from a polluted prototype, a `JSON.rawJSON` value at the depth bound): the
+ * full walk then decides, so the two never disagree on the result
+ * (tests/mcp/clean_text_test.ts compares them value by value).
+ */
+function isCleanDeep(v: unknown, maxDepth: number, depth: number): boolean {
+  if (typeof v === "string") return !DIRTY.test(v);
+  if (v === null || typeof v !== "object") return true;
+  if (depth >= maxDepth) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      if (!isCleanDeep(v[i], maxDepth, depth + 1)) return false;
+    }
+    return true;
+  }
+  // As in cleanDeep: only plain objects are walked (a raw number is one, and clean).
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return true;
+  for (const key in v) {
+    if (DIRTY.test(key)) return false;
+    if (!isCleanDeep((v as Record<string, unknown>)[key], maxDepth, depth + 1)) return false;
+  }
+  return true;
 }
 
 /** Whether `value` is a `JSON.rawJSON` value (a number kept as its source text). */

@@ -5,7 +5,7 @@
  * something `cleanText` changes, and on seeded random JSON texts.
  */
 import assert from "node:assert/strict";
-import { cleanDeep, jsonTextIsClean } from "../../src/mcp/text.ts";
+import { cleanDeep, cleanText, jsonTextIsClean } from "../../src/mcp/text.ts";
 
 Deno.test("each way JSON text can carry a character to clean is seen", () => {
   const dirty = [
@@ -84,4 +84,70 @@ Deno.test("cleanDeep refuses a value deeper than its bound without exhausting th
   let ok: unknown = "leaf";
   for (let i = 0; i < 200; i++) ok = { a: ok };
   assert.equal(cleanDeep(ok, 256), ok);
+});
+
+/**
+ * cleanDeep first proves a value clean with a read-only walk and returns it
+ * as it is; only otherwise does it rebuild. Against a plain reference (clean
+ * every string and own key, recursively) on seeded random values: the same
+ * result, and the very same object exactly when nothing needed cleaning.
+ */
+Deno.test("cleanDeep's read-only fast path agrees with a plain recursive reference", () => {
+  let seed = 11;
+  const next = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
+  const strings = ["", "ok", "tab\tline\n", "bell\u0007", "\u001b[2Jx", "\u009b1m", "a\ud800", "😀"];
+  const rawJSON = (JSON as unknown as { rawJSON(t: string): unknown }).rawJSON;
+  const make = (depth: number): unknown => {
+    const r = next();
+    if (depth > 4 || r < 0.35) {
+      return pick<unknown>([...strings, 1, null, true, rawJSON("12345678901234567890")]);
+    }
+    if (r < 0.45) return new Date(0);
+    if (r < 0.7) return Array.from({ length: Math.floor(next() * 4) }, () => make(depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(next() * 4); i > 0; i--) o[pick(strings) + i] = make(depth + 1);
+    return o;
+  };
+  const reference = (v: unknown): [unknown, boolean] => {
+    if (typeof v === "string") return [cleanText(v), cleanText(v) !== v];
+    if (v === null || typeof v !== "object" || v instanceof Date) return [v, false];
+    if ((JSON as unknown as { isRawJSON(x: unknown): boolean }).isRawJSON(v)) return [v, false];
+    if (Array.isArray(v)) {
+      const parts = v.map(reference);
+      return [parts.map((p) => p[0]), parts.some((p) => p[1])];
+    }
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [k, c] of Object.entries(v)) {
+      const [value, inner] = reference(c);
+      changed ||= inner || cleanText(k) !== k;
+      out[cleanText(k)] = value;
+    }
+    return [out, changed];
+  };
+  let same = 0;
+  let rebuilt = 0;
+  for (let i = 0; i < 4000; i++) {
+    const value = make(0);
+    const [expected, changed] = reference(value);
+    const out = cleanDeep(value, 256);
+    assert.deepEqual(out, expected);
+    if (changed) {
+      assert.notEqual(out, value);
+      rebuilt++;
+    } else {
+      assert.equal(out, value);
+      same++;
+    }
+  }
+  assert.ok(same > 500 && rebuilt > 500, `${same} clean and ${rebuilt} dirty values generated`);
+  // The depth bound holds on the fast path too: exactly at the bound is refused.
+  let deep: unknown = "leaf";
+  for (let i = 0; i < 3; i++) deep = [deep];
+  assert.equal(cleanDeep(deep, 4), deep);
+  assert.throws(() => cleanDeep([deep], 3), RangeError);
 });
