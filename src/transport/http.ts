@@ -30,11 +30,11 @@ import {
 } from "./inbound.ts";
 
 import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
+import { decodeUtf8 } from "./bytes.ts";
 
 export type { AuthVerdict, InboundOptions } from "./inbound.ts";
 export { isLoopback, loopbackHosts } from "./inbound.ts";
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
 const JSON_HEADERS = { "content-type": "application/json" };
 
 /**
@@ -103,7 +103,7 @@ export function createHttpHandler(
 
     let message: unknown;
     try {
-      message = parseMessage(decoder.decode(body));
+      message = parseMessage(decodeUtf8(body));
     } catch {
       const reply = server.parseError();
       return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });

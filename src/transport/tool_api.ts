@@ -15,6 +15,7 @@
 import type { McpServer } from "../mcp/server.ts";
 import { parseArguments } from "../mcp/jsonrpc.ts";
 import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
+import { decodeUtf8 } from "./bytes.ts";
 import {
   beforeBody,
   checkAfterBody,
@@ -29,7 +30,6 @@ import {
   withCors,
 } from "./inbound.ts";
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
 const HEADERS = {
   "content-type": "application/json",
   "cache-control": "no-store",
@@ -80,7 +80,7 @@ export function createToolApiHandler(
     if (refused) return refused;
     let args: unknown;
     try {
-      args = parseArguments(decoder.decode(body));
+      args = parseArguments(decodeUtf8(body));
     } catch {
       return json(400, { error: "The body must be one JSON object of tool arguments" });
     }

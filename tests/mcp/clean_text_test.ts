@@ -99,7 +99,16 @@ Deno.test("cleanDeep's read-only fast path agrees with a plain recursive referen
     return seed / 0x7fffffff;
   };
   const pick = <T>(xs: T[]): T => xs[Math.floor(next() * xs.length)];
-  const strings = ["", "ok", "tab\tline\n", "bell\u0007", "\u001b[2Jx", "\u009b1m", "a\ud800", "😀"];
+  const strings = [
+    "",
+    "ok",
+    "tab\tline\n",
+    "bell\u0007",
+    "\u001b[2Jx",
+    "\u009b1m",
+    "a\ud800",
+    "😀",
+  ];
   const rawJSON = (JSON as unknown as { rawJSON(t: string): unknown }).rawJSON;
   const make = (depth: number): unknown => {
     const r = next();
