@@ -64,6 +64,9 @@ Deno.test("a body slower than --body-timeout: 408, its slot freed, audit line", 
         `Content-Length: 100\r\n\r\n`,
         `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
         `Transfer-Encoding: chunked\r\n\r\n`,
+        // A small declared body: read in one call, under withinDeadline.
+        `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: 100\r\n\r\n`,
       ]
     ) {
       const first = head.includes("chunked") ? '5\r\n{"a":\r\n' : '{"jsonrpc":';
@@ -85,7 +88,7 @@ Deno.test("a body slower than --body-timeout: 408, its slot freed, audit line", 
     await upstream.close();
   }
   const lines = server.stderr().split("\n").filter((l) => l.includes('"rule":"deadline"'));
-  assert.equal(lines.length, 3, server.stderr());
+  assert.equal(lines.length, 4, server.stderr());
   assert.match(lines[0], /"status":408/);
 });
 

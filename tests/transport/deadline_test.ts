@@ -1,5 +1,5 @@
 import assert, { deepEqual as assertEquals } from "node:assert/strict";
-import { Deadline, DEADLINE_SLOT_MS } from "../../src/transport/deadline.ts";
+import { Deadline, DEADLINE_SLOT_MS, withinDeadline } from "../../src/transport/deadline.ts";
 
 /**
  * Wait for a signal to abort. Slot timers do not keep the process alive (the
@@ -73,4 +73,28 @@ Deno.test("a pending deadline does not keep a process alive", async () => {
   assert(out.success, new TextDecoder().decode(out.stderr));
   const took = performance.now() - started;
   assert(took < 20_000, `the process waited ${took} ms for a 30 s deadline`);
+});
+
+Deno.test("withinDeadline: the work's own outcome in time, the reason once the deadline passes", async () => {
+  assertEquals(await withinDeadline(Promise.resolve("done"), 30), "done");
+  await assert.rejects(withinDeadline(Promise.reject(new Error("own")), 30), /own/);
+  // Work that settles in time leaves its slot: the slot's timer running out later rejects nothing.
+  const early = withinDeadline(new Promise((r) => setTimeout(() => r("early"), 5)), 40);
+  assertEquals(await early, "early");
+  const started = performance.now();
+  let keepAlive: ReturnType<typeof setTimeout> | undefined;
+  const never = new Promise<string>((resolve) => {
+    keepAlive = setTimeout(() => resolve("too late"), 5_000);
+  });
+  try {
+    await assert.rejects(
+      withinDeadline(never, 60, () => new RangeError("body too slow")),
+      RangeError,
+    );
+  } finally {
+    clearTimeout(keepAlive);
+  }
+  const fired = performance.now() - started;
+  assert(fired >= 59, `fired after ${fired} ms, before the 60 ms deadline`);
+  assert(fired < 60 + DEADLINE_SLOT_MS + 250, `fired ${fired} ms after start`);
 });
