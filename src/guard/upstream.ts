@@ -14,6 +14,7 @@ import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
+import { Http1Error, sharedClient } from "../transport/http1_client.ts";
 
 /** Limits of one upstream exchange. */
 export interface UpstreamLimits {
@@ -91,24 +92,110 @@ export async function sendUpstream(
       { status: 400 },
     );
   }
-  checkSameUpstream(base, url);
+  const target = checkSameUpstream(base, url);
 
   const deadline = new Deadline(signal, limits.timeoutMs);
   try {
-    // With telemetry off: no span, no closure (src/ops/trace_hooks.ts).
+    const send = () =>
+      viaFetch()
+        ? exchange(url, planned.method, headers, body, deadline, what, limits)
+        : exchangeHttp1(target, planned.method, headers, body, deadline, what, limits);
+    // With telemetry off: no span (src/ops/trace_hooks.ts).
     const tracing = upstreamTracing();
-    if (!tracing) return await exchange(url, planned.method, headers, body, deadline, what, limits);
+    if (!tracing) return await send();
     return await tracing.http(
-      { method: planned.method, template: grant.path, host: new URL(url).host },
+      { method: planned.method, template: grant.path, host: target.host },
       headers,
-      () => exchange(url, planned.method, headers, body, deadline, what, limits),
+      send,
     );
   } finally {
     deadline.clear();
   }
 }
 
-/** Send the request and read the answer under one deadline. */
+let proxied: boolean | undefined;
+
+/**
+ * Whether upstream requests go through `fetch` rather than weir's HTTP/1.1
+ * client (src/transport/http1_client.ts): when a proxy variable is set
+ * (`fetch` honours `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`;
+ * weir's client does not speak to proxies), when they cannot be read (no
+ * env permission), or when `WEIR_UPSTREAM_CLIENT=fetch` asks for it.
+ */
+function viaFetch(): boolean {
+  if (proxied !== undefined) return proxied;
+  const names = [
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "WEIR_UPSTREAM_CLIENT",
+  ];
+  proxied = false;
+  for (const variable of names) {
+    if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") {
+      return proxied = true;
+    }
+    const value = Deno.env.get(variable);
+    if (variable === "WEIR_UPSTREAM_CLIENT" ? value === "fetch" : value) return proxied = true;
+  }
+  return proxied;
+}
+
+const encoder = new TextEncoder();
+
+/** {@link exchange} over weir's HTTP/1.1 client: the same limits, errors and answers. */
+async function exchangeHttp1(
+  url: URL,
+  method: string,
+  headers: Headers,
+  body: string | undefined,
+  deadline: Deadline,
+  what: string,
+  limits: UpstreamLimits,
+): Promise<UpstreamAnswer> {
+  const signal = deadline.signal;
+  let answer;
+  try {
+    answer = await sharedClient().request({
+      method,
+      url,
+      headers,
+      body: body === undefined ? undefined : encoder.encode(body),
+      signal,
+      maxBodyBytes: limits.maxResponseBytes,
+    });
+  } catch (error) {
+    const failure = abortOrNetwork(error, signal, what, limits);
+    if (failure.status !== 502 || !(error instanceof Http1Error) || error.phase !== "body") {
+      throw failure;
+    }
+    throw new ToolError(
+      `upstream_cut_off: ${what} answered ${error.status} but the body broke off; ` +
+        `the request was delivered and may have taken effect`,
+      { status: 502 },
+    );
+  }
+  if (answer.body === null) throw tooLargeError(what, limits);
+  return {
+    status: answer.status,
+    statusText: answer.statusText,
+    contentType: answer.headers.get("content-type") ?? "",
+    body: answer.body,
+  };
+}
+
+function tooLargeError(what: string, limits: UpstreamLimits): ToolError {
+  return new ToolError(
+    `upstream_too_large: ${what} answered more than ${limits.maxResponseBytes} bytes; ` +
+      `refused (narrow the request with query inputs)`,
+    { status: 502 },
+  );
+}
+
+/** Send the request with `fetch` and read the answer under one deadline. */
 async function exchange(
   url: string,
   method: string,
@@ -125,12 +212,7 @@ async function exchange(
   } catch (error) {
     throw abortOrNetwork(error, combined, what, limits);
   }
-  const tooLarge = () =>
-    new ToolError(
-      `upstream_too_large: ${what} answered more than ${limits.maxResponseBytes} bytes; ` +
-        `refused (narrow the request with query inputs)`,
-      { status: 502 },
-    );
+  const tooLarge = () => tooLargeError(what, limits);
   const declared = response.headers.get("content-length");
   if (Number(declared ?? "NaN") > limits.maxResponseBytes) {
     await response.body?.cancel().catch(() => {});
@@ -266,8 +348,11 @@ async function baseUrlOf(guardfile: Guardfile, resolver: ValueResolver): Promise
 /** The origin and path prefix of the last base URL checked against. */
 let lastScope: { base: string; origin: string; prefix: string } | undefined;
 
-/** Defence in depth: the final URL must stay on the base URL's origin and under its path. */
-function checkSameUpstream(base: string, url: string): void {
+/**
+ * Defence in depth: the final URL must stay on the base URL's origin and under its path.
+ * @returns the parsed URL
+ */
+function checkSameUpstream(base: string, url: string): URL {
   if (lastScope?.base !== base) {
     const b = new URL(base);
     lastScope = { base, origin: b.origin, prefix: b.pathname.replace(/\/$/, "") + "/" };
@@ -278,6 +363,7 @@ function checkSameUpstream(base: string, url: string): void {
       status: 403,
     });
   }
+  return u;
 }
 
 /**

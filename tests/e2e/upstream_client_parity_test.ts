@@ -1,0 +1,112 @@
+/**
+ * weir sends upstream requests with its own HTTP/1.1 client
+ * (src/transport/http1_client.ts), or with `fetch` when a proxy variable is
+ * set (or `WEIR_UPSTREAM_CLIENT=fetch`). Both must give the caller the same
+ * answer for every kind of upstream answer: the real CLI serves one guardfile
+ * twice, once each way, and every call's status and result are compared.
+ */
+import assert from "node:assert/strict";
+import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
+
+/** Written as text: the number has more digits than a double holds, and weir keeps them. */
+const RECORD = '{"id":"t-1","title":"thing ü 🐟","tags":["a","b"],"n":12345678901234567890}';
+
+async function gzip(text: string): Promise<Uint8Array<ArrayBuffer>> {
+  return new Uint8Array(
+    await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")))
+      .arrayBuffer(),
+  );
+}
+
+Deno.test("the HTTP/1.1 client and fetch give the caller the same answers", async () => {
+  const encodings: string[] = [];
+  const zipped = await gzip(RECORD);
+  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (r) => {
+    const path = new URL(r.url).pathname;
+    encodings.push(`${path} ${r.headers.get("accept-encoding")}`);
+    const json = { "content-type": "application/json" };
+    switch (path) {
+      case "/things/plain":
+        return new Response(RECORD, { headers: json });
+      case "/things/chunked": {
+        const text = RECORD;
+        const parts = [text.slice(0, 7), text.slice(7, 20), text.slice(20)];
+        return new Response(
+          new ReadableStream({
+            async pull(c) {
+              const next = parts.shift();
+              if (next === undefined) return c.close();
+              await new Promise((res) => setTimeout(res, 2));
+              c.enqueue(new TextEncoder().encode(next));
+            },
+          }),
+          { headers: json },
+        );
+      }
+      case "/things/gzip":
+        return new Response(zipped, {
+          headers: { ...json, "content-encoding": "gzip", "content-length": `${zipped.length}` },
+        });
+      case "/things/missing":
+        return new Response(JSON.stringify({ message: "no such thing" }), {
+          status: 404,
+          headers: json,
+        });
+      case "/things/broken":
+        return new Response("internal error", { status: 500 });
+      case "/things/empty":
+        return new Response(null, { status: 204 });
+      case "/things/moved":
+        return new Response(null, { status: 301, headers: { location: "http://evil.test/x" } });
+      case "/things/huge":
+        return new Response(JSON.stringify({ blob: "x".repeat(300_000) }), { headers: json });
+      case "/things/slow":
+        await new Promise((res) => setTimeout(res, 1500));
+        return new Response("{}", { headers: json });
+      case "/things":
+        return new Response(JSON.stringify({ created: await r.json() }), {
+          status: 201,
+          headers: json,
+        });
+    }
+    return new Response("not found", { status: 404 });
+  });
+  const file = await tempGuardfile(
+    `wrap ward mcp parity {\n  base-url "http://127.0.0.1:${upstream.addr.port}"\n  auth none\n` +
+      `  can get thing { path "/things/{id}" }\n` +
+      `  can create thing { path "/things"; body "title" }\n}\n`,
+  );
+  const extra = ["--max-response-bytes", "200000", "--upstream-timeout", "500"];
+  const own = await serveHttp(file, { extra });
+  const viaFetch = await serveHttp(file, { extra, env: { WEIR_UPSTREAM_CLIENT: "fetch" } });
+  try {
+    const calls: [string, Record<string, unknown>][] = [
+      ...["plain", "chunked", "gzip", "missing", "broken", "empty", "moved", "huge", "slow"].map(
+        (id) => ["get_thing", { id }] as [string, Record<string, unknown>],
+      ),
+      ["create_thing", { title: "née \u2028 line" }],
+    ];
+    for (const [tool, args] of calls) {
+      const a = await callApi(own.url, tool, args);
+      const b = await callApi(viaFetch.url, tool, args);
+      assert.equal(a.status, b.status, `${tool} ${JSON.stringify(args)}: ${a.text} / ${b.text}`);
+      assert.deepEqual(a.body, b.body, `${tool} ${JSON.stringify(args)}`);
+    }
+    const plain = await callApi(own.url, "get_thing", { id: "plain" });
+    assert.equal(plain.status, 200);
+    assert.match(plain.text, /12345678901234567890/, "the upstream's digits kept");
+    assert.equal((await callApi(own.url, "get_thing", { id: "huge" })).status, 502);
+    assert.equal((await callApi(own.url, "get_thing", { id: "slow" })).status, 504);
+    // Both paths were really taken: the two clients advertise different codings.
+    assert.ok(encodings.includes("/things/plain gzip, deflate, br"), encodings.join("\n"));
+    assert.ok(
+      encodings.some((e) =>
+        e.startsWith("/things/plain ") && e !== "/things/plain gzip, deflate, br"
+      ),
+    );
+  } finally {
+    await own.stop();
+    await viaFetch.stop();
+    await upstream.shutdown();
+  }
+});
