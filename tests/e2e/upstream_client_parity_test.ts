@@ -110,3 +110,41 @@ Deno.test("the HTTP/1.1 client and fetch give the caller the same answers", asyn
     await upstream.shutdown();
   }
 });
+
+const TLS = new URL("../fixtures/tls/", import.meta.url).pathname;
+
+Deno.test("an https upstream: both clients verify its certificate against the trusted roots", async () => {
+  const upstream = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: Deno.readTextFileSync(`${TLS}server.pem`),
+    key: Deno.readTextFileSync(`${TLS}server.key`),
+    onListen() {},
+  }, () => new Response(RECORD, { headers: { "content-type": "application/json" } }));
+  const file = await tempGuardfile(
+    `wrap ward mcp tls {\n  base-url "https://localhost:${upstream.addr.port}"\n  auth none\n` +
+      `  can get thing { path "/things/{id}" }\n}\n`,
+  );
+  // DENO_CERT adds the test CA to the roots Deno trusts (fetch and Deno.connectTls alike).
+  const trusted = { DENO_CERT: `${TLS}ca.pem` };
+  const servers = [
+    await serveHttp(file, { env: trusted }),
+    await serveHttp(file, { env: { ...trusted, WEIR_UPSTREAM_CLIENT: "fetch" } }),
+    await serveHttp(file),
+    await serveHttp(file, { env: { WEIR_UPSTREAM_CLIENT: "fetch" } }),
+  ];
+  try {
+    const [own, viaFetch, ownUntrusted, fetchUntrusted] = await Promise.all(
+      servers.map((s) => callApi(s.url, "get_thing", { id: "x" })),
+    );
+    assert.equal(own.status, 200, own.text);
+    assert.deepEqual(own.body, viaFetch.body);
+    for (const refused of [ownUntrusted, fetchUntrusted]) {
+      assert.equal(refused.status, 502, refused.text);
+      assert.match(refused.text, /upstream_unreachable: GET \/things\/\{id\} could not be sent/);
+    }
+  } finally {
+    for (const s of servers) await s.stop();
+    await upstream.shutdown();
+  }
+});
