@@ -391,7 +391,7 @@ async function exchange(
     // Interim answers (100 Continue, 103 Early Hints) precede the final one.
     if (parsed.status >= 200 || parsed.status === 101) break;
   }
-  const { status, headers } = parsed;
+  const { status } = parsed;
   try {
     return await readBody(connection, request, parsed);
   } catch (error) {
