@@ -6,8 +6,9 @@
  * `McpServer`, the guard, the transports, any mode) with `flush` for shutdown.
  * Calling it costs a level check and, when the level passes, one
  * `JSON.stringify` and an array push; the bytes are written once per batch
- * (after the current macrotask, or sooner past 64 KiB) with the asynchronous
- * `Deno.stderr.write`, so a slow reader of stderr never blocks a request.
+ * (after the current macrotask, or sooner past 64 KiB or for a lifecycle
+ * line) with the asynchronous `Deno.stderr.write`, so a slow reader of
+ * stderr never blocks a request.
  * While more than {@link MAX_PENDING_BYTES} wait, new lines are dropped and
  * counted; the next written batch starts with a `log_lines_dropped` line.
  *
@@ -193,7 +194,11 @@ export function createLogger(options: LoggerOptions = {}): OpsLogger {
     }
     pending.push(line);
     pendingBytes += line.length + 1;
-    if (pendingBytes >= BATCH_BYTES) flushNow();
+    // A lifecycle line (rare: start, reload, stop) is written at once, in order
+    // behind any batch: an operator sees "serving" as soon as it is true, and
+    // start-up arms no timer (the first timer loads Deno's timer module, about
+    // 3 ms of a cold start; bench/README.md, "Cold start").
+    if (pendingBytes >= BATCH_BYTES || LIFECYCLE_EVENTS.has(event.event)) flushNow();
     else if (!scheduled) {
       scheduled = true;
       setTimeout(flushNow, 0);
