@@ -264,8 +264,9 @@ async function runOnce(
       }
       : server;
     await serveStdio(current, {
-      readable: Deno.stdin.readable,
-      writable: Deno.stdout.writable,
+      // The plain handles, not their web streams (a cold start's few milliseconds).
+      readable: Deno.stdin,
+      writable: Deno.stdout,
       signal: options.signal,
       cancel: drain.cancel,
       onStop: (pending) => {

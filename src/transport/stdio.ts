@@ -15,12 +15,29 @@ import { type Logger, type McpServer, Session } from "../mcp/server.ts";
 import { concatBytes } from "./bytes.ts";
 import { idKey, parseMessage, type RequestId } from "../mcp/jsonrpc.ts";
 
+/**
+ * A plain byte source, as `Deno.stdin` is: `read` fills some of `p` and
+ * resolves to the count, or to `null` at end of input.
+ */
+export interface ByteReader {
+  read(p: Uint8Array): Promise<number | null>;
+}
+
+/** A plain byte sink, as `Deno.stdout` is: `write` resolves to how many bytes of `p` it wrote. */
+export interface ByteWriter {
+  write(p: Uint8Array): Promise<number>;
+}
+
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {
-  /** Where messages come from (the CLI passes `Deno.stdin.readable`). */
-  readable: ReadableStream<Uint8Array>;
-  /** Where responses go (the CLI passes `Deno.stdout.writable`). */
-  writable: WritableStream<Uint8Array>;
+  /**
+   * Where messages come from: a stream, or a plain reader. The CLI passes
+   * `Deno.stdin` itself: its `readable` stream costs a cold start a few
+   * milliseconds on first use (bench/README.md, "Cold start").
+   */
+  readable: ReadableStream<Uint8Array> | ByteReader;
+  /** Where responses go: a stream, or a plain writer (the CLI passes `Deno.stdout`). */
+  writable: WritableStream<Uint8Array> | ByteWriter;
   /** Abort to stop reading and drain (e.g. on SIGTERM). */
   signal?: AbortSignal;
   /** Longest accepted line in bytes (default 1 MiB); longer lines are refused and skipped. */
@@ -52,13 +69,22 @@ export async function serveStdio(
 ): Promise<void> {
   const max = options.maxLineBytes ?? 1024 * 1024;
   const session = new Session();
-  const writer = options.writable.getWriter();
+  const output = options.writable;
+  // Told apart by shape: naming the stream classes would load them.
+  const writer = "getWriter" in output ? output.getWriter() : undefined;
+  const writeBytes = writer
+    ? (bytes: Uint8Array) => writer.write(bytes)
+    : async (bytes: Uint8Array) => {
+      for (let at = 0; at < bytes.length;) {
+        at += await (output as ByteWriter).write(bytes.subarray(at));
+      }
+    };
   const encoder = new TextEncoder();
   // Invalid UTF-8 is a parse error (as over HTTP), never silently replaced.
   const decoder = new TextDecoder("utf-8", { fatal: true });
   let writing: Promise<void> = Promise.resolve();
   const write = (line: string) => {
-    writing = writing.then(() => writer.write(encoder.encode(line + "\n"))).catch(() => {});
+    writing = writing.then(() => writeBytes(encoder.encode(line + "\n"))).catch(() => {});
     return writing;
   };
   // stdio carries server-to-client requests (2025-11-25 elicitation): the
@@ -125,16 +151,16 @@ export async function serveStdio(
     }));
   };
 
-  const reader = options.readable.getReader();
-  const stop = () => reader.cancel().catch(() => {});
+  const input = chunksOf(options.readable);
+  const stop = () => input.cancel();
   options.signal?.addEventListener("abort", stop, { once: true });
   let pending: Uint8Array[] = [];
   let pendingBytes = 0;
   let skipping = false;
   try {
     while (!options.signal?.aborted) {
-      const { done, value } = await reader.read();
-      if (done) break;
+      const value = await input.next();
+      if (value === null) break;
       let start = 0;
       for (let i = value.indexOf(NEWLINE); i !== -1; i = value.indexOf(NEWLINE, start)) {
         if (skipping) {
@@ -175,7 +201,36 @@ export async function serveStdio(
   while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
   options.cancel?.removeEventListener("abort", cancelAll);
   await writing;
-  await writer.close().catch(() => {});
+  await writer?.close().catch(() => {});
+}
+
+/** The chunks of a stream or a plain reader; `cancel` makes a pending `next` end input. */
+function chunksOf(source: ReadableStream<Uint8Array> | ByteReader): {
+  next(): Promise<Uint8Array | null>;
+  cancel(): void;
+} {
+  if ("getReader" in source) {
+    const reader = source.getReader();
+    return {
+      next: async () => {
+        const { done, value } = await reader.read();
+        return done ? null : value;
+      },
+      cancel: () => void reader.cancel().catch(() => {}),
+    };
+  }
+  // A plain read cannot be withdrawn: cancelling ends input at once and the
+  // pending read's bytes, if any ever come, are dropped.
+  let cancel!: () => void;
+  const cancelled = new Promise<null>((resolve) => (cancel = () => resolve(null)));
+  const buffer = new Uint8Array(64 * 1024);
+  return {
+    next: async () => {
+      const n = await Promise.race([source.read(buffer), cancelled]);
+      return n === null ? null : buffer.slice(0, n);
+    },
+    cancel,
+  };
 }
 
 /** The id of a request (a message with a method and an id), else undefined. */

@@ -345,3 +345,66 @@ Deno.test("the fixture process ends cleanly on SIGTERM", async () => {
   await child.stderr.cancel();
   await writer.close().catch(() => {});
 });
+
+/**
+ * The plain reader and writer the CLI hands over (`Deno.stdin`, `Deno.stdout`,
+ * not their streams): lines split across reads and longer than one read's
+ * buffer, short writes, and an abort while a read is pending.
+ */
+Deno.test("plain read/write handles: split and long lines, short writes, abort mid-read", async () => {
+  const { server } = makeServer({
+    catalog: { tools: [{ name: "echo" }], resources: [], prompts: [] },
+    dispatch: echo,
+  });
+  const encoder = new TextEncoder();
+  const long = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text: "z".repeat(200_000) }, _meta: MODERN_META },
+  });
+  let queued = encoder.encode(request(1, "tools/list") + "\n" + long + "\n" + request(3, "x"));
+  let release!: () => void;
+  const stalled = new Promise<void>((resolve) => (release = resolve));
+  const reads: number[] = [];
+  const reader = {
+    async read(p: Uint8Array): Promise<number | null> {
+      if (queued.length === 0) {
+        await stalled; // the client is silent: only the abort can end input now
+        return null;
+      }
+      const n = Math.min(p.length, queued.length, 50_000);
+      p.set(queued.subarray(0, n));
+      queued = queued.subarray(n);
+      reads.push(n);
+      return n;
+    },
+  };
+  let out = new Uint8Array(0);
+  const writer = {
+    write(p: Uint8Array): Promise<number> {
+      const n = Math.min(p.length, 7); // a pipe taking a few bytes at a time
+      const next = new Uint8Array(out.length + n);
+      next.set(out);
+      next.set(p.subarray(0, n), out.length);
+      out = next;
+      return Promise.resolve(n);
+    },
+  };
+  const stop = new AbortController();
+  const served = serveStdio(server, { readable: reader, writable: writer, signal: stop.signal });
+  while (new TextDecoder().decode(out).split("\n").length < 3) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.ok(reads.length >= 5, `the input came in several reads (${reads})`);
+  stop.abort("SIGTERM");
+  await served;
+  release();
+  const lines = new TextDecoder().decode(out).trimEnd().split("\n");
+  const byId = responses(lines, { 1: [MODERN, "tools/list"], 2: [MODERN, "tools/call"] });
+  // As with a stream: what was read before the abort is answered, the last
+  // (unterminated) message too.
+  assert.deepEqual([...byId.keys()].sort(), [1, 2, 3]);
+  assert.equal((byId.get(3)!.error as { code: number }).code, -32601);
+  assert.ok(byId.get(2)!.result, "the 200 kB line was read whole and answered");
+});
