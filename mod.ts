@@ -116,4 +116,9 @@ export {
   loopbackHosts,
 } from "./src/transport/http.ts";
 export { createToolApiHandler, type ToolApiOptions } from "./src/transport/tool_api.ts";
-export { serveStdio, type StdioOptions } from "./src/transport/stdio.ts";
+export {
+  type ByteReader,
+  type ByteWriter,
+  serveStdio,
+  type StdioOptions,
+} from "./src/transport/stdio.ts";

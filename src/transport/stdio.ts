@@ -15,16 +15,21 @@ import { type Logger, type McpServer, Session } from "../mcp/server.ts";
 import { concatBytes } from "./bytes.ts";
 import { idKey, parseMessage, type RequestId } from "../mcp/jsonrpc.ts";
 
-/**
- * A plain byte source, as `Deno.stdin` is: `read` fills some of `p` and
- * resolves to the count, or to `null` at end of input.
- */
+/** A plain byte source, as `Deno.stdin` is. */
 export interface ByteReader {
+  /**
+   * Fill some of `p`.
+   * @returns how many bytes were read (at most `p.length`), or `null` at end of input
+   */
   read(p: Uint8Array): Promise<number | null>;
 }
 
-/** A plain byte sink, as `Deno.stdout` is: `write` resolves to how many bytes of `p` it wrote. */
+/** A plain byte sink, as `Deno.stdout` is. */
 export interface ByteWriter {
+  /**
+   * Write some of `p` (the caller writes the rest).
+   * @returns how many bytes of `p` were written
+   */
   write(p: Uint8Array): Promise<number>;
 }
 
