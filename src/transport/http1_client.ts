@@ -35,6 +35,11 @@
  * - cancellation: when `signal` aborts, the connection is closed and the
  *   signal's reason is thrown.
  *
+ * A departure from the first design, which had the guard call `fetch` and
+ * kept `Deno.*` out of the layers below the command line: this module uses
+ * `Deno.connect`/`Deno.connectTls`, and `fetch` stays as the path for proxies
+ * and for `WEIR_UPSTREAM_CLIENT=fetch` (tests compare both, answer by answer).
+ *
  * Not done, by design: redirects (returned as answers), proxies (weir uses
  * `fetch` when a proxy variable is set: see `src/guard/upstream.ts`), HTTP/2,
  * cookies, caching, `Expect: 100-continue`.
@@ -386,10 +391,11 @@ async function exchange(
     throw new Http1Error(`the request could not be written (${nameOf(error)})`, "send");
   }
   let parsed: Head;
-  for (;;) {
+  for (let interim = 0;; interim++) {
     parsed = await readHead(connection);
     // Interim answers (100 Continue, 103 Early Hints) precede the final one.
     if (parsed.status >= 200 || parsed.status === 101) break;
+    if (interim >= 8) throw new Http1Error("the upstream sent interim answers only", "send");
   }
   const { status } = parsed;
   try {
@@ -421,7 +427,14 @@ async function readBody(
     body = new Uint8Array(0);
   } else {
     const framing = framingOf(headers);
-    if (framing.kind === "close") reusable = false;
+    // Transfer-Encoding beside Content-Length may be a smuggling attempt: read
+    // by Transfer-Encoding, never reuse the connection (RFC 9112 section 6.3, item 3).
+    if (
+      framing.kind === "close" ||
+      (headers.has("transfer-encoding") && headers.has("content-length"))
+    ) {
+      reusable = false;
+    }
     if (decode) {
       body = await readAtMost(
         bodyStream(connection, framing, cap).pipeThrough(new DecompressionStream(CODINGS[coding])),

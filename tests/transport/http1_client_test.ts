@@ -144,6 +144,9 @@ Deno.test("http1: keep-alive reuses one connection; Connection: close and HTTP/1
       assert.equal(dec.decode(r.body!), "ok");
     }
     assert.equal(server.connections, 1, "three requests on one connection");
+    assert.ok(
+      server.heads.every((h) => /^GET \/x HTTP\/1\.1\r\nhost: 127\.0\.0\.1:\d+\r\n/.test(h)),
+    );
     assert.equal(client.idleCount, 0, "the answer with Connection: close was not pooled");
     await client.request(get(server.url()));
     assert.equal(server.connections, 2);
@@ -279,6 +282,7 @@ Deno.test("http1: malformed answers are errors that say what is wrong", async ()
       "body",
     ],
     ["", /closed before a complete answer head/, "send"],
+    ["HTTP/1.1 100 Continue\r\n\r\n".repeat(20), /interim answers only/, "send"],
   ] as const;
   const server = rawServer(async (conn, read, index) => {
     await read();
@@ -416,4 +420,24 @@ Deno.test("http1: nothing listening is a send-phase error", async () => {
       e instanceof Http1Error && e.phase === "send" && /could not connect/.test(e.message),
   );
   client.close();
+});
+
+Deno.test("http1: Transfer-Encoding beside Content-Length is read as chunked and the connection not reused", async () => {
+  const server = rawServer(async (conn, read) => {
+    await read();
+    await write(
+      conn,
+      "HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    );
+    await read().catch(() => {});
+  });
+  const client = new Http1Client();
+  try {
+    const r = await client.request(get(server.url()));
+    assert.equal(dec.decode(r.body!), "hello");
+    assert.equal(client.idleCount, 0);
+  } finally {
+    client.close();
+    await server.close();
+  }
 });
