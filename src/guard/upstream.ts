@@ -57,16 +57,21 @@ export async function sendUpstream(
   redactor: Redactor,
 ): Promise<UpstreamAnswer> {
   const base = await baseUrlOf(guardfile, resolver);
-  const headers = new Headers();
+  // Header fields by lower-case name; a `Headers` object is made only for
+  // `fetch` or a tracing hook (building one costs a few µs a call).
+  const fields = new Map<string, string>();
   const query = [...planned.query];
   for (const pin of guardfile.controls.pins[grant.tool] ?? []) {
     query.push([pin.name, await resolvePin(pin, resolver, redactor)]);
   }
   const auth = guardfile.auth;
   if (auth.scheme === "header-token") {
-    headers.set(auth.header, auth.prefix + await credential(auth.value, resolver, redactor));
+    fields.set(
+      auth.header.toLowerCase(),
+      auth.prefix + await credential(auth.value, resolver, redactor),
+    );
   } else if (auth.scheme === "bearer") {
-    headers.set("authorization", `Bearer ${await credential(auth.value, resolver, redactor)}`);
+    fields.set("authorization", `Bearer ${await credential(auth.value, resolver, redactor)}`);
   } else if (auth.scheme === "query-param") {
     for (const p of auth.params) {
       const value = await credential(p.value, resolver, redactor, ` "${p.name}"`);
@@ -75,13 +80,13 @@ export async function sendUpstream(
     }
   }
   query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  for (const [name, value] of guardfile.headers) headers.set(name, value);
-  if (!headers.has("user-agent")) headers.set("user-agent", USER_AGENT);
-  if (!headers.has("accept")) headers.set("accept", "application/json");
+  for (const [name, value] of guardfile.headers) fields.set(name.toLowerCase(), value);
+  if (!fields.has("user-agent")) fields.set("user-agent", USER_AGENT);
+  if (!fields.has("accept")) fields.set("accept", "application/json");
   let body: string | undefined;
   if (planned.body !== undefined) {
     body = JSON.stringify(planned.body);
-    headers.set("content-type", "application/json");
+    fields.set("content-type", "application/json");
   }
   const url = base + planned.path + (query.length > 0 ? `?${encodeQuery(query)}` : "");
   const what = `${grant.method} ${grant.path}`;
@@ -96,13 +101,23 @@ export async function sendUpstream(
 
   const deadline = new Deadline(signal, limits.timeoutMs);
   try {
+    let headers: Headers | undefined;
     const send = () =>
       viaFetch()
-        ? exchange(url, planned.method, headers, body, deadline, what, limits)
-        : exchangeHttp1(target, planned.method, headers, body, deadline, what, limits);
+        ? exchange(
+          url,
+          planned.method,
+          headers ??= new Headers([...fields]),
+          body,
+          deadline,
+          what,
+          limits,
+        )
+        : exchangeHttp1(target, planned.method, headers ?? fields, body, deadline, what, limits);
     // With telemetry off: no span (src/ops/trace_hooks.ts).
     const tracing = upstreamTracing();
     if (!tracing) return await send();
+    headers = new Headers([...fields]);
     return await tracing.http(
       { method: planned.method, template: grant.path, host: target.host },
       headers,
@@ -150,7 +165,7 @@ const encoder = new TextEncoder();
 async function exchangeHttp1(
   url: URL,
   method: string,
-  headers: Headers,
+  headers: Iterable<[string, string]>,
   body: string | undefined,
   deadline: Deadline,
   what: string,
