@@ -77,8 +77,9 @@ export function createHttpHandler(
   requireInboundOptions(options, "createHttpHandler");
   const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const scope = options.cancel ? new CancelScope(options.cancel) : undefined;
-  return withCors(options, async (request) => {
-    const before = await checkBeforeBody(request, options);
+  return withCors(options, async (request, origin) => {
+    let before = checkBeforeBody(request, options, origin);
+    if (before instanceof Promise) before = await before;
     if (before instanceof Response) return before;
     if (!isJsonContentType(request.headers.get("content-type"))) {
       return refuse(

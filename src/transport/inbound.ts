@@ -248,14 +248,18 @@ function refusal(verdict: Verdict, after: AfterRefusal): Response {
 /**
  * Run the pre-body checks in order: Origin and Host (403), HTTP method (405:
  * both endpoints take POST only), `authorize` (403; a hook that throws: 500).
+ * Synchronous when `authorize` is (no promise per request for `() => true`);
+ * a promise when it returns one.
+ * @param origin the request's `Origin` header, when the caller has read it already
  * @returns a refusal `Response`, or `{auth}` to go on with
  */
-export async function checkBeforeBody(
+export function checkBeforeBody(
   request: Request,
   options: InboundOptions,
-): Promise<Response | { auth: unknown }> {
+  origin: string | null = request.headers.get("origin"),
+): Response | { auth: unknown } | Promise<Response | { auth: unknown }> {
   const log = options.log;
-  const verdict = originVerdict(request, options);
+  const verdict = originVerdict(request, options, origin);
   if (verdict === "host" || verdict === "origin") {
     // The audit line names the refused header's value (bounded), never anything else.
     log?.({
@@ -276,16 +280,46 @@ export async function checkBeforeBody(
     return refuse(405, "Method Not Allowed: this endpoint takes POST only", beforeBody(request));
   }
   try {
-    const verdict = verdictOf(await options.authorize(request));
+    const answer = options.authorize(request);
+    if (isThenable(answer)) {
+      return Promise.resolve(answer).then(
+        (settled) => afterAuthorize(request, options, settled),
+        (error) => authorizeFailed(request, options, error),
+      );
+    }
+    return afterAuthorize(request, options, answer);
+  } catch (error) {
+    return authorizeFailed(request, options, error);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<AuthVerdict> {
+  return typeof value === "object" && value !== null &&
+    typeof (value as { then?: unknown }).then === "function";
+}
+
+/** What `authorize`'s verdict makes of the request: a refusal, or `{auth}`. */
+function afterAuthorize(
+  request: Request,
+  options: InboundOptions,
+  answer: AuthVerdict,
+): Response | { auth: unknown } {
+  try {
+    const verdict = verdictOf(answer);
     if (!verdict.allow) {
-      log?.(refusedLine(verdict, "authorize refused"));
+      options.log?.(refusedLine(verdict, "authorize refused"));
       return refusal(verdict, beforeBody(request));
     }
     return { auth: verdict.auth };
   } catch (error) {
-    log?.({ level: "error", event: "authorize_failed", error: String(error) });
-    return refuse(500, "Internal Server Error", beforeBody(request));
+    return authorizeFailed(request, options, error);
   }
+}
+
+/** An `authorize` hook that threw (or rejected): 500, the error to the log only. */
+function authorizeFailed(request: Request, options: InboundOptions, error: unknown): Response {
+  options.log?.({ level: "error", event: "authorize_failed", error: String(error) });
+  return refuse(500, "Internal Server Error", beforeBody(request));
 }
 
 /**
@@ -406,12 +440,25 @@ export function pathOf(request: Request): string | null {
 
 /** Whether a `Content-Type` value names JSON (`application/json`, parameters allowed). */
 export function isJsonContentType(value: string | null): boolean {
+  if (value === "application/json") return true; // the common spelling, decided without copies
   return value !== null && value.split(";")[0].trim().toLowerCase() === "application/json";
 }
 
 /** Whether an `Accept` value admits `application/json` (absent Accept admits anything). */
 export function acceptsJson(value: string | null): boolean {
-  if (value === null || value.trim() === "") return true;
+  if (value === null) return true;
+  // A client sends the same Accept on every request: the last answer is kept
+  // (the function depends on the value alone, so the memo cannot differ).
+  if (value === lastAccept.value) return lastAccept.ok;
+  const ok = acceptsJsonUncached(value);
+  lastAccept = { value, ok };
+  return ok;
+}
+
+let lastAccept: { value: string; ok: boolean } = { value: "", ok: true };
+
+function acceptsJsonUncached(value: string): boolean {
+  if (value.trim() === "") return true;
   return value.split(",").some((part) => {
     const type = part.split(";")[0].trim().toLowerCase();
     return type === "application/json" || type === "application/*" || type === "*/*";
@@ -426,11 +473,14 @@ export function acceptsJson(value: string | null): boolean {
 export function originVerdict(
   request: Request,
   options: Pick<InboundOptions, "allowedOrigins" | "allowedHosts">,
+  origin: string | null = request.headers.get("origin"),
 ): "host" | "origin" | null | { origin: string } {
   const hosts = options.allowedHosts ?? "any";
   const host = (request.headers.get("host") ?? "").toLowerCase();
-  if (hosts !== "any" && !hosts.some((h) => h.toLowerCase() === host)) return "host";
-  const origin = request.headers.get("origin");
+  // `host` is lower case, so an exact hit is a hit; only a miss compares without case.
+  if (hosts !== "any" && !hosts.includes(host) && !hosts.some((h) => h.toLowerCase() === host)) {
+    return "host";
+  }
   if (origin === null) return null;
   if (options.allowedOrigins === "any" || options.allowedOrigins.includes(origin)) {
     return { origin };
@@ -484,14 +534,17 @@ const EXPOSED = "WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version";
  */
 export function withCors(
   options: Pick<InboundOptions, "allowedOrigins" | "allowedHosts">,
-  handler: (request: Request) => Promise<Response>,
+  handler: (request: Request, origin: string | null) => Promise<Response>,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
-    const response = await handler(request);
-    // get, not has: on a served request, get reads one header through a fast
-    // path, while has makes Deno copy the whole header list (measured ~1 µs).
-    if (request.headers.get("origin") === null) return response;
-    const verdict = originVerdict(request, options);
+    // Read once and handed to the handler (each header read is an op call on
+    // a served request). get, not has: on a served request, get reads one
+    // header through a fast path, while has makes Deno copy the whole header
+    // list (measured ~1 µs).
+    const origin = request.headers.get("origin");
+    const response = await handler(request, origin);
+    if (origin === null) return response;
+    const verdict = originVerdict(request, options, origin);
     if (verdict === null || typeof verdict === "string") return response;
     if (response.headers.has("access-control-allow-origin")) return response;
     try {

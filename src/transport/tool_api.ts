@@ -59,13 +59,13 @@ export function createToolApiHandler(
   const prefix = options.prefix ?? "/api/";
   const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const scope = options.cancel ? new CancelScope(options.cancel) : undefined;
-  return withCors(options, async (request) => {
+  return withCors(options, async (request, origin) => {
     const path = pathOf(request) ?? "";
     const name = path.startsWith(prefix) ? decodeSegment(path.slice(prefix.length)) : null;
     if (name === null || name === "" || name.includes("/")) {
       return refuse(404, "Not Found: POST /api/<tool> names one tool", beforeBody(request));
     }
-    const before = await checkBeforeBody(request, options);
+    const before = await checkBeforeBody(request, options, origin);
     if (before instanceof Response) return before;
     if (!isJsonContentType(request.headers.get("content-type"))) {
       return refuse(
