@@ -55,7 +55,10 @@ export function parseMessage(text: string): unknown {
   const params = value.params;
   const requestId = isPlainObject(params) ? params.requestId : undefined;
   const unsafe = (n: unknown) => typeof n === "number" && !Number.isSafeInteger(n);
-  const longNumber = LONG_NUMBER.test(text);
+  // Only numbers inside `params.arguments` are checked for rounding (markRounded):
+  // arguments without any number need no scan of the text.
+  const longNumber = isPlainObject(params) && holdsNumber(params.arguments) &&
+    LONG_NUMBER.test(text);
   if (!unsafe(value.id) && !unsafe(requestId) && !INEXACT_ID.test(text) && !longNumber) {
     return value;
   }
@@ -112,6 +115,27 @@ export function parseArguments(text: string): unknown {
   );
   markRounded(again as object, sources);
   return again;
+}
+
+/**
+ * Whether a decoded value holds a number anywhere (iterative; past 10,000
+ * containers it answers `true`, which only costs the text scan).
+ */
+function holdsNumber(root: unknown): boolean {
+  if (typeof root === "number") return true;
+  if (root === null || typeof root !== "object") return false;
+  const stack: object[] = [root];
+  let visited = 0;
+  while (stack.length > 0) {
+    if (++visited > 10_000) return true;
+    const holder = stack.pop()! as Record<string, unknown>;
+    for (const key in holder) {
+      const v = holder[key];
+      if (typeof v === "number") return true;
+      if (v !== null && typeof v === "object") stack.push(v);
+    }
+  }
+  return false;
 }
 
 /** A number literal with more significant digits than a double is sure to keep. */

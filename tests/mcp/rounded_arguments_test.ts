@@ -53,7 +53,15 @@ async function call(argumentsText: string): Promise<{ isError?: boolean; text: s
 
 Deno.test("over MCP, a rounded argument is refused by path and never reaches the tool", async () => {
   seen.length = 0;
-  for (const args of [`{"n":1000000000000000000001}`, `{"list":[1,0.1000000000000000055511]}`]) {
+  for (
+    const args of [
+      `{"n":1000000000000000000001}`,
+      `{"list":[1,0.1000000000000000055511]}`,
+      // The only number, deep inside strings and containers (parseMessage looks
+      // for numbers in the arguments before it scans the text).
+      `{"list":["a",{"b":[null,{"c":"1e400","d":[0.1000000000000000055511]}]}]}`,
+    ]
+  ) {
     const r = await call(args);
     assert.equal(r.isError, true, args);
     assert.match(r.text, /more digits than a double holds/);
