@@ -20,3 +20,36 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   }
   return false;
 }
+
+/**
+ * Whether a decoded JSON value is plain enough for the core's argument checks
+ * to have nothing to say: it nests fewer than `limit` levels (as
+ * {@link nestsDeeperThan} counts), and every number in it is finite and
+ * either a safe integer or not an integer at all, and it holds no
+ * `JSON.rawJSON` value. One read-only walk, recursion bounded by `limit`.
+ * `false` says only "look closer": the core then runs its exact checks.
+ */
+export function isShallowAndExact(value: unknown, limit: number): boolean {
+  return shallowAndExact(value, 0, limit);
+}
+
+function shallowAndExact(v: unknown, depth: number, limit: number): boolean {
+  if (typeof v === "number") {
+    return Number.isFinite(v) && (Number.isSafeInteger(v) || !Number.isInteger(v));
+  }
+  if (v === null || typeof v !== "object") return true;
+  if (depth >= limit || isRawJSON(v)) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      if (!shallowAndExact(v[i], depth + 1, limit)) return false;
+    }
+    return true;
+  }
+  // for-in also visits inherited enumerable keys: a superset, so never a missed value.
+  for (const key in v) {
+    if (!shallowAndExact((v as Record<string, unknown>)[key], depth + 1, limit)) return false;
+  }
+  return true;
+}
+
+const isRawJSON = (JSON as unknown as { isRawJSON(v: unknown): boolean }).isRawJSON;

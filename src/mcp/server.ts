@@ -41,7 +41,7 @@ import {
 } from "./revisions.ts";
 import { checkHeaders } from "./headers.ts";
 import { cleanDeep, cleanText, isRawJson } from "./text.ts";
-import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
+import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import type {
   CallToolResult,
   Catalog,
@@ -506,7 +506,8 @@ export class McpServer {
    */
   async handle(message: unknown, ctx: MessageContext = {}): Promise<Reply> {
     try {
-      return await this.#handle(message, ctx);
+      const reply = this.#handle(message, ctx);
+      return reply instanceof Promise ? await reply : reply;
     } catch (error) {
       // Every path above answers for itself; this net keeps a failure nobody
       // foresaw (a value too deep to serialize, say) an answer, not a crash.
@@ -523,7 +524,8 @@ export class McpServer {
     }
   }
 
-  async #handle(message: unknown, ctx: MessageContext): Promise<Reply> {
+  /** Synchronous where it can be: a request's answer is the one promise it returns. */
+  #handle(message: unknown, ctx: MessageContext): Reply | Promise<Reply> {
     const incoming = classifyMessage(message);
     switch (incoming.kind) {
       case "invalid":
@@ -535,7 +537,7 @@ export class McpServer {
         this.#notification(incoming.message, ctx);
         return { status: 202, body: null };
       case "request":
-        return await this.#request(incoming.message, ctx);
+        return this.#request(incoming.message, ctx);
     }
   }
 
@@ -625,7 +627,8 @@ export class McpServer {
     let stage: "classify" | "dispatch" = "classify";
     let controller: AbortController | undefined;
     try {
-      const selected = await this.#selectEra(request, params, ctx);
+      let selected = this.#selectEra(request, params, ctx);
+      if (selected instanceof Promise) selected = await selected;
       era = selected.era;
       const rule = methodRule(method);
       if (!rule || !rule.eras.includes(era) || !this.#advertises(rule)) {
@@ -675,11 +678,11 @@ export class McpServer {
    * checklist, rules 1-5), with the modern `_meta`, header and version checks in
    * the order the 2026-07-28 transport page gives.
    */
-  async #selectEra(
+  #selectEra(
     request: JsonRpcRequest,
     params: Record<string, unknown>,
     ctx: MessageContext,
-  ): Promise<{ era: Era; version: string }> {
+  ): Selected | Promise<Selected> {
     const meta = params._meta;
     if (meta !== undefined && (typeof meta !== "object" || meta === null || Array.isArray(meta))) {
       throw new McpError(ErrorCode.InvalidParams, "params._meta must be an object");
@@ -705,18 +708,19 @@ export class McpServer {
       if (level !== undefined && !LOG_LEVELS.has(level as string)) {
         throw new McpError(ErrorCode.InvalidParams, `Unknown log level ${clip(String(level))}`);
       }
-      if (ctx.headers) {
-        const tools = request.method === "tools/call" ? (await this.#catalog()).toolsByName : null;
-        checkHeaders(ctx.headers, request, version, methodRule(request.method), tools);
+      const headers = ctx.headers;
+      if (headers && request.method === "tools/call" && !this.#static) {
+        // A catalog function: its tools are known once it answers.
+        return this.#catalog().then((catalog) => {
+          checkHeaders(headers, request, version, methodRule(request.method), catalog.toolsByName);
+          return modernVersion(version);
+        });
       }
-      if (version !== MODERN_VERSION) {
-        throw new McpError(
-          ErrorCode.UnsupportedProtocolVersion,
-          `Unsupported protocol version: ${clip(version)}`,
-          { supported: [...SUPPORTED_VERSIONS], requested: clip(version) },
-        );
+      if (headers) {
+        const tools = request.method === "tools/call" ? this.#static!.toolsByName : null;
+        checkHeaders(headers, request, version, methodRule(request.method), tools);
       }
-      return { era: "modern", version };
+      return modernVersion(version);
     }
     if (request.method === "initialize") {
       // The connection speaks the handshake revision from the moment initialize
@@ -889,7 +893,7 @@ export class McpServer {
     if (args !== undefined && !isObject(args)) {
       throw new McpError(ErrorCode.InvalidParams, "tools/call params.arguments must be an object");
     }
-    const tool = this.#visibleTool(await this.#catalog(), name, call.auth);
+    const tool = this.#visibleTool(this.#static ?? await this.#catalog(), name, call.auth);
     if (!tool) {
       this.#refused("unknown_tool", 404, name);
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name)}"`, {
@@ -951,7 +955,10 @@ export class McpServer {
       this.#refused("schema", 400, name);
       return { status: 400, result: errorResult(`Arguments for tool "${name}" must be an object`) };
     }
-    if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+    // Most arguments are shallow with plain numbers: one read-only walk says
+    // so, and the two exact checks below run only when it cannot.
+    const plain = isShallowAndExact(args, MAX_ARGUMENT_DEPTH);
+    if (!plain && nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
       this.#refused("schema", 400, name);
       return {
         status: 400,
@@ -960,7 +967,7 @@ export class McpServer {
         ),
       };
     }
-    const inexact = roundedIntegerAt(args);
+    const inexact = plain ? null : roundedIntegerAt(args);
     if (inexact !== null) {
       this.#refused("schema", 400, name);
       return {
@@ -1127,6 +1134,24 @@ export class McpServer {
       throw error;
     }
   }
+}
+
+/** The revision and version a request is served under. */
+interface Selected {
+  era: Era;
+  version: string;
+}
+
+/** A modern request's version: the one this server serves, or `-32022`. */
+function modernVersion(version: string): Selected {
+  if (version !== MODERN_VERSION) {
+    throw new McpError(
+      ErrorCode.UnsupportedProtocolVersion,
+      `Unsupported protocol version: ${clip(version)}`,
+      { supported: [...SUPPORTED_VERSIONS], requested: clip(version) },
+    );
+  }
+  return { era: "modern", version };
 }
 
 /** The abort reason of a request the client cancelled with `notifications/cancelled`. */
