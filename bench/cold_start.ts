@@ -7,6 +7,12 @@
  * - the same for a bare Deno script that answers both requests by hand
  *   (`bench/servers/bare_stdio.ts`, no imports): the baseline;
  * - `weir --version` and `weir help`: spawn to exit;
+ * - where `weir serve`'s time goes, from the same spawns: Deno itself (an
+ *   empty file, same config), the command line's module graph (`--version`,
+ *   which Deno walks whole at start, every command's modules included),
+ *   loading serve's own modules (`weir serve` of a missing file: everything
+ *   is imported, it stops at the read), and the rest (reading, parsing and
+ *   linting the guardfile, building the server, stdio, the answers);
  * - what each npm package of the serve path costs to import, alone, in a
  *   fresh process.
  *
@@ -75,15 +81,20 @@ async function toFirstList(args: string[], expect: string): Promise<number> {
   return elapsed;
 }
 
-async function toExit(args: string[]): Promise<number> {
+async function toExit(args: string[], code = 0): Promise<number> {
   const start = performance.now();
   const out = await new Deno.Command(Deno.execPath(), { args, stdout: "null", stderr: "null" })
     .output();
-  if (!out.success) throw new Error(`${args.join(" ")} exited ${out.code}`);
+  if (out.code !== code) throw new Error(`${args.join(" ")} exited ${out.code}, not ${code}`);
   return performance.now() - start;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const tmp = await Deno.makeTempDir();
+const empty = `${tmp}/empty.ts`;
+await Deno.writeTextFile(empty, "\n");
+const MISSING = `${tmp}/missing.mcp.kdl`;
 
 const cases: Record<string, () => Promise<number>> = {
   "bare Deno, stdio tools/list": () =>
@@ -93,6 +104,8 @@ const cases: Record<string, () => Promise<number>> = {
   "weir --version": () => toExit([...WEIR, "--version"]),
   "weir help": () => toExit([...WEIR, "help"]),
   "deno eval 0 (--no-config)": () => toExit(["eval", "--no-config", "0"]),
+  "deno run of an empty file": () => toExit([...RUN, empty]),
+  "weir serve of a missing file": () => toExit([...WEIR, "serve", MISSING, "--stdio"], 1),
 };
 const times: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 for (let round = 0; round <= ROUNDS; round++) {
@@ -117,10 +130,7 @@ const packages = Object.entries(config.imports as Record<string, string>)
     ].includes(name)
   );
 const importCost: [string, number][] = [];
-const tmp = await Deno.makeTempDir();
 try {
-  const empty = `${tmp}/empty.ts`;
-  await Deno.writeTextFile(empty, "\n");
   for (const [name] of packages) {
     const file = `${tmp}/${name.replace(/\W/g, "_")}.ts`;
     await Deno.writeTextFile(file, `import ${JSON.stringify(name)};\n`);
@@ -148,6 +158,26 @@ console.log(
   `\n${ratio <= 1.5 ? "PASS" : "FAIL"}  weir serve / bare Deno, spawn to first tools/list  ` +
     `${ratio.toFixed(2)}x  (goal <= 1.5x)`,
 );
+const at = (name: string) => median(times[name]);
+const parts: [string, number][] = [
+  ["Deno itself (deno run of an empty file, same config)", at("deno run of an empty file")],
+  [
+    "the command line's module graph (weir --version, minus the above)",
+    at("weir --version") - at("deno run of an empty file"),
+  ],
+  [
+    "serve's modules (serve of a missing file, minus --version)",
+    at("weir serve of a missing file") - at("weir --version"),
+  ],
+  [
+    "read, parse and lint the guardfile, build the server, stdio, answer (the rest)",
+    serve - at("weir serve of a missing file"),
+  ],
+];
+console.log("\nwhere weir serve --stdio's time goes (differences of the medians above):");
+for (const [name, ms] of parts) {
+  console.log(`  ${name.padEnd(80)} ${ms.toFixed(1).padStart(6)} ms`);
+}
 console.log(
   "\nimport cost of each npm package weir may load (median of 9 fresh processes importing it, minus an empty one, interleaved; noisy on a busy machine):",
 );
