@@ -254,8 +254,11 @@ export function compileSchema(schema: unknown): ValidateFn {
   // The common shapes are accepted by a quick check first; anything it does not
   // vouch for (an invalid value, or a schema outside its subset) goes to the
   // full validator, which alone decides refusals and words their messages.
-  const accept = compileAcceptor(schema, draft);
+  // The check is also built on first use (it never throws): a server's start
+  // then pays only for checkSchema (bench/README.md, "Cold start").
+  let accept: ReturnType<typeof compileAcceptor> | null = null;
   return (value) => {
+    if (accept === null) accept = compileAcceptor(schema, draft);
     if (accept?.(value)) return [];
     validator ??= new Validator(structuredClone(schema) as object, draft, false);
     const result = validator.validate(value);
