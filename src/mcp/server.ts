@@ -1253,13 +1253,23 @@ function firstAfter(keys: string[], after: string): number {
  * `__proto__` or `constructor` becomes a plain property and changes no prototype.
  */
 function pick(source: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
-  // Object.fromEntries defines each key as an own data property (CreateDataProperty),
-  // like defineProperty, at a third of the cost.
-  const entries: [string, unknown][] = [];
-  for (const key of keys) {
-    if (Object.hasOwn(source, key)) entries.push([key, source[key]]);
+  // An assignment makes an own data property for every key but `__proto__`,
+  // the one accessor Object.prototype has; that key is defined instead (as
+  // CreateDataProperty would). Cheaper than building entries for fromEntries.
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (!Object.hasOwn(source, key)) continue;
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, {
+        value: source[key],
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    } else out[key] = source[key];
   }
-  return Object.fromEntries(entries);
+  return out;
 }
 
 /**
