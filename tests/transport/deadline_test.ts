@@ -66,7 +66,11 @@ Deno.test("a pending deadline does not keep a process alive", async () => {
   const module = new URL("../../src/transport/deadline.ts", import.meta.url).href;
   const started = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", `import { Deadline } from "${module}"; new Deadline(undefined, 30000);`],
+    args: [
+      "eval",
+      `import { Deadline, withinDeadline } from "${module}"; new Deadline(undefined, 30000);` +
+      `withinDeadline(new Promise(() => {}), 30000).catch(() => {});`,
+    ],
     stdout: "null",
     stderr: "piped",
   }).output();
@@ -96,5 +100,20 @@ Deno.test("withinDeadline: the work's own outcome in time, the reason once the d
   }
   const fired = performance.now() - started;
   assert(fired >= 59, `fired after ${fired} ms, before the 60 ms deadline`);
-  assert(fired < 60 + DEADLINE_SLOT_MS + 250, `fired ${fired} ms after start`);
+  assert(fired < 60 + 2 * DEADLINE_SLOT_MS + 250, `fired ${fired} ms after start`);
+  // Many waits in one tick: each rejects on its own, none early.
+  const t0 = performance.now();
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  const held = Array.from({ length: 50 }, (_, i) =>
+    withinDeadline(
+      new Promise<number>((r) => timers.push(setTimeout(() => r(i), i < 25 ? 1 : 4_000))),
+      80,
+    ).then((v) => ["ok", v, performance.now() - t0], (e) => ["late", e, performance.now() - t0]));
+  const outcomes = await Promise.all(held);
+  timers.forEach((t) => clearTimeout(t));
+  for (const [kind, , ms] of outcomes.slice(25)) {
+    assertEquals(kind, "late");
+    assert((ms as number) >= 79, `rejected after ${ms} ms, before the 80 ms deadline`);
+  }
+  assert(outcomes.slice(0, 25).every(([kind]) => kind === "ok"));
 });
