@@ -4,10 +4,14 @@
  * --max-concurrent, 503 with Retry-After (liveness exempt). Each refusal has
  * its audit line.
  *
- * Not asserted, because it does not hold (measured on Deno 2.9.6): that the
- * socket closes after the 408. While a body read is pending, Deno.serve keeps
- * the connection until the client sends the rest or closes; the README's
- * reverse-proxy notes cover it.
+ * The connection after a refusal, with a raw TCP client: a 413 closes it at
+ * once; after a 408 it is closed (never kept alive for another request) as
+ * soon as the client's declared body ends. Not asserted, because it does not
+ * hold (measured on Deno 2.9.6): that a client going silent or dripping on
+ * after the 408 loses its socket. While the body is unfinished Deno.serve
+ * keeps the connection and offers no way to drop it (cancelling the body
+ * stream, `Connection: close`, an erroring response: none closes it); the
+ * README's reverse-proxy notes cover it.
  */
 import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
@@ -137,4 +141,118 @@ Deno.test("past --max-concurrent: 503 with Retry-After; /healthz still answers",
     await upstream.close();
   }
   assert.match(server.stderr(), /"rule":"overload","status":503/);
+});
+
+/**
+ * Write `head` + `first`, then (once the answer's head is in) `rest`; read
+ * until EOF or `waitMs`. Bounded in time; 127.0.0.1 only.
+ */
+async function exchangeRaw(
+  url: string,
+  head: string,
+  first: Uint8Array,
+  rest: Uint8Array | null,
+  waitMs = 3000,
+) {
+  const { port } = new URL(url);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+  const encoder = new TextEncoder();
+  const started = Date.now();
+  let text = "";
+  let eofMs = -1;
+  let answeredMs = -1;
+  try {
+    await conn.write(encoder.encode(head));
+    await conn.write(first).catch(() => {}); // weir may close before taking it all
+    const buf = new Uint8Array(65536);
+    const until = started + waitMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    while (Date.now() < until) {
+      const n = await Promise.race([
+        conn.read(buf).catch(() => null),
+        new Promise<"wait">((r) => timer = setTimeout(() => r("wait"), until - Date.now())),
+      ]);
+      clearTimeout(timer);
+      if (n === "wait") break;
+      if (n === null) {
+        eofMs = Date.now() - started;
+        break;
+      }
+      text += new TextDecoder().decode(buf.subarray(0, n));
+      if (answeredMs < 0 && text.includes("\r\n\r\n")) {
+        answeredMs = Date.now() - started;
+        if (rest) await conn.write(rest).catch(() => {});
+      }
+    }
+  } finally {
+    try {
+      conn.close();
+    } catch { /* closed */ }
+  }
+  return { text, eofMs, answeredMs };
+}
+
+Deno.test("after a 408 the connection ends with the client's body; a 413 ends it at once", async () => {
+  const upstream = await startRecorder();
+  const server = await serveHttp(await guardfile(upstream.url), {
+    extra: ["--body-timeout", "400"],
+  });
+  const { host } = new URL(server.url);
+  const encoder = new TextEncoder();
+  const head = (framing: string) =>
+    `POST /mcp HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+    `Accept: application/json\r\n${framing}\r\n\r\n`;
+  // A well-formed request the client could try to slip in after its body:
+  // the connection must not be kept alive to answer it.
+  const another = `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+  try {
+    const late = [
+      { framing: "Content-Length: 200000", first: "{", rest: " ".repeat(199_999) },
+      { framing: "Content-Length: 100", first: "{", rest: " ".repeat(99) },
+      { framing: "Transfer-Encoding: chunked", first: "1\r\n{\r\n", rest: "0\r\n\r\n" },
+    ];
+    for (const { framing, first, rest } of late) {
+      const r = await exchangeRaw(
+        server.url,
+        head(framing),
+        encoder.encode(first),
+        encoder.encode(rest + another),
+      );
+      assert.match(r.text, /^HTTP\/1\.1 408/, `${framing}: ${r.text}`);
+      assert.match(r.text, /connection: close/i);
+      assert.ok(r.eofMs >= 0, `${framing}: the socket stayed open after the body ended`);
+      assert.ok(
+        r.eofMs - r.answeredMs < 2000,
+        `${framing}: closed ${r.eofMs - r.answeredMs} ms late`,
+      );
+      assert.equal(r.text.match(/HTTP\/1\.1 /g)?.length, 1, "no second request was served");
+    }
+
+    const over = new Uint8Array(1024 * 1024 + 4096).fill(0x20);
+    const refused = [
+      // declared over the cap: refused before a byte of body is read, nothing more sent
+      { framing: `Content-Length: ${2 * 1024 * 1024}`, first: encoder.encode("{") },
+      // chunked, passing the cap while being read
+      {
+        framing: "Transfer-Encoding: chunked",
+        first: new Uint8Array([
+          ...encoder.encode(`${over.length.toString(16)}\r\n`),
+          ...over,
+          ...encoder.encode("\r\n"),
+        ]),
+      },
+    ];
+    for (const { framing, first } of refused) {
+      const r = await exchangeRaw(server.url, head(framing), first, null);
+      assert.match(r.text, /^HTTP\/1\.1 413/, `${framing}: ${r.text.slice(0, 200)}`);
+      assert.ok(r.eofMs >= 0, `${framing}: the socket stayed open after the 413`);
+      assert.ok(r.eofMs < 2000, `${framing}: closed after ${r.eofMs} ms`);
+    }
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+  const lines = server.stderr().split("\n");
+  assert.equal(lines.filter((l) => l.includes('"rule":"deadline"')).length, 3);
+  assert.equal(lines.filter((l) => l.includes('"rule":"size"')).length, 2);
 });
