@@ -73,3 +73,99 @@ export function decodeUtf8(bytes: Uint8Array): string {
   const text = lenient.decode(bytes);
   return text.indexOf("\ufffd") < 0 ? text : strict.decode(bytes);
 }
+
+/** Largest single read into a body buffer: one read never asks for more than this. */
+const READ_BYTES = 64 * 1024;
+/**
+ * Smallest read into a body buffer. Measured on Deno 2.9.6: a 1-byte BYOB
+ * read of a `Deno.serve` chunked body with more data pending never
+ * resolved, where reads of 16 bytes and more did.
+ */
+const MIN_READ_BYTES = 64;
+
+/**
+ * Read a stream into one buffer, up to a cap, for bodies held while they
+ * arrive (request bodies). Each read lands directly in the buffer (a BYOB
+ * reader, when the stream is a byte stream, as `Deno.serve` request bodies
+ * are), so a body costs its own size and nothing per chunk: no chunk list,
+ * no final join, no read-sized buffer per chunk left to the collector. (A
+ * default reader allocates a 64 KiB buffer per read whatever arrived;
+ * measured on Deno 2.9.6, a client dripping 1,000 bytes every 50 ms cost
+ * about 3.7 MiB per 75 KB of body held as chunks, 0.36 MiB read this way.)
+ * Other streams are read with a default reader, each chunk copied in.
+ *
+ * The buffer starts at `sizeHint` bytes and 64 more (a declared length; the
+ * spare room lets the last read see the end) and otherwise at 64 KiB, and
+ * doubles as needed, never beyond `max` + 64 (room to see a body pass the
+ * cap). Untouched capacity costs no resident memory (fresh pages are mapped
+ * as they are written).
+ *
+ * @param max the cap, in bytes; more than this and the stream is cancelled
+ * @param options.sizeHint the length the sender declared (`Content-Length`), when it is known and within `max`; a stream longer or shorter than it is still read exactly
+ * @param options.signal when it aborts, reading stops (the stream is cancelled) and its reason is thrown
+ * @returns exactly the bytes the stream carried (a view on the buffer), or `null` when it carried more than `max`
+ * @throws whatever the stream throws while being read
+ */
+export async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  max: number,
+  options: { sizeHint?: number; signal?: AbortSignal } = {},
+): Promise<Uint8Array | null> {
+  const { signal } = options;
+  const hint = options.sizeHint;
+  const limit = max + MIN_READ_BYTES;
+  let buffer = new Uint8Array(
+    hint !== undefined && hint >= 0 && hint <= max
+      ? hint + MIN_READ_BYTES
+      : Math.min(limit, READ_BYTES),
+  );
+  let total = 0;
+  let byob: ReadableStreamBYOBReader | undefined;
+  let reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    reader = byob = stream.getReader({ mode: "byob" });
+  } catch {
+    reader = stream.getReader(); // not a byte stream
+  }
+  const stop = () => reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", stop, { once: true });
+  const grow = (needed: number) => {
+    let size = buffer.byteLength;
+    while (size < needed) size *= 2;
+    const next = new Uint8Array(Math.min(size, limit));
+    next.set(buffer.subarray(0, total));
+    buffer = next;
+  };
+  try {
+    while (true) {
+      if (total > max) {
+        await reader.cancel().catch(() => {});
+        return null;
+      }
+      if (buffer.byteLength - total < MIN_READ_BYTES) grow(total + MIN_READ_BYTES);
+      if (byob) {
+        const room = Math.min(READ_BYTES, buffer.byteLength - total);
+        const { done, value } = await byob.read(new Uint8Array(buffer.buffer, total, room));
+        if (signal?.aborted) throw signal.reason;
+        // The read took the buffer and hands it back (transferred, not copied).
+        if (value) buffer = new Uint8Array(value.buffer);
+        if (done) break;
+        total += value!.byteLength;
+      } else {
+        const { done, value } = await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+        if (signal?.aborted) throw signal.reason;
+        if (done) break;
+        if (total + value.byteLength > max) {
+          total += value.byteLength;
+          continue; // refused at the top of the loop
+        }
+        if (total + value.byteLength > buffer.byteLength) grow(total + value.byteLength);
+        buffer.set(value, total);
+        total += value.byteLength;
+      }
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+  }
+  return buffer.subarray(0, total);
+}
