@@ -15,13 +15,19 @@
  *   headers (names must be tokens, values without CR, LF or NUL), a body with
  *   `Content-Length`; `Accept-Encoding: gzip, deflate, br` unless given.
  * - answers: status line, header fields (obsolete line folding, a malformed
- *   field, a `Content-Length` that is not one number, or a head over 64 KiB
- *   are errors: RFC 9112 sections 5 and 6.3), interim 1xx answers skipped,
- *   bodies framed by `Content-Length`, `chunked` (trailers read and dropped),
- *   or the connection's end; no body for `HEAD`, 204 and 304. A
- *   `Content-Encoding` of gzip, deflate or br is decoded as it arrives and the
- *   cap applies to the decoded bytes (a small compressed body can inflate to
- *   gigabytes); any other coding is an error.
+ *   field, a field value holding a bare CR or a NUL, a status code under
+ *   100, a `Content-Length` that is not one number, or a head over 64 KiB
+ *   are errors: RFC 9110 section 5.5, RFC 9112 sections 2.2, 4, 5 and 6.3),
+ *   interim 1xx answers skipped, bodies framed by `Content-Length`, `chunked`
+ *   (trailers read and dropped; chunk extensions and trailers together at
+ *   most 64 KiB), or the connection's end; no body for `HEAD`, 204 and 304.
+ *   A `Content-Encoding` of gzip, deflate or br is decoded as it arrives by
+ *   `node:zlib`'s streaming decoders, which hand out at most 16 KiB at a
+ *   time, and the cap applies to the decoded bytes (a small compressed body
+ *   can inflate to gigabytes: about 1 KiB of br is 1 GiB of zeros, and the
+ *   web `DecompressionStream` hands out all that a chunk decodes to at once);
+ *   a malformed coded body is a `"body"` error; any other coding is an
+ *   error when there is a body.
  * - the cap: past `maxBodyBytes` the answer's body is `null` and the
  *   connection is closed, having read no more than the cap (plus one read).
  * - the pool: an answer read to its end over HTTP/1.1 without
@@ -46,7 +52,6 @@
  *
  * @module
  */
-import { readAtMost } from "./bytes.ts";
 
 /** Idle connections kept per origin. */
 export const MAX_IDLE_PER_ORIGIN = 32;
@@ -106,13 +111,18 @@ const encoder = new TextEncoder();
 const latin1 = new TextDecoder("latin1");
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[\r\n\0]/;
+const BARE_CR_OR_NUL = /\r(?!\n)|\0/;
 const IDEMPOTENT = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]);
-const CODINGS: Record<string, CompressionFormat> = {
+const CODINGS: Record<string, "gzip" | "deflate" | "br"> = {
   gzip: "gzip",
   "x-gzip": "gzip",
   deflate: "deflate",
-  br: "brotli" as CompressionFormat,
+  br: "br",
 };
+
+type Zlib = typeof import("node:zlib");
+/** `node:zlib`, loaded on the first coded answer (so start-up does not load it). */
+let zlibModule: Promise<Zlib> | undefined;
 
 /** A connection and the bytes read from it but not yet consumed. */
 class Connection {
@@ -418,7 +428,7 @@ async function readBody(
   let reusable = parsed.keepAlive;
   let body: Uint8Array | null;
   const coding = (headers.get("content-encoding") ?? "").trim().toLowerCase();
-  const decode = coding !== "" && coding !== "identity";
+  const decode = !noBody && coding !== "" && coding !== "identity";
   if (decode && !Object.hasOwn(CODINGS, coding)) {
     throw new Http1Error(`the answer has an unsupported content-coding (${coding})`, "body");
   }
@@ -436,10 +446,8 @@ async function readBody(
       reusable = false;
     }
     if (decode) {
-      body = await readAtMost(
-        bodyStream(connection, framing, cap).pipeThrough(new DecompressionStream(CODINGS[coding])),
-        cap,
-      );
+      const zlib = await (zlibModule ??= import("node:zlib"));
+      body = await decodeAtMost(zlib, CODINGS[coding], codedChunks(connection, framing, cap), cap);
       if (body === null) reusable = false;
     } else if (framing.kind === "length") {
       body = framing.length > cap ? null : await readLength(connection, framing.length);
@@ -539,9 +547,14 @@ async function readHead(connection: Connection): Promise<Head> {
 
 function parseHead(text: string): Head {
   const lines = text.split(/\r?\n/);
-  const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(lines[0]);
+  const statusLine = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: (.*))?$/.exec(lines[0]);
   if (!statusLine) {
     throw new Http1Error("the answer does not start with an HTTP/1.x status line", "send");
+  }
+  // A bare CR (not before LF) or a NUL: RFC 9110 section 5.5 lets a recipient
+  // reject the message, RFC 9112 section 2.2 the element; fetch refuses it too.
+  if (BARE_CR_OR_NUL.test(text)) {
+    throw new Http1Error("the answer's head holds a bare CR or a NUL", "send");
   }
   const headers = new Map<string, string>();
   for (let i = 1; i < lines.length; i++) {
@@ -607,27 +620,91 @@ async function* framedChunks(connection: Connection, framing: Framing): AsyncGen
   }
 }
 
-/** A stream of the raw (still coded) body, stopping with an error past `cap` coded bytes. */
-function bodyStream(
+/** The raw (still coded) body's bytes, refused with an error past `cap` coded bytes. */
+async function* codedChunks(
   connection: Connection,
   framing: Framing,
   cap: number,
-): ReadableStream<BufferSource> {
-  const chunks = framedChunks(connection, framing);
+): AsyncGenerator<Uint8Array> {
   let total = 0;
-  return new ReadableStream<BufferSource>({
-    async pull(controller) {
-      const { done, value } = await chunks.next();
-      if (done) return controller.close();
-      total += value.byteLength;
-      // A coded body never needs to be larger than the decoded cap allows.
-      if (total > cap + 1024) throw new Http1Error("the coded body passed the size cap", "body");
-      controller.enqueue(value as Uint8Array<ArrayBuffer>);
-    },
-    cancel() {
-      void chunks.return(undefined);
-    },
+  for await (const chunk of framedChunks(connection, framing)) {
+    total += chunk.byteLength;
+    // A coded body never needs to be larger than the decoded cap allows.
+    if (total > cap + 1024) throw new Http1Error("the coded body passed the size cap", "body");
+    yield chunk;
+  }
+}
+
+/**
+ * Decode a coded body as it arrives, keeping at most `cap` decoded bytes.
+ * `node:zlib`'s decoders emit at most 16 KiB at a time (their `chunkSize`),
+ * so a bomb is stopped once the cap is passed, holding about the cap.
+ * @returns the decoded bytes, or `null` past `cap`
+ * @throws {Http1Error} `"body"` when the coded bytes are malformed; whatever
+ *   `source` throws (framing errors, the connection closed by an abort)
+ */
+async function decodeAtMost(
+  zlib: Zlib,
+  coding: "gzip" | "deflate" | "br",
+  source: AsyncGenerator<Uint8Array>,
+  cap: number,
+): Promise<Uint8Array | null> {
+  const decoder = coding === "gzip"
+    ? zlib.createGunzip()
+    : coding === "deflate"
+    ? zlib.createInflate()
+    : zlib.createBrotliDecompress();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let over = false;
+  let malformed = false;
+  const ended = new Promise<void>((resolve) => {
+    decoder.on("data", (chunk: Uint8Array) => {
+      if (over) return;
+      total += chunk.byteLength;
+      if (total > cap) {
+        over = true;
+        decoder.destroy();
+        resolve();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    decoder.on("end", () => resolve());
+    decoder.on("close", () => resolve());
+    decoder.on("error", () => {
+      malformed = true;
+      resolve();
+    });
   });
+  const stop = ended.then(() => null);
+  try {
+    for (;;) {
+      const next = source.next();
+      // Past the cap (or malformed) while waiting for the network: stop now.
+      next.catch(() => {});
+      const step = await Promise.race([next, stop]);
+      if (step === null || step.done) break;
+      if (!decoder.write(step.value)) {
+        await Promise.race([new Promise((r) => decoder.once("drain", r)), stop]);
+      }
+    }
+  } catch (error) {
+    decoder.destroy();
+    throw error;
+  }
+  if (!over && !malformed) decoder.end();
+  await ended;
+  if (over) return null;
+  if (malformed) throw new Http1Error(`the answer's ${coding} coding is malformed`, "body");
+  // Copied out: zlib's chunks are views into its own output buffers.
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
 }
 
 async function fillBody(connection: Connection): Promise<boolean> {
@@ -651,14 +728,32 @@ async function* readToEnd(connection: Connection): AsyncGenerator<Uint8Array> {
 
 /** Decoded `chunked` transfer coding (RFC 9112 section 7.1); trailers are read and dropped. */
 async function* readChunked(connection: Connection): AsyncGenerator<Uint8Array> {
+  // Chunk extensions and trailer fields carry nothing weir reads: together
+  // they may take MAX_HEAD_BYTES, so an endless stream of them is refused
+  // rather than read until the deadline (or forever, with none).
+  let extra = 0;
+  const spend = (bytes: number) => {
+    extra += bytes;
+    if (extra > MAX_HEAD_BYTES) {
+      throw new Http1Error(
+        `the answer's chunk extensions and trailer fields are over ${MAX_HEAD_BYTES} bytes`,
+        "body",
+      );
+    }
+  };
   for (;;) {
     const line = await readLine(connection);
-    const size = /^([0-9A-Fa-f]{1,12})[ \t]*(?:;.*)?$/.exec(line);
+    // 1*HEXDIG (RFC 9112 section 7.1): leading zeros allowed, the value under 2^48.
+    const size = /^0*([0-9A-Fa-f]{1,12})[ \t]*(?:;.*)?$/.exec(line);
     if (!size) throw new Http1Error("the answer has a malformed chunk size", "body");
+    spend(line.length - size[1].length);
     let left = parseInt(size[1], 16);
     if (left === 0) {
       // Trailer fields, then the empty line.
-      while ((await readLine(connection)) !== "");
+      for (let trailer = await readLine(connection); trailer !== "";) {
+        spend(trailer.length + 2);
+        trailer = await readLine(connection);
+      }
       return;
     }
     while (left > 0) {
