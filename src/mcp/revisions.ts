@@ -98,11 +98,8 @@ export const METHODS: Readonly<Record<string, MethodRule>> = {
  * (`constructor`, `toString`, `__proto__`) is unknown (`-32601`), not a rule.
  */
 export function methodRule(method: string): MethodRule | undefined {
-  return RULES.get(method);
+  return Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
 }
-
-/** {@link METHODS} as a map (own entries by construction; a lookup is one hash probe). */
-const RULES: ReadonlyMap<string, MethodRule> = new Map(Object.entries(METHODS));
 
 /** Per-revision constants. */
 export interface EraRules {
