@@ -409,7 +409,22 @@ type Handler = (
   params: Record<string, unknown>,
   call: CallContext,
   ctx: MessageContext,
-) => Promise<object | { json: string }>;
+) => object | { json: string } | Promise<object | { json: string }>;
+
+/** `run()` as a promise, whether it returns, resolves, throws or rejects (for `around`). */
+function promised<T>(run: () => T | Promise<T>): Promise<T> {
+  try {
+    return Promise.resolve(run());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Whether a value is a thenable (what `await` would wait for). */
+function isThenable<T>(value: unknown): value is PromiseLike<T> {
+  return typeof value === "object" && value !== null &&
+    typeof (value as { then?: unknown }).then === "function";
+}
 
 /**
  * A dual-revision MCP server for one host catalog.
@@ -641,16 +656,22 @@ export class McpServer {
       try {
         const call: CallContext = new RequestCall(ctx, controller, era, selected.version);
         const around = this.#options.around;
-        const result = around
-          ? await around(
+        let result: object | { json: string };
+        if (around) {
+          result = await around(
             {
               method,
               name: typeof params.name === "string" ? params.name : undefined,
               era,
             },
-            () => this.#handlers[method](params, call, ctx),
-          )
-          : await this.#handlers[method](params, call, ctx);
+            () => promised(() => this.#handlers[method](params, call, ctx)),
+          );
+        } else {
+          // A handler answers synchronously when it can (tools/call of a tool
+          // that returns a plain result): no promise to wait for.
+          const answer = this.#handlers[method](params, call, ctx);
+          result = answer instanceof Promise ? await answer : answer;
+        }
         // A request the client cancelled is not answered (MCP "Cancellation").
         if (controller?.signal.reason instanceof ClientCancelled) {
           return { status: 202, body: null };
@@ -884,7 +905,19 @@ export class McpServer {
     return page;
   }
 
-  async #callTool(params: Record<string, unknown>, call: CallContext): Promise<object> {
+  /** Synchronous when the catalog is static and the tool answers synchronously. */
+  #callTool(params: Record<string, unknown>, call: CallContext): object | Promise<object> {
+    if (!this.#static) {
+      return this.#catalog().then((catalog) => this.#callToolIn(catalog, params, call));
+    }
+    return this.#callToolIn(this.#static, params, call);
+  }
+
+  #callToolIn(
+    catalog: PreparedCatalog,
+    params: Record<string, unknown>,
+    call: CallContext,
+  ): object | Promise<object> {
     const name = params.name;
     if (typeof name !== "string") {
       throw new McpError(ErrorCode.InvalidParams, "tools/call needs params.name (a string)");
@@ -893,7 +926,7 @@ export class McpServer {
     if (args !== undefined && !isObject(args)) {
       throw new McpError(ErrorCode.InvalidParams, "tools/call params.arguments must be an object");
     }
-    const tool = this.#visibleTool(this.#static ?? await this.#catalog(), name, call.auth);
+    const tool = this.#visibleTool(catalog, name, call.auth);
     if (!tool) {
       this.#refused("unknown_tool", 404, name);
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name)}"`, {
@@ -918,7 +951,14 @@ export class McpServer {
         }
       }
     }
-    const { result, inputRequired } = await this.#runTool(tool, args ?? {}, call);
+    const outcome = this.#runTool(tool, args ?? {}, call);
+    return outcome instanceof Promise
+      ? outcome.then((o) => this.#callAnswer(o, call))
+      : this.#callAnswer(outcome, call);
+  }
+
+  /** The `tools/call` result of a tool's outcome, as the request's revision carries it. */
+  #callAnswer({ result, inputRequired }: ToolCallOutcome, call: CallContext): object {
     if (inputRequired) {
       // An InputRequiredResult: no cache hints (the spec forbids them here).
       const answer: JsonObject = {
@@ -949,7 +989,15 @@ export class McpServer {
     return access && !access.allows(name) ? undefined : tool;
   }
 
-  async #runTool(tool: PreparedTool, args: unknown, call: CallContext): Promise<ToolCallOutcome> {
+  /**
+   * Check the arguments and run the tool: synchronous when the tool's
+   * dispatch returns a plain result, a promise when it returns one.
+   */
+  #runTool(
+    tool: PreparedTool,
+    args: unknown,
+    call: CallContext,
+  ): ToolCallOutcome | Promise<ToolCallOutcome> {
     const name = tool.wire.name;
     if (!isObject(args)) {
       this.#refused("schema", 400, name);
@@ -990,8 +1038,25 @@ export class McpServer {
       };
     }
     const declared = pick(args, tool.declared);
+    let answer: CallToolResult | Promise<CallToolResult>;
     try {
-      const result = await this.#options.dispatch!(name, declared, call);
+      answer = this.#options.dispatch!(name, declared, call);
+    } catch (error) {
+      return this.#toolFailed(error, name, call);
+    }
+    if (isThenable<CallToolResult>(answer)) {
+      return Promise.resolve(answer).then(
+        (result) => this.#toolAnswered(tool, result, call),
+        (error) => this.#toolFailed(error, name, call),
+      );
+    }
+    return this.#toolAnswered(tool, answer, call);
+  }
+
+  /** What a tool returned, checked against what it advertises and cleaned. */
+  #toolAnswered(tool: PreparedTool, result: CallToolResult, call: CallContext): ToolCallOutcome {
+    const name = tool.wire.name;
+    try {
       if (!isObject(result) || !Array.isArray(result.content)) {
         this.#log({ level: "error", event: "malformed_tool_result", tool: name });
         return { status: 500, result: errorResult(`Tool "${name}" returned a malformed result`) };
@@ -1020,37 +1085,42 @@ export class McpServer {
       const clean = cleanResult(result, name);
       return { status: clean.isError ? 500 : 200, result: clean };
     } catch (error) {
-      if (error instanceof InputRequiredError) {
-        if (call.input) return { status: 200, result: { content: [] }, inputRequired: error };
-        return {
-          status: 403,
-          result: errorResult(
-            `Tool "${name}" needs input from the client (${error.message}), which cannot be ` +
-              `asked for over this transport or revision; nothing was run`,
-          ),
-        };
-      }
-      if (error instanceof ToolError) {
-        const result = errorResult(error.message);
-        if (error.structuredContent) result.structuredContent = error.structuredContent;
-        return { status: error.status, result };
-      }
-      if (call.signal.aborted) {
-        // A host that cancels with a ToolError (a server shutdown) says why.
-        const reason = call.signal.reason;
-        if (reason instanceof ToolError) {
-          return { status: reason.status, result: errorResult(reason.message) };
-        }
-        return { status: 499, result: errorResult(`Tool "${name}" was cancelled`) };
-      }
-      this.#log({
-        level: "error",
-        event: "tool_failed",
-        tool: name,
-        error: error instanceof Error ? error.message : String(error),
-      });
-      return { status: 500, result: errorResult(`Tool "${name}" failed with an internal error`) };
+      return this.#toolFailed(error, name, call);
     }
+  }
+
+  /** A tool that threw or rejected: its own answer, a cancellation, or a logged failure. */
+  #toolFailed(error: unknown, name: string, call: CallContext): ToolCallOutcome {
+    if (error instanceof InputRequiredError) {
+      if (call.input) return { status: 200, result: { content: [] }, inputRequired: error };
+      return {
+        status: 403,
+        result: errorResult(
+          `Tool "${name}" needs input from the client (${error.message}), which cannot be ` +
+            `asked for over this transport or revision; nothing was run`,
+        ),
+      };
+    }
+    if (error instanceof ToolError) {
+      const result = errorResult(error.message);
+      if (error.structuredContent) result.structuredContent = error.structuredContent;
+      return { status: error.status, result };
+    }
+    if (call.signal.aborted) {
+      // A host that cancels with a ToolError (a server shutdown) says why.
+      const reason = call.signal.reason;
+      if (reason instanceof ToolError) {
+        return { status: reason.status, result: errorResult(reason.message) };
+      }
+      return { status: 499, result: errorResult(`Tool "${name}" was cancelled`) };
+    }
+    this.#log({
+      level: "error",
+      event: "tool_failed",
+      tool: name,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return { status: 500, result: errorResult(`Tool "${name}" failed with an internal error`) };
   }
 
   async #readResource(params: Record<string, unknown>, call: CallContext): Promise<object> {

@@ -278,3 +278,73 @@ Deno.test("arguments nested past the limit are refused before validation and dis
   assert.match(JSON.stringify(outcome.result), /nest deeper than 64 levels/);
   assert.equal(called, 0);
 });
+
+/**
+ * A tool that answers synchronously is run without a promise in between; it
+ * must be indistinguishable from the same tool answering asynchronously, for
+ * every way a tool can end (over MCP, under `around`, and over the tool API).
+ */
+Deno.test("a synchronous tool answers exactly as its asynchronous twin, however it ends", async () => {
+  const schema = {
+    type: "object",
+    properties: { n: { type: "integer" } },
+    additionalProperties: false,
+  };
+  const endings: Record<string, () => unknown> = {
+    ok: () => ({ content: [{ type: "text", text: "fine \u001b[2J" }] }),
+    toolError: () => {
+      throw new ToolError("nope", { status: 409, structuredContent: { why: "x" } });
+    },
+    plainError: () => {
+      throw new Error("boom");
+    },
+    malformed: () => ({ content: "not a list" }),
+    wrongOutput: () => ({ content: [], structuredContent: { n: "string" } }),
+    isError: () => ({ content: [{ type: "text", text: "bad" }], isError: true }),
+  };
+  const outcomes = async (mode: "sync" | "async" | "thenable", around: boolean) => {
+    const { server, events } = makeServer({
+      catalog: {
+        tools: Object.keys(endings).map((name) => ({
+          name,
+          inputSchema: schema,
+          ...(name === "wrongOutput"
+            ? { outputSchema: { type: "object", properties: { n: { type: "integer" } } } }
+            : {}),
+        })),
+        resources: [],
+        prompts: [],
+      },
+      dispatch: ((name: string) => {
+        const end = endings[name];
+        if (mode === "sync") return end();
+        if (mode === "async") return Promise.resolve().then(end);
+        return {
+          then: (ok: (v: unknown) => void, no: (e: unknown) => void) => {
+            try {
+              ok(end());
+            } catch (error) {
+              no(error);
+            }
+          },
+        };
+      }) as Dispatch,
+      ...(around ? { around: (_info, run) => run() } : {}),
+    });
+    const seen: unknown[] = [];
+    for (const name of Object.keys(endings)) {
+      const mcp = await modern(server, "tools/call", { name, arguments: { n: 1 } });
+      const api = await server.callTool(name, { n: 1 });
+      const bad = await modern(server, "tools/call", { name, arguments: { n: "x" } });
+      seen.push([name, mcp.status, mcp.result, mcp.error, api, bad.result]);
+    }
+    return { seen, events: events.map((e) => JSON.stringify(e)) };
+  };
+  const reference = await outcomes("async", false);
+  assert.ok(JSON.stringify(reference.seen).includes("nope"));
+  for (const mode of ["sync", "thenable"] as const) {
+    for (const around of [false, true]) {
+      assert.deepEqual(await outcomes(mode, around), reference, `${mode}, around ${around}`);
+    }
+  }
+});
