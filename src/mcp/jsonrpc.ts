@@ -138,8 +138,13 @@ function holdsNumber(root: unknown): boolean {
   return false;
 }
 
-/** A number literal with more significant digits than a double is sure to keep. */
-const LONG_NUMBER = /[0-9]{16}|[0-9]\.?[0-9]*[eE][+-]?[0-9]{3}/;
+/**
+ * A number literal with more significant digits than a double is sure to
+ * keep: a run of 16 digits, or of 16 digits and points (so the digits of
+ * `1234567890.123456789` are counted across its point; a 15-digit number
+ * with its point is a harmless false alarm), or a three-digit exponent.
+ */
+const LONG_NUMBER = /[0-9][0-9.]{15}|[0-9]\.?[0-9]*[eE][+-]?[0-9]{3}/;
 
 /**
  * In tool or prompt arguments, put each number that `JSON.parse` rounded (its

@@ -141,8 +141,12 @@ export function isRawJson(value: unknown): value is { readonly rawJSON: string }
 
 const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
 
-/** Number text that `JSON.stringify(JSON.parse(text))` might spell differently. */
-const INEXACT_NUMBER = /[0-9]{16}|[0-9][eE]|\.[0-9]*0(?![0-9])|-0(?![.0-9])/;
+/**
+ * Number text that `JSON.stringify(JSON.parse(text))` might spell differently
+ * (a run of 16 digits and points, so that `1234567890.123456789` counts its
+ * 19 digits across the point).
+ */
+const INEXACT_NUMBER = /[0-9][0-9.]{15}|[0-9][eE]|\.[0-9]*0(?![0-9])|-0(?![.0-9])/;
 
 /**
  * Parse JSON keeping numbers exact (see the module text).

@@ -43,6 +43,15 @@ Deno.test("a number beyond the largest double is refused by where it is, nothing
       ["get_item", `{"index":1000000000000000000001}`, /the number at index .*more digits/],
       ["create_item", `{"price":0.1000000000000000055511151231257827}`, /the number at price /],
       ["create_item", `{"meta":{"n":[12345678901234567890123]}}`, /the number at meta\.n\[0\] /],
+      // As many digits split by the decimal point (or an exponent): JSON.parse
+      // would make these 1234567890.1234567, 12345678.12345679 and 123456789.01234567.
+      ["create_item", `{"price":1234567890.123456789}`, /the number at price /],
+      [
+        "create_item",
+        `{"meta":{"n":{"m":[12345678.123456789]}}}`,
+        /the number at meta\.n\.m\[0\] /,
+      ],
+      ["create_item", `{"price":123456789012.3456789e-3}`, /the number at price /],
     ];
     for (const [tool, body, message] of cases) {
       const r = await api(tool, body);
@@ -56,6 +65,7 @@ Deno.test("a number beyond the largest double is refused by where it is, nothing
     assert.equal((await api("create_item", `{"price":0.30000000000000004}`)).status, 200);
     assert.equal((await api("create_item", `{"price":1000000000000000000000}`)).status, 200);
     assert.equal((await api("create_item", `{"price":1.50000000000000000000}`)).status, 200);
+    assert.equal((await api("create_item", `{"price":1234567890.123456}`)).status, 200);
     assert.equal((await api("get_item", `{"index":42}`)).status, 200);
     assert.equal(upstream.requests.at(-1)!.path, "/items/42");
   } finally {
