@@ -14,9 +14,16 @@
  * 3. the legitimate client again, with the slow clients held; p50/p99 and the
  *    ratio to the baseline of the same run.
  *
+ * With `--drip`, step 2 is a drip instead: each slow client declares 1 MiB
+ * and sends `--drip-bytes` (1000) every `--drip-every` ms (50) for
+ * `--drip-seconds` (10), then holds; RSS per client is printed beside the
+ * bytes it sent (the amplification a reader that keeps one buffer per read
+ * suffers; `--body-timeout` is raised past the run as for held bodies).
+ *
  * Usage: `deno run -A bench/slow_clients.ts [--slow 2000] [--calls 400]
- * [--held-bytes 1048575]`. Linux only (`/proc`). Memory: about
- * `--slow` x 1.5 MiB for weir, briefly.
+ * [--held-bytes 1048575] [--drip [--drip-bytes 1000] [--drip-every 50]
+ * [--drip-seconds 10]]`. Linux only (`/proc`). Memory: about `--slow` x
+ * 1.2 MiB for weir, briefly.
  *
  * @module
  */
@@ -29,8 +36,19 @@ const { values: flags } = parseArgs({
     slow: { type: "string", default: "2000" },
     calls: { type: "string", default: "400" },
     "held-bytes": { type: "string", default: String(1024 * 1024 - 1) },
+    drip: { type: "boolean", default: false },
+    "drip-bytes": { type: "string", default: "1000" },
+    "drip-every": { type: "string", default: "50" },
+    "drip-seconds": { type: "string", default: "10" },
   },
 });
+const DRIP = flags.drip
+  ? {
+    bytes: Number(flags["drip-bytes"]),
+    every: Number(flags["drip-every"]),
+    seconds: Number(flags["drip-seconds"]),
+  }
+  : undefined;
 const SLOW = Number(flags.slow);
 const CALLS = Number(flags.calls);
 const HELD = Number(flags["held-bytes"]);
@@ -149,13 +167,28 @@ const head = encoder.encode(
     `Content-Length: ${CAP}\r\n\r\n`,
 );
 const openedAt = performance.now();
+let sentEach = HELD;
 for (let i = 0; i < SLOW; i++) {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   await conn.write(head);
-  for (let o = 0; o < filler.length; o += 65536) {
-    await conn.write(filler.subarray(o, Math.min(o + 65536, filler.length)));
+  if (!DRIP) {
+    for (let o = 0; o < filler.length; o += 65536) {
+      await conn.write(filler.subarray(o, Math.min(o + 65536, filler.length)));
+    }
   }
   held.push(conn);
+}
+if (DRIP) {
+  // Every client sends a piece each period, in turn, for the drip's duration.
+  const piece = filler.subarray(0, DRIP.bytes);
+  const until = performance.now() + DRIP.seconds * 1000;
+  sentEach = 0;
+  while (performance.now() < until && sentEach + DRIP.bytes < CAP) {
+    const round = performance.now();
+    for (const conn of held) await conn.write(piece);
+    sentEach += DRIP.bytes;
+    await new Promise((r) => setTimeout(r, Math.max(0, DRIP.every - (performance.now() - round))));
+  }
 }
 const openMs = performance.now() - openedAt;
 // weir may still be reading what was sent: wait until its RSS stops growing
@@ -192,8 +225,9 @@ console.log(
     `  (p99 x${(pct(loaded, 0.99) / pct(base, 0.99)).toFixed(2)} of baseline)`,
 );
 console.log(
-  `slow clients: ${SLOW}, each ${HELD} of ${CAP} declared body bytes sent, then held ` +
-    `(opened in ${(openMs / 1000).toFixed(1)} s)`,
+  `slow clients: ${SLOW}, each ${sentEach} of ${CAP} declared body bytes sent` +
+    (DRIP ? ` (${DRIP.bytes} every ${DRIP.every} ms)` : "") +
+    `, then held (opened${DRIP ? " and dripped" : ""} in ${(openMs / 1000).toFixed(1)} s)`,
 );
 console.log(
   `weir RSS: ${mib(rssBase)} MiB before, ${mib(rssHeld)} MiB held, ${
@@ -202,8 +236,17 @@ console.log(
     `loaded run`,
 );
 const perBody = (rss: number) => ((rss - rssBase) / SLOW / 1024 / 1024).toFixed(2);
-console.log(
-  `RSS per held body: ${perBody(Math.max(rssHeld, rssAfter))} MiB (${
-    perBody(rssHeld)
-  } at the first stable reading; goal <= 1.10 MiB at the 1 MiB cap)`,
-);
+if (DRIP) {
+  const each = Math.max(rssHeld, rssAfter) - rssBase;
+  console.log(
+    `RSS per dripping client: ${perBody(Math.max(rssHeld, rssAfter))} MiB for ${
+      (sentEach / 1024).toFixed(0)
+    } KiB sent (x${(each / SLOW / sentEach).toFixed(1)} the bytes sent)`,
+  );
+} else {
+  console.log(
+    `RSS per held body: ${perBody(Math.max(rssHeld, rssAfter))} MiB (${
+      perBody(rssHeld)
+    } at the first stable reading; goal <= 1.10 MiB at the 1 MiB cap)`,
+  );
+}
