@@ -3,8 +3,10 @@
  *
  * 1. starts, one at a time and each in its own process, weir
  *    (`servers/weir.ts`), a naive raw `Deno.serve` handler doing the same JSON
- *    work (`servers/naive.ts`, the baseline) and the official SDK v2 stateless
- *    server (`servers/sdk.ts`);
+ *    work (`servers/naive.ts`, the baseline), that handler plus only the reads
+ *    weir's checks need (`servers/floor.ts`: the most weir's ratio to the
+ *    baseline could be) and the official SDK v2 stateless server
+ *    (`servers/sdk.ts`);
  * 2. sends each workload's exact request once through wrk and aborts unless
  *    every server answers 200 with the right result;
  * 3. drives each server with wrk (server pinned to one CPU, wrk to the other)
@@ -46,7 +48,7 @@ const HERE = fileURLToPath(new URL(".", import.meta.url));
 
 /** One server under test. */
 interface ServerSpec {
-  name: "weir" | "naive" | "sdk" | "bare";
+  name: "weir" | "naive" | "floor" | "sdk" | "bare";
   script: string;
   label: string;
 }
@@ -54,6 +56,11 @@ interface ServerSpec {
 const SERVERS: ServerSpec[] = [
   { name: "weir", script: "servers/weir.ts", label: "weir (McpServer + createHttpHandler)" },
   { name: "naive", script: "servers/naive.ts", label: "naive Deno.serve + cfworker (baseline)" },
+  {
+    name: "floor",
+    script: "servers/floor.ts",
+    label: "naive + only the reads weir's checks need (8 headers, body bytes, strict UTF-8)",
+  },
   { name: "sdk", script: "servers/sdk.ts", label: "SDK v2 createMcpHandler, stateless" },
 ];
 const BARE: ServerSpec = { name: "bare", script: "servers/bare.ts", label: "bare Deno.serve" };
@@ -344,6 +351,19 @@ async function main(): Promise<void> {
       }x`;
     });
     console.log(`  ${w.name.padEnd(11)} ${parts.join("; ")}`);
+  }
+
+  // What the checks' reads alone cost: the most any handler doing weir's
+  // checks could reach against the naive baseline (bench/servers/floor.ts).
+  for (const w of WORKLOADS) {
+    const floor = cell(w.name, "floor");
+    const naive = cell(w.name, "naive");
+    console.log(
+      `  ${w.name.padEnd(11)} ceiling (floor / naive): req/s ${
+        (floor.rps / naive.rps).toFixed(2)
+      }x, ` +
+        `CPU ${(naive.cpuUsPerReq / floor.cpuUsPerReq).toFixed(2)}x`,
+    );
   }
 
   const list = WORKLOADS[0];
