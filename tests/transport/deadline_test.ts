@@ -101,7 +101,7 @@ Deno.test("withinDeadline: the work's own outcome in time, the reason once the d
   const fired = performance.now() - started;
   assert(fired >= 59, `fired after ${fired} ms, before the 60 ms deadline`);
   assert(fired < 60 + 2 * DEADLINE_SLOT_MS + 250, `fired ${fired} ms after start`);
-  // Many waits in one tick: each rejects on its own, none early.
+  // Many waits in one slot: each rejects on its own, none early.
   const t0 = performance.now();
   const timers: ReturnType<typeof setTimeout>[] = [];
   const held = Array.from({ length: 50 }, (_, i) =>
