@@ -640,7 +640,9 @@ async function* codedChunks(
  * `node:zlib`'s decoders emit at most 16 KiB at a time (their `chunkSize`),
  * so a bomb is stopped once the cap is passed, holding about the cap.
  * @returns the decoded bytes, or `null` past `cap`
- * @throws {Http1Error} `"body"` when the coded bytes are malformed; whatever
+ * @throws {Http1Error} `"body"` when the coded bytes are malformed (bytes
+ *   after the end of the coded stream included: they would be left unread on
+ *   the connection, inside the answer's framing); whatever
  *   `source` throws (framing errors, the connection closed by an abort)
  */
 async function decodeAtMost(
@@ -658,6 +660,9 @@ async function decodeAtMost(
   let total = 0;
   let over = false;
   let malformed = false;
+  // node:zlib's deflate and br decoders end at the end of the coded stream
+  // and drop what follows it: their count of bytes taken tells.
+  let written = 0;
   const ended = new Promise<void>((resolve) => {
     decoder.on("data", (chunk: Uint8Array) => {
       if (over) return;
@@ -685,6 +690,7 @@ async function decodeAtMost(
       next.catch(() => {});
       const step = await Promise.race([next, stop]);
       if (step === null || step.done) break;
+      written += step.value.byteLength;
       if (!decoder.write(step.value)) {
         await Promise.race([new Promise((r) => decoder.once("drain", r)), stop]);
       }
@@ -696,6 +702,7 @@ async function decodeAtMost(
   if (!over && !malformed) decoder.end();
   await ended;
   if (over) return null;
+  if (decoder.bytesWritten < written) malformed = true;
   if (malformed) throw new Http1Error(`the answer's ${coding} coding is malformed`, "body");
   // Copied out: zlib's chunks are views into its own output buffers.
   const body = new Uint8Array(total);

@@ -159,6 +159,43 @@ Deno.test("a brotli bomb is held to --max-response-bytes as it decodes, not infl
   }
 });
 
+Deno.test("bytes after the end of a deflate or br stream, inside the body's length, are refused, not left for the next call", async () => {
+  const fake = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 18\r\n\r\n" +
+    '{"evil":"smuggled"}'.slice(0, 18);
+  const answers: Record<string, Uint8Array> = {
+    deflate: new Uint8Array(zlib.deflateSync('{"a":1}')),
+    br: new Uint8Array(zlib.brotliCompressSync('{"a":1}')),
+  };
+  const upstream = rawUpstream(Object.fromEntries(
+    Object.entries(answers).map(([coding, coded]) => [coding, async (w) => {
+      await w(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" +
+          `content-encoding: ${coding}\r\ncontent-length: ${coded.length + fake.length}\r\n\r\n`,
+      );
+      await w(coded);
+      await new Promise((r) => setTimeout(r, 50)); // the rest in a later read
+      await w(fake);
+      return "keep";
+    }]),
+  ));
+  const file = await guardfile(upstream.port);
+  const weir = await serveWithPid(file, {});
+  try {
+    for (const coding of Object.keys(answers)) {
+      const r = await callApi(weir.url, "get_thing", { id: coding });
+      assert.equal(r.status, 502, `${coding}: ${r.text}`);
+      assert.match(r.text, /upstream_cut_off: GET \/things\/\{id\} answered 200/);
+      const next = await callApi(weir.url, "get_thing", { id: "ok" });
+      assert.equal(next.status, 200, next.text);
+      assert.match(next.text, /"ok":"fine"/);
+    }
+  } finally {
+    await weir.stop();
+    await upstream.stop();
+    await Deno.remove(file);
+  }
+});
+
 /** The hostile answers compared between weir's client and fetch: [id, status, text pattern]. */
 const CASES: [string, number, RegExp][] = [
   // A corrupt gzip body: the request was delivered, so not "could not be sent".
