@@ -166,3 +166,37 @@ Deno.test("an authorizeBody refusal is 403 with the reason only in the log, and 
   assert.doesNotMatch(crashed.text, /hsm/);
   assert.match(JSON.stringify(failing.events), /hsm offline/);
 });
+
+/**
+ * checkBeforeBody answers synchronously for a hook that returns a verdict and
+ * waits only for one that returns a promise: both kinds must decide alike.
+ */
+Deno.test("an authorize hook that returns a promise decides as a synchronous one does", async () => {
+  const verdicts: [string, () => AuthVerdict][] = [
+    ["allow with auth", () => ({ allow: true, auth: { user: "ada" } })],
+    ["refuse 401", () => ({ allow: false, status: 401, challenge: 'Bearer realm="x"' })],
+    ["refuse", () => false],
+    ["not a verdict", () => "yes" as unknown as AuthVerdict],
+  ];
+  for (const [what, verdict] of verdicts) {
+    const outcomes = [];
+    for (const hook of [verdict, () => Promise.resolve().then(verdict)]) {
+      const { handler, seen, events } = setup({ authorize: hook });
+      const response = await post(handler, callWhoami(), whoamiHeaders());
+      outcomes.push({
+        status: response.status,
+        challenge: response.headers.get("www-authenticate"),
+        seen,
+        events,
+      });
+    }
+    assert.deepEqual(outcomes[1], outcomes[0], what);
+  }
+  const { handler, events } = setup({
+    authorize: () => Promise.reject(new Error("identity provider at 10.0.0.7 unreachable")),
+  });
+  const rejected = await post(handler, callWhoami(), whoamiHeaders());
+  assert.equal(rejected.status, 500);
+  assert.doesNotMatch(rejected.text, /10\.0\.0\.7/);
+  assert.match(JSON.stringify(events), /authorize_failed/);
+});
