@@ -152,7 +152,7 @@ async function exchangeRaw(
   head: string,
   first: Uint8Array,
   rest: Uint8Array | null,
-  waitMs = 3000,
+  waitMs = 10_000, // bounded; generous so a loaded machine still sees the close
 ) {
   const { port } = new URL(url);
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
