@@ -177,6 +177,26 @@ export async function startTelemetry(
     return tools instanceof Set ? tools : new Set(tools as readonly string[]);
   };
 
+  /** End an MCP span (marked as failed when `errorType`) and record its duration, bounded labels only. */
+  const finish = (
+    span: ReturnType<typeof tracer.startSpan>,
+    histogram: typeof duration,
+    started: number,
+    method: string,
+    tool: string | undefined,
+    errorType: string | undefined,
+  ) => {
+    if (errorType) {
+      span.setAttribute("error.type", errorType);
+      span.setStatus({ code: api.SpanStatusCode.ERROR });
+    }
+    span.end();
+    const labels: Record<string, string> = { "mcp.method.name": method };
+    if (tool !== undefined) labels["gen_ai.tool.name"] = tool;
+    if (errorType) labels["error.type"] = errorType;
+    histogram.record((performance.now() - started) / 1000, labels);
+  };
+
   const around: RequestWrapper = async (request, run) => {
     const method = METHODS.has(request.method) ? request.method : "_OTHER";
     const isTool = method === "tools/call";
@@ -210,15 +230,7 @@ export async function startTelemetry(
       errorType = rpcErrorType(error);
       throw error;
     } finally {
-      if (errorType) {
-        span.setAttribute("error.type", errorType);
-        span.setStatus({ code: api.SpanStatusCode.ERROR });
-      }
-      span.end();
-      const labels: Record<string, string> = { "mcp.method.name": method };
-      if (tool) labels["gen_ai.tool.name"] = tool;
-      if (errorType) labels["error.type"] = errorType;
-      duration.record((performance.now() - started) / 1000, labels);
+      finish(span, duration, started, method, tool, errorType);
     }
   };
 
@@ -284,15 +296,7 @@ export async function startTelemetry(
       errorType = thrownErrorType(error);
       throw error;
     } finally {
-      if (errorType) {
-        span.setAttribute("error.type", errorType);
-        span.setStatus({ code: api.SpanStatusCode.ERROR });
-      }
-      span.end();
-      const labels: Record<string, string> = { "mcp.method.name": call.method };
-      if (call.tool !== undefined) labels["gen_ai.tool.name"] = call.tool;
-      if (errorType) labels["error.type"] = errorType;
-      clientDuration.record((performance.now() - started) / 1000, labels);
+      finish(span, clientDuration, started, call.method, call.tool, errorType);
     }
   };
 
