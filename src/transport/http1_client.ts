@@ -616,17 +616,24 @@ async function readLength(connection: Connection, length: number): Promise<Uint8
 async function* framedChunks(connection: Connection, framing: Framing): AsyncGenerator<Uint8Array> {
   if (framing.kind === "chunked") yield* readChunked(connection);
   else if (framing.kind === "close") yield* readToEnd(connection);
-  else {
-    let left = framing.length;
-    while (left > 0) {
-      if (connection.start === connection.end && !(await fillBody(connection))) {
-        throw new Http1Error("the body ended before its Content-Length", "body");
-      }
-      const n = Math.min(left, connection.end - connection.start);
-      yield connection.buf.slice(connection.start, connection.start + n);
-      connection.start += n;
-      left -= n;
+  else yield* exactly(connection, framing.length, "the body ended before its Content-Length");
+}
+
+/** The next `count` body bytes as they arrive; `ended` says what broke off if they do not. */
+async function* exactly(
+  connection: Connection,
+  count: number,
+  ended: string,
+): AsyncGenerator<Uint8Array> {
+  let left = count;
+  while (left > 0) {
+    if (connection.start === connection.end && !(await fillBody(connection))) {
+      throw new Http1Error(ended, "body");
     }
+    const n = Math.min(left, connection.end - connection.start);
+    yield connection.buf.slice(connection.start, connection.start + n);
+    connection.start += n;
+    left -= n;
   }
 }
 
@@ -764,7 +771,7 @@ async function* readChunked(connection: Connection): AsyncGenerator<Uint8Array> 
     const size = /^0*([0-9A-Fa-f]{1,12})[ \t]*(?:;.*)?$/.exec(line);
     if (!size) throw new Http1Error("the answer has a malformed chunk size", "body");
     spend(line.length - size[1].length);
-    let left = parseInt(size[1], 16);
+    const left = parseInt(size[1], 16);
     if (left === 0) {
       // Trailer fields, then the empty line.
       for (let trailer = await readLine(connection); trailer !== "";) {
@@ -773,15 +780,7 @@ async function* readChunked(connection: Connection): AsyncGenerator<Uint8Array> 
       }
       return;
     }
-    while (left > 0) {
-      if (connection.start === connection.end && !(await fillBody(connection))) {
-        throw new Http1Error("the body ended inside a chunk", "body");
-      }
-      const n = Math.min(left, connection.end - connection.start);
-      yield connection.buf.slice(connection.start, connection.start + n);
-      connection.start += n;
-      left -= n;
-    }
+    yield* exactly(connection, left, "the body ended inside a chunk");
     if ((await readLine(connection)) !== "") {
       throw new Http1Error("a chunk is not followed by CRLF", "body");
     }
