@@ -261,10 +261,22 @@ export function compileSchema(schema: unknown): ValidateFn {
     if (accept === null) accept = compileAcceptor(schema, draft);
     if (accept?.(value)) return [];
     validator ??= new Validator(structuredClone(schema) as object, draft, false);
-    const result = validator.validate(value);
+    let result;
+    try {
+      result = validator.validate(value);
+    } catch (error) {
+      // The validator writes instance locations with encodeURI, which throws
+      // on a lone surrogate in a property name: a bad value, not a fault.
+      if (error instanceof URIError) return [LONE_SURROGATE_NAME];
+      throw error;
+    }
     return result.valid ? [] : describeErrors(result.errors, schema);
   };
 }
+
+/** The refusal of a value whose property names are not well-formed UTF-16. */
+const LONE_SURROGATE_NAME =
+  "an argument name is not well-formed Unicode (it holds a lone surrogate): rename it";
 
 interface OutputUnit {
   keyword: string;
