@@ -111,6 +111,11 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
   --max-concurrent N         Requests handled at once over HTTP (default 1024; 0 disables):
                              past it, 503 with Retry-After: 1.
 
+Upstream requests use weir's own HTTP/1.1 client with kept-alive connections. With
+HTTP_PROXY, HTTPS_PROXY or ALL_PROXY set they go through fetch and that proxy instead
+(NO_PROXY honoured); WEIR_UPSTREAM_CLIENT=fetch|http1 chooses without a proxy. A proxy
+variable that is not a proxy URL refuses every call rather than going direct.
+
 SIGHUP re-reads FILE, lints it as "weir lint" does, and swaps the served surface only
 when it has no error (calls in flight finish on the old one); a broken file keeps the
 old surface serving and logs every error with file:line:column.

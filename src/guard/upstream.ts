@@ -99,11 +99,17 @@ export async function sendUpstream(
   }
   const target = checkSameUpstream(base, url);
 
+  const how = upstreamRoute();
+  if (how.problem) {
+    throw new ToolError(`upstream_client_invalid: ${how.problem} (nothing was sent)`, {
+      status: 500,
+    });
+  }
   const deadline = new Deadline(signal, limits.timeoutMs);
   try {
     let headers: Headers | undefined;
     const send = () =>
-      viaFetch()
+      how.fetch
         ? exchange(
           url,
           planned.method,
@@ -128,35 +134,79 @@ export async function sendUpstream(
   }
 }
 
-let proxied: boolean | undefined;
+/** How upstream requests are sent, decided on the first request of the process. */
+interface Route {
+  /** `fetch` instead of weir's HTTP/1.1 client. */
+  fetch: boolean;
+  /** The proxy variable `fetch` will use, when one is set. */
+  proxy?: string;
+  /** Why no request may be sent (a setting weir will not guess about). */
+  problem?: string;
+}
+
+let route: Route | undefined;
+
+const PROXY_VARIABLES = [
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "ALL_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "all_proxy",
+];
 
 /**
  * Whether upstream requests go through `fetch` rather than weir's HTTP/1.1
  * client (src/transport/http1_client.ts): when a proxy variable is set
  * (`fetch` honours `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`;
  * weir's client does not speak to proxies), when they cannot be read (no
- * env permission), or when `WEIR_UPSTREAM_CLIENT=fetch` asks for it.
+ * env permission), or when `WEIR_UPSTREAM_CLIENT=fetch` asks for it
+ * (`http1` or unset: weir's client). A proxy variable that is not a proxy
+ * URL, or another `WEIR_UPSTREAM_CLIENT` value, is a `problem`: `fetch`
+ * would silently go direct past a malformed proxy, so nothing is sent.
  */
-function viaFetch(): boolean {
-  if (proxied !== undefined) return proxied;
-  const names = [
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-    "WEIR_UPSTREAM_CLIENT",
-  ];
-  proxied = false;
-  for (const variable of names) {
-    if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") {
-      return proxied = true;
-    }
-    const value = Deno.env.get(variable);
-    if (variable === "WEIR_UPSTREAM_CLIENT" ? value === "fetch" : value) return proxied = true;
+function upstreamRoute(): Route {
+  if (route) return route;
+  const readable = (variable: string) =>
+    Deno.permissions.querySync({ name: "env", variable }).state === "granted";
+  if (![...PROXY_VARIABLES, "WEIR_UPSTREAM_CLIENT"].every(readable)) return route = { fetch: true };
+  const choice = Deno.env.get("WEIR_UPSTREAM_CLIENT") ?? "";
+  if (choice !== "" && choice !== "fetch" && choice !== "http1") {
+    return route = {
+      fetch: true,
+      problem: `WEIR_UPSTREAM_CLIENT is ${
+        JSON.stringify(choice.slice(0, 24))
+      }; use fetch or http1, or leave it unset`,
+    };
   }
-  return proxied;
+  for (const variable of PROXY_VARIABLES) {
+    const value = Deno.env.get(variable);
+    if (!value) continue;
+    // The value itself is never repeated: a proxy URL may carry a password.
+    if (!isProxyUrl(value)) {
+      return route = {
+        fetch: true,
+        problem: `${variable} is set but is not a proxy URL (give http://HOST:PORT); ` +
+          `weir will not send past a proxy it cannot use`,
+      };
+    }
+    return route = { fetch: true, proxy: variable };
+  }
+  return route = { fetch: choice === "fetch" };
+}
+
+/** Whether `value` is something `fetch` takes as a proxy (`http://h:p`, `socks5://h`, or `h:p`). */
+function isProxyUrl(value: string): boolean {
+  const parse = (text: string) => {
+    try {
+      return new URL(text);
+    } catch {
+      return undefined;
+    }
+  };
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? parse(value) : parse(`http://${value}`);
+  return url !== undefined && url.hostname !== "" &&
+    ["http:", "https:", "socks5:", "socks5h:"].includes(url.protocol);
 }
 
 const encoder = new TextEncoder();
@@ -331,9 +381,17 @@ function abortOrNetwork(
     }
     return new ToolError(`cancelled: ${what} was cancelled by the caller`, { status: 499 });
   }
-  const name = error instanceof Error ? error.name : "error";
+  // weir's client says what failed in fixed words; fetch's messages can hold
+  // the URL (and a query credential), so only its error's name is given.
+  const detail = error instanceof Http1Error
+    ? error.message
+    : error instanceof Error
+    ? error.name
+    : "error";
+  const proxy = route?.proxy;
   return new ToolError(
-    `upstream_unreachable: ${what} could not be sent (${name}); check that the upstream is up`,
+    `upstream_unreachable: ${what} could not be sent (${detail}); check that the upstream is up` +
+      (proxy ? ` and that the proxy in ${proxy} is reachable` : ""),
     { status: 502 },
   );
 }

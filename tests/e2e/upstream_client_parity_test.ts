@@ -148,3 +148,50 @@ Deno.test("an https upstream: both clients verify its certificate against the tr
     await upstream.shutdown();
   }
 });
+
+Deno.test("a proxy or client setting weir cannot use refuses the call; nothing reaches the upstream", async () => {
+  let reached = 0;
+  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    reached++;
+    return new Response(RECORD, { headers: { "content-type": "application/json" } });
+  });
+  const dead = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const deadPort = (dead.addr as Deno.NetAddr).port;
+  dead.close();
+  const file = await tempGuardfile(
+    `wrap ward mcp proxied {\n  base-url "http://127.0.0.1:${upstream.addr.port}"\n  auth none\n` +
+      `  can get thing { path "/things/{id}" }\n}\n`,
+  );
+  const cases: [Record<string, string>, number, RegExp][] = [
+    [
+      { HTTP_PROXY: "not a url" },
+      500,
+      /upstream_client_invalid: HTTP_PROXY is set but is not a proxy URL/,
+    ],
+    [{ https_proxy: "ftp://proxy.example" }, 500, /https_proxy is set but is not a proxy URL/],
+    [{ WEIR_UPSTREAM_CLIENT: "bogus" }, 500, /WEIR_UPSTREAM_CLIENT is "bogus"; use fetch or http1/],
+    [
+      { HTTP_PROXY: `http://user:s3cret-proxy-pass@127.0.0.1:${deadPort}` },
+      502,
+      /upstream_unreachable: .* and that the proxy in HTTP_PROXY is reachable/,
+    ],
+    [{ WEIR_UPSTREAM_CLIENT: "http1" }, 200, /thing/],
+  ];
+  try {
+    for (const [env, status, message] of cases) {
+      const server = await serveHttp(file, { env });
+      try {
+        const before = reached;
+        const r = await callApi(server.url, "get_thing", { id: "x" });
+        assert.equal(r.status, status, `${JSON.stringify(env)}: ${r.text}`);
+        assert.match(r.text, message);
+        assert.doesNotMatch(r.text + server.stderr(), /s3cret-proxy-pass|not a url|ftp:/);
+        assert.equal(reached - before, status === 200 ? 1 : 0, "the upstream was reached");
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    await upstream.shutdown();
+  }
+});
