@@ -291,7 +291,8 @@ export async function main(args: string[]): Promise<number> {
       case "help":
       case "--help":
       case "-h": {
-        const topic = rest[0];
+        // `weir help --help` and `weir help help` are the general usage too.
+        const topic = ["--help", "-h", "help"].includes(rest[0]) ? undefined : rest[0];
         if (topic !== undefined && !Object.hasOwn(COMMANDS, topic)) {
           throw new UsageError(
             `no help for "${topic}"; commands: ${Object.keys(COMMANDS).join(", ")}`,

@@ -47,6 +47,11 @@ Deno.test("help lists every command with its usage line, and help for each exist
   }
   const none = await runCli(["help", "nope"]);
   assert.equal(none.code, 2);
+  for (const args of [["help", "--help"], ["help", "help"]]) {
+    const general = await runCli(args);
+    assert.equal(general.code, 0, args.join(" "));
+    assert.equal(general.stdout, r.stdout, args.join(" "));
+  }
 });
 
 Deno.test("healthcheck exits 0 while weir serves and 1 when nothing answers", async () => {
