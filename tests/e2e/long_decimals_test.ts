@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
+import { postMcp } from "../support/raw_upstream.ts";
 
 /** Each is the only number in its text, so nothing else sends the text down the exact path. */
 const LONG = ["1234567890.123456789", "12345678.123456789", "123456789012.3456789e-3"];
@@ -48,17 +49,10 @@ Deno.test("a long decimal split by its point: passed on exact from the upstream,
         const text = await api.text();
         assert.equal(api.status, 400, `${args}: ${text}`);
         assert.ok(text.includes(`the number at ${at} `), `${args}: ${text}`);
-        const raw = await fetch(`${server.url}/mcp`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-11-25",
-          },
-          body:
-            `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_thing","arguments":${args}}}`,
-        });
-        const rawText = await raw.text();
+        const rawText = await postMcp(
+          server.url,
+          `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_thing","arguments":${args}}}`,
+        );
         assert.ok(rawText.includes(`the number at ${at} `), `MCP ${args}: ${rawText}`);
       }
     }

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
+import { postMcp } from "../support/raw_upstream.ts";
 
 Deno.test("a lone surrogate in an argument name is a named refusal, not an internal error", async () => {
   const upstream = await startRecorder(() => Response.json({ ok: true }));
@@ -33,17 +34,12 @@ Deno.test("a lone surrogate in an argument name is a named refusal, not an inter
       const text = await api.text();
       assert.equal(api.status, 400, `${args}: ${text}`);
       assert.match(text, /Invalid arguments for tool \\"create_thing\\": an argument name is not/);
-      const mcp = await fetch(`${server.url}/mcp`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          "mcp-protocol-version": "2025-11-25",
-        },
-        body:
+      const answer = JSON.parse(
+        await postMcp(
+          server.url,
           `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"create_thing","arguments":${args}}}`,
-      });
-      const answer = await mcp.json();
+        ),
+      );
       assert.equal(answer.result?.isError, true, JSON.stringify(answer));
       assert.match(answer.result.content[0].text, /an argument name is not well-formed Unicode/);
     }

@@ -27,8 +27,9 @@ export function rawHttpUpstream<M>(
 }
 
 /**
- * POST one JSON-RPC `message` to `<url>/mcp` as a 2025-11-25 client (within
- * 30 s, with any `headers` added) and return the answer's text.
+ * POST one JSON-RPC `message` (an object, or JSON text sent as it is) to
+ * `<url>/mcp` as a 2025-11-25 client (within 30 s, with any `headers` added)
+ * and return the answer's text.
  */
 export async function postMcp(
   url: string,
@@ -43,7 +44,7 @@ export async function postMcp(
       "mcp-protocol-version": "2025-11-25",
       ...headers,
     },
-    body: JSON.stringify(message),
+    body: typeof message === "string" ? message : JSON.stringify(message),
     signal: AbortSignal.timeout(30_000),
   });
   return await response.text();
