@@ -195,6 +195,17 @@ function upstreamRoute(): Route {
   return route = { fetch: choice === "fetch" };
 }
 
+/**
+ * Why every upstream request of this process would be refused (a proxy
+ * variable that is not a proxy URL, or a `WEIR_UPSTREAM_CLIENT` value other
+ * than `fetch` or `http1`), naming the variable but never its value; or
+ * `undefined` when requests can be sent. `weir serve` asks at start-up so a
+ * bad setting stops it before it serves.
+ */
+export function upstreamClientProblem(): string | undefined {
+  return upstreamRoute().problem;
+}
+
 /** Whether `value` is something `fetch` takes as a proxy (`http://h:p`, `socks5://h`, or `h:p`). */
 function isProxyUrl(value: string): boolean {
   const parse = (text: string) => {

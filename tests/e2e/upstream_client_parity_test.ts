@@ -6,7 +6,7 @@
  * twice, once each way, and every call's status and result are compared.
  */
 import assert from "node:assert/strict";
-import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
+import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 
 /** Written as text: the number has more digits than a double holds, and weir keeps them. */
 const RECORD = '{"id":"t-1","title":"thing ü 🐟","tags":["a","b"],"n":12345678901234567890}';
@@ -149,7 +149,7 @@ Deno.test("an https upstream: both clients verify its certificate against the tr
   }
 });
 
-Deno.test("a proxy or client setting weir cannot use refuses the call; nothing reaches the upstream", async () => {
+Deno.test("a proxy or client setting weir cannot use stops serve at start; a dead proxy is named; nothing reaches the upstream", async () => {
   let reached = 0;
   const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
     reached++;
@@ -162,14 +162,12 @@ Deno.test("a proxy or client setting weir cannot use refuses the call; nothing r
     `wrap ward mcp proxied {\n  base-url "http://127.0.0.1:${upstream.addr.port}"\n  auth none\n` +
       `  can get thing { path "/things/{id}" }\n}\n`,
   );
-  const cases: [Record<string, string>, number, RegExp][] = [
-    [
-      { HTTP_PROXY: "not a url" },
-      500,
-      /upstream_client_invalid: HTTP_PROXY is set but is not a proxy URL/,
-    ],
-    [{ https_proxy: "ftp://proxy.example" }, 500, /https_proxy is set but is not a proxy URL/],
-    [{ WEIR_UPSTREAM_CLIENT: "bogus" }, 500, /WEIR_UPSTREAM_CLIENT is "bogus"; use fetch or http1/],
+  const refusedAtStart: [Record<string, string>, RegExp][] = [
+    [{ HTTP_PROXY: "not a url" }, /HTTP_PROXY is set but is not a proxy URL/],
+    [{ https_proxy: "ftp://proxy.example" }, /https_proxy is set but is not a proxy URL/],
+    [{ WEIR_UPSTREAM_CLIENT: "bogus" }, /WEIR_UPSTREAM_CLIENT is "bogus"; use fetch or http1/],
+  ];
+  const served: [Record<string, string>, number, RegExp][] = [
     [
       { HTTP_PROXY: `http://user:s3cret-proxy-pass@127.0.0.1:${deadPort}` },
       502,
@@ -178,19 +176,26 @@ Deno.test("a proxy or client setting weir cannot use refuses the call; nothing r
     [{ WEIR_UPSTREAM_CLIENT: "http1" }, 200, /thing/],
   ];
   try {
-    for (const [env, status, message] of cases) {
+    for (const [env, message] of refusedAtStart) {
+      const r = await runCli(["serve", file, "--http", "127.0.0.1:0"], { env });
+      assert.equal(r.code, 2, `${JSON.stringify(env)}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.doesNotMatch(r.stderr, /not a url|ftp:/, "the value is not repeated");
+    }
+    for (const [env, status, message] of served) {
       const server = await serveHttp(file, { env });
       try {
         const before = reached;
         const r = await callApi(server.url, "get_thing", { id: "x" });
         assert.equal(r.status, status, `${JSON.stringify(env)}: ${r.text}`);
         assert.match(r.text, message);
-        assert.doesNotMatch(r.text + server.stderr(), /s3cret-proxy-pass|not a url|ftp:/);
+        assert.doesNotMatch(r.text + server.stderr(), /s3cret-proxy-pass/);
         assert.equal(reached - before, status === 200 ? 1 : 0, "the upstream was reached");
       } finally {
         await server.stop();
       }
     }
+    assert.equal(reached, 1, "only the served http1 call reached the upstream");
   } finally {
     await upstream.shutdown();
   }
