@@ -114,7 +114,7 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
 Upstream requests use weir's own HTTP/1.1 client with kept-alive connections. With
 HTTP_PROXY, HTTPS_PROXY or ALL_PROXY set they go through fetch and that proxy instead
 (NO_PROXY honoured); WEIR_UPSTREAM_CLIENT=fetch|http1 chooses without a proxy. A proxy
-variable that is not a proxy URL refuses every call rather than going direct.
+variable that is not a proxy URL stops serve at start (exit 2) rather than going direct.
 
 SIGHUP re-reads FILE, lints it as "weir lint" does, and swaps the served surface only
 when it has no error (calls in flight finish on the old one); a broken file keeps the
