@@ -10,7 +10,7 @@
  * @module
  */
 import { AwsClient } from "aws4fetch";
-import { readAtMost } from "../transport/bytes.ts";
+import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { Redactor } from "../guard/secrets.ts";
 import type { AwsCredentials } from "./config.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
@@ -64,12 +64,6 @@ export function credentialRedactor(credentials: AwsCredentials): Redactor {
   if (credentials.sessionToken) redactor.add(credentials.sessionToken);
   redactor.add(credentials.accessKeyId);
   return redactor;
-}
-
-/** Lower-case hex SHA-256 of `bytes`. */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as BufferSource);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**

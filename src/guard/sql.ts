@@ -25,6 +25,7 @@
 import { type Logger, ToolError } from "../mcp/server.ts";
 import type { Database, Grant, SqlSpec } from "../guardfile/model.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
+import { toHex } from "../transport/bytes.ts";
 import type { Sql, TransactionSql } from "postgres";
 
 /** What one sql call produced, before the coverage envelope. */
@@ -237,7 +238,7 @@ function jsonRow(row: Record<string, unknown>): Record<string, unknown> {
 
 function jsonValue(v: unknown): unknown {
   if (v instanceof Uint8Array) {
-    return "\\x" + Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("");
+    return "\\x" + toHex(v);
   }
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
   if (typeof v === "bigint") return v.toString();

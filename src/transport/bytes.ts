@@ -169,3 +169,14 @@ export async function readCapped(
   }
   return buffer.subarray(0, total);
 }
+
+/** Lower-case hexadecimal of `bytes`, two digits a byte. */
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Lower-case hex SHA-256 (FIPS 180-4) of `bytes`, or of `text` as UTF-8. */
+export async function sha256Hex(data: Uint8Array | string): Promise<string> {
+  const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource)));
+}

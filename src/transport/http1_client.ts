@@ -62,6 +62,7 @@
  *
  * @module
  */
+import { concatBytes } from "./bytes.ts";
 
 /** Idle connections kept per origin. */
 export const MAX_IDLE_PER_ORIGIN = 32;
@@ -476,7 +477,7 @@ async function readBody(
         }
         chunks.push(chunk);
       }
-      if (body !== null) body = join(chunks, total);
+      if (body !== null) body = concatBytes(chunks, total);
     }
   }
   return {
@@ -806,17 +807,6 @@ async function readLine(connection: Connection): Promise<string> {
       throw new Http1Error("the body ended inside chunk framing", "body");
     }
   }
-}
-
-function join(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
 
 function nameOf(error: unknown): string {

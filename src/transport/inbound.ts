@@ -208,16 +208,10 @@ export function refuse(
   return new Response(stream, { status, headers });
 }
 
-interface Verdict {
-  allow: boolean;
-  auth?: unknown;
-  reason?: string;
-  status?: 401 | 403;
-  challenge?: string;
-  message?: string;
-  subject?: string;
-  tool?: string;
-}
+/** An {@link AuthVerdict} as one object: `allow`, with a refusal's fields when it refuses. */
+type Verdict =
+  & { allow: boolean; auth?: unknown }
+  & Omit<Extract<AuthVerdict, { allow: false }>, "allow">;
 
 function verdictOf(verdict: AuthVerdict): Verdict {
   if (typeof verdict === "boolean") return { allow: verdict };

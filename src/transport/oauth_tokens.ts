@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { readAtMost } from "./bytes.ts";
+import { readAtMost, sha256Hex } from "./bytes.ts";
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
 import {
   type AccessToken,
@@ -281,7 +281,7 @@ function introspector(
   // bounded in entries (the oldest goes first). A refusal is never cached.
   const cache = new Map<string, { token: AccessToken; until: number }>();
   return async (token) => {
-    const key = await sha256(token);
+    const key = await sha256Hex(token);
     const hit = cache.get(key);
     if (hit && hit.until > Date.now()) return hit.token;
     if (hit) cache.delete(key);
@@ -345,8 +345,3 @@ function introspector(
 export const INTROSPECTION_CACHE_MS = 30_000;
 /** How many introspection answers are kept at most. */
 export const INTROSPECTION_CACHE_ENTRIES = 1000;
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { sha256Hex } from "../transport/bytes.ts";
 
 /** Canonical JSON text of a JSON value (see the module doc). */
 export function canonicalJson(value: unknown): string {
@@ -39,7 +40,5 @@ export function canonicalJson(value: unknown): string {
  * ```
  */
 export async function fingerprint(tool: unknown): Promise<string> {
-  const bytes = new TextEncoder().encode(canonicalJson(tool));
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return `sha256:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `sha256:${await sha256Hex(canonicalJson(tool))}`;
 }
