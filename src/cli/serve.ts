@@ -7,6 +7,7 @@
 import { browserFlagProblem } from "../modes/listen.ts";
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { upstreamClientProblem } from "../guard/upstream.ts";
+import { proxySetting } from "../ops/proxy.ts";
 import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
 import {
@@ -76,7 +77,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     throw new UsageError("--oauth-issuer applies to guardfiles, not to AWS policies");
   }
   // A proxy or client setting weir cannot use would refuse every call: refuse to start instead.
-  const clientProblem = loaded.guardfile ? upstreamClientProblem() : undefined;
+  const clientProblem = loaded.guardfile ? upstreamClientProblem() : proxySetting().problem;
   if (clientProblem) throw new UsageError(clientProblem);
   // The guardfile's `oauth` node, unless the flags say otherwise (they win).
   const fromFile = loaded.guardfile?.oauth;

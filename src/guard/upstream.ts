@@ -13,6 +13,7 @@ import { Deadline } from "../transport/deadline.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
+import { proxySetting } from "../ops/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, sharedClient } from "../transport/http1_client.ts";
 
@@ -146,30 +147,22 @@ interface Route {
 
 let route: Route | undefined;
 
-const PROXY_VARIABLES = [
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "ALL_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "all_proxy",
-];
-
 /**
  * Whether upstream requests go through `fetch` rather than weir's HTTP/1.1
  * client (src/transport/http1_client.ts): when a proxy variable is set
- * (`fetch` honours `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY`;
- * weir's client does not speak to proxies), when they cannot be read (no
- * env permission), or when `WEIR_UPSTREAM_CLIENT=fetch` asks for it
- * (`http1` or unset: weir's client). A proxy variable that is not a proxy
- * URL, or another `WEIR_UPSTREAM_CLIENT` value, is a `problem`: `fetch`
- * would silently go direct past a malformed proxy, so nothing is sent.
+ * (`fetch` honours them; weir's client does not speak to proxies: see
+ * `src/ops/proxy.ts`), when they cannot be read (no env permission), or when
+ * `WEIR_UPSTREAM_CLIENT=fetch` asks for it (`http1` or unset: weir's
+ * client). A proxy variable that is not a proxy URL, or another
+ * `WEIR_UPSTREAM_CLIENT` value, is a `problem`: nothing is sent.
  */
 function upstreamRoute(): Route {
   if (route) return route;
-  const readable = (variable: string) =>
-    Deno.permissions.querySync({ name: "env", variable }).state === "granted";
-  if (![...PROXY_VARIABLES, "WEIR_UPSTREAM_CLIENT"].every(readable)) return route = { fetch: true };
+  const proxy = proxySetting();
+  const readable = proxy.readable &&
+    Deno.permissions.querySync({ name: "env", variable: "WEIR_UPSTREAM_CLIENT" }).state ===
+      "granted";
+  if (!readable) return route = { fetch: true };
   const choice = Deno.env.get("WEIR_UPSTREAM_CLIENT") ?? "";
   if (choice !== "" && choice !== "fetch" && choice !== "http1") {
     return route = {
@@ -179,19 +172,8 @@ function upstreamRoute(): Route {
       }; use fetch or http1, or leave it unset`,
     };
   }
-  for (const variable of PROXY_VARIABLES) {
-    const value = Deno.env.get(variable);
-    if (!value) continue;
-    // The value itself is never repeated: a proxy URL may carry a password.
-    if (!isProxyUrl(value)) {
-      return route = {
-        fetch: true,
-        problem: `${variable} is set but is not a proxy URL (give http://HOST:PORT); ` +
-          `weir will not send past a proxy it cannot use`,
-      };
-    }
-    return route = { fetch: true, proxy: variable };
-  }
+  if (proxy.problem) return route = { fetch: true, problem: proxy.problem };
+  if (proxy.variable) return route = { fetch: true, proxy: proxy.variable };
   return route = { fetch: choice === "fetch" };
 }
 
@@ -204,20 +186,6 @@ function upstreamRoute(): Route {
  */
 export function upstreamClientProblem(): string | undefined {
   return upstreamRoute().problem;
-}
-
-/** Whether `value` is something `fetch` takes as a proxy (`http://h:p`, `socks5://h`, or `h:p`). */
-function isProxyUrl(value: string): boolean {
-  const parse = (text: string) => {
-    try {
-      return new URL(text);
-    } catch {
-      return undefined;
-    }
-  };
-  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? parse(value) : parse(`http://${value}`);
-  return url !== undefined && url.hostname !== "" &&
-    ["http:", "https:", "socks5:", "socks5h:"].includes(url.protocol);
 }
 
 const encoder = new TextEncoder();

@@ -11,6 +11,7 @@ import { MAX_TIMEOUT_MS, parseDuration } from "../guardfile/duration.ts";
 import { AllowlistError, parseAllowlist } from "../upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, parseHeaderTemplates } from "../upstream/headers.ts";
 import type { UpstreamTarget } from "../upstream/connection.ts";
+import { proxySetting } from "../ops/proxy.ts";
 
 /** A command line that is wrong: exit 2, with this message. */
 export class UpstreamUsageError extends Error {
@@ -65,7 +66,12 @@ export function parseUpstreamArgs<T extends ParseArgsOptionsConfig>(
         `a stdio upstream's command goes after --`,
     );
   }
-  return { values: parsed.values as Record<string, unknown>, command };
+  // An HTTP upstream is reached with fetch, which goes direct past a proxy
+  // variable it cannot parse: refuse to start instead (src/ops/proxy.ts).
+  const values = parsed.values as Record<string, unknown>;
+  const proxyProblem = values.upstream === undefined ? undefined : proxySetting().problem;
+  if (proxyProblem) throw new UpstreamUsageError(proxyProblem);
+  return { values, command };
 }
 
 /**

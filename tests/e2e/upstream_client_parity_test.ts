@@ -182,6 +182,22 @@ Deno.test("a proxy or client setting weir cannot use stops serve at start; a dea
       assert.match(r.stderr, message);
       assert.doesNotMatch(r.stderr, /not a url|ftp:/, "the value is not repeated");
     }
+    // Every other mode that sends through fetch refuses the same way at start:
+    // the AWS modes, serve-upstream and lint-upstream over HTTP.
+    const bad = { HTTP_PROXY: "not a url" };
+    const upstreamUrl = `http://127.0.0.1:${upstream.addr.port}/mcp`;
+    for (
+      const args of [
+        ["serve-ssm", "guardfiles/ssm-forgejo-token.mcp.kdl", "--http", "127.0.0.1:0"],
+        ["serve", "guardfiles/s3-assets.mcp.kdl", "--stdio"],
+        ["serve-upstream", "--tool", "echo", "--upstream", upstreamUrl, "--stdio"],
+        ["lint-upstream", "--tool", "echo", "--upstream", upstreamUrl],
+      ]
+    ) {
+      const r = await runCli(args, { env: bad });
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, /HTTP_PROXY is set but is not a proxy URL/, args.join(" "));
+    }
     for (const [env, status, message] of served) {
       const server = await serveHttp(file, { env });
       try {
