@@ -11,6 +11,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
+import { Deadline } from "../transport/deadline.ts";
 import { Redactor } from "../guard/secrets.ts";
 import type { AwsCredentials } from "./config.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
@@ -117,35 +118,45 @@ async function exchange(
   limits: AwsLimits,
   signal: AbortSignal,
 ): Promise<AwsAnswer> {
-  const deadline = limits.timeoutMs > 0 ? AbortSignal.timeout(limits.timeoutMs) : undefined;
-  const combined = deadline ? AbortSignal.any([signal, deadline]) : signal;
-  let response: Response;
-  try {
-    const signed = await client.sign(request.url, {
-      method: request.method,
-      headers,
-      body: request.method === "GET" || request.method === "HEAD" ? undefined : body as BodyInit,
-    });
-    response = await fetch(signed, { signal: combined, redirect: "manual" });
-  } catch (error) {
-    if (deadline?.aborted) {
-      throw new AwsCallError(
+  // One deadline for the answer's head and body (src/transport/deadline.ts).
+  const deadline = new Deadline(signal, limits.timeoutMs);
+  const stopped = () => {
+    const reason = deadline.signal.reason;
+    if (reason instanceof DOMException && reason.name === "TimeoutError") {
+      return new AwsCallError(
         `aws_timeout: ${request.action} got no answer within ${limits.timeoutMs} ms`,
         504,
       );
     }
-    if (signal.aborted) throw new AwsCallError(`cancelled: ${request.action} was cancelled`, 499);
-    throw new AwsCallError(
-      `aws_unreachable: ${request.action}: the ${request.service} endpoint could not be reached (${
-        (error as Error).name
-      })`,
-    );
+    return new AwsCallError(`cancelled: ${request.action} was cancelled`, 499);
+  };
+  let response: Response;
+  let bytes: Uint8Array | null;
+  try {
+    try {
+      const signed = await client.sign(request.url, {
+        method: request.method,
+        headers,
+        body: request.method === "GET" || request.method === "HEAD" ? undefined : body as BodyInit,
+      });
+      response = await fetch(signed, { signal: deadline.signal, redirect: "manual" });
+    } catch (error) {
+      if (deadline.signal.aborted) throw stopped();
+      throw new AwsCallError(
+        `aws_unreachable: ${request.action}: the ${request.service} endpoint could not be reached (${
+          (error as Error).name
+        })`,
+      );
+    }
+    bytes = response.body
+      ? await readAtMost(response.body, limits.maxResponseBytes, deadline.signal).catch(() => {
+        if (deadline.signal.aborted) throw stopped();
+        throw new AwsCallError(`aws_unreachable: ${request.action}: the answer was cut off`);
+      })
+      : new Uint8Array();
+  } finally {
+    deadline.clear();
   }
-  const bytes = response.body
-    ? await readAtMost(response.body, limits.maxResponseBytes).catch(() => {
-      throw new AwsCallError(`aws_unreachable: ${request.action}: the answer was cut off`);
-    })
-    : new Uint8Array();
   if (bytes === null) {
     throw new AwsCallError(
       `aws_answer_too_large: ${request.action} answered more than ${limits.maxResponseBytes} bytes`,
