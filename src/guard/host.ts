@@ -34,6 +34,9 @@ import { extract } from "./extract.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
 import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
 
+/** Upstream answers as text (non-fatal: a bad byte becomes U+FFFD, as before). */
+const utf8 = new TextDecoder();
+
 /** Options of {@link createGuard}. */
 export interface GuardOptions {
   /** How secrets and settings are read at call time. */
@@ -177,12 +180,12 @@ export function createGuard(
     );
     seen.upstreamStatus = answer.status;
     const what = `${grant.method} ${grant.path}`;
-    const text = new TextDecoder().decode(answer.body);
     if (answer.status >= 300) {
-      const excerpt = cleanText(redactor.text(text)).replace(/\s+/g, " ").trim().slice(
-        0,
-        EXCERPT_CHARS,
-      );
+      const excerpt = cleanText(redactor.text(utf8.decode(answer.body))).replace(/\s+/g, " ").trim()
+        .slice(
+          0,
+          EXCERPT_CHARS,
+        );
       const kind = answer.status < 400 ? "upstream_redirect" : "upstream_error";
       const note = answer.status < 400 ? " (weir does not follow redirects)" : "";
       throw new ToolError(
@@ -208,6 +211,8 @@ export function createGuard(
       };
       return envelopeResult(env);
     }
+    // Decoded only here: an extraction reads the bytes themselves.
+    const text = utf8.decode(answer.body);
     let result: unknown;
     if (answer.body.length === 0) {
       result = cleanText(`${answer.status} ${answer.statusText}`.trim());

@@ -216,11 +216,7 @@ async function exchangeHttp1(
     if (failure.status !== 502 || !(error instanceof Http1Error) || error.phase !== "body") {
       throw failure;
     }
-    throw new ToolError(
-      `upstream_cut_off: ${what} answered ${error.status} but the body broke off; ` +
-        `the request was delivered and may have taken effect`,
-      { status: 502 },
-    );
+    throw cutOff(what, error.status);
   }
   if (answer.body === null) throw tooLargeError(what, limits);
   return {
@@ -229,6 +225,15 @@ async function exchangeHttp1(
     contentType: answer.headers.get("content-type") ?? "",
     body: answer.body,
   };
+}
+
+/** The answer's head arrived, its body did not: it may have taken effect. */
+function cutOff(what: string, status: number | undefined): ToolError {
+  return new ToolError(
+    `upstream_cut_off: ${what} answered ${status} but the body broke off; ` +
+      `the request was delivered and may have taken effect`,
+    { status: 502 },
+  );
 }
 
 function tooLargeError(what: string, limits: UpstreamLimits): ToolError {
@@ -279,11 +284,7 @@ async function exchange(
   } catch (error) {
     const failure = abortOrNetwork(error, combined, what, limits);
     if (failure.status !== 502) throw failure;
-    throw new ToolError(
-      `upstream_cut_off: ${what} answered ${response.status} but the body broke off; ` +
-        `the request was delivered and may have taken effect`,
-      { status: 502 },
-    );
+    throw cutOff(what, response.status);
   }
   if (bytes === null) throw tooLarge();
   return {

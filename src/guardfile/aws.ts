@@ -118,18 +118,6 @@ const SSM_NAME = /^[A-Za-z0-9_.\-/]+$/;
 /** Key characters (a public URL path: nothing that needs escaping). */
 const KEY_CHARS = /^[A-Za-z0-9._\-/]*$/;
 
-/**
- * Whether a file is an AWS policy, and which: its first top-level `wrap` node
- * reads `wrap ward mcp aws ssm` or `wrap ward mcp aws s3`. A cheap text test
- * comes first, so spec guardfiles are parsed once.
- */
-export function awsModeOf(text: string): AwsMode | undefined {
-  if (!/\bwrap\s+ward\s+mcp\s+aws\s+(ssm|s3)\b/.test(text)) return undefined;
-  const parsed = parseKdl(text);
-  if ("errors" in parsed) return undefined;
-  return modeOfNodes(parsed.nodes);
-}
-
 function modeOfNodes(nodes: KdlNode[]): AwsMode | undefined {
   const wrap = nodes.find((n) => n.name === "wrap");
   if (!wrap || wrap.values.length !== 4) return undefined;
@@ -150,7 +138,8 @@ export function serverNameOf(file: string, fallback: string): string {
  *
  * @param text the file's contents
  * @param file the path, for messages and the server name
- * @returns `undefined` when the file is not an AWS policy (see {@link awsModeOf});
+ * @returns `undefined` when the file is not an AWS policy (its first top-level `wrap`
+ *   does not read `wrap ward mcp aws ssm` or `... aws s3`; a cheap text test comes first);
  *   else the mode, the policy (absent when any error was found) and every diagnostic
  */
 export function parseAwsPolicy(text: string, file: string): AwsLoadResult | undefined {

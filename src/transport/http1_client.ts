@@ -297,14 +297,15 @@ export class Http1Client {
       const now = performance.now();
       let left = 0;
       for (const [key, list] of this.#idle) {
-        const kept = list.filter((c) => {
-          if (!c.dead && now - c.idleSince < IDLE_TIMEOUT_MS) return true;
-          c.close();
-          return false;
-        });
-        if (kept.length > 0) this.#idle.set(key, kept);
-        else this.#idle.delete(key);
-        left += kept.length;
+        // In place: each idle connection's watcher holds this very list.
+        let kept = 0;
+        for (const c of list) {
+          if (!c.dead && now - c.idleSince < IDLE_TIMEOUT_MS) list[kept++] = c;
+          else c.close();
+        }
+        list.length = kept;
+        if (kept === 0) this.#idle.delete(key);
+        left += kept;
       }
       if (left === 0) {
         clearInterval(this.#sweeper);
