@@ -2,7 +2,8 @@
  * A token bucket kept in Redis, shared by every weir process that names the
  * same bucket: N replicas behind a load balancer spend one budget, not N.
  *
- * One Lua script (run with `EVALSHA`/`EVAL`, atomic in Redis: Redis runs a
+ * One Lua script (run by its SHA-1 with `EVALSHA`, sent with `EVAL` only when
+ * Redis does not have it yet; atomic in Redis: Redis runs a
  * script to completion before any other command) refills the bucket from
  * Redis's own clock (`TIME`, so replicas with skewed clocks agree), and either
  * reserves a slot, reporting how long the caller must wait for it, or, when
@@ -75,7 +76,16 @@ export interface RedisBucketOptions {
   origin?: string;
 }
 
-type RedisClient = Redis;
+/**
+ * The scripts as commands (ioredis `defineCommand`): sent once, then run by
+ * their SHA-1 with `EVALSHA`, and sent again (`EVAL`) only when Redis answers
+ * `NOSCRIPT` (after a restart or `SCRIPT FLUSH`).
+ */
+type RedisClient = Redis & {
+  weirTake(key: string, ...args: string[]): Promise<unknown>;
+  weirGiveBack(key: string, ...args: string[]): Promise<unknown>;
+};
+type Script = "weirTake" | "weirGiveBack";
 
 /** One client per store URL for the whole process, and its dial in progress. */
 interface SharedClient {
@@ -121,7 +131,7 @@ export class RedisBucket implements RateLimiter {
     // A wait past MAX_TIMER_MS cannot be scheduled (it would fire at once): refused.
     const limit = Math.max(0, Math.floor(Math.min(maxWaitMs, MAX_TIMER_MS)));
     const [ok, wait] = await this.#run(
-      TAKE,
+      "weirTake",
       this.#options.count,
       this.#intervalMs,
       this.#ttlMs,
@@ -137,7 +147,7 @@ export class RedisBucket implements RateLimiter {
     if (wait <= 0) return;
     // Best effort: on abort the slot goes back to the shared bucket.
     await waitForSlot(wait, signal, () => {
-      this.#run(GIVE_BACK, this.#options.count).catch(() => {});
+      this.#run("weirGiveBack", this.#options.count).catch(() => {});
     });
   }
 
@@ -148,7 +158,7 @@ export class RedisBucket implements RateLimiter {
     if (shared) (await shared.client.catch(() => null))?.disconnect();
   }
 
-  async #run(script: string, ...args: (number | string)[]): Promise<unknown> {
+  async #run(script: Script, ...args: (number | string)[]): Promise<unknown> {
     let client: RedisClient;
     try {
       const shared = this.#connect();
@@ -158,7 +168,7 @@ export class RedisBucket implements RateLimiter {
         shared.dialing ??= client.connect().finally(() => shared.dialing = undefined);
       }
       if (shared.dialing) await shared.dialing;
-      const result = await client.eval(script, 1, this.#key, ...args.map(String));
+      const result = await client[script](this.#key, ...args.map(String));
       if (this.#down) {
         this.#down = false;
         this.#options.log?.({ level: "info", event: "rate_limit_store_up", bucket: this.#key });
@@ -206,7 +216,9 @@ export class RedisBucket implements RateLimiter {
       });
       // Without a listener a lost connection is reported as an unhandled error.
       client.on("error", () => {});
-      return client;
+      client.defineCommand("weirTake", { numberOfKeys: 1, lua: TAKE });
+      client.defineCommand("weirGiveBack", { numberOfKeys: 1, lua: GIVE_BACK });
+      return client as RedisClient;
     })();
     const shared: SharedClient = { client };
     CLIENTS.set(this.#options.url, shared);
