@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isRawJson } from "./text.ts";
 
 /** How deep tool and prompt arguments may nest. */
 export const MAX_ARGUMENT_DEPTH = 64;
@@ -38,7 +39,7 @@ function shallowAndExact(v: unknown, depth: number, limit: number): boolean {
     return Number.isFinite(v) && (Number.isSafeInteger(v) || !Number.isInteger(v));
   }
   if (v === null || typeof v !== "object") return true;
-  if (depth >= limit || isRawJSON(v)) return false;
+  if (depth >= limit || isRawJson(v)) return false;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       if (!shallowAndExact(v[i], depth + 1, limit)) return false;
@@ -51,5 +52,3 @@ function shallowAndExact(v: unknown, depth: number, limit: number): boolean {
   }
   return true;
 }
-
-const isRawJSON = (JSON as unknown as { isRawJSON(v: unknown): boolean }).isRawJSON;

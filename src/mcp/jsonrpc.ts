@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { isRawJson, rawJSON } from "./text.ts";
 
 /**
  * A JSON-RPC request id: a string or an integer (never `null` in MCP). An
@@ -24,9 +25,7 @@ export interface RawId {
 }
 
 /** Whether `value` is a `JSON.rawJSON` value. */
-export function isRawId(value: unknown): value is RawId {
-  return (JSON as unknown as { isRawJSON(v: unknown): boolean }).isRawJSON(value);
-}
+export const isRawId: (value: unknown) => value is RawId = isRawJson;
 
 /** A key that tells ids apart as the wire does: `1`, `"1"` and `1.0` are three ids. */
 export function idKey(id: RequestId): string | number {
@@ -35,8 +34,6 @@ export function idKey(id: RequestId): string | number {
 
 /** An id or `requestId` written as a number JavaScript would round or re-spell. */
 const INEXACT_ID = /"(?:id|requestId)"\s*:\s*-?(?:\d+[.eE]|0(?![\d.eE]))/;
-
-const rawJSON = (JSON as unknown as { rawJSON(text: string): RawId }).rawJSON;
 
 function exact(value: unknown, source: string | undefined): unknown {
   if (typeof value !== "number" || source === undefined) return value;

@@ -139,7 +139,10 @@ export function isRawJson(value: unknown): value is { readonly rawJSON: string }
   return (JSON as unknown as { isRawJSON(v: unknown): boolean }).isRawJSON(value);
 }
 
-const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+/** `JSON.rawJSON`: a value that serializes as exactly `text` (a number's source). */
+export const rawJSON = (JSON as unknown as {
+  rawJSON(text: string): { readonly rawJSON: string };
+}).rawJSON;
 
 /**
  * Number text that `JSON.stringify(JSON.parse(text))` might spell differently
