@@ -107,7 +107,9 @@ function isDotSegment(segment: string): boolean {
  * Plan the request for a grant from validated arguments.
  *
  * @param grant the grant
- * @param args arguments already validated against the grant's input schema
+ * @param args arguments already validated against the grant's input schema, optional
+ *   inputs given as `null` already dropped ({@link withoutNulls}: the host does it
+ *   once, before its own checks)
  * @param restricts the compiled restrictions
  * @throws {ToolError} policy_denied (403) for a value the policy refuses
  */
@@ -116,7 +118,6 @@ export function planRequest(
   args: Record<string, unknown>,
   restricts: RestrictIndex,
 ): PlannedRequest {
-  args = withoutNulls(grant, args);
   let path = grant.path;
   for (const param of grant.params) {
     const name = param.name;

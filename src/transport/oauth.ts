@@ -26,7 +26,7 @@
  */
 import type { Logger, ToolAccess } from "../mcp/server.ts";
 import type { AuthVerdict, InboundOptions } from "./inbound.ts";
-import { pathOf } from "./inbound.ts";
+import { isLoopback, pathOf } from "./inbound.ts";
 
 /** What a checked token says about its bearer. */
 export interface AccessToken {
@@ -108,9 +108,7 @@ export interface OAuthResourceServer {
  */
 export function isAcceptableIssuerUrl(url: URL): boolean {
   if (url.protocol === "https:") return true;
-  if (url.protocol !== "http:") return false;
-  const h = url.hostname.replace(/^\[(.*)\]$/, "$1");
-  return h === "localhost" || h === "::1" || /^127\.\d+\.\d+\.\d+$/.test(h);
+  return url.protocol === "http:" && isLoopback(url.hostname);
 }
 
 /**
