@@ -11,7 +11,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
-import { Deadline } from "../transport/deadline.ts";
+import { Deadline } from "../outbound/deadline.ts";
 import { Redactor } from "../guard/secrets.ts";
 import type { AwsCredentials } from "./config.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
@@ -118,7 +118,7 @@ async function exchange(
   limits: AwsLimits,
   signal: AbortSignal,
 ): Promise<AwsAnswer> {
-  // One deadline for the answer's head and body (src/transport/deadline.ts).
+  // One deadline for the answer's head and body (src/outbound/deadline.ts).
   const deadline = new Deadline(signal, limits.timeoutMs);
   const stopped = () => {
     const reason = deadline.signal.reason;

@@ -7,7 +7,7 @@
  * @module
  */
 import type { OAuthServeOptions } from "../modes/serve.ts";
-import { isAcceptableIssuerUrl, resourceProblem } from "../transport/oauth.ts";
+import { isAcceptableIssuerUrl, resourceProblem } from "../oauth/resource_server.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The flag definitions, for `parseFlags`. */

@@ -6,8 +6,8 @@
  */
 import { browserFlagProblem } from "../modes/listen.ts";
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
-import { upstreamClientProblem } from "../guard/upstream.ts";
-import { proxySetting } from "../ops/proxy.ts";
+import { upstreamClientProblem } from "../guard/send.ts";
+import { proxySetting } from "../outbound/proxy.ts";
 import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
 import {

@@ -22,7 +22,7 @@ import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { type Envelope, envelope } from "./coverage.ts";
 import { indexRestricts, planRequest, withoutNulls } from "./request.ts";
 import { grantTool, infoTool, withheldTool } from "./tools.ts";
-import { sendUpstream, type UpstreamLimits } from "./upstream.ts";
+import { sendUpstream, type UpstreamLimits } from "./send.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
@@ -31,7 +31,7 @@ import { rateLimiter } from "./rate_limit.ts";
 import { SqlRunner } from "./sql.ts";
 import { ConfirmGate } from "./confirm.ts";
 import { extract } from "./extract.ts";
-import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./context.ts";
+import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./prompts_resources.ts";
 import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
 
 /** Upstream answers as text (non-fatal: a bad byte becomes U+FFFD, as before). */

@@ -58,5 +58,5 @@ export type {
   ToolSpec,
   WireResourceContents,
 } from "../../mod.ts";
-export type { UpstreamLimits } from "./upstream.ts";
+export type { UpstreamLimits } from "./send.ts";
 export { type Coverage, type Envelope, envelope, ENVELOPE_SCHEMA } from "./coverage.ts";

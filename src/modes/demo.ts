@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import demoText from "../../guardfiles/demo.mcp.kdl" with { type: "text" };
 import { parseGuardfile } from "../guardfile/parse.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
-import { startDemoUpstream } from "../demo/upstream.ts";
+import { startDemoUpstream } from "../demo/ticket_api.ts";
 import { guardedServer, listenHttp } from "./serve.ts";
 
 const FILE = "guardfiles/demo.mcp.kdl";

@@ -20,10 +20,10 @@
  *
  * @module
  */
-import { mutationSegment } from "../upstream/allowlist.ts";
-import { resolveHeaders } from "../upstream/headers.ts";
-import { UpstreamConnection } from "../upstream/connection.ts";
-import { matchAllowlist } from "../upstream/surface.ts";
+import { mutationSegment } from "../mcp_upstream/allowlist.ts";
+import { resolveHeaders } from "../mcp_upstream/headers.ts";
+import { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import { matchAllowlist } from "../mcp_upstream/surface.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import { cleanText } from "../mcp/text.ts";
 import {
@@ -32,7 +32,7 @@ import {
   type SharedConfig,
   sharedConfig,
   UpstreamUsageError,
-} from "./upstream_args.ts";
+} from "./mcp_upstream_flags.ts";
 
 /** One allowlisted tool's verdict. */
 export interface ToolVerdict {

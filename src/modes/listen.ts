@@ -9,14 +9,17 @@
  */
 import { type Logger, type McpServer, stderrLogger } from "../mcp/server.ts";
 import { createHttpHandler, isLoopback, loopbackHosts } from "../transport/http.ts";
-import { beforeBody, type InboundOptions, pathOf, refuse } from "../transport/inbound.ts";
+import { beforeBody, type InboundOptions, pathOf, refuse } from "../inbound/checks.ts";
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
 import { Reloader } from "../ops/reload.ts";
 import { createAdminHandler } from "../ops/admin.ts";
-import { bearerTokenCheck } from "../ops/tokens.ts";
-import { type OAuthResourceServer, withProtectedResourceMetadata } from "../transport/oauth.ts";
+import { bearerTokenCheck } from "../inbound/static_tokens.ts";
+import {
+  type OAuthResourceServer,
+  withProtectedResourceMetadata,
+} from "../oauth/resource_server.ts";
 
 /** Options of the HTTP app. */
 export interface HttpAppOptions {
@@ -40,7 +43,7 @@ export interface HttpAppOptions {
   /** Largest request body, in bytes (default 1 MiB); also the stdio line cap. */
   maxBodyBytes?: number;
   /**
-   * Act as an OAuth 2.1 resource server (`src/transport/oauth.ts`): its hooks
+   * Act as an OAuth 2.1 resource server (`src/oauth/resource_server.ts`): its hooks
    * check tokens and scopes, and its RFC 9728 metadata is served. Never
    * together with `inboundToken`.
    */

@@ -16,7 +16,7 @@ import { type LoadResult, parseGuardfile } from "../guardfile/parse.ts";
 import { type AwsPolicy, parseAwsPolicy } from "../guardfile/aws.ts";
 import { isRedisUrl } from "../guardfile/siblings.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
-import type { UpstreamLimits } from "../guard/upstream.ts";
+import type { UpstreamLimits } from "../guard/send.ts";
 import type { ValueResolver } from "../guard/values.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
@@ -25,7 +25,7 @@ import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
-import type { OAuthResourceServer } from "../transport/oauth.ts";
+import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 
 export {
   guardedHttpApp,
@@ -201,8 +201,8 @@ export async function oauthFor(
   options: OAuthServeOptions,
   log: Logger,
 ): Promise<OAuthResourceServer> {
-  const { createOAuthResourceServer } = await import("../transport/oauth.ts");
-  const { createTokenVerifier, discoverIssuer } = await import("../transport/oauth_tokens.ts");
+  const { createOAuthResourceServer } = await import("../oauth/resource_server.ts");
+  const { createTokenVerifier, discoverIssuer } = await import("../oauth/access_tokens.ts");
   const metadata = await discoverIssuer(options.issuer);
   const verify = createTokenVerifier({
     metadata,
@@ -229,7 +229,7 @@ export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools" | "oau
   file?: string;
   /**
    * HTTP only: serve as an OAuth 2.1 resource server for tokens from `issuer`
-   * bound to `resource` (see `src/transport/oauth.ts`). The issuer's metadata
+   * bound to `resource` (see `src/oauth/resource_server.ts`). The issuer's metadata
    * is read at start-up; serving fails when it cannot be.
    */
   oauth?: OAuthServeOptions;

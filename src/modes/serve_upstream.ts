@@ -40,19 +40,19 @@ import {
   Redactor,
 } from "../guard/secrets.ts";
 import { cleanDeep, cleanText } from "../mcp/text.ts";
-import { AllowlistError, parsePins } from "../upstream/allowlist.ts";
-import { HeaderError, type HeaderTemplate, resolveHeaders } from "../upstream/headers.ts";
+import { AllowlistError, parsePins } from "../mcp_upstream/allowlist.ts";
+import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
 import {
   UpstreamConnection,
   UpstreamRefused,
   type UpstreamTarget,
   UpstreamTimeout,
   UpstreamUnavailable,
-} from "../upstream/connection.ts";
-import { type BaselineTool, driftOf, matchAllowlist } from "../upstream/surface.ts";
-import { canonicalJson } from "../upstream/fingerprint.ts";
-import { CoalescedCheck } from "../upstream/coalesced_check.ts";
-import { untilAborted } from "../transport/deadline.ts";
+} from "../mcp_upstream/connection.ts";
+import { type BaselineTool, driftOf, matchAllowlist } from "../mcp_upstream/surface.ts";
+import { canonicalJson } from "../mcp_upstream/fingerprint.ts";
+import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
+import { untilAborted } from "../outbound/deadline.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { auditAllowed, auditRefused } from "../ops/audit.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
@@ -70,7 +70,7 @@ import {
   parseUpstreamArgs,
   sharedConfig,
   UpstreamUsageError,
-} from "./upstream_args.ts";
+} from "./mcp_upstream_flags.ts";
 
 /** What `serve-upstream` was asked to do. */
 export interface ServeUpstreamConfig {

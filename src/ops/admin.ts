@@ -17,7 +17,7 @@
  */
 import type { Logger } from "../mcp/server.ts";
 import type { Reloader } from "./reload.ts";
-import { bearerTokenCheck } from "./tokens.ts";
+import { bearerTokenCheck } from "../inbound/static_tokens.ts";
 
 const HEADERS = {
   "content-type": "application/json",

@@ -8,8 +8,8 @@
  */
 import { createLogger, type OpsLogger, resolveLogLevel } from "./log.ts";
 import { DEFAULT_DRAIN_MS } from "./shutdown.ts";
-import { parseTokens } from "./tokens.ts";
-import { DEFAULT_BODY_DEADLINE_MS } from "../transport/inbound.ts";
+import { parseTokens } from "../inbound/static_tokens.ts";
+import { DEFAULT_BODY_DEADLINE_MS } from "../inbound/checks.ts";
 
 /** `node:util` `parseArgs` options of the shared flags. */
 export const OPS_FLAGS = {

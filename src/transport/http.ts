@@ -27,13 +27,13 @@ import {
   refuse,
   requireInboundOptions,
   withCors,
-} from "./inbound.ts";
+} from "../inbound/checks.ts";
 
 import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
 import { decodeUtf8 } from "./bytes.ts";
 
-export type { AuthVerdict, InboundOptions } from "./inbound.ts";
-export { isLoopback, loopbackHosts } from "./inbound.ts";
+export type { AuthVerdict, InboundOptions } from "../inbound/checks.ts";
+export { isLoopback, loopbackHosts } from "../inbound/checks.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 

@@ -28,7 +28,7 @@ import {
   refuse,
   requireInboundOptions,
   withCors,
-} from "./inbound.ts";
+} from "../inbound/checks.ts";
 
 const HEADERS = {
   "content-type": "application/json",

@@ -1,6 +1,6 @@
 /**
  * A hostile upstream against weir's own HTTP/1.1 client
- * (src/transport/http1_client.ts), through the real CLI with its defaults:
+ * (src/outbound/http1_client.ts), through the real CLI with its defaults:
  * a raw TCP server writes each answer byte for byte. Every bad answer must
  * end in a prompt, named tool error (no crash, no wait for the deadline, no
  * memory blow-up), the credential never appears, and the next call on the

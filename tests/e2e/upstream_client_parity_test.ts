@@ -1,6 +1,6 @@
 /**
  * weir sends upstream requests with its own HTTP/1.1 client
- * (src/transport/http1_client.ts), or with `fetch` when a proxy variable is
+ * (src/outbound/http1_client.ts), or with `fetch` when a proxy variable is
  * set (or `WEIR_UPSTREAM_CLIENT=fetch`). Both must give the caller the same
  * answer for every kind of upstream answer: the real CLI serves one guardfile
  * twice, once each way, and every call's status and result are compared.

@@ -1,5 +1,5 @@
 import assert, { deepEqual as assertEquals } from "node:assert/strict";
-import { Deadline, DEADLINE_SLOT_MS, withinDeadline } from "../../src/transport/deadline.ts";
+import { Deadline, DEADLINE_SLOT_MS, withinDeadline } from "../../src/outbound/deadline.ts";
 
 /**
  * Wait for a signal to abort. Slot timers do not keep the process alive (the
@@ -63,7 +63,7 @@ Deno.test("the caller's cancellation aborts with the caller's reason", () => {
 });
 
 Deno.test("a pending deadline does not keep a process alive", async () => {
-  const module = new URL("../../src/transport/deadline.ts", import.meta.url).href;
+  const module = new URL("../../src/outbound/deadline.ts", import.meta.url).href;
   const started = performance.now();
   const out = await new Deno.Command(Deno.execPath(), {
     args: [

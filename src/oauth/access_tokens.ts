@@ -18,14 +18,14 @@
  *
  * @module
  */
-import { readAtMost, sha256Hex } from "./bytes.ts";
+import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
 import {
   type AccessToken,
   isAcceptableIssuerUrl,
   TokenError,
   type TokenVerifier,
-} from "./oauth.ts";
+} from "./resource_server.ts";
 
 export { type AccessToken, TokenError, type TokenVerifier };
 

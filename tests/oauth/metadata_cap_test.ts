@@ -4,7 +4,7 @@
  * endless document is cut off at the cap, not read whole into memory first.
  */
 import assert from "node:assert/strict";
-import { discoverIssuer } from "../../src/transport/oauth_tokens.ts";
+import { discoverIssuer } from "../../src/oauth/access_tokens.ts";
 
 Deno.test("discovery stops reading a metadata document at the cap", async () => {
   let sent = 0;

@@ -7,7 +7,7 @@ import {
   nearestNames,
   parseAllowlist,
   parsePins,
-} from "../../src/upstream/allowlist.ts";
+} from "../../src/mcp_upstream/allowlist.ts";
 
 Deno.test("allowlist: trimmed; empty, blank and duplicate entries refused", () => {
   assert.deepEqual(parseAllowlist([" echo", "get_sum "]), ["echo", "get_sum"]);

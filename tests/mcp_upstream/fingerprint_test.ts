@@ -1,6 +1,6 @@
 /** Fingerprints: key order does not matter, any change of content does. */
 import assert from "node:assert/strict";
-import { canonicalJson, fingerprint } from "../../src/upstream/fingerprint.ts";
+import { canonicalJson, fingerprint } from "../../src/mcp_upstream/fingerprint.ts";
 
 Deno.test("fingerprint: canonical JSON, SHA-256", async () => {
   assert.equal(

@@ -12,8 +12,8 @@
  * @module
  */
 import type { LogEvent, Logger } from "../mcp/server.ts";
-import { readCapped } from "./bytes.ts";
-import { Deadline, withinDeadline } from "./deadline.ts";
+import { readCapped } from "../transport/bytes.ts";
+import { Deadline, withinDeadline } from "../outbound/deadline.ts";
 
 /**
  * The verdict of an `authorize` hook: `true`/`false`, or an object that can
@@ -368,7 +368,7 @@ export async function readBody(
   const small = declared !== null && /^\d+$/.test(declared) && Number(declared) <= DRAIN_LIMIT;
   const stream = small ? null : request.body;
   if (!small && !stream) return new Uint8Array(0);
-  // A shared slot timer, not a setTimeout per request (src/transport/deadline.ts);
+  // A shared slot timer, not a setTimeout per request (src/outbound/deadline.ts);
   // the small path needs no signal, only a deadline on one promise.
   const deadline = small ? null : new Deadline(undefined, deadlineMs, bodyDeadline);
   try {

@@ -9,13 +9,13 @@ import { ToolError } from "../mcp/server.ts";
 import type { Grant, Guardfile, QueryPin, ValueSource } from "../guardfile/model.ts";
 import { normalizeBaseUrl } from "../guardfile/parse.ts";
 import { readAtMost } from "../transport/bytes.ts";
-import { Deadline } from "../transport/deadline.ts";
+import { Deadline } from "../outbound/deadline.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
-import { proxySetting } from "../ops/proxy.ts";
+import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
-import { Http1Error, sharedClient } from "../transport/http1_client.ts";
+import { Http1Error, sharedClient } from "../outbound/http1_client.ts";
 
 /** Limits of one upstream exchange. */
 export interface UpstreamLimits {
@@ -149,9 +149,9 @@ let route: Route | undefined;
 
 /**
  * Whether upstream requests go through `fetch` rather than weir's HTTP/1.1
- * client (src/transport/http1_client.ts): when a proxy variable is set
+ * client (src/outbound/http1_client.ts): when a proxy variable is set
  * (`fetch` honours them; weir's client does not speak to proxies: see
- * `src/ops/proxy.ts`), when they cannot be read (no env permission), or when
+ * `src/outbound/proxy.ts`), when they cannot be read (no env permission), or when
  * `WEIR_UPSTREAM_CLIENT=fetch` asks for it (`http1` or unset: weir's
  * client). A proxy variable that is not a proxy URL, or another
  * `WEIR_UPSTREAM_CLIENT` value, is a `problem`: nothing is sent.

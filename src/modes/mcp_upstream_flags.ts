@@ -8,10 +8,10 @@
  */
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { MAX_TIMEOUT_MS, parseDuration } from "../guardfile/duration.ts";
-import { AllowlistError, parseAllowlist } from "../upstream/allowlist.ts";
-import { HeaderError, type HeaderTemplate, parseHeaderTemplates } from "../upstream/headers.ts";
-import type { UpstreamTarget } from "../upstream/connection.ts";
-import { proxySetting } from "../ops/proxy.ts";
+import { AllowlistError, parseAllowlist } from "../mcp_upstream/allowlist.ts";
+import { HeaderError, type HeaderTemplate, parseHeaderTemplates } from "../mcp_upstream/headers.ts";
+import type { UpstreamTarget } from "../mcp_upstream/connection.ts";
+import { proxySetting } from "../outbound/proxy.ts";
 
 /** A command line that is wrong: exit 2, with this message. */
 export class UpstreamUsageError extends Error {
@@ -67,7 +67,7 @@ export function parseUpstreamArgs<T extends ParseArgsOptionsConfig>(
     );
   }
   // An HTTP upstream is reached with fetch, which goes direct past a proxy
-  // variable it cannot parse: refuse to start instead (src/ops/proxy.ts).
+  // variable it cannot parse: refuse to start instead (src/outbound/proxy.ts).
   const values = parsed.values as Record<string, unknown>;
   const proxyProblem = values.upstream === undefined ? undefined : proxySetting().problem;
   if (proxyProblem) throw new UpstreamUsageError(proxyProblem);

@@ -57,12 +57,12 @@
  * and for `WEIR_UPSTREAM_CLIENT=fetch` (tests compare both, answer by answer).
  *
  * Not done, by design: redirects (returned as answers), proxies (weir uses
- * `fetch` when a proxy variable is set: see `src/guard/upstream.ts`), HTTP/2,
+ * `fetch` when a proxy variable is set: see `src/guard/send.ts`), HTTP/2,
  * cookies, caching, `Expect: 100-continue`.
  *
  * @module
  */
-import { concatBytes } from "./bytes.ts";
+import { concatBytes } from "../transport/bytes.ts";
 
 /** Idle connections kept per origin. */
 export const MAX_IDLE_PER_ORIGIN = 32;

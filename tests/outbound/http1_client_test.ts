@@ -1,11 +1,11 @@
 /**
- * weir's HTTP/1.1 upstream client (src/transport/http1_client.ts) against
+ * weir's HTTP/1.1 upstream client (src/outbound/http1_client.ts) against
  * real sockets: a `Deno.serve` upstream for the ordinary cases, and a raw TCP
  * server that writes answers byte by byte for framing, malformed answers,
  * connection reuse and cancellation.
  */
 import assert from "node:assert/strict";
-import { Http1Client, Http1Error } from "../../src/transport/http1_client.ts";
+import { Http1Client, Http1Error } from "../../src/outbound/http1_client.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -1,6 +1,6 @@
 /** Guardfile prompts: one pass of literal substitution. */
 import assert from "node:assert/strict";
-import { promptReader } from "../../src/guard/context.ts";
+import { promptReader } from "../../src/guard/prompts_resources.ts";
 
 const render = promptReader([{
   name: "triage",

@@ -1,6 +1,6 @@
 /** Shared drift checks: concurrent callers share runs, but never one begun before they arrived. */
 import assert from "node:assert/strict";
-import { CoalescedCheck } from "../../src/upstream/coalesced_check.ts";
+import { CoalescedCheck } from "../../src/mcp_upstream/coalesced_check.ts";
 
 Deno.test("coalesced check: one run at a time, each caller served by a run begun after it", async () => {
   const started: number[] = [];

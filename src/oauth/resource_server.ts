@@ -19,14 +19,14 @@
  * of guardfiles. It composes with the transport through the `authorize` and
  * `authorizeBody` hooks of {@link InboundOptions}, and with the app through
  * {@link withProtectedResourceMetadata}. The token itself is checked by a
- * {@link TokenVerifier} (`oauth_tokens.ts`, loaded only when used) and is never logged, echoed, or passed on: audit lines
+ * {@link TokenVerifier} (`access_tokens.ts`, loaded only when used) and is never logged, echoed, or passed on: audit lines
  * name the subject, the decision and the reason.
  *
  * @module
  */
 import type { Logger, ToolAccess } from "../mcp/server.ts";
-import type { AuthVerdict, InboundOptions } from "./inbound.ts";
-import { isLoopback, pathOf } from "./inbound.ts";
+import type { AuthVerdict, InboundOptions } from "../inbound/checks.ts";
+import { isLoopback, pathOf } from "../inbound/checks.ts";
 
 /** What a checked token says about its bearer. */
 export interface AccessToken {
@@ -69,7 +69,7 @@ export interface OAuthResourceOptions {
   resource: string;
   /** The authorization server's issuer identifier, listed in `authorization_servers`. */
   issuer: string;
-  /** Checks a bearer token (see `oauth_tokens.ts`). */
+  /** Checks a bearer token (see `access_tokens.ts`). */
   verify: TokenVerifier;
   /**
    * Tool name -> the scopes a token must all carry to see and call it (absent:
@@ -137,7 +137,7 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  *
  * @example
  * ```ts
- * import { createOAuthResourceServer } from "./oauth.ts";
+ * import { createOAuthResourceServer } from "./resource_server.ts";
  * const rs = createOAuthResourceServer({
  *   resource: "https://mcp.example.com/mcp",
  *   issuer: "https://id.example.com",

@@ -416,7 +416,7 @@ export class UpstreamConnection {
   ): Promise<CallToolResult> {
     const client = await this.#ready();
     try {
-      // The transports keep the answer's exact numbers for this call (src/upstream/exact.ts).
+      // The transports keep the answer's exact numbers for this call (src/mcp_upstream/exact.ts).
       const capture: ExactCapture = {};
       const send = () =>
         this.#scoped(

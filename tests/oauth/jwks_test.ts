@@ -1,5 +1,5 @@
 /**
- * The JWKS behind weir's token check (`src/transport/oauth_tokens.ts`),
+ * The JWKS behind weir's token check (`src/oauth/access_tokens.ts`),
  * against a small local issuer whose keys a test can rotate: discovery finds
  * the JWKS from the metadata, the key set is fetched once and cached, a token
  * signed by a new key (an unknown `kid`) makes weir fetch it again, and a
@@ -7,11 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
-import {
-  createTokenVerifier,
-  discoverIssuer,
-  TokenError,
-} from "../../src/transport/oauth_tokens.ts";
+import { createTokenVerifier, discoverIssuer, TokenError } from "../../src/oauth/access_tokens.ts";
 
 async function key(kid: string) {
   const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });

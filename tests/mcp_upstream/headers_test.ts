@@ -5,7 +5,7 @@ import {
   parseHeaderTemplates,
   resolveHeaders,
   type SecretSource,
-} from "../../src/upstream/headers.ts";
+} from "../../src/mcp_upstream/headers.ts";
 
 function source(env: Record<string, string>, files: Record<string, string> = {}): SecretSource {
   return {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { runCli, serveHttp } from "../support/cli.ts";
-import { bearerTokenCheck } from "../../src/ops/tokens.ts";
+import { bearerTokenCheck } from "../../src/inbound/static_tokens.ts";
 
 const DEMO = "guardfiles/demo.mcp.kdl";
 const NEW = "tok-new-aaaaaaaaaaaaaaaa";
