@@ -15,7 +15,7 @@
  *   {@link S3_MAX_BYTES_CEILING} (the body is held in memory); `bucket`,
  *   `region`, `prefix` and `base-url` are checked for shape at lint time.
  *
- * Grammar and examples: the README section "AWS modes: serve-ssm and serve-s3" and
+ * Grammar and examples: docs/aws.md and
  * guardfiles/ssm-forgejo-token.mcp.kdl, guardfiles/s3-assets.mcp.kdl.
  *
  * @module

@@ -84,7 +84,8 @@ export interface InboundOptions {
    * is closed only once the client has sent the rest of its declared body
    * (never kept alive for another request) or goes away: no API drops a
    * connection whose body is unfinished. Deno.serve sets no deadline of its
-   * own on request headers either; see the README's reverse-proxy notes.
+   * own on request headers either; see docs/operating.md, "Slow clients, and the
+   * reverse proxy in front".
    */
   bodyDeadlineMs?: number;
   /** Where refusal reasons go. */

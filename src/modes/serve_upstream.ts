@@ -399,7 +399,7 @@ function upstreamDispatch(parts: DispatchParts) {
       status: result.isError ? 500 : 200,
       durationMs: performance.now() - started,
     });
-    // Clean text out (docs: README "Clean text out"): the upstream's strings
+    // Clean text out (docs/spec-mode.md, "Clean text out"): the upstream's strings
     // are well-formed Unicode without terminal control sequences, as in serve.
     return cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
   };

@@ -1,6 +1,6 @@
 /**
  * `weir serve-upstream` and `weir lint-upstream` in front of a hostile MCP
- * upstream (raw HTTP, no SDK): what weir emits stays clean text (README
+ * upstream (raw HTTP, no SDK): what weir emits stays clean text (docs/spec-mode.md,
  * "Clean text out") whatever the upstream's descriptions, results and tool
  * names hold, and an answer nested past the depth bound is refused by name
  * while weir keeps serving.

@@ -1,6 +1,6 @@
 /**
  * `weir serve-upstream` wrapping the official `server-everything` (npm) as a
- * stdio child, exactly as the README's client config runs it: only the
+ * stdio child, exactly as the client config in docs/wrapping-mcp-servers.md runs it: only the
  * allowlisted tool is listed or callable, to the official v1 client over
  * stdio and the v2 client (2026-07-28) over HTTP. (server-everything offers
  * its sampling and elicitation tools only to a client declaring those

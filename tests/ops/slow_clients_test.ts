@@ -11,7 +11,7 @@
  * after the 408 loses its socket. While the body is unfinished Deno.serve
  * keeps the connection and offers no way to drop it (cancelling the body
  * stream, `Connection: close`, an erroring response: none closes it); the
- * README's reverse-proxy notes cover it.
+ * reverse-proxy notes in docs/operating.md cover it.
  */
 import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";

@@ -1,6 +1,6 @@
 /**
  * Running `weir serve-upstream` / `weir lint-upstream` as a user does: the
- * real CLI in a subprocess (`deno run -A cli.ts ...`, as the README says to
+ * real CLI in a subprocess (`deno run -A cli.ts ...`, as docs/cli.md says to
  * run it), and the official clients connected to it.
  */
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";

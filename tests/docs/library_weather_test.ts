@@ -1,5 +1,5 @@
 /**
- * The README's library example (the weather catalog), run exactly as written
+ * The library example of docs/library.md (the weather catalog), run exactly as written
  * with the official clients: v1 over stdio (2025-11-25), v2 over HTTP pinned
  * to 2026-07-28.
  */
@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { CONFIG, ROOT } from "./support/cli.ts";
+import { CONFIG, ROOT } from "../support/cli.ts";
 
-const readme = await Deno.readTextFile(`${ROOT}README.md`);
-const block = /```ts\n(\/\/ weather\.ts:[\s\S]*?)```/.exec(readme)?.[1];
-const scriptDir = await Deno.makeTempDir({ prefix: "weir-readme-" });
+const page = await Deno.readTextFile(`${ROOT}docs/library.md`);
+const block = /```ts\n(\/\/ weather\.ts:[\s\S]*?)```/.exec(page)?.[1];
+const scriptDir = await Deno.makeTempDir({ prefix: "weir-library-doc-" });
 globalThis.addEventListener("unload", () => Deno.removeSync(scriptDir, { recursive: true }));
 const script = `${scriptDir}/weather.ts`;
 if (block) {
@@ -59,12 +59,12 @@ async function exercise(client: AnyClient) {
   });
 }
 
-Deno.test("the README's weather example is in the README", () => {
+Deno.test("the weather example is in docs/library.md", () => {
   assert.ok(block, "a ```ts block starting with // weather.ts:");
 });
 
-Deno.test("README weather example over stdio with the v1 client", async () => {
-  const client = new ClientV1({ name: "readme-test", version: "1.0.0" });
+Deno.test("docs/library.md weather example over stdio with the v1 client", async () => {
+  const client = new ClientV1({ name: "library-doc-test", version: "1.0.0" });
   await client.connect(
     new StdioClientTransport({ command: Deno.execPath(), args: run, cwd: ROOT }),
   );
@@ -75,7 +75,7 @@ Deno.test("README weather example over stdio with the v1 client", async () => {
   }
 });
 
-Deno.test("README weather example over HTTP with the v2 client (2026-07-28)", async () => {
+Deno.test("docs/library.md weather example over HTTP with the v2 client (2026-07-28)", async () => {
   const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (probe.addr as Deno.NetAddr).port;
   probe.close();
@@ -96,7 +96,7 @@ Deno.test("README weather example over HTTP with the v2 client (2026-07-28)", as
     }
     assert.ok(up, "the example listens");
     const client = new ClientV2(
-      { name: "readme-test", version: "2.0.0" },
+      { name: "library-doc-test", version: "2.0.0" },
       { versionNegotiation: { mode: { pin: "2026-07-28" } } },
     );
     await client.connect(
