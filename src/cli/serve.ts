@@ -10,6 +10,8 @@ import { upstreamClientProblem } from "../guard/send.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
+import { checkSingleUse, stateSetup } from "../ops/state_keys.ts";
+import type { Guardfile } from "../guardfile/model.ts";
 import {
   parseFlags,
   parseHttpAddress,
@@ -93,10 +95,14 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     oauth = { issuer: fromFile.issuer, resource: fromFile.resource };
   }
   let auth;
+  let state;
   try {
     // OAuth, from the flags or the guardfile, is inbound authentication.
     const flags = oauth ? { ...values, "oauth-issuer": oauth.issuer } : values;
     auth = authSettings(flags, transport.kind === "http" ? transport : undefined);
+    // Signed state: the keys, and where single use is recorded (src/ops/state_keys.ts).
+    state = await stateSetup(values, rateLimitStore(loaded.guardfile));
+    checkSingleUse(state, Object.keys(loaded.guardfile?.controls.confirm ?? {}));
   } catch (error) {
     if (error instanceof FlagError) throw new UsageError(error.message);
     console.error(`weir: ${(error as Error).message}`);
@@ -116,8 +122,10 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       signal: stop.signal,
       log,
       drainMs: ops.drainMs,
+      shutdownGraceMs: ops.shutdownGraceMs,
       bodyDeadlineMs: ops.bodyDeadlineMs,
       maxConcurrent: ops.maxConcurrent,
+      state,
     };
     if (loaded.policy) {
       const { runServeAws } = await import("../modes/serve_aws.ts");
@@ -132,4 +140,21 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     await log.flush();
   }
   return 0;
+}
+
+/**
+ * The guardfile's shared rate-limit store, which also records spent
+ * confirmations when `--state-store-env` is not given.
+ */
+function rateLimitStore(
+  guardfile?: Guardfile,
+): { what: string; url: string | undefined } | undefined {
+  const store = guardfile?.controls.rateLimit?.store;
+  if (!store) return undefined;
+  return store.url.provider === "env"
+    ? {
+      what: `the rate-limit store (env "${store.url.address}")`,
+      url: Deno.env.get(store.url.address),
+    }
+    : { what: "the rate-limit store (a literal URL)", url: store.url.address };
 }

@@ -7,12 +7,18 @@
  *   (key {@link CONFIRM_INPUT}: the message, the tool and its exact arguments,
  *   an empty form) and a `requestState` that binds the question to the tool and
  *   a SHA-256 digest of its canonical arguments, with an expiry and a one-time
- *   nonce, signed with HMAC-SHA-256 (a per-process key). Only a retry carrying
- *   that state, verified, for the same arguments, with `action: "accept"`,
- *   runs; the nonce is then spent. A decline or cancel is a tool error. A
- *   missing, forged, expired, spent or mismatched state, or arguments that
- *   changed, asks again. A client that did not declare the `elicitation`
- *   capability gets a tool error saying confirmation is impossible.
+ *   nonce, signed by the server's key service (src/mcp/signed_state.ts:
+ *   HMAC-SHA-256 under the configured keys, or a per-process key) and bound
+ *   there to the caller (the authenticated subject or token) when there is one.
+ *   Only a retry carrying that state, verified, from the same caller, for the
+ *   same arguments, with `action: "accept"`, runs; the nonce is then spent in
+ *   the key service's single-use store (Redis when configured, so an answer
+ *   runs its call once across every replica). A decline or cancel is a tool
+ *   error. A missing, forged, expired, spent or mismatched state, one issued to
+ *   another caller, or arguments that changed, asks again. A single-use store
+ *   that cannot be reached refuses the call (503): it never runs unrecorded. A
+ *   client that did not declare the `elicitation` capability gets a tool error
+ *   saying confirmation is impossible.
  * - **2025-11-25**: when the client declared `elicitation` in `initialize` and
  *   the transport carries server-to-client requests (stdio), weir sends
  *   `elicitation/create` and waits (at most {@link CONFIRM_WAIT_MS}) for the
@@ -25,11 +31,11 @@
  *
  * @module
  */
-import { type CallContext, InputRequiredError, ToolError } from "../mcp/server.ts";
+import { type CallContext, InputRequiredError, type Logger, ToolError } from "../mcp/server.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import { base64url } from "../mcp/cursor.ts";
+import { base64url, StateKeys } from "../mcp/signed_state.ts";
 
-/** The `inputRequests` / `inputResponses` key of the confirmation. */
+/** The `inputRequests` / `inputResponses` key of the confirmation (and its signing purpose). */
 export const CONFIRM_INPUT = "weir/confirm";
 /** How long a confirmation question stays answerable (ms). */
 export const CONFIRM_TTL_MS = 10 * 60_000;
@@ -44,26 +50,39 @@ interface State {
   nonce: string;
 }
 
+/**
+ * Why a retry's `requestState` did not let the call run (logged at `info` as
+ * `confirmation_state_refused`, never with the state itself):
+ * `malformed` not of the wire form; `unsigned` no configured key verifies it
+ * for this caller (forged, altered, issued to another caller, or signed with a
+ * retired key); `expired`; `other_call` issued for another tool or other
+ * arguments; `spent` its answer already ran (on any replica sharing the store);
+ * `no_answer` a valid state without an accept, decline or cancel.
+ */
+export type StateRefusal =
+  | "malformed"
+  | "unsigned"
+  | "expired"
+  | "other_call"
+  | "spent"
+  | "no_answer";
+
 /** The confirmation gate of one server. */
 export class ConfirmGate {
   readonly #messages: Readonly<Record<string, string>>;
-  /** Made on first use: generating it costs tens of milliseconds at start-up otherwise. */
-  #key: Promise<CryptoKey> | undefined;
-  /** Spent nonces (until their expiry), so an accepted answer runs the call once. */
-  readonly #spent = new Map<string, number>();
+  readonly #keys: StateKeys;
+  readonly #log?: Logger;
 
-  /** @param messages tool -> the question to ask */
-  constructor(messages: Readonly<Record<string, string>>) {
+  /**
+   * @param messages tool -> the question to ask
+   * @param keys the server's key service (signing and single use); default a
+   *   per-process key with single use in this process
+   * @param log where refused states are noted (`confirmation_state_refused`)
+   */
+  constructor(messages: Readonly<Record<string, string>>, keys?: StateKeys, log?: Logger) {
     this.#messages = messages;
-  }
-
-  /** The per-process HMAC-SHA-256 key that signs `requestState`. */
-  #signingKey(): Promise<CryptoKey> {
-    this.#key ??= crypto.subtle.generateKey({ name: "HMAC", hash: "SHA-256" }, false, [
-      "sign",
-      "verify",
-    ]) as Promise<CryptoKey>;
-    return this.#key;
+    this.#keys = keys ?? new StateKeys();
+    this.#log = log;
   }
 
   /** Whether `tool` is gated. */
@@ -75,7 +94,8 @@ export class ConfirmGate {
    * Resolve when a person confirmed this exact call; otherwise throw.
    * @throws {InputRequiredError} 2026-07-28: ask (or ask again)
    * @throws {ToolError} 403 `confirmation_declined`, `confirmation_cancelled`,
-   *   `confirmation_impossible`
+   *   `confirmation_impossible`; 503 `confirmation_store_unavailable` (the
+   *   single-use store could not record the answer: the call was not run)
    */
   async confirm(tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<void> {
     const shown = JSON.stringify(canonical(args));
@@ -92,18 +112,10 @@ export class ConfirmGate {
         throw impossible(tool, "this client did not declare the elicitation capability");
       }
       const digest = await sha256(`${tool}\n${shown}`);
-      const state = await this.#verify(ctx.input.requestState);
-      const answer = ctx.input.responses[CONFIRM_INPUT];
-      if (state && state.tool === tool && state.digest === digest && isObject(answer)) {
-        const action = answer.action;
-        if (action === "accept") {
-          this.#spend(state);
-          return;
-        }
-        if (action === "decline" || action === "cancel") {
-          this.#spend(state);
-          throw refused(tool, action);
-        }
+      if (ctx.input.requestState !== undefined) {
+        const why = await this.#answered(tool, digest, ctx);
+        if (why === "accepted") return;
+        this.#log?.({ level: "info", event: "confirmation_state_refused", tool, why });
       }
       // No answer yet, or one that does not belong to these exact arguments: ask.
       const fresh: State = {
@@ -114,7 +126,7 @@ export class ConfirmGate {
       };
       throw new InputRequiredError(
         { [CONFIRM_INPUT]: { method: "elicitation/create", params: form } },
-        await this.#sign(fresh),
+        await this.#keys.seal(CONFIRM_INPUT, fresh, ctx.caller),
         "a person must confirm this call",
       );
     }
@@ -144,41 +156,51 @@ export class ConfirmGate {
     );
   }
 
-  async #sign(state: State): Promise<string> {
-    const body = base64url(new TextEncoder().encode(JSON.stringify(state)));
-    const mac = await crypto.subtle.sign(
-      "HMAC",
-      await this.#signingKey(),
-      new TextEncoder().encode(body),
-    );
-    return `${body}.${base64url(new Uint8Array(mac))}`;
-  }
-
-  async #verify(token: string | undefined): Promise<State | null> {
-    if (!token || token.length > 4096) return null;
-    const [body, mac, extra] = token.split(".");
-    if (!body || !mac || extra !== undefined) return null;
-    try {
-      const ok = await crypto.subtle.verify(
-        "HMAC",
-        await this.#signingKey(),
-        fromB64url(mac),
-        new TextEncoder().encode(body),
-      );
-      if (!ok) return null;
-      const state = JSON.parse(new TextDecoder().decode(fromB64url(body))) as State;
-      if (typeof state.exp !== "number" || state.exp < Date.now()) return null;
-      if (this.#spent.has(state.nonce)) return null;
-      return state;
-    } catch {
-      return null;
+  /**
+   * A retry that carries a `requestState`: `"accepted"` (its nonce now spent:
+   * the call may run), a throw after a decline or cancel, or why the state
+   * does not let the call run (then the caller asks again).
+   */
+  async #answered(
+    tool: string,
+    digest: string,
+    ctx: CallContext,
+  ): Promise<StateRefusal | "accepted"> {
+    const input = ctx.input!;
+    const opened = await this.#keys.open(CONFIRM_INPUT, input.requestState, ctx.caller);
+    if (!opened.ok) return opened.why;
+    const state = opened.payload as Partial<State> | null;
+    if (
+      !isObject(state) || typeof state.exp !== "number" || typeof state.nonce !== "string" ||
+      state.nonce.length > 64
+    ) {
+      return "malformed";
     }
-  }
-
-  #spend(state: State): void {
-    const now = Date.now();
-    for (const [nonce, exp] of this.#spent) if (exp < now) this.#spent.delete(nonce);
-    this.#spent.set(state.nonce, state.exp);
+    if (state.exp < Date.now()) return "expired";
+    if (state.tool !== tool || state.digest !== digest) return "other_call";
+    const answer = input.responses[CONFIRM_INPUT];
+    const action = isObject(answer) ? answer.action : undefined;
+    if (action !== "accept" && action !== "decline" && action !== "cancel") return "no_answer";
+    let first: boolean;
+    try {
+      first = await this.#keys.spend(`confirm:${state.nonce}`, state.exp);
+    } catch (error) {
+      this.#log?.({
+        level: "warn",
+        event: "confirmation_store_down",
+        tool,
+        reason: error instanceof Error ? error.message.slice(0, 120) : "store error",
+      });
+      throw new ToolError(
+        `confirmation_store_unavailable: the ${this.#keys.singleUseKind} store that records ` +
+          `answered confirmations cannot be reached, so "${tool}" was refused, not run; ` +
+          `check that the store is up (weir reconnects on its own) and confirm again`,
+        { status: 503 },
+      );
+    }
+    if (!first) return "spent";
+    if (action === "accept") return "accepted";
+    throw refused(tool, action);
   }
 }
 
@@ -203,13 +225,6 @@ function impossible(tool: string, why: string): ToolError {
 async function sha256(text: string): Promise<string> {
   const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return base64url(new Uint8Array(hash));
-}
-
-function fromB64url(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
 }
 
 /** The arguments with keys sorted at every level (the digest must not depend on key order). */

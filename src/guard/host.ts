@@ -30,6 +30,7 @@ import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
 import { rateLimiter } from "./rate_limit.ts";
 import { SqlRunner } from "./sql.ts";
 import { ConfirmGate } from "./confirm.ts";
+import { StateKeys } from "../mcp/signed_state.ts";
 import { extract } from "./extract.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./prompts_resources.ts";
 import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
@@ -45,6 +46,12 @@ export interface GuardOptions {
   limits?: Partial<UpstreamLimits>;
   /** Per-call log lines (tool, outcome, status, duration); never arguments or values. */
   log?: Logger;
+  /**
+   * The key service that signs a confirmation's `requestState` and spends its
+   * answer once (src/mcp/signed_state.ts). Returned in the server options too,
+   * so the core signs cursors with the same keys. Default: a per-process key.
+   */
+  stateKeys?: StateKeys;
 }
 
 /** Default upstream limits. */
@@ -80,6 +87,7 @@ export function createGuard(
   | "readResource"
   | "getPrompt"
   | "icons"
+  | "stateKeys"
 > {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const log = options.log ?? stderrLogger;
@@ -109,7 +117,8 @@ export function createGuard(
     ? rateLimiter(controls.rateLimit, guardfile.name, options.resolver, log)
     : undefined;
   const cache = new ResponseCache();
-  const confirmGate = new ConfirmGate(controls.confirm);
+  const stateKeys = options.stateKeys ?? new StateKeys();
+  const confirmGate = new ConfirmGate(controls.confirm, stateKeys, log);
 
   const sql = guardfile.database
     ? new SqlRunner(guardfile.database, options.resolver, limits.timeoutMs, log)
@@ -357,6 +366,7 @@ export function createGuard(
       prompts: promptSpecs(guardfile.prompts),
     },
     dispatch,
+    stateKeys,
     icons: guardfile.icons,
     readResource: guardfile.resources.length > 0 ? resourceReader(guardfile.resources) : undefined,
     getPrompt: guardfile.prompts.length > 0 ? promptReader(guardfile.prompts) : undefined,

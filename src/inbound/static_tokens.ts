@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
 
 /** Shortest token accepted: a shorter one is guessable and refused at start-up. */
 export const MIN_TOKEN_LENGTH = 16;
@@ -55,13 +56,36 @@ function sameBytes(got: Uint8Array, expected: Uint8Array): boolean {
  * @returns a function: `true` when the header is `Bearer <one of the tokens>`
  */
 export function bearerTokenCheck(tokens: readonly string[]): (header: string | null) => boolean {
+  const match = bearerTokenMatch(tokens);
+  return (header) => match(header) >= 0;
+}
+
+/**
+ * Which token an `Authorization` header value carries, comparing with every
+ * token whichever matches.
+ * @returns a function: the index in `tokens` of the token presented as
+ *   `Bearer <token>`, or -1
+ */
+export function bearerTokenMatch(tokens: readonly string[]): (header: string | null) => number {
   const expected = tokens.map((t) => encoder.encode(t));
   return (header) => {
     const value = header ?? "";
     // The scheme is case-insensitive (RFC 9110 section 11.1).
     const got = encoder.encode(/^bearer /i.test(value) ? value.slice(7) : "");
-    let ok = false;
-    for (const e of expected) ok = sameBytes(got, e) || ok;
-    return ok;
+    let found = -1;
+    for (let i = 0; i < expected.length; i++) {
+      const same = sameBytes(got, expected[i]);
+      found = same && found < 0 ? i : found;
+    }
+    return found;
   };
+}
+
+/**
+ * The caller identity of a static token: `token:` and the first 16 hex digits
+ * of its SHA-256 (never the token). Signed state a caller is given (a cursor,
+ * a confirmation) is bound to it, so another token's holder cannot use it.
+ */
+export function tokenCaller(token: string): string {
+  return `token:${createHash("sha256").update(token).digest("hex").slice(0, 16)}`;
 }

@@ -72,8 +72,12 @@ export interface PreparedCatalog {
   templates: PreparedTemplate[];
   prompts: PreparedPrompt[];
   promptsByName: Map<string, PreparedPrompt>;
-  /** Serialized list pages, keyed by revision, list and cursor; filled on demand. */
-  pages: Map<string, { json: string }>;
+  /**
+   * Serialized list pages, keyed by revision, list (and tool access) and the
+   * item the page starts after; filled on demand. A page with a next page is
+   * kept as `head` + `tail` around its `nextCursor`, which is signed per caller.
+   */
+  pages: Map<string, { json: string; nextAfter?: string; head?: string; tail?: string }>;
 }
 
 /** Which readers the host supplied, to check listed entries against. */

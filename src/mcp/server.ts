@@ -13,6 +13,7 @@ import {
   type PreparedTool,
 } from "./catalog.ts";
 import { CursorCodec } from "./cursor.ts";
+import { callerOf, StateKeys } from "./signed_state.ts";
 import {
   classifyMessage,
   ErrorCode,
@@ -89,6 +90,12 @@ export interface CallContext {
   protocolVersion: string;
   /** Whatever the transport's `authorize` hook returned for this request, if anything. */
   auth?: unknown;
+  /**
+   * Who signed state issued in this request is bound to: the server's
+   * `callerOf(auth)` (by default `auth.caller`, which weir's bearer-token and
+   * OAuth checks set); absent for an unauthenticated request.
+   */
+  caller?: string;
   /**
    * 2026-07-28 `tools/call` over MCP only: what the client sent back for an
    * earlier {@link InputRequiredError} (multi round-trip requests), and the
@@ -280,8 +287,21 @@ export interface ServerOptions {
    * whatever `cache.tools` says: another caller may see other tools.
    */
   toolAccess?: (auth: unknown) => ToolAccess | undefined;
-  /** HMAC key for cursors; share it between replicas behind one URL. Random by default. */
+  /**
+   * The key service that signs cursors (src/mcp/signed_state.ts): give every
+   * replica behind one URL the same configured keys, and hand the same object
+   * to a host that signs state of its own (a confirmation's `requestState`).
+   * Default: a random key for this process.
+   */
+  stateKeys?: StateKeys;
+  /** @deprecated Use {@link stateKeys}: HMAC key bytes (at least 32) for cursors. */
   cursorKey?: Uint8Array;
+  /**
+   * The caller identity signed state is bound to, from the transport's
+   * `authorize` verdict (default {@link callerOf}: `auth.caller` when a string).
+   * A cursor issued to one caller is refused for another.
+   */
+  callerOf?: (auth: unknown) => string | undefined;
   /** Log sink (default {@link stderrLogger}). */
   log?: Logger;
 }
@@ -403,6 +423,11 @@ export interface ToolCallOutcome {
 }
 
 const DEFAULT_HINT: CacheHint = { ttlMs: 0, cacheScope: "private" };
+/**
+ * Stands for `nextCursor` in a cached list page, replaced per request by the
+ * caller's cursor. Random per process, so no listed text can contain it.
+ */
+const NEXT_CURSOR_MARK = `\u0000next-cursor-${crypto.randomUUID()}\u0000`;
 const NO_SIGNAL = new AbortController().signal;
 
 type Handler = (
@@ -456,6 +481,7 @@ export class McpServer {
   readonly #capabilities: JsonObject;
   readonly #pageSize: number;
   readonly #cursors: CursorCodec;
+  readonly #callerOf: (auth: unknown) => string | undefined;
   readonly #log: Logger;
   readonly #static?: PreparedCatalog;
   readonly #prepared = new WeakMap<Catalog, PreparedCatalog>();
@@ -474,7 +500,11 @@ export class McpServer {
     if (!Number.isInteger(this.#pageSize) || this.#pageSize < 1) {
       throw new RangeError(`pageSize must be a positive integer, got ${options.pageSize}`);
     }
-    this.#cursors = new CursorCodec(options.cursorKey);
+    this.#cursors = new CursorCodec(
+      options.stateKeys ??
+        new StateKeys({ keys: options.cursorKey ? [options.cursorKey] : undefined }),
+    );
+    this.#callerOf = options.callerOf ?? callerOf;
     this.#serverInfo = { name: options.name, version: options.version ?? "0.0.0" };
     if (options.title) this.#serverInfo.title = options.title;
     if (options.icons?.length) {
@@ -607,6 +637,8 @@ export class McpServer {
       protocolVersion: MODERN_VERSION,
       auth: ctx.auth,
     };
+    const caller = this.#callerOf(ctx.auth);
+    if (caller !== undefined) call.caller = caller;
     return await this.#runTool(tool, args, call);
   }
 
@@ -654,7 +686,13 @@ export class McpServer {
       controller = ctx.session ? new AbortController() : undefined;
       if (controller) ctx.session!.inFlight.set(idKey(id), controller);
       try {
-        const call: CallContext = new RequestCall(ctx, controller, era, selected.version);
+        const call: CallContext = new RequestCall(
+          ctx,
+          controller,
+          era,
+          selected.version,
+          this.#callerOf(ctx.auth),
+        );
         const around = this.#options.around;
         let result: object | { json: string };
         if (around) {
@@ -873,36 +911,43 @@ export class McpServer {
     const catalog = await this.#catalog();
     const cursor = params.cursor;
     const access = method === "tools/list" ? this.#options.toolAccess?.(call.auth) : undefined;
-    if (cursor !== undefined && typeof cursor !== "string") {
-      // Refused before anything serializes it: a cursor is a string this server issued.
-      await this.#cursors.decode(method, cursor);
-    }
     // Only an absent cursor means "first page": `""` and `null` are cursors,
-    // and are refused below like any cursor this server did not issue.
+    // and are refused like any cursor this server did not issue. A cursor is
+    // checked on every request (it is bound to its caller), and pages are
+    // cached by the item they start after, so every caller shares them.
+    const after = cursor === undefined
+      ? undefined
+      : await this.#cursors.decode(method, cursor, call.caller);
     const view = access ? [call.era, method, access.key] : [call.era, method];
-    const cacheKey = JSON.stringify(cursor === undefined ? view : [...view, cursor]);
-    const cached = catalog.pages.get(cacheKey);
-    if (cached) return cached;
-
-    let [keys, items] = listOf(catalog, method);
-    if (access) {
-      const kept = keys.map((k) => access.allows(k));
-      keys = keys.filter((_, i) => kept[i]);
-      items = items.filter((_, i) => kept[i]);
+    const cacheKey = JSON.stringify(after === undefined ? view : [...view, after]);
+    let page = catalog.pages.get(cacheKey);
+    if (!page) {
+      let [keys, items] = listOf(catalog, method);
+      if (access) {
+        const kept = keys.map((k) => access.allows(k));
+        keys = keys.filter((_, i) => kept[i]);
+        items = items.filter((_, i) => kept[i]);
+      }
+      const start = after === undefined ? 0 : firstAfter(keys, after);
+      const end = Math.min(start + this.#pageSize, keys.length);
+      const result: Record<string, unknown> = { [field]: items.slice(start, end) };
+      // The next cursor differs per caller: the page is kept with a marker in its place.
+      if (end < keys.length) result.nextCursor = NEXT_CURSOR_MARK;
+      const json = JSON.stringify(
+        this.#decorate(call.era, METHODS[method], result, Boolean(access)),
+      );
+      const at = json.indexOf(JSON.stringify(NEXT_CURSOR_MARK));
+      page = at < 0 ? { json } : {
+        json,
+        nextAfter: keys[end - 1],
+        head: json.slice(0, at),
+        tail: json.slice(at + JSON.stringify(NEXT_CURSOR_MARK).length),
+      };
+      catalog.pages.set(cacheKey, page);
     }
-    let start = 0;
-    if (cursor !== undefined) {
-      const after = await this.#cursors.decode(method, cursor);
-      start = firstAfter(keys, after);
-    }
-    const end = Math.min(start + this.#pageSize, keys.length);
-    const result: Record<string, unknown> = { [field]: items.slice(start, end) };
-    if (end < keys.length) result.nextCursor = await this.#cursors.encode(method, keys[end - 1]);
-    const page = {
-      json: JSON.stringify(this.#decorate(call.era, METHODS[method], result, Boolean(access))),
-    };
-    catalog.pages.set(cacheKey, page);
-    return page;
+    if (page.nextAfter === undefined) return { json: page.json };
+    const next = await this.#cursors.encode(method, page.nextAfter, call.caller);
+    return { json: `${page.head}${JSON.stringify(next)}${page.tail}` };
   }
 
   /** Synchronous when the catalog is static and the tool answers synchronously. */
@@ -1253,6 +1298,7 @@ class RequestCall implements CallContext {
   readonly era: Era;
   readonly protocolVersion: string;
   readonly auth?: unknown;
+  readonly caller?: string;
   input?: CallContext["input"];
   elicit?: CallContext["elicit"];
   readonly #ctx: MessageContext;
@@ -1264,12 +1310,14 @@ class RequestCall implements CallContext {
     controller: AbortController | undefined,
     era: Era,
     protocolVersion: string,
+    caller: string | undefined,
   ) {
     this.#ctx = ctx;
     this.#controller = controller;
     this.era = era;
     this.protocolVersion = protocolVersion;
     this.auth = ctx.auth;
+    if (caller !== undefined) this.caller = caller;
   }
 
   /** The stdio session this request came on, if any. */

@@ -1,6 +1,7 @@
 /**
  * The serving glue every mode shares: the HTTP routes (MCP at `POST /mcp`,
- * the tool API at `POST /api/<tool>`, `GET /healthz`, everything else 404)
+ * the tool API at `POST /api/<tool>`, liveness at `GET /healthz`, readiness at
+ * `GET /readyz`, everything else 404)
  * with the inbound checks (Origin, loopback `Host`, optional bearer token),
  * the `Deno.serve` listener, and stdio. A mode builds an {@link McpServer}
  * and hands it to {@link runOn}.
@@ -15,7 +16,8 @@ import { serveStdio } from "../transport/stdio.ts";
 import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
 import { Reloader } from "../ops/reload.ts";
 import { createAdminHandler } from "../ops/admin.ts";
-import { bearerTokenCheck } from "../inbound/static_tokens.ts";
+import { logStateSetup, type StateSetup } from "../ops/state_keys.ts";
+import { bearerTokenMatch, tokenCaller } from "../inbound/static_tokens.ts";
 import {
   type OAuthResourceServer,
   withProtectedResourceMetadata,
@@ -49,7 +51,11 @@ export interface HttpAppOptions {
    */
   oauth?: OAuthResourceServer;
   log?: Logger;
-  /** Shutdown: new requests get 503 while draining; calls are cancelled at its deadline. */
+  /**
+   * Shutdown: `GET /readyz` answers 503 from its start (grace included); new
+   * requests get 503 while draining; calls are cancelled at its deadline.
+   * Without it `/readyz` always answers 200.
+   */
   drain?: Drain;
   /** Whole-body deadline in milliseconds (default 15,000; 0 disables): 408 past it. */
   bodyDeadlineMs?: number;
@@ -98,10 +104,12 @@ export function guardedHttpApp(
     if (pathname.startsWith("/api/")) return api(request);
     if (options.admin && pathname.startsWith("/admin/")) return options.admin(request, pathname);
     if (pathname === "/healthz" && beforeBody(request) === "close") {
+      return Promise.resolve(probeAnswer(200, "ok"));
+    }
+    if (pathname === "/readyz" && beforeBody(request) === "close") {
+      // Ready until shutdown begins; 503 through the grace period and the drain.
       return Promise.resolve(
-        new Response(JSON.stringify({ status: "ok" }), {
-          headers: { "content-type": "application/json", "cache-control": "no-store" },
-        }),
+        !drain || drain.ready ? probeAnswer(200, "ready") : probeAnswer(503, "shutting_down"),
       );
     }
     // Unknown routes (and a health check carrying a body) read no body.
@@ -122,7 +130,8 @@ export function guardedHttpApp(
       });
       return refuse(503, "Service Unavailable: the server is shutting down", beforeBody(request));
     }
-    if (max > 0 && drain.inFlight >= max && pathOf(request) !== "/healthz") {
+    const path = max > 0 && drain.inFlight >= max ? pathOf(request) : null;
+    if (path !== null && path !== "/healthz" && path !== "/readyz") {
       log({ level: "warn", event: "refused", decision: "refuse", rule: "overload", status: 503 });
       const busy = refuse(
         503,
@@ -141,6 +150,14 @@ export function guardedHttpApp(
   };
 }
 
+/** The JSON answer of `/healthz` or `/readyz`. */
+function probeAnswer(status: number, word: string): Response {
+  return new Response(JSON.stringify({ status: word }), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store" },
+  });
+}
+
 /**
  * The `Host` values a listener answers: on loopback, its loopback names (the
  * bound address included, e.g. 127.0.0.2) plus `--allow-host`; beyond loopback,
@@ -154,12 +171,23 @@ function hostsFor(options: HttpAppOptions): readonly string[] | "any" {
   return extra.length > 0 ? extra : "any";
 }
 
+/**
+ * The static-token check: a request with one of the tokens is allowed as that
+ * token's caller (`auth.caller`, see `tokenCaller`), which signed state is bound to.
+ */
 function bearerCheck(token: string | readonly string[]): InboundOptions["authorize"] {
-  const check = bearerTokenCheck(typeof token === "string" ? [token] : token);
-  return (request) =>
-    check(request.headers.get("authorization"))
-      ? true
-      : { allow: false, reason: "missing or wrong bearer token" };
+  const tokens = typeof token === "string" ? [token] : token;
+  const match = bearerTokenMatch(tokens);
+  const allowed = tokens.map((t) =>
+    Object.freeze({
+      allow: true as const,
+      auth: Object.freeze({ kind: "token", caller: tokenCaller(t) }),
+    })
+  );
+  return (request) => {
+    const i = match(request.headers.get("authorization"));
+    return i >= 0 ? allowed[i] : { allow: false, reason: "missing or wrong bearer token" };
+  };
 }
 
 /**
@@ -200,10 +228,22 @@ export interface RunOnOptions {
   maxBodyBytes?: number;
   /** The drain deadline in milliseconds (default 10,000). */
   drainMs?: number;
+  /**
+   * HTTP: once `signal` aborts, milliseconds to keep serving everything while
+   * `GET /readyz` answers 503 (so load balancers stop routing here), before
+   * the drain (default 0).
+   */
+  shutdownGraceMs?: number;
   /** HTTP: whole-body deadline in milliseconds (default 15,000). */
   bodyDeadlineMs?: number;
   /** HTTP: requests handled at once (default none); 503 with `Retry-After` past it. */
   maxConcurrent?: number;
+  /**
+   * The key service the served servers sign state with (`src/ops/state_keys.ts`):
+   * its start-up line is logged here, and its store closed when serving ends.
+   * The mode builds its servers with `state.keys`.
+   */
+  state?: StateSetup;
   /** Called once listening (HTTP) with the actual address. */
   onListen?: (addr: { hostname: string; port: number }) => void;
   log?: Logger;
@@ -237,10 +277,12 @@ export async function runOn(
       message: "this mode does not reload; restart the process to serve a changed file",
     });
   Deno.addSignalListener("SIGHUP", onHangup);
+  if (options.state) logStateSetup(log, options.state);
   try {
     await runOnce(server, reloader, options, log);
   } finally {
     Deno.removeSignalListener("SIGHUP", onHangup);
+    await options.state?.keys.close();
   }
 }
 
@@ -331,6 +373,23 @@ async function runOnce(
       else signal.addEventListener("abort", () => resolve(), { once: true });
     });
     if (await Promise.race([stopped.then(() => true), http.finished.then(() => false)])) {
+      drain.unready();
+      const grace = options.shutdownGraceMs ?? 0;
+      if (grace > 0) {
+        log({
+          level: "info",
+          event: "shutdown_grace",
+          reason: reasonOf(signal),
+          grace_ms: grace,
+          message: "GET /readyz answers 503; still serving until the grace ends, then draining",
+        });
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          new Promise((resolve) => (timer = setTimeout(resolve, grace))),
+          http.finished,
+        ]);
+        clearTimeout(timer);
+      }
       await drain.run(reasonOf(signal), http.shutdown());
     }
   }

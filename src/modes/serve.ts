@@ -26,6 +26,7 @@ import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
+import type { StateKeys } from "../mcp/signed_state.ts";
 
 export {
   guardedHttpApp,
@@ -169,6 +170,7 @@ export function guardedServer(
     resolver: options.resolver ?? denoResolver,
     limits: options.limits,
     log,
+    stateKeys: options.stateKeys,
   });
   return new McpServer({ ...guard, log, toolAccess: options.toolAccess, around: options.around });
 }
@@ -246,6 +248,8 @@ export function guardfileSurface(
     log?: Logger;
     toolAccess?: (auth: unknown) => ToolAccess | undefined;
     around?: RequestWrapper;
+    /** The key service every surface of this process signs with (reloads keep it). */
+    stateKeys?: StateKeys;
   },
 ): Surface {
   const server = guardedServer(guardfile, options);
@@ -311,6 +315,7 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
     log: options.log,
     toolAccess: oauth?.toolAccess,
     around: telemetry?.around,
+    stateKeys: options.state?.keys,
   };
   const surface = guardfileSurface(guardfile, build);
   servedNames.current = new Set(surface.tools);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { StateKeys } from "../mcp/signed_state.ts";
 import type { AwsPolicy } from "../guardfile/aws.ts";
 import type { McpServer, RequestWrapper } from "../mcp/server.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
@@ -114,19 +115,28 @@ export function describeAws(policy: AwsPolicy): Surface & { policy: Record<strin
 /** Build the MCP server of a policy (the endpoint variables are read here). */
 export function awsServer(
   policy: AwsPolicy,
-  options: Pick<ServeOptions, "limits" | "log"> & { around?: RequestWrapper },
+  options: Pick<ServeOptions, "limits" | "log"> & {
+    around?: RequestWrapper;
+    stateKeys?: StateKeys;
+  },
 ): McpServer {
   const limits = options.limits
     ? { timeoutMs: options.limits.timeoutMs, maxResponseBytes: options.limits.maxResponseBytes }
     : undefined;
-  const opts = { env: processEnv, limits, log: options.log, around: options.around };
+  const opts = {
+    env: processEnv,
+    limits,
+    log: options.log,
+    around: options.around,
+    stateKeys: options.stateKeys,
+  };
   return policy.mode === "ssm" ? ssmServer(policy, opts) : s3Server(policy, opts);
 }
 
 /** A policy's surface for the reloader: its server, tool names and describe. */
 function awsSurface(
   policy: AwsPolicy,
-  options: Pick<ServeOptions, "limits" | "log"> & { around?: RequestWrapper },
+  options: Parameters<typeof awsServer>[1],
 ): ReloadSurface {
   return {
     server: awsServer(policy, options),
@@ -144,7 +154,7 @@ function awsSurface(
 async function reloadAws(
   file: string,
   started: AwsPolicy,
-  options: Pick<ServeOptions, "limits" | "log"> & { around?: RequestWrapper },
+  options: Parameters<typeof awsServer>[1],
 ): Promise<LoadOutcome> {
   const loaded = await loadGuardfileFile(file);
   const errors = [
@@ -189,7 +199,12 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
   // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
   const names = { current: new Set(toolsOf(policy).map((t) => t.name)) };
   const telemetry = await startTelemetry(policy.name, () => names.current);
-  const build = { limits: options.limits, log, around: telemetry?.around };
+  const build = {
+    limits: options.limits,
+    log,
+    around: telemetry?.around,
+    stateKeys: options.state?.keys,
+  };
   const surface = awsSurface(policy, build);
   const file = options.file;
   // SIGHUP (and POST /admin/reload) re-read the file as weir lint does.

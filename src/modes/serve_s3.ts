@@ -24,6 +24,7 @@ export function s3Server(policy: S3Policy, options: AwsServerOptions = {}): McpS
     ...createS3Host(policy, { env, endpoint, limits: options.limits, log }),
     log,
     around: options.around,
+    stateKeys: options.stateKeys,
   });
 }
 

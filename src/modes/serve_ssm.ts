@@ -11,6 +11,7 @@ import type { SsmPolicy } from "../guardfile/aws.ts";
 import { type EnvReader, resolveEndpoint } from "../aws/config.ts";
 import type { AwsLimits } from "../aws/request.ts";
 import { createSsmHost } from "../aws/ssm.ts";
+import type { StateKeys } from "../mcp/signed_state.ts";
 
 /** Options of {@link ssmServer}. */
 export interface AwsServerOptions {
@@ -20,6 +21,8 @@ export interface AwsServerOptions {
   log?: Logger;
   /** Telemetry's request wrapper (src/ops/telemetry.ts), when on. */
   around?: RequestWrapper;
+  /** The key service that signs cursors (src/mcp/signed_state.ts). */
+  stateKeys?: StateKeys;
 }
 
 /** The process environment. */
@@ -37,5 +40,6 @@ export function ssmServer(policy: SsmPolicy, options: AwsServerOptions = {}): Mc
     ...createSsmHost(policy, { env, endpoint, limits: options.limits, log }),
     log,
     around: options.around,
+    stateKeys: options.stateKeys,
   });
 }

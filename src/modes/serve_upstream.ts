@@ -28,6 +28,8 @@
  *
  * @module
  */
+import type { StateKeys } from "../mcp/signed_state.ts";
+import { type StateSetup, stateSetup } from "../ops/state_keys.ts";
 import { McpServer, stderrLogger, ToolError } from "../mcp/server.ts";
 import type { Logger, RequestWrapper } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
@@ -117,7 +119,13 @@ export interface UpstreamServer {
  */
 export async function buildUpstreamServer(
   config: ServeUpstreamConfig,
-  options: { log?: Logger; signal?: AbortSignal; around?: RequestWrapper } = {},
+  options: {
+    log?: Logger;
+    signal?: AbortSignal;
+    around?: RequestWrapper;
+    /** The key service that signs cursors (src/mcp/signed_state.ts). */
+    stateKeys?: StateKeys;
+  } = {},
 ): Promise<UpstreamServer> {
   const log = options.log ?? stderrLogger;
   let pins: Map<string, Map<string, string>>;
@@ -202,6 +210,7 @@ export async function buildUpstreamServer(
         dispatch,
         log,
         around: options.around,
+        stateKeys: options.stateKeys,
       });
     } catch (error) {
       if (error instanceof CatalogError) {
@@ -468,6 +477,7 @@ export async function runServeUpstream(
     log,
     signal: options.signal,
     around: telemetry?.around,
+    stateKeys: options.state?.keys,
   }).catch(async (error) => {
     await telemetry?.shutdown();
     throw error;
@@ -504,6 +514,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
   let values: Record<string, unknown>;
   let ops: OpsSettings;
   let auth: AuthSettings;
+  let state: StateSetup;
   try {
     const parsed = parseUpstreamArgs(args, {
       name: { type: "string" },
@@ -546,6 +557,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     }
     try {
       auth = authSettings(values, transport.kind === "http" ? transport : undefined);
+      state = await stateSetup(values);
     } catch (error) {
       if (error instanceof FlagError) throw new UpstreamUsageError(error.message);
       console.error(`weir: serve-upstream: ${(error as Error).message}`);
@@ -587,8 +599,10 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       signal: stop.signal,
       log: ops.log,
       drainMs: ops.drainMs,
+      shutdownGraceMs: ops.shutdownGraceMs,
       bodyDeadlineMs: ops.bodyDeadlineMs,
       maxConcurrent: ops.maxConcurrent,
+      state,
     });
     return 0;
   } catch (error) {

@@ -55,6 +55,11 @@ export type TokenVerifier = (token: string) => Promise<AccessToken>;
 export interface OAuthCaller {
   kind: "oauth";
   subject: string;
+  /**
+   * `oauth:<subject>`: the identity signed state (a cursor, a confirmation's
+   * `requestState`) is bound to, read by the core's `callerOf`.
+   */
+  caller: string;
   clientId?: string;
   scopes: ReadonlySet<string>;
 }
@@ -238,6 +243,7 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
       caller = {
         kind: "oauth",
         subject: token.subject,
+        caller: `oauth:${token.subject}`,
         clientId: token.clientId,
         scopes: new Set(token.scopes),
       };

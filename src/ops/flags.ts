@@ -1,8 +1,9 @@
 /**
  * The operations flags every serve mode shares, parsed in one place so each
  * mode's CLI only spreads {@link OPS_FLAGS} into its `parseArgs` options and
- * calls {@link opsSettings}: the log level, the drain deadline, and the stop
- * signals. (The help text stays in `cli.ts`, so `weir help` loads none of this.)
+ * calls {@link opsSettings}: the log level, the shutdown grace and drain
+ * deadline, and the stop signals (the key flags are read by
+ * `src/ops/state_keys.ts`). (The help text stays in `cli.ts`, so `weir help` loads none of this.)
  *
  * @module
  */
@@ -20,6 +21,11 @@ export const OPS_FLAGS = {
   "admin-token-env": { type: "string" },
   "body-timeout": { type: "string" },
   "max-concurrent": { type: "string" },
+  "shutdown-grace": { type: "string" },
+  // The key service's sources (src/ops/state_keys.ts).
+  "state-keys-env": { type: "string" },
+  "state-keys-file": { type: "string" },
+  "state-store-env": { type: "string" },
 } as const;
 
 /** Default cap on requests handled at once over HTTP (`--max-concurrent`). */
@@ -33,6 +39,11 @@ export interface OpsSettings {
   bodyDeadlineMs: number;
   /** HTTP: requests handled at once (503 with Retry-After past it; 0 disables). */
   maxConcurrent: number;
+  /**
+   * HTTP: on SIGTERM, milliseconds `GET /readyz` answers 503 while everything
+   * else is still served, before the drain (default 0).
+   */
+  shutdownGraceMs: number;
 }
 
 /**
@@ -51,6 +62,7 @@ export function opsSettings(
     drainMs: whole(values, "drain-timeout", DEFAULT_DRAIN_MS),
     bodyDeadlineMs: whole(values, "body-timeout", DEFAULT_BODY_DEADLINE_MS),
     maxConcurrent: whole(values, "max-concurrent", DEFAULT_MAX_CONCURRENT),
+    shutdownGraceMs: whole(values, "shutdown-grace", 0),
   };
 }
 

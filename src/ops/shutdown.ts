@@ -10,6 +10,11 @@
  * {@link Drain.draining}, which an HTTP front checks to refuse new requests
  * with 503 while the listener closes.
  *
+ * Before the drain, an HTTP server may spend a grace period
+ * ({@link Drain.unready}, `--shutdown-grace`): `GET /readyz` answers 503 so
+ * load balancers and Kubernetes stop routing here, while every request that
+ * still arrives is served as usual. Only then does the listener close.
+ *
  * @module
  */
 import { type Logger, ToolError } from "../mcp/server.ts";
@@ -41,6 +46,7 @@ export class Drain {
   readonly #log: Logger;
   #inFlight = 0;
   #draining = false;
+  #ready = true;
 
   /**
    * @param deadlineMs how long calls in flight may run once shutdown begins (0: cancel at once)
@@ -59,6 +65,16 @@ export class Drain {
   /** True once shutdown has begun: refuse new requests. */
   get draining(): boolean {
     return this.#draining;
+  }
+
+  /** False once shutdown has begun (grace included): `GET /readyz` answers 503. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Begin the grace period: stop reporting ready, keep serving. */
+  unready(): void {
+    this.#ready = false;
   }
 
   /** Requests in flight now. */
@@ -93,6 +109,7 @@ export class Drain {
     pending: () => number = () => this.#inFlight,
   ): Promise<DrainReport> {
     this.#draining = true;
+    this.#ready = false;
     const started = performance.now();
     const inFlight = pending();
     let cut = 0;

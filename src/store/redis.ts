@@ -153,21 +153,12 @@ export class RedisBucket implements RateLimiter {
 
   /** Close the connection to this bucket's store (shared by every bucket on the same URL). */
   async close(): Promise<void> {
-    const shared = CLIENTS.get(this.#options.url);
-    CLIENTS.delete(this.#options.url);
-    if (shared) (await shared.client.catch(() => null))?.disconnect();
+    await closeClient(this.#options.url);
   }
 
   async #run(script: Script, ...args: (number | string)[]): Promise<unknown> {
-    let client: RedisClient;
     try {
-      const shared = this.#connect();
-      client = await shared.client;
-      if (client.status === "wait" || client.status === "end") {
-        // One dial for every call that arrives before the connection is up.
-        shared.dialing ??= client.connect().finally(() => shared.dialing = undefined);
-      }
-      if (shared.dialing) await shared.dialing;
+      const client = await connectedClient(this.#options.url, this.#options.commandTimeoutMs);
       const result = await client[script](this.#key, ...args.map(String));
       if (this.#down) {
         this.#down = false;
@@ -181,36 +172,42 @@ export class RedisBucket implements RateLimiter {
           level: "warn",
           event: "rate_limit_store_down",
           bucket: this.#key,
-          reason: describe(error),
+          reason: describeStoreError(error),
         });
       }
       const origin = this.#options.origin ? ` (${this.#options.origin})` : "";
       throw new ToolError(
         `rate_limit_store_unavailable: the shared rate-limit store${origin} cannot be reached ` +
-          `(${describe(error)}); the call was refused, not sent unmetered. Check that Redis is ` +
+          `(${
+            describeStoreError(error)
+          }); the call was refused, not sent unmetered. Check that Redis is ` +
           `up; weir reconnects on its own`,
         { status: 503 },
       );
     }
   }
+}
 
-  /**
-   * The process's one client for this URL: a reload that builds a new server
-   * (and a new bucket) reuses the connection rather than opening another.
-   */
-  #connect(): SharedClient {
-    const existing = CLIENTS.get(this.#options.url);
-    if (existing) return existing;
+/**
+ * The process's one client for a store URL, connected (or dialling, shared by
+ * every call that arrives before the connection is up): a reload that builds
+ * a new server (and a new bucket), and the single-use store
+ * (`src/store/single_use.ts`), reuse the connection rather than opening another.
+ * @param timeoutMs longest wait for one command or the connection (default 2000)
+ * @throws {Error} when the store cannot be reached now (weir keeps redialling)
+ */
+export async function connectedClient(url: string, timeoutMs = 2_000): Promise<RedisClient> {
+  let shared = CLIENTS.get(url);
+  if (!shared) {
     const client = (async () => {
       const { Redis } = await import("ioredis");
-      const timeout = this.#options.commandTimeoutMs ?? 2_000;
-      const client = new Redis(this.#options.url, {
+      const client = new Redis(url, {
         lazyConnect: true,
         // Refuse at once while disconnected rather than queueing calls.
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
-        connectTimeout: timeout,
-        commandTimeout: timeout,
+        connectTimeout: timeoutMs,
+        commandTimeout: timeoutMs,
         // Keep trying in the background, at most a second apart.
         retryStrategy: (times: number) => Math.min(100 * times, 1_000),
       });
@@ -220,14 +217,28 @@ export class RedisBucket implements RateLimiter {
       client.defineCommand("weirGiveBack", { numberOfKeys: 1, lua: GIVE_BACK });
       return client as RedisClient;
     })();
-    const shared: SharedClient = { client };
-    CLIENTS.set(this.#options.url, shared);
-    return shared;
+    shared = { client };
+    CLIENTS.set(url, shared);
   }
+  const client = await shared.client;
+  if (client.status === "wait" || client.status === "end") {
+    // One dial for every call that arrives before the connection is up.
+    const it = shared;
+    it.dialing ??= client.connect().finally(() => it.dialing = undefined);
+  }
+  if (shared.dialing) await shared.dialing;
+  return client;
+}
+
+/** Close the process's client for a store URL (shared by everything using that URL). */
+export async function closeClient(url: string): Promise<void> {
+  const shared = CLIENTS.get(url);
+  CLIENTS.delete(url);
+  if (shared) (await shared.client.catch(() => null))?.disconnect();
 }
 
 /** A short reason that carries no URL: the error's code, or its class of failure. */
-function describe(error: unknown): string {
+export function describeStoreError(error: unknown): string {
   const code = (error as { code?: unknown })?.code;
   if (typeof code === "string" && /^[A-Z_]+$/.test(code)) return code;
   const message = error instanceof Error ? error.message : String(error);
