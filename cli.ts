@@ -65,13 +65,14 @@ or the exit code. Exit 1 when any file has an error or cannot be read.`,
   serve: {
     usage: "weir serve FILE (--stdio | --http [HOST:]PORT) [options]",
     summary: `Serve a guardfile as an MCP server over stdio or stateless Streamable HTTP
-(MCP at POST /mcp, the tool API at POST /api/<tool>, GET /healthz).
+(MCP at POST /mcp, the tool API at POST /api/<tool>, GET /healthz, GET /readyz).
 An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
     help: `Usage: weir serve FILE (--stdio | --http [HOST:]PORT) [options]
 
   --stdio                    Newline-delimited JSON-RPC on stdin/stdout (logs on stderr).
   --http [HOST:]PORT         Listen for HTTP. HOST defaults to 127.0.0.1; PORT 0 picks one.
-                             Routes: POST /mcp, POST /api/<tool>, GET /healthz.
+                             Routes: POST /mcp, POST /api/<tool>, GET /healthz (liveness),
+                             GET /readyz (readiness: 503 once shutdown begins).
   --allow-origin ORIGIN      A browser origin allowed to call, answered with CORS headers
                              (repeatable). By default only the server's own origin.
   --allow-host HOST[:PORT]   Also answer requests naming this Host (repeatable), e.g. behind
@@ -110,6 +111,19 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
                              15000; 0 disables): slower is 408 and the connection dropped.
   --max-concurrent N         Requests handled at once over HTTP (default 1024; 0 disables):
                              past it, 503 with Retry-After: 1.
+  --shutdown-grace MS        On SIGTERM/SIGINT over HTTP, first answer GET /readyz with 503
+                             and keep serving everything for MS milliseconds (default 0) so
+                             load balancers stop routing here; then drain.
+  --state-keys-env VAR       Sign cursors and confirmations (requestState) with the keys in
+                             VAR (comma-, space- or newline-separated, newest first: the
+                             first signs, all verify; each at least 32 characters, e.g.
+                             openssl rand -base64 48). Give every replica the same keys.
+                             Without it (or --state-keys-file), a random per-process key.
+  --state-keys-file PATH     The same, from a file (e.g. a mounted Secret).
+  --state-store-env VAR      Record answered confirmations in the Redis at the URL in VAR,
+                             so each runs once across replicas (default: the guardfile's
+                             rate-limit store, if any). Needed with state keys when the
+                             guardfile confirms a tool; unreachable refuses gated calls.
 
 Upstream requests use weir's own HTTP/1.1 client with kept-alive connections. With
 HTTP_PROXY, HTTPS_PROXY or ALL_PROXY set they go through fetch and that proxy instead
@@ -196,6 +210,9 @@ against its start-up fingerprint on every call.
   --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
   --drain-timeout MS            On SIGTERM/SIGINT: let calls in flight finish this long (10000).
   --body-timeout MS, --max-concurrent N   As for serve (15000; 1024).
+  --shutdown-grace MS           As for serve: GET /readyz answers 503 this long before the drain.
+  --state-keys-env VAR, --state-keys-file PATH, --state-store-env VAR
+                                As for serve: the keys that sign cursors (same on every replica).
 
 A stdio upstream gets weir's environment and needs Deno's --allow-run (deno run -A).
 Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,

@@ -109,6 +109,13 @@ export { compileSchema, SchemaError, type ValidateFn } from "./src/mcp/schema.ts
 export { parseUriTemplate, type UriTemplate, UriTemplateError } from "./src/mcp/uri_template.ts";
 export { CursorCodec } from "./src/mcp/cursor.ts";
 export {
+  callerOf,
+  InProcessSingleUse,
+  type SingleUseStore,
+  StateKeys,
+  type StateKeysOptions,
+} from "./src/mcp/signed_state.ts";
+export {
   type AuthVerdict,
   createHttpHandler,
   type InboundOptions,

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { Catalog, McpServer, PromptSpec, ResourceSpec, ToolSpec } from "../../mod.ts";
-import { ask, makeServer, MODERN, modern, REVISIONS } from "../support/mcp.ts";
+import { ask, makeServer, MODERN, modern, modernRequest, REVISIONS } from "../support/mcp.ts";
+import { StateKeys } from "../../src/mcp/signed_state.ts";
 import type { Revision } from "../support/schemas.ts";
 
 const LISTS = [
@@ -195,4 +196,65 @@ Deno.test("replicas sharing a cursorKey accept each other's cursors", async () =
   const cursor = (await modern<Page>(a, "tools/list")).result!.nextCursor!;
   const next = await modern<Page>(b, "tools/list", { cursor });
   assert.equal(next.result?.tools[0].name, "tool_050");
+});
+
+Deno.test("replicas sharing stateKeys page on each other across a key rotation", async () => {
+  const k1 = new Uint8Array(32).fill(1);
+  const k2 = new Uint8Array(32).fill(2);
+  const serverWith = (keys: Uint8Array[]) =>
+    makeServer({
+      catalog: catalogOf(ids(0, 120)),
+      dispatch: () => ({ content: [] }),
+      readResource: () => [],
+      getPrompt: () => ({ messages: [] }),
+      stateKeys: new StateKeys({ keys }),
+    }).server;
+  const old = serverWith([k1]);
+  const rotating = serverWith([k2, k1]);
+  const rotated = serverWith([k2]);
+  // A client pages on an old replica, then on one mid-rotation, then on a new one.
+  const first = (await modern<Page>(old, "prompts/list")).result!;
+  const second = (await modern<Page>(rotating, "prompts/list", { cursor: first.nextCursor }))
+    .result!;
+  const third = (await modern<Page>(rotated, "prompts/list", { cursor: second.nextCursor }))
+    .result!;
+  const names = [first, second, third].flatMap((p) => p.prompts.map((x) => x.name));
+  assert.deepEqual(names, ids(0, 120).map((id) => `prompt_${id}`), "no loss, no repeat");
+  assert.equal(third.nextCursor, undefined);
+  // A cursor signed only with the retired key is refused, saying what to do.
+  const stale = await modern<Page>(rotated, "prompts/list", { cursor: first.nextCursor });
+  assert.equal(stale.error?.code, -32602);
+  assert.match(stale.error!.message, /key no longer configured\); list again without a cursor/);
+});
+
+Deno.test("a cursor is bound to the caller it was issued to", async () => {
+  const { server } = makeServer({
+    catalog: catalogOf(ids(0, 120)),
+    dispatch: () => ({ content: [] }),
+    readResource: () => [],
+    getPrompt: () => ({ messages: [] }),
+  });
+  const as = async (caller: string | undefined, params: Record<string, unknown> = {}) => {
+    const reply = await server.handle(modernRequest("tools/list", params), {
+      auth: caller === undefined ? undefined : { caller },
+    });
+    return JSON.parse(reply.body!) as { result?: Page; error?: { code: number; message: string } };
+  };
+  const alice = (await as("oauth:alice")).result!.nextCursor!;
+  const bob = (await as("oauth:bob")).result!.nextCursor!;
+  assert.notEqual(alice, bob, "the same page carries a different cursor per caller");
+  assert.equal((await as("oauth:alice", { cursor: alice })).result?.tools[0].name, "tool_050");
+  for (const [caller, cursor] of [["oauth:bob", alice], [undefined, alice], ["oauth:alice", bob]]) {
+    const reply = await as(caller, { cursor });
+    assert.equal(reply.error?.code, -32602, `${caller} with another's cursor`);
+    assert.match(reply.error!.message, /not a cursor this server issued to this caller/);
+  }
+  // Pages are shared across callers; only the cursor differs (the second page, twice).
+  const again = await as("oauth:bob", { cursor: bob });
+  assert.equal(again.result?.tools[0].name, "tool_050");
+  assert.notEqual(
+    again.result?.nextCursor,
+    (await as("oauth:alice", { cursor: alice })).result
+      ?.nextCursor,
+  );
 });

@@ -1,0 +1,167 @@
+/**
+ * Signed state through the real CLI (src/mcp/signed_state.ts,
+ * src/ops/state_keys.ts): a confirmation is bound to the caller it was asked
+ * of; with the same configured keys and a shared Redis, two weir processes
+ * accept each other's confirmations and run an answer once between them; a
+ * process with its own random key does not; a store outage refuses a gated
+ * call rather than running it.
+ */
+import assert from "node:assert/strict";
+import { type Served, serveHttp, tempGuardfile } from "../support/cli.ts";
+import { startRecorder } from "../support/upstream.ts";
+import { ACCEPT, modernPost, resultText } from "../support/modern_http.ts";
+import { redisMissing, startRedis } from "../support/redis.ts";
+
+const ALICE = "alice-token-0123456789abcdef";
+const BOB = "bob-token-0123456789abcdefgh";
+const KEY = "state-key-for-tests-0123456789abcdefghijkl";
+
+const guardfile = (upstream: string) =>
+  tempGuardfile(`confirm "delete_ticket" message="Delete this ticket for good?"
+wrap ward mcp tickets {
+    base-url "${upstream}"
+    auth none
+    can delete ticket { path "/tickets/{id}" }
+}
+`);
+
+/** Wait (bounded) until a server's stderr, collected in the background, matches. */
+async function logged(served: Served, pattern: RegExp): Promise<void> {
+  for (let i = 0; i < 100 && !pattern.test(served.stderr()); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const ask = (url: string, id: string, token?: string, more: Record<string, unknown> = {}) =>
+  modernPost(url, "tools/call", { name: "delete_ticket", arguments: { id }, ...more }, { token });
+
+Deno.test("a confirmation asked of one caller is not redeemed by another (two inbound tokens)", async () => {
+  const upstream = await startRecorder(() => Response.json({ deleted: true }));
+  const file = await guardfile(upstream.url);
+  const weir = await serveHttp(file, {
+    env: { TOKENS: `${ALICE},${BOB}` },
+    extra: ["--inbound-token-env", "TOKENS"],
+  });
+  try {
+    const asked = await ask(weir.url, "7", ALICE);
+    assert.equal(asked.result?.resultType, "input_required");
+    const state = asked.result!.requestState as string;
+    // The state says nothing of whom it is bound to: no token, no hash in the payload.
+    const payload = atob(state.split(".")[0].replaceAll("-", "+").replaceAll("_", "/"));
+    assert.ok(!payload.includes("token"), payload);
+
+    const asBob = await ask(weir.url, "7", BOB, { requestState: state, inputResponses: ACCEPT });
+    assert.equal(asBob.result?.resultType, "input_required", "bob is asked his own question");
+    assert.equal(upstream.requests.length, 0, "alice's question never runs bob's call");
+
+    const asAlice = await ask(weir.url, "7", ALICE, {
+      requestState: state,
+      inputResponses: ACCEPT,
+    });
+    assert.equal(asAlice.result?.resultType, "complete", resultText(asAlice.result));
+    assert.equal(upstream.requests.length, 1);
+    const unsigned = /"event":"confirmation_state_refused","tool":"delete_ticket","why":"unsigned"/;
+    await logged(weir, unsigned);
+    assert.match(weir.stderr(), unsigned);
+  } finally {
+    await weir.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+const redisGap = redisMissing();
+if (redisGap) console.error(`SKIP signed_state_test (shared keys): ${redisGap}`);
+
+Deno.test({
+  name: "two processes with the same keys and Redis: an answer verifies on the other and runs once",
+  ignore: redisGap !== null,
+  fn: async () => {
+    const redis = await startRedis();
+    const upstream = await startRecorder(() => Response.json({ deleted: true }));
+    const file = await guardfile(upstream.url);
+    const env = { KEYS: KEY, REDIS: redis.url };
+    const extra = ["--state-keys-env", "KEYS", "--state-store-env", "REDIS"];
+    const started: Served[] = [];
+    try {
+      const a = await serveHttp(file, { env, extra });
+      started.push(a);
+      const b = await serveHttp(file, { env, extra });
+      started.push(b);
+      const lone = await serveHttp(file);
+      started.push(lone);
+      assert.match(
+        a.stderr(),
+        /"event":"state_keys","source":"env KEYS","keys":1,"single_use":"redis"/,
+      );
+      assert.match(lone.stderr(), /"event":"state_keys","source":"random".*verify nowhere else/);
+
+      const state = (await ask(a.url, "7")).result!.requestState as string;
+      const retry = { requestState: state, inputResponses: ACCEPT };
+      // A process with its own random key asks again.
+      assert.equal(
+        (await ask(lone.url, "7", undefined, retry)).result?.resultType,
+        "input_required",
+      );
+      assert.equal(upstream.requests.length, 0);
+      // The answer lands on the other replica: it runs, once.
+      const ran = await ask(b.url, "7", undefined, retry);
+      assert.equal(ran.result?.resultType, "complete", resultText(ran.result));
+      assert.equal(upstream.requests.length, 1);
+      // Replayed on the first replica: spent in Redis, it does not run again.
+      assert.equal((await ask(a.url, "7", undefined, retry)).result?.resultType, "input_required");
+      assert.equal(upstream.requests.length, 1, "an answer runs its call once across replicas");
+      const spent = /"event":"confirmation_state_refused","tool":"delete_ticket","why":"spent"/;
+      await logged(a, spent);
+      assert.match(a.stderr(), spent);
+
+      // Redis down: the accepted answer is refused (503 kind), never run unrecorded.
+      const fresh = (await ask(a.url, "8")).result!.requestState as string;
+      await redis.stop();
+      const down = await ask(b.url, "8", undefined, {
+        requestState: fresh,
+        inputResponses: ACCEPT,
+      });
+      assert.equal(down.result?.isError, true);
+      assert.match(resultText(down.result), /^confirmation_store_unavailable: .*refused, not run/);
+      assert.ok(!resultText(down.result).includes(redis.url), "never the store URL");
+      assert.equal(upstream.requests.length, 1);
+      // Back up: the same answer runs (it was never spent).
+      await redis.start();
+      let after = down;
+      for (let i = 0; i < 40 && after.result?.isError; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        after = await ask(b.url, "8", undefined, { requestState: fresh, inputResponses: ACCEPT });
+      }
+      assert.equal(after.result?.resultType, "complete", resultText(after.result));
+      assert.equal(upstream.requests.length, 2);
+    } finally {
+      for (const s of started) await s.stop();
+      await upstream.close();
+      await redis.close();
+      await Deno.remove(file);
+    }
+  },
+});
+
+Deno.test("serve refuses shared keys with a confirm gate and no shared store, saying what to add", async () => {
+  const { runCli } = await import("../support/cli.ts");
+  const file = await guardfile("http://127.0.0.1:9");
+  try {
+    const out = await runCli(
+      ["serve", file, "--http", "127.0.0.1:0", "--state-keys-env", "KEYS"],
+      { env: { KEYS: KEY } },
+    );
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /confirms "delete_ticket".*Add --state-store-env VAR/);
+    assert.ok(!out.stderr.includes(KEY), "the key is never printed");
+    const weak = await runCli(
+      ["serve", file, "--http", "127.0.0.1:0", "--state-keys-env", "KEYS"],
+      { env: { KEYS: "short" } },
+    );
+    assert.equal(weak.code, 1);
+    assert.match(weak.stderr, /--state-keys-env KEYS: key 1 is 5 characters; use at least 32/);
+  } finally {
+    await Deno.remove(file);
+  }
+});
