@@ -114,6 +114,7 @@ export {
   type SingleUseStore,
   StateKeys,
   type StateKeysOptions,
+  type Unverified,
 } from "./src/mcp/signed_state.ts";
 export {
   type AuthVerdict,

@@ -53,9 +53,13 @@ export type {
   ResourceSpec,
   ResourceTemplateSpec,
   ServerOptions,
+  SingleUseStore,
+  StateKeys,
+  StateKeysOptions,
   ToolAccess,
   ToolAnnotations,
   ToolSpec,
+  Unverified,
   WireResourceContents,
 } from "../../mod.ts";
 export type { UpstreamLimits } from "./send.ts";

@@ -64,7 +64,10 @@ export class InProcessSingleUse implements SingleUseStore {
   readonly #spent = new Map<string, number>();
   #nextPrune = 0;
 
-  /** @returns `true` the first time `id` is spent (until `expiresAt`), `false` after */
+  /**
+   * Spend `id` in this process.
+   * @returns `true` the first time `id` is spent (until `expiresAt`), `false` after
+   */
   spend(id: string, expiresAt: number): Promise<boolean> {
     const now = Date.now();
     if (now >= this.#nextPrune) {
@@ -121,6 +124,8 @@ export class StateKeys {
   #keys?: Promise<CryptoKey[]>;
 
   /**
+   * Make the key service.
+   * @param options the keys (newest first) and the single-use store
    * @throws {RangeError} when a key is shorter than {@link MIN_STATE_KEY_BYTES}
    */
   constructor(options: StateKeysOptions = {}) {
