@@ -6,7 +6,7 @@
  * @module
  */
 import { ToolError } from "../mcp/server.ts";
-import type { RateLimiter } from "./mod.ts";
+import type { RateLimiter } from "./limiter.ts";
 import { MAX_TIMER_MS } from "../guardfile/duration.ts";
 import { waitForSlot } from "./wait.ts";
 

@@ -7,26 +7,6 @@
  * @module
  */
 
-/**
- * An outbound rate limit: a call takes one slot before its request is sent.
- *
- * Implementations queue a call (resolve later) rather than refuse it, unless
- * the wait would pass `maxWaitMs`; they throw a `ToolError` (from the MCP
- * core) whose message starts with a stable code: `rate_limited` (429, the
- * wait would pass the deadline), `cancelled` (499, `signal` aborted while
- * waiting) or `rate_limit_store_unavailable` (503, a shared store could not
- * be asked: the call is refused, never let through unmetered).
- */
-export interface RateLimiter {
-  /**
-   * Take one slot, waiting for it when the bucket is empty.
-   * @param maxWaitMs longest acceptable wait in milliseconds (the call's deadline)
-   * @param signal aborts the wait (the slot is given back)
-   */
-  take(maxWaitMs: number, signal: AbortSignal): Promise<void>;
-  /** Release connections (a no-op for the in-process bucket). */
-  close?(): Promise<void>;
-}
-
+export type { RateLimiter } from "./limiter.ts";
 export { TokenBucket } from "./memory.ts";
 export { RedisBucket, type RedisBucketOptions } from "./redis.ts";

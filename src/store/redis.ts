@@ -24,7 +24,7 @@
  */
 import { ToolError } from "../mcp/server.ts";
 import type { Logger } from "../mcp/server.ts";
-import type { RateLimiter } from "./mod.ts";
+import type { RateLimiter } from "./limiter.ts";
 import { MAX_TIMER_MS } from "../guardfile/duration.ts";
 import { waitForSlot } from "./wait.ts";
 import type { Redis } from "ioredis";
