@@ -319,8 +319,14 @@ function readWrap(wrap: NodeReader): WrapBody | undefined {
     byTool.set(grant.tool, grant);
     grants.push(grant);
   }
-  if (kids.filter((k) => k.name === "can").length === 0) {
-    wrap.error(`nothing to mount: add at least one "can <verb> <resource> { path "..." }" grant`);
+  if (cans.length === 0) {
+    // A deny-everything surface (what `weir scaffold` writes before anything is
+    // chosen) is valid: it serves the info tool and withheld stubs, reaches nothing.
+    wrap.warn(
+      `grants nothing: no "can" grant, so serve lists no granted tool (only the info tool and ` +
+        `withheld stubs, if any) and reaches no upstream; add "can <verb> <resource> ` +
+        `{ path "..." }" to grant an operation`,
+    );
   }
   const restricts = readRestricts(kids, grants);
   const sqlGrants = grants.filter((g) => g.sql);

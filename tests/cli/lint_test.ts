@@ -104,7 +104,7 @@ Deno.test("a KDL syntax error names the file, line:column and parse KDL", async 
 Deno.test("--format json reports tools and diagnostics per file", async () => {
   const good = await tempGuardfile(VALID);
   const bad = await tempGuardfile(
-    `wrap ward mcp t {\n    base-url "x.example"\n    auth none\n}\n`,
+    `wrap ward mcp t {\n    base-url "x.example"\n    can get x { path "/x"; }\n}\n`,
   );
   const r = await runCli(["lint", "--format", "json", good, bad]);
   assert.equal(r.code, 1);
@@ -116,7 +116,7 @@ Deno.test("--format json reports tools and diagnostics per file", async () => {
     "weir_info",
   ]);
   assert.equal(doc.files[1].ok, false);
-  assert.match(doc.files[1].diagnostics[0].message, /nothing to mount/);
+  assert.match(doc.files[1].diagnostics[0].message, /`auth` block is required/);
   assert.equal(doc.files[1].diagnostics[0].line, 1);
 });
 

@@ -72,7 +72,6 @@ const FAILURES: [string, string, RegExp][] = [
   ],
   ["unknown wrap node", file(`${GET}\n  colour "red"`), /unknown node "colour" in wrap/],
   ["missing auth", file(GET, "", `base-url "t.example"`), /`auth` block is required/],
-  ["no grants", file(""), /nothing to mount/],
   ["missing path", file(`can get issue { query "x" }`), /missing "path"/],
   ["can with one arg", file(`can get { path "/x" }`), /"can" takes exactly 2 arguments/],
   [
@@ -926,6 +925,18 @@ for (const [name, text, expected] of FAILURES) {
     if (name !== "no wrap") assert.match(hit, /^\d+:\d+ /, `the error has a line:column: ${hit}`);
   });
 }
+
+Deno.test("parseGuardfile(): a guardfile with no grant loads, with a warning that it grants nothing", () => {
+  const r = parseGuardfile(file("", `withhold "delete_issue" { reason "never"; }`), "case.mcp.kdl");
+  assert.ok(r.guardfile, r.diagnostics.map((d) => d.message).join("\n"));
+  assert.deepEqual(r.guardfile.grants, []);
+  assert.deepEqual(r.guardfile.withholds.map((w) => w.tool), ["delete_issue"]);
+  const warnings = r.diagnostics.filter((d) => d.severity === "warning");
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0].message, /grants nothing/);
+  assert.equal(warnings[0].position?.line, 2); // the wrap node
+  assert.deepEqual(r.diagnostics.filter((d) => d.severity === "error"), []);
+});
 
 Deno.test("several errors are reported at once", () => {
   const errors = errorsOf(
