@@ -178,6 +178,38 @@ withheld tools with their reasons. --format openapi prints the OpenAPI 3.1 docum
 HTTP tool API (POST /api/<tool>; withheld tools marked deprecated).`,
     run: async (args) => (await import("./src/cli/describe.ts")).run(args),
   },
+  scaffold: {
+    usage: "weir scaffold SPEC [--select SELECTOR]... [--select-reads] [--output FILE]",
+    summary: `Start a guardfile from an OpenAPI 3.x or Swagger 2.0 document: every
+operation listed, none granted until chosen (in a terminal: a chooser).`,
+    help: `Usage: weir scaffold SPEC [--select SELECTOR]... [--select-reads] [--output FILE]
+                     [--server NAME] [--force] [--interactive]
+
+Reads SPEC (an OpenAPI 3.0/3.1 or Swagger 2.0 document, JSON or YAML, a file) and writes a
+guardfile that grants only the operations chosen. Every other operation is listed as a grant
+that is off ("/-can ...": delete the "/-" to turn it on); operations a guardfile cannot
+express are comments that say why; destructive ones not chosen are offered as withheld
+stubs. Each grant carries the document's path, typed path parameters, query fields and
+arrays with their enums, bounds and patterns, and body fields; base-url comes from the
+document's server, auth from its security scheme (the credential read from an
+environment variable the file names).
+
+  --select SELECTOR   Grant one operation: "METHOD /path" as the document writes it, an
+                      operationId, or the tool name (repeatable).
+  --select-reads      Grant every GET operation.
+  --output FILE       Write FILE (whole or not at all) instead of standard output; an
+                      existing FILE is refused without --force.
+  --server NAME       The server name (wrap ward mcp NAME); default from the title.
+  --interactive       Choose in the terminal (the default when standard input and output
+                      are a terminal and nothing is selected): arrows move, space selects,
+                      / filters, enter writes, q leaves without writing.
+
+With nothing chosen the file grants nothing: lint warns, serve lists only the info tool.
+A summary (granted, off, not expressible, the share of GET operations expressed) goes to
+stderr. Exit codes: 0 written, 1 the document or a selected operation cannot be used (or
+the chooser was left), 2 usage errors.`,
+    run: async (args) => (await import("./src/cli/scaffold.ts")).run(args),
+  },
   "serve-upstream": {
     usage:
       "weir serve-upstream --tool T... (--stdio | --http [HOST:]PORT) (--upstream URL | -- CMD...)",

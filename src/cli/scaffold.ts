@@ -1,0 +1,209 @@
+/**
+ * `weir scaffold SPEC [--select SELECTOR]... [--select-reads] [--output FILE]
+ * [--server NAME] [--force] [--interactive]`: an OpenAPI 3.0/3.1 or Swagger
+ * 2.0 document (JSON or YAML) -> a guardfile that grants only what is chosen
+ * (`src/scaffold/`). In a terminal without a selection, or with
+ * `--interactive`, a chooser lists the operations (`src/scaffold/chooser.ts`).
+ *
+ * Exit codes: 0 written; 1 the document cannot be read, a selected operation
+ * cannot be expressed, the output exists (without `--force`) or cannot be
+ * written, or the chooser was left without writing; 2 a bad command line.
+ *
+ * @module
+ */
+import { parseFlags, UsageError } from "./args.ts";
+import { DocumentError, readOpenApi } from "../scaffold/document.ts";
+import { buildScaffold, getCoverage, type Scaffold, SelectionError } from "../scaffold/scaffold.ts";
+import { MAX_GUARDFILE_BYTES } from "../modes/serve.ts";
+import { printable } from "../guardfile/diagnostics.ts";
+
+/** Documents larger than this are refused unread (GitHub's, the largest common one, is 13 MB). */
+export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Run `weir scaffold`.
+ * @param args the arguments after `scaffold`
+ * @returns the exit code (see the module doc)
+ * @throws {UsageError} on a bad command line
+ */
+export async function run(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    select: { type: "string", multiple: true, default: [] },
+    "select-reads": { type: "boolean" },
+    output: { type: "string" },
+    server: { type: "string" },
+    force: { type: "boolean" },
+    interactive: { type: "boolean" },
+  });
+  if (positionals.length !== 1) {
+    throw new UsageError("scaffold takes exactly one SPEC (an OpenAPI or Swagger document)");
+  }
+  if (values.server !== undefined && !/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(values.server)) {
+    throw new UsageError(
+      `--server ${values.server}: a name of letters, digits, ".", "_" and "-" (at most 64)`,
+    );
+  }
+  const spec = positionals[0];
+  const chosen = values.select.length > 0 || values["select-reads"] === true;
+  const interactive = values.interactive === true ||
+    (!chosen && values.output === undefined && Deno.stdin.isTerminal() &&
+      Deno.stdout.isTerminal());
+  if (values.interactive && chosen) {
+    throw new UsageError(
+      "--interactive chooses in the terminal; leave out --select and --select-reads",
+    );
+  }
+  if (interactive && !Deno.stdin.isTerminal()) {
+    throw new UsageError("--interactive needs a terminal on standard input");
+  }
+  if (values.output !== undefined && !values.force && (await exists(values.output))) {
+    console.error(
+      `weir: ${printable(values.output)} exists; scaffold never overwrites a guardfile ` +
+        `unasked: choose another --output or add --force`,
+    );
+    return 1;
+  }
+  let text: string;
+  try {
+    text = await readDocument(spec);
+  } catch (error) {
+    console.error(`weir: ${printable(`read ${spec}: ${(error as Error).message}`)}`);
+    return 1;
+  }
+  let scaffold: Scaffold;
+  try {
+    const doc = await readOpenApi(text, spec);
+    const base = {
+      source: spec.split("/").pop() ?? spec,
+      maxBytes: MAX_GUARDFILE_BYTES,
+      ...(values.server !== undefined ? { server: values.server } : {}),
+    };
+    if (interactive) {
+      const { choose } = await import("../scaffold/chooser.ts");
+      return await choose(doc, base, { output: values.output, force: values.force === true });
+    }
+    scaffold = buildScaffold(doc, {
+      ...base,
+      select: values.select,
+      selectReads: values["select-reads"] === true,
+    });
+  } catch (error) {
+    if (error instanceof DocumentError || error instanceof SelectionError) {
+      console.error(`weir: ${printable(error.message).replaceAll("\\u000a", "\nweir: ")}`);
+      return 1;
+    }
+    throw error;
+  }
+  if (values.output === undefined) {
+    await writeAll(Deno.stdout, scaffold.text);
+  } else {
+    const problem = await writeFileAtomically(values.output, scaffold.text, values.force === true);
+    if (problem) {
+      console.error(`weir: ${printable(problem)}`);
+      return 1;
+    }
+  }
+  console.error(summary(scaffold, values.output));
+  return 0;
+}
+
+/** The one-paragraph report on stderr: what was granted, what is off, what could not be. */
+export function summary(s: Scaffold, output: string | undefined): string {
+  const { gets, expressed } = getCoverage(s.derivations);
+  const off = s.derivations.filter((d) => d.grant).length - s.selected.length;
+  const no = s.derivations.filter((d) => !d.grant).length;
+  const share = gets === 0
+    ? "no GET operations"
+    : `GET operations expressed: ${expressed} of ${gets} (${(100 * expressed / gets).toFixed(1)}%)`;
+  const lines = [
+    `weir scaffold: ${s.derivations.length} operations: ${s.selected.length} granted, ${off} listed off, ` +
+    `${no} not expressible; ${share}.`,
+  ];
+  if (s.selected.length === 0) {
+    lines.push(
+      `Nothing is granted yet: the file serves only the info tool. Turn a grant on by ` +
+        `deleting its "/-", or rerun with --select.`,
+    );
+  }
+  for (const d of s.selected.filter((d) => d.otherAuth)) {
+    lines.push(`warning: ${d.name.tool}: ${d.otherAuth}`);
+  }
+  if (s.compact) {
+    lines.push(
+      `Unchosen operations are listed one line each: in full the file would pass ` +
+        `the guardfile size cap.`,
+    );
+  }
+  if (output !== undefined) {
+    lines.push(`Wrote ${output}. Next: weir lint ${output}; weir describe ${output}`);
+  }
+  return printable(lines.join("\n")).replaceAll("\\u000a", "\n");
+}
+
+async function readDocument(path: string): Promise<string> {
+  const file = await Deno.open(path);
+  try {
+    const info = await file.stat();
+    if (!info.isFile) throw new Error("not a file");
+    if (info.size > MAX_DOCUMENT_BYTES) {
+      throw new Error(`larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB`);
+    }
+    const bytes = new Uint8Array(info.size);
+    let read = 0;
+    while (read < bytes.length) {
+      const n = await file.read(bytes.subarray(read));
+      if (n === null) break;
+      read += n;
+    }
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(
+      bytes.subarray(0, read),
+    );
+  } catch (error) {
+    if (error instanceof TypeError) throw new Error("not UTF-8 text");
+    throw error;
+  } finally {
+    file.close();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Write `text` to `path` whole or not at all: into a temporary file beside it,
+ * then renamed over it.
+ * @returns a message when it could not be written, else undefined
+ */
+export async function writeFileAtomically(
+  path: string,
+  text: string,
+  force: boolean,
+): Promise<string | undefined> {
+  if (!force && (await exists(path))) {
+    return `${path} exists; scaffold never overwrites a guardfile unasked: add --force`;
+  }
+  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) || "/" : ".";
+  let tmp: string | undefined;
+  try {
+    tmp = await Deno.makeTempFile({ dir, prefix: ".weir-scaffold-", suffix: ".tmp" });
+    await Deno.writeTextFile(tmp, text);
+    await Deno.rename(tmp, path);
+    tmp = undefined;
+    return undefined;
+  } catch (error) {
+    return `write ${path}: ${(error as Error).message}`;
+  } finally {
+    if (tmp) await Deno.remove(tmp).catch(() => {});
+  }
+}
+
+async function writeAll(w: { write(p: Uint8Array): Promise<number> }, text: string): Promise<void> {
+  let bytes = new TextEncoder().encode(text);
+  while (bytes.length > 0) bytes = bytes.subarray(await w.write(bytes));
+}

@@ -1,0 +1,551 @@
+/**
+ * One OpenAPI operation -> one guardfile grant, or the exact reason the
+ * grammar (`docs/guardfile.md`) cannot express it. Weir's own derivation:
+ *
+ * - path parameters become `param` nodes (integer or string, bounds, pattern,
+ *   lengths, enum); a name the grammar does not allow, or one a body field
+ *   also uses, is renamed in the template (path names never reach the wire);
+ * - query parameters become typed `field`s and `array`s (form style, exploded);
+ *   a name weir reserves, or one another input uses, keeps its wire name with
+ *   `upstream=`; a non-exploded or delimited array is one string;
+ * - a JSON request body becomes typed `field`s, nested `object`s and `array`s;
+ *   a sole reserved field that is a required string becomes a body `map`;
+ * - numeric bounds on body fields, which the grammar does not carry, and
+ *   anything else not kept are listed as notes for the reviewer.
+ *
+ * Header and cookie parameters other than the credential cannot be sent per
+ * call: an optional one is left out with a note, a required one makes the
+ * operation inexpressible. So do object and deepObject query parameters,
+ * non-JSON bodies, path styles other than `simple`, and methods weir does not
+ * send. Pure: no I/O.
+ *
+ * @module
+ */
+import type {
+  BodyField,
+  BodyMapping,
+  HttpMethod,
+  PathParam,
+  QueryInput,
+  ScalarType,
+} from "../guardfile/model.ts";
+import { RESERVED_INPUTS } from "../guardfile/grant.ts";
+import { isObject, type Json, type Operation } from "./document.ts";
+import { type ReadSchema, readSchema } from "./schema.ts";
+import type { GrantName } from "./naming.ts";
+import type { AuthPlan } from "./upstream.ts";
+
+/** A grant derived from an operation. */
+export interface ScaffoldGrant {
+  /** The verb, resource and tool name. */
+  name: GrantName;
+  method: HttpMethod;
+  /** The path template (placeholders renamed where the grammar needs it). */
+  path: string;
+  params: PathParam[];
+  query: QueryInput[];
+  body: BodyField[];
+  bodyMap: BodyMapping[];
+  /** The summary, as `describe`. */
+  describe?: string;
+  /** What the reviewer should know: renames, what is not enforced or left out. */
+  notes: string[];
+}
+
+/** One operation and what became of it. */
+export interface Derivation {
+  op: Operation;
+  /** `METHOD /path`, what `--select` matches besides the operationId. */
+  key: string;
+  name: GrantName;
+  /** The grant, when the grammar can express the operation. */
+  grant?: ScaffoldGrant;
+  /** Why it cannot be expressed, when it cannot. */
+  reason?: string;
+  /** The operation accepts only a security scheme this file does not send. */
+  otherAuth?: string;
+}
+
+const METHODS: Record<string, HttpMethod | undefined> = {
+  GET: "GET",
+  HEAD: "HEAD",
+  POST: "POST",
+  PUT: "PUT",
+  PATCH: "PATCH",
+  DELETE: "DELETE",
+};
+const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const NUMBER_PATTERN = "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$";
+const JSON_MEDIA = /^(?:application\/(?:[\w.+-]+\+)?json|\*\/\*|application\/\*)(?:\s*;.*)?$/i;
+
+class Inexpressible extends Error {}
+
+/**
+ * Derive the grant of one operation.
+ * @param op the operation
+ * @param name its tool name (named beforehand, so names do not depend on the selection)
+ * @param auth the file's auth: its query key or header is the credential, not an input
+ * @returns the grant, or the reason it cannot be expressed
+ */
+export function deriveGrant(op: Operation, name: GrantName, auth: AuthPlan): Derivation {
+  const key = `${op.method} ${op.path}`;
+  try {
+    return { op, key, name, grant: derive(op, name, auth) };
+  } catch (error) {
+    if (error instanceof Inexpressible) return { op, key, name, reason: error.message };
+    throw error;
+  }
+}
+
+function derive(op: Operation, name: GrantName, auth: AuthPlan): ScaffoldGrant {
+  const method = METHODS[op.method];
+  if (!method) {
+    throw new Inexpressible(
+      `method ${op.method}: weir sends GET, HEAD, POST, PUT, PATCH and DELETE only`,
+    );
+  }
+  checkPath(op.path);
+  if (op.servers) {
+    throw new Inexpressible(
+      `served from ${String(op.servers[0].url)}, not the document's server: a guardfile ` +
+        `reaches one base-url; scaffold it into a guardfile of its own`,
+    );
+  }
+  const notes: string[] = [];
+  const used = new Set<string>();
+  const { body, bodyMap } = deriveBody(op, notes, used);
+  const query = deriveQuery(op, notes, used, auth);
+  const { path, params } = derivePath(op, notes, used);
+  for (const p of op.parameters) {
+    if (p.in !== "header" && p.in !== "cookie") continue;
+    const n = String(p.name);
+    if (isCredential(p, auth)) continue;
+    if (p.required === true) {
+      throw new Inexpressible(
+        `needs ${p.in} "${n}" on every call: weir sends only fixed headers (the "header" ` +
+          `node, same on every grant) and its auth`,
+      );
+    }
+    notes.push(`optional ${p.in} "${n}" is not sent (weir sends no per-call ${p.in}s)`);
+  }
+  return {
+    name,
+    method,
+    path,
+    params,
+    query,
+    body,
+    bodyMap,
+    ...(op.summary ? { describe: clip(op.summary, 300) } : {}),
+    notes,
+  };
+}
+
+function checkPath(path: string): void {
+  if (!path.startsWith("/")) {
+    throw new Inexpressible(`path ${JSON.stringify(path)} does not start with "/"`);
+  }
+  if (/[?#]/.test(path)) {
+    throw new Inexpressible(
+      `path ${JSON.stringify(path)} holds "?" or "#", which a path template may not`,
+    );
+  }
+  if (/[\s\x00-\x1f\x7f]/.test(path)) {
+    throw new Inexpressible(`path ${JSON.stringify(path)} holds whitespace or a control character`);
+  }
+  const literal = path.split("/").map((s) => s.replace(/\{[^{}]*\}/g, "x"));
+  if (literal.some((s) => /^(?:\.|%2e){1,2}$/i.test(s))) {
+    throw new Inexpressible(`path ${JSON.stringify(path)} has a "." or ".." segment`);
+  }
+  if (path.replace(/\{[^{}]*\}/g, "").match(/[{}]/)) {
+    throw new Inexpressible(`path ${JSON.stringify(path)} has an unmatched "{" or "}"`);
+  }
+}
+
+function isCredential(p: Json, auth: AuthPlan): boolean {
+  const n = String(p.name).toLowerCase();
+  if (p.in === "header") {
+    return (auth.kind === "header" && auth.header.toLowerCase() === n) ||
+      (auth.kind === "bearer" && n === "authorization");
+  }
+  return p.in === "query" && auth.kind === "query" && auth.param === p.name;
+}
+
+// ---- path ----
+
+function derivePath(op: Operation, notes: string[], used: Set<string>): {
+  path: string;
+  params: PathParam[];
+} {
+  const declared = new Map(
+    op.parameters.filter((p) => p.in === "path").map((p) => [String(p.name), p]),
+  );
+  const params: PathParam[] = [];
+  const seen = new Set<string>();
+  let path = op.path;
+  const renames: [string, string][] = [];
+  for (const m of op.path.matchAll(/\{([^{}]*)\}/g)) {
+    const original = m[1];
+    if (seen.has(original)) {
+      throw new Inexpressible(`path parameter {${original}} appears twice in the path`);
+    }
+    seen.add(original);
+    const p = declared.get(original);
+    let local = original;
+    if (!PARAM_NAME.test(local) || RESERVED_INPUTS.includes(local) || used.has(local)) {
+      const clean = original.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^[^A-Za-z_]/, "p_$&") ||
+        "param";
+      local = freeName(used.has(clean) ? `${clean}_path` : clean, used);
+      renames.push([original, local]);
+    }
+    used.add(local);
+    params.push(pathParam(local, p, notes));
+  }
+  for (const [from, to] of renames) {
+    path = path.replace(`{${from}}`, `{${to}}`);
+    notes.push(`path parameter {${from}} is written {${to}} (the name never reaches the upstream)`);
+  }
+  return { path, params };
+}
+
+function pathParam(name: string, p: Json | undefined, notes: string[]): PathParam {
+  const param: PathParam = { name, type: "string", slashes: "refuse", metacharacters: "refuse" };
+  if (!p) return param;
+  const style = typeof p.style === "string" ? p.style : "simple";
+  if (style !== "simple") {
+    throw new Inexpressible(
+      `path parameter {${p.name}} has style "${style}"; weir fills a segment with the plain value (style simple)`,
+    );
+  }
+  const s = paramSchema(p);
+  if (s.type === "array" || s.type === "object") {
+    throw new Inexpressible(
+      `path parameter {${p.name}} is ${
+        s.type === "array" ? "an array" : "an object"
+      }; weir fills a path segment with one value`,
+    );
+  }
+  if (s.type === "integer") {
+    param.type = "integer";
+    if (s.minimum !== undefined) param.minimum = s.minimum;
+    if (s.maximum !== undefined) param.maximum = s.maximum;
+    if (s.enum) param.enum = s.enum;
+  } else if (s.type === "number") {
+    param.pattern = NUMBER_PATTERN;
+    notes.push(`path parameter {${name}} is a number in the document: a string of digits here`);
+  } else if (s.type === "boolean") {
+    param.enum = ["true", "false"];
+  } else {
+    copyRules(param, s);
+  }
+  lostNotes(notes, `path parameter {${name}}`, s);
+  return param;
+}
+
+// ---- query ----
+
+function deriveQuery(
+  op: Operation,
+  notes: string[],
+  used: Set<string>,
+  auth: AuthPlan,
+): QueryInput[] {
+  const out: QueryInput[] = [];
+  const wires = new Set<string>();
+  for (const p of op.parameters) {
+    if (p.in !== "query") continue;
+    const wire = String(p.name);
+    if (isCredential(p, auth)) continue;
+    if (wires.has(wire)) continue;
+    const required = p.required === true;
+    const skip = (why: string) => {
+      if (required) throw new Inexpressible(`query parameter "${wire}" ${why}`);
+      notes.push(`optional query "${wire}" is left out: it ${why}`);
+    };
+    if (wire === "") {
+      skip("has no name");
+      continue;
+    }
+    const s = paramSchema(p);
+    const style = typeof p.style === "string" ? p.style : "form";
+    const explode = typeof p.explode === "boolean" ? p.explode : style === "form";
+    let local = wire;
+    if (RESERVED_INPUTS.includes(local) || used.has(local)) local = freeName(`${wire}_value`, used);
+    used.add(local);
+    wires.add(wire);
+    const input: QueryInput = {
+      name: local,
+      wire,
+      kind: "field",
+      type: "string",
+      required,
+      metacharacters: "refuse",
+    };
+    if (s.type === "object" || style === "deepObject") {
+      used.delete(local);
+      skip(`is an object (style ${style}); weir sends scalar query values and arrays of them`);
+      continue;
+    }
+    if (s.type === "array") {
+      const items = s.items ?? { type: "unknown", lost: [] };
+      if (items.type === "array" || items.type === "object") {
+        used.delete(local);
+        skip(`is an array of ${items.type}s; weir sends arrays of scalars`);
+        continue;
+      }
+      if (style !== "form" || !explode) {
+        notes.push(
+          `query "${wire}" is one ${style === "form" ? "comma" : style}-separated string ` +
+            `(style ${style}, not exploded): give the joined text`,
+        );
+      } else {
+        input.kind = "array";
+        input.type = scalarOf(items.type);
+        copyBounds(input, items);
+        copyRules(input, items);
+        if (s.minItems !== undefined) input.minItems = s.minItems;
+        if (s.maxItems !== undefined) input.maxItems = s.maxItems;
+        lostNotes(notes, `query "${wire}" items`, items);
+      }
+    } else {
+      input.type = scalarOf(s.type);
+      copyBounds(input, s);
+      copyRules(input, s);
+    }
+    lostNotes(notes, `query "${wire}"`, s);
+    if (local !== wire) {
+      notes.push(
+        `query "${wire}" is served as "${local}" (${
+          RESERVED_INPUTS.includes(wire) ? "weir reserves the name" : "another input has the name"
+        }) and sent as "${wire}"`,
+      );
+    }
+    out.push(input);
+  }
+  return out;
+}
+
+// ---- body ----
+
+function deriveBody(op: Operation, notes: string[], used: Set<string>): {
+  body: BodyField[];
+  bodyMap: BodyMapping[];
+} {
+  const none = { body: [], bodyMap: [] };
+  const rb = op.requestBody;
+  if (!rb) return none;
+  const required = rb.required === true;
+  const content = isObject(rb.content) ? rb.content : {};
+  const types = Object.keys(content);
+  const media = types.find((t) => JSON_MEDIA.test(t));
+  const fail = (why: string) => {
+    if (required) throw new Inexpressible(why);
+    notes.push(`the optional request body is not sent: ${why}`);
+    return none;
+  };
+  if (!media) {
+    return types.length === 0
+      ? none
+      : fail(`the request body is ${types.join(" or ")}; weir sends JSON bodies`);
+  }
+  const mediaType = content[media];
+  const s = readSchema(isObject(mediaType) ? mediaType.schema : undefined);
+  if (s.type === "unknown" && !(isObject(mediaType) && isObject(mediaType.schema))) return none;
+  if (s.type !== "object" || (s.properties ?? []).length === 0) {
+    return fail(
+      s.type === "object"
+        ? `the JSON body is an object of arbitrary keys; weir sends bodies of named fields`
+        : `the JSON body is ${
+          s.type === "unknown"
+            ? "of any type"
+            : `a${s.type === "array" || s.type === "integer" ? "n" : ""} ${s.type}`
+        }; weir sends a JSON object of named fields`,
+    );
+  }
+  const requiredNames = new Set(s.required ?? []);
+  const props = (s.properties ?? []).filter(([, v]) => !v.readOnly);
+  const reserved = props.filter(([n]) => RESERVED_INPUTS.includes(n));
+  if (reserved.length > 0) {
+    const [n, v] = reserved[0];
+    if (props.length === 1 && v.type === "string") {
+      const source = `${n}_text`;
+      used.add(source);
+      notes.push(
+        `body field "${n}" (a name weir reserves) is given as "${source}" and sent as "${n}"`,
+      );
+      if (!requiredNames.has(n)) {
+        notes.push(`body field "${n}" is optional in the document, required here`);
+      }
+      return { body: [], bodyMap: [{ source: [source], target: n }] };
+    }
+    if (reserved.some(([rn]) => requiredNames.has(rn))) {
+      throw new Inexpressible(
+        `required body field "${
+          reserved.find(([rn]) => requiredNames.has(rn))![0]
+        }" is a name weir ` +
+          `reserves, and a body map can rename only a sole string field`,
+      );
+    }
+    for (const [rn] of reserved) {
+      notes.push(`optional body field "${rn}" is left out (a name weir reserves)`);
+    }
+  }
+  const body: BodyField[] = [];
+  for (const [n, v] of props) {
+    if (RESERVED_INPUTS.includes(n) || n === "") continue;
+    const field = bodyField(n, v, requiredNames.has(n), notes, n);
+    if (field) {
+      body.push(field);
+      used.add(n);
+    }
+  }
+  if (body.length === 0) return fail(`no request body field can be written`);
+  return { body, bodyMap: [] };
+}
+
+function bodyField(
+  name: string,
+  s: ReadSchema,
+  required: boolean,
+  notes: string[],
+  where: string,
+): BodyField | undefined {
+  lostNotes(notes, `body "${where}"`, s);
+  if (s.minimum !== undefined || s.maximum !== undefined) {
+    notes.push(
+      `body "${where}": bounds ${s.minimum ?? "-inf"}..${
+        s.maximum ?? "inf"
+      } are not enforced here (body fields carry no numeric bounds)`,
+    );
+  }
+  switch (s.type) {
+    case "string":
+    case "integer":
+    case "number":
+    case "boolean": {
+      const f: BodyField = { name, type: s.type, required };
+      copyRules(f, s);
+      return f;
+    }
+    case "array": {
+      const items = s.items ?? { type: "unknown", lost: [] };
+      if (
+        items.type === "string" || items.type === "integer" || items.type === "number" ||
+        items.type === "boolean"
+      ) {
+        const f: BodyField = { name, type: "array", required, items: items.type };
+        copyRules(f, items);
+        lostNotes(notes, `body "${where}" items`, items);
+        return f;
+      }
+      return { name, type: "array", required, raw: true };
+    }
+    case "object": {
+      const props = (s.properties ?? []).filter(([, v]) => !v.readOnly && v !== undefined);
+      if (s.circular || props.length === 0) return { name, type: "object", required, raw: true };
+      const req = new Set(s.required ?? []);
+      const fields = props
+        .filter(([n]) => n !== "")
+        .map(([n, v]) => bodyField(n, v, req.has(n), notes, `${where}.${n}`))
+        .filter((f): f is BodyField => f !== undefined);
+      if (fields.length === 0) return { name, type: "object", required, raw: true };
+      return { name, type: "object", required, fields };
+    }
+    default:
+      if (required) {
+        notes.push(`body "${where}" has no type in the document: sent as a string`);
+        return { name, type: "string", required };
+      }
+      notes.push(`optional body "${where}" is left out: the document gives it no type`);
+      return undefined;
+  }
+}
+
+// ---- shared ----
+
+function paramSchema(p: Json): ReadSchema {
+  if (isObject(p.schema)) return readSchema(p.schema);
+  // `content` instead of `schema`: the value is serialized text (e.g. JSON).
+  if (isObject(p.content)) return { type: "string", lost: [] };
+  return { type: "string", lost: [] };
+}
+
+function scalarOf(type: ReadSchema["type"]): ScalarType {
+  return type === "integer" || type === "number" || type === "boolean" ? type : "string";
+}
+
+function copyBounds(to: QueryInput, s: ReadSchema): void {
+  if (to.type !== "integer" && to.type !== "number") return;
+  if (s.minimum !== undefined) to.minimum = s.minimum;
+  if (s.maximum !== undefined) to.maximum = s.maximum;
+}
+
+/** Copy pattern, lengths and enum where the grammar takes them, dropping a pattern that does not compile. */
+function copyRules(
+  to: {
+    type?: string;
+    items?: string;
+    pattern?: string;
+    minLength?: number;
+    maxLength?: number;
+    enum?: (string | number)[];
+  },
+  s: ReadSchema,
+): void {
+  const type = to.type === "array" ? to.items : to.type;
+  if (type === "string") {
+    if (s.pattern !== undefined && compiles(s.pattern)) to.pattern = s.pattern;
+    else if (s.pattern !== undefined) {
+      s.lost.push(`pattern ${JSON.stringify(s.pattern)} (not an ECMA-262 "u" regular expression)`);
+    }
+    if (s.minLength !== undefined && s.minLength > 0) to.minLength = s.minLength;
+    if (s.maxLength !== undefined) to.maxLength = s.maxLength;
+    if (to.minLength !== undefined && to.maxLength !== undefined && to.minLength > to.maxLength) {
+      delete to.minLength;
+      delete to.maxLength;
+    }
+  }
+  if (s.enum && (type === "string" || type === "integer" || type === "number")) {
+    const ok = s.enum.filter((v) =>
+      type === "string"
+        ? typeof v === "string" && passes(v, to)
+        : typeof v === "number" && (type === "number" || Number.isInteger(v))
+    );
+    if (ok.length > 0) to.enum = ok;
+  }
+}
+
+function passes(
+  v: string,
+  rules: { pattern?: string; minLength?: number; maxLength?: number },
+): boolean {
+  const len = [...v].length;
+  if (rules.minLength !== undefined && len < rules.minLength) return false;
+  if (rules.maxLength !== undefined && len > rules.maxLength) return false;
+  return rules.pattern === undefined || new RegExp(rules.pattern, "u").test(v);
+}
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern, "u");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function lostNotes(notes: string[], what: string, s: ReadSchema): void {
+  for (const l of s.lost) notes.push(`${what}: ${l}`);
+  s.lost.length = 0;
+}
+
+function freeName(base: string, used: Set<string>): string {
+  let name = base;
+  for (let n = 2; used.has(name) || RESERVED_INPUTS.includes(name); n++) name = `${base}_${n}`;
+  return name;
+}
+
+function clip(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : chars.slice(0, max - 1).join("") + "…";
+}

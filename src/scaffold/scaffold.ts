@@ -1,0 +1,269 @@
+/**
+ * `weir scaffold`: an OpenAPI document -> a guardfile that grants exactly the
+ * chosen operations (none until chosen), lists every other one ready to turn
+ * on, and says why each inexpressible one is left out.
+ *
+ * Every grant written is checked with weir's own loader before it is offered:
+ * the text is parsed once with every expressible grant on, and a grant the
+ * loader refuses is demoted to a comment with the loader's message. The final
+ * text is parsed again; so the output always loads (`weir lint` exit 0).
+ *
+ * @module
+ */
+import { parseGuardfile } from "../guardfile/parse.ts";
+import type { HttpMethod } from "../guardfile/model.ts";
+import type { OpenApiDocument, Operation } from "./document.ts";
+import { type Derivation, deriveGrant } from "./derive.ts";
+import { type GrantName, nameGrant } from "./naming.ts";
+import { renderScaffold } from "./render.ts";
+import {
+  acceptsAuth,
+  type AuthPlan,
+  type BaseUrlPlan,
+  chooseAuth,
+  chooseBaseUrl,
+} from "./upstream.ts";
+
+/** What to choose. */
+export interface ScaffoldOptions {
+  /** `METHOD /path`, an operationId or a tool name, each one operation. */
+  select?: string[];
+  /** Every GET operation. */
+  selectReads?: boolean;
+  /** The server name (`wrap ward mcp <name>`); default from the document's title. */
+  server?: string;
+  /** The document's file name, for the header comment. */
+  source: string;
+  /**
+   * The largest guardfile weir loads, in bytes (`MAX_GUARDFILE_BYTES` of the
+   * loader): past it, unchosen grants are listed one line each.
+   */
+  maxBytes: number;
+}
+
+/** The scaffold: the text and what became of each operation. */
+export interface Scaffold {
+  text: string;
+  server: string;
+  baseUrl: BaseUrlPlan;
+  auth: AuthPlan;
+  /** Every operation, in document order. */
+  derivations: Derivation[];
+  /** The chosen ones (each a grant in the text). */
+  selected: Derivation[];
+  /** Unchosen grants are one comment line each, to keep the file under weir's size cap. */
+  compact: boolean;
+}
+
+/** A selector matched nothing, or matched an operation the grammar cannot express. */
+export class SelectionError extends Error {
+  override name = "SelectionError";
+}
+
+/**
+ * Name every operation of a document (names do not depend on the selection).
+ * @returns each operation with its grant name, in document order
+ */
+export function nameOperations(doc: OpenApiDocument): { op: Operation; name: GrantName }[] {
+  const taken = new Set<string>();
+  return doc.operations.map((op) => ({
+    op,
+    name: nameGrant(
+      (["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].includes(op.method)
+        ? op.method
+        : "POST") as HttpMethod,
+      op.path,
+      op.operationId,
+      taken,
+    ),
+  }));
+}
+
+/** The server name from a title: `Swagger Petstore` -> `swagger-petstore`. */
+export function serverName(doc: OpenApiDocument, fallback: string): string {
+  const slug = (doc.title || fallback).toLowerCase().replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
+  return slug === "" ? "api" : slug;
+}
+
+/**
+ * Find the operations selectors name.
+ * @throws {SelectionError} naming each selector that matches nothing, with near matches
+ */
+export function resolveSelectors(
+  named: { op: Operation; name: GrantName }[],
+  selectors: string[],
+): Set<number> {
+  const chosen = new Set<number>();
+  const missing: string[] = [];
+  for (const raw of selectors) {
+    const sel = raw.trim();
+    const m = /^([A-Za-z]+)\s+(\S.*)$/.exec(sel);
+    let found = -1;
+    named.forEach(({ op, name }, i) => {
+      if (found >= 0) return;
+      if (
+        (m && m[1].toUpperCase() === op.method && m[2] === op.path) ||
+        op.operationId === sel || name.tool === sel
+      ) found = i;
+    });
+    if (found < 0) missing.push(sel);
+    else chosen.add(found);
+  }
+  if (missing.length > 0) {
+    const near = (s: string) => {
+      const needle = s.toLowerCase().replace(/^[a-z]+\s+/, "");
+      return named.filter(({ op }) =>
+        `${op.path} ${op.operationId ?? ""}`.toLowerCase().includes(needle)
+      ).slice(0, 3).map(({ op }) => `"${op.method} ${op.path}"`);
+    };
+    throw new SelectionError(
+      missing.map((s) => {
+        const hints = near(s);
+        return `--select ${JSON.stringify(s)} matches no operation of the document` +
+          (hints.length > 0 ? `; did you mean ${hints.join(", ")}?` : "") +
+          ` (give "METHOD /path" as the document writes it, an operationId, or a tool name)`;
+      }).join("\n"),
+    );
+  }
+  return chosen;
+}
+
+/**
+ * Build the scaffold.
+ * @throws {SelectionError} when a selector matches nothing or an explicitly
+ *   selected operation cannot be expressed (the message says why)
+ */
+export function buildScaffold(doc: OpenApiDocument, options: ScaffoldOptions): Scaffold {
+  const named = nameOperations(doc);
+  const server = options.server ?? serverName(doc, options.source);
+  const explicit = resolveSelectors(named, options.select ?? []);
+  const chosen = new Set(explicit);
+  if (options.selectReads) named.forEach(({ op }, i) => op.method === "GET" && chosen.add(i));
+  const voters = chosen.size > 0 ? [...chosen].map((i) => named[i].op) : doc.operations;
+  const auth = chooseAuth(doc, voters, server);
+  const baseUrl = chooseBaseUrl(doc, server);
+  const derivations = named.map(({ op, name }) => {
+    const d = deriveGrant(op, name, auth);
+    if (d.grant && !acceptsAuth(op, auth)) {
+      const names = op.security.map((alt) => Object.keys(alt).join(" + ")).join(" or ");
+      d.otherAuth = `declares security ${names}; this file sends ` +
+        (auth.kind === "none" ? "no credential" : `"${auth.scheme}"`) +
+        `, so the upstream may refuse it: scaffold it into a guardfile of its own`;
+    }
+    return d;
+  });
+  checkEachGrant(derivations, server, baseUrl, auth);
+  const inexpressible = [...explicit].filter((i) => !derivations[i].grant);
+  if (inexpressible.length > 0) {
+    throw new SelectionError(
+      inexpressible.map((i) => {
+        const d = derivations[i];
+        return `--select ${JSON.stringify(d.op.operationId ?? d.key)}: ${d.key} cannot be ` +
+          `expressed in a guardfile: ${d.reason}`;
+      }).join("\n"),
+    );
+  }
+  const selectedKeys = new Set(
+    [...chosen].filter((i) => derivations[i].grant).map((i) => derivations[i].key),
+  );
+  const selected = derivations.filter((d) => selectedKeys.has(d.key));
+  const header = headerLines(doc, options.source, derivations, selected);
+  const input = { header, server, baseUrl, auth, derivations, selected: selectedKeys };
+  let compact = false;
+  let rendered = renderScaffold(input);
+  if (new TextEncoder().encode(rendered.text).length > options.maxBytes) {
+    compact = true;
+    header.push(
+      "",
+      `Listed compactly: in full the file would pass weir's ${options.maxBytes} byte`,
+      "guardfile cap. Rerun with --select for the operations you want written as grants.",
+    );
+    rendered = renderScaffold({ ...input, compact });
+  }
+  const check = parseGuardfile(rendered.text, `${server}.mcp.kdl`);
+  const errors = check.diagnostics.filter((d) => d.severity === "error");
+  if (errors.length > 0) {
+    // A defect of the derivation, not of the input: say so rather than write a broken file.
+    throw new Error(
+      `weir scaffold wrote a guardfile its own loader refuses (a defect; please report it): ` +
+        errors.map((e) => `line ${e.position?.line}: ${e.message}`).join("; "),
+    );
+  }
+  return { text: rendered.text, server, baseUrl, auth, derivations, selected, compact };
+}
+
+/**
+ * Load the text with every expressible grant on; a grant the loader refuses
+ * becomes a comment quoting the loader. Repeats until nothing is refused.
+ */
+function checkEachGrant(
+  derivations: Derivation[],
+  server: string,
+  baseUrl: BaseUrlPlan,
+  auth: AuthPlan,
+): void {
+  for (let round = 0; round < 5; round++) {
+    const { text, spans } = renderScaffold({
+      header: [],
+      server,
+      baseUrl,
+      auth,
+      derivations,
+      selected: new Set(),
+      allActive: true,
+    });
+    const errors = parseGuardfile(text, "check.mcp.kdl").diagnostics.filter((d) =>
+      d.severity === "error"
+    );
+    if (errors.length === 0) return;
+    let demoted = 0;
+    for (const d of derivations) {
+      const span = spans.get(d.key);
+      if (!span || !d.grant) continue;
+      const mine = errors.filter((e) =>
+        e.position && e.position.line >= span.from && e.position.line <= span.to
+      );
+      if (mine.length > 0) {
+        d.reason = `weir's loader refuses the derived grant: ${mine[0].message}`;
+        delete d.grant;
+        demoted++;
+      }
+    }
+    if (demoted === 0) {
+      throw new Error(
+        `weir scaffold cannot place a loader error in a grant (a defect; please report it): ` +
+          errors.map((e) => `line ${e.position?.line}: ${e.message}`).join("; "),
+      );
+    }
+  }
+}
+
+function headerLines(
+  doc: OpenApiDocument,
+  source: string,
+  derivations: Derivation[],
+  selected: Derivation[],
+): string[] {
+  const gets = derivations.filter((d) => d.op.method === "GET");
+  const getsOk = gets.filter((d) => d.grant).length;
+  const off = derivations.filter((d) => d.grant).length - selected.length;
+  const no = derivations.filter((d) => !d.grant).length;
+  const kind = doc.version.startsWith("2") ? "Swagger" : "OpenAPI";
+  return [
+    `Scaffolded by "weir scaffold" from ${source}: ${doc.title || "(untitled)"}` +
+    (doc.apiVersion ? ` ${doc.apiVersion}` : "") + ` (${kind} ${doc.version}).`,
+    `${derivations.length} operations: ${selected.length} granted, ${off} listed off, ` +
+    `${no} not expressible (each says why). GET operations expressed: ${getsOk} of ${gets.length}.`,
+    "",
+    `A grant written "/-can" is off: delete the "/-" to grant it. Review each grant (bounds,`,
+    `patterns, restrict on path parameters), then run "weir lint" and "weir describe".`,
+    `Nothing is granted that you did not choose.`,
+  ];
+}
+
+/** Per-document figures: how many GET operations became grants. */
+export function getCoverage(derivations: Derivation[]): { gets: number; expressed: number } {
+  const gets = derivations.filter((d) => d.op.method === "GET");
+  return { gets: gets.length, expressed: gets.filter((d) => d.grant).length };
+}
