@@ -90,7 +90,7 @@ export async function run(args: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof DocumentError || error instanceof SelectionError) {
       console.error(`weir: ${printable(error.message).replaceAll("\\u000a", "\nweir: ")}`);
-      return 1;
+      return error instanceof SelectionError && error.unknown ? 2 : 1;
     }
     throw error;
   }

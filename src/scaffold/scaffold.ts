@@ -55,9 +55,19 @@ export interface Scaffold {
   compact: boolean;
 }
 
-/** A selector matched nothing, or matched an operation the grammar cannot express. */
+/**
+ * A selector matched nothing (`unknown`: the command line is wrong), or
+ * matched an operation the grammar cannot express.
+ */
 export class SelectionError extends Error {
   override name = "SelectionError";
+  /**
+   * @param message what is wrong and what to do
+   * @param unknown a selector matched no operation
+   */
+  constructor(message: string, readonly unknown = false) {
+    super(message);
+  }
 }
 
 /**
@@ -124,6 +134,7 @@ export function resolveSelectors(
           (hints.length > 0 ? `; did you mean ${hints.join(", ")}?` : "") +
           ` (give "METHOD /path" as the document writes it, an operationId, or a tool name)`;
       }).join("\n"),
+      true,
     );
   }
   return chosen;
