@@ -210,6 +210,30 @@ stderr. Exit codes: 0 written, 1 the document or a selected operation cannot be 
 the chooser was left), 2 usage errors.`,
     run: async (args) => (await import("./src/cli/scaffold.ts")).run(args),
   },
+  diff: {
+    usage: "weir diff [--format text|json] [--fail-on widen|any] (OLD NEW | --git REV FILE)",
+    summary: `What an agent can do under NEW that it could not under OLD, and the
+reverse, per tool; widening changes first (for review and CI).`,
+    help: `Usage: weir diff [--format text|json] [--fail-on widen|any] OLD NEW
+       weir diff [--format text|json] [--fail-on widen|any] --git REV FILE
+
+Compares the surfaces two guardfiles serve (the same tool schemas serve enforces and
+describe prints), not their text: added and removed tools, a changed method or path,
+inputs added, removed, widened or narrowed (types, bounds, enums, patterns, required,
+metacharacter gate, where they are sent), restrict, pins, withholds, confirm, rate-limit,
+cache, scopes, upstream, auth and headers. A removed and an added grant sending the same
+method to the same path are a rename, compared as one tool. Each line is marked
+"+ WIDENS", "- narrows" or "~ changes"; widening ones come first.
+
+  --git REV           OLD is FILE as it was at git revision REV (git show REV:FILE).
+  --format json       {"old", "new", "widened", "narrowed", "changes": [{"tool", "effect",
+                      "what"}]}, effect one of widen, narrow, change.
+  --fail-on widen     Exit 1 when anything widened (a pull request check).
+  --fail-on any       Exit 1 when anything changed.
+
+Exit codes: 0 compared, 1 a guardfile does not load or --fail-on matched, 2 usage errors.`,
+    run: async (args) => (await import("./src/cli/diff.ts")).run(args),
+  },
   "serve-upstream": {
     usage:
       "weir serve-upstream --tool T... (--stdio | --http [HOST:]PORT) (--upstream URL | -- CMD...)",

@@ -1,0 +1,140 @@
+/**
+ * `weir diff OLD NEW` and `weir diff --git REV FILE`: what an agent can do
+ * under NEW that it could not under OLD, and the reverse, per tool
+ * (`src/diff/surface_diff.ts`). Text for people, `--format json` for CI;
+ * `--fail-on widen` exits 1 when anything widened, `--fail-on any` when
+ * anything changed.
+ *
+ * Exit codes: 0 compared (and nothing failed `--fail-on`); 1 a guardfile does
+ * not load, `git` cannot give the old file, or `--fail-on` matched; 2 a bad
+ * command line.
+ *
+ * @module
+ */
+import { parseFlags, printDiagnostics, UsageError } from "./args.ts";
+import { type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
+import { describeGuardfile } from "../modes/describe.ts";
+import { type DiffSide, diffSurfaces, diffText } from "../diff/surface_diff.ts";
+import { printable } from "../guardfile/diagnostics.ts";
+
+/**
+ * Run `weir diff`.
+ * @param args the arguments after `diff`
+ * @returns the exit code (see the module doc)
+ * @throws {UsageError} on a bad command line
+ */
+export async function run(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    git: { type: "string" },
+    format: { type: "string", default: "text" },
+    "fail-on": { type: "string" },
+  });
+  if (values.format !== "text" && values.format !== "json") {
+    throw new UsageError(`--format must be text or json, not ${values.format}`);
+  }
+  const failOn = values["fail-on"];
+  if (failOn !== undefined && failOn !== "widen" && failOn !== "any") {
+    throw new UsageError(`--fail-on must be widen or any, not ${failOn}`);
+  }
+  if (values.git !== undefined ? positionals.length !== 1 : positionals.length !== 2) {
+    throw new UsageError(
+      values.git !== undefined
+        ? "diff --git REV takes exactly one FILE (compared with FILE as it was at REV)"
+        : "diff takes OLD and NEW (two guardfiles), or --git REV FILE",
+    );
+  }
+  let oldLoaded: LoadedFile;
+  let oldName: string;
+  const newFile = positionals[positionals.length - 1];
+  if (values.git !== undefined) {
+    oldName = `${values.git}:${newFile}`;
+    const text = await gitShow(values.git, newFile);
+    if (typeof text !== "string") {
+      console.error(`weir: ${printable(text.error)}`);
+      return 1;
+    }
+    const tmp = await Deno.makeTempFile({ prefix: "weir-diff-", suffix: ".mcp.kdl" });
+    try {
+      await Deno.writeTextFile(tmp, text);
+      oldLoaded = { ...(await loadGuardfileFile(tmp)), file: oldName };
+    } finally {
+      await Deno.remove(tmp).catch(() => {});
+    }
+  } else {
+    oldName = positionals[0];
+    oldLoaded = await loadGuardfileFile(oldName);
+  }
+  const newLoaded = await loadGuardfileFile(newFile);
+  const sides: DiffSide[] = [];
+  for (const loaded of [oldLoaded, newLoaded]) {
+    printDiagnostics({
+      ...loaded,
+      diagnostics: loaded.diagnostics.filter((d) => d.severity === "error"),
+    });
+    if (loaded.policy) {
+      console.error(
+        `weir: ${
+          printable(loaded.file)
+        } is an AWS policy; weir diff compares guardfiles of spec mode`,
+      );
+      return 1;
+    }
+    if (!loaded.guardfile) return 1;
+    sides.push({ surface: describeGuardfile(loaded.guardfile), headers: loaded.guardfile.headers });
+  }
+  const changes = diffSurfaces(sides[0], sides[1]);
+  const widened = changes.some((c) => c.effect === "widen");
+  if (values.format === "json") {
+    console.log(JSON.stringify(
+      {
+        old: oldName,
+        new: newFile,
+        widened,
+        narrowed: changes.some((c) => c.effect === "narrow"),
+        changes,
+      },
+      null,
+      2,
+    ));
+  } else {
+    console.log(printable(diffText(changes, oldName, newFile)).replaceAll("\\u000a", "\n"));
+  }
+  if (failOn === "widen" && widened) {
+    console.error(`weir: ${printable(newFile)} widens what an agent can do (--fail-on widen)`);
+    return 1;
+  }
+  if (failOn === "any" && changes.length > 0) {
+    console.error(`weir: ${printable(newFile)} changes what an agent can do (--fail-on any)`);
+    return 1;
+  }
+  return 0;
+}
+
+/** `git show REV:./FILE`, run in FILE's directory. */
+async function gitShow(rev: string, file: string): Promise<string | { error: string }> {
+  if (rev.startsWith("-")) return { error: `--git ${rev}: a revision does not start with "-"` };
+  const slash = file.lastIndexOf("/");
+  const dir = slash < 0 ? "." : file.slice(0, slash) || "/";
+  const base = file.slice(slash + 1);
+  try {
+    const out = await new Deno.Command("git", {
+      args: ["-C", dir, "show", `${rev}:./${base}`],
+      stdout: "piped",
+      stderr: "piped",
+      stdin: "null",
+    }).output();
+    if (out.code !== 0) {
+      const why = new TextDecoder().decode(out.stderr).trim().split("\n")[0];
+      return { error: `git show ${rev}:${file}: ${why || `exit ${out.code}`}` };
+    }
+    return new TextDecoder("utf-8", { fatal: true }).decode(out.stdout);
+  } catch (error) {
+    return {
+      error: error instanceof Deno.errors.NotFound
+        ? `--git needs git on PATH`
+        : error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied
+        ? `--git needs permission to run git (deno run --allow-run)`
+        : `git show ${rev}:${file}: ${(error as Error).message}`,
+    };
+  }
+}

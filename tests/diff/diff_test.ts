@@ -1,0 +1,398 @@
+/**
+ * `weir diff`: each kind of change between two guardfiles, classified as an
+ * agent feels it (widen, narrow, change), from the surfaces the guard serves;
+ * a widening hidden in a rename; and the CLI as CI runs it: text, JSON,
+ * `--fail-on widen` (1 on a widening, 0 on a narrowing-only change) and
+ * `--git REV`.
+ */
+import assert from "node:assert/strict";
+import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { describeGuardfile } from "../../src/modes/describe.ts";
+import { type Change, diffSurfaces } from "../../src/diff/surface_diff.ts";
+import { ROOT, runCommand } from "../support/cli.ts";
+
+const BASE = `
+withhold "delete_issue" { reason "Issues are closed, not deleted."; }
+confirm "close_issue" message="Close it?"
+cache "get_issue" ttl="1m"
+pin "list_issue" { query "org" literal "acme"; }
+rate-limit "60/1m"
+wrap ward mcp tracker {
+    base-url "https://tracker.example/api"
+    auth bearer { value env "TRACKER_TOKEN"; }
+    header "Accept" "application/json"
+    restrict owner matches "acme-*"
+    can get issue {
+        path "/repos/{owner}/issues/{number}"
+        param "number" type="integer" minimum=1
+    }
+    can list issue {
+        path "/repos/{owner}/issues"
+        scope "issues:read"
+        query {
+            field "state" type="string" { enum "open" "closed"; }
+            field "per_page" type="integer" minimum=1 maximum=50
+            field "q" type="string" pattern="^[a-z ]+$" max-length=100
+            field "since" type="string" required=#true
+        }
+    }
+    can create issue {
+        path "/repos/{owner}/issues"
+        body {
+            field "title" type="string" required=#true max-length=256
+            array "labels" items="string" max-length=20
+        }
+    }
+    can close issue {
+        path "/repos/{owner}/issues/{number}"
+        set state="closed"
+    }
+}
+`;
+
+function surfaceOf(text: string) {
+  const r = parseGuardfile(text, "case.mcp.kdl");
+  assert.ok(r.guardfile, r.diagnostics.map((d) => `${d.position?.line}: ${d.message}`).join("\n"));
+  return { surface: describeGuardfile(r.guardfile), headers: r.guardfile.headers };
+}
+
+function diff(next: string, old = BASE): Change[] {
+  return diffSurfaces(surfaceOf(old), surfaceOf(next));
+}
+
+/** Replace `from` (which must occur) in the base guardfile. */
+function edit(from: string, to: string, text = BASE): string {
+  assert.ok(text.includes(from), `the base holds ${from}`);
+  return text.replace(from, to);
+}
+
+const CASES: { name: string; next: string; expect: [Change["effect"], string, RegExp][] }[] = [
+  {
+    name: "a tool added",
+    next: edit(
+      `    can close issue {`,
+      `    can delete label {\n        path "/labels/{id}"\n    }\n    can close issue {`,
+    ),
+    expect: [["widen", "delete_label", /new tool: DELETE \/labels\/\{id\} \[destructive\]/]],
+  },
+  {
+    name: "a tool removed",
+    next: edit(
+      `    can create issue {\n        path "/repos/{owner}/issues"\n        body {\n            field "title" type="string" required=#true max-length=256\n            array "labels" items="string" max-length=20\n        }\n    }\n`,
+      "",
+    ),
+    expect: [["narrow", "create_issue", /tool removed \(was POST/]],
+  },
+  {
+    name: "a method change",
+    next: edit(`        set state="closed"`, `        set state="closed"\n        method "PUT"`),
+    expect: [["widen", "close_issue", /now PUT .* \(was PATCH/]],
+  },
+  {
+    name: "a path change",
+    next: edit(
+      `path "/repos/{owner}/issues/{number}"\n        param`,
+      `path "/repos/{owner}/issues/{number}/full"\n        param`,
+    ),
+    expect: [["widen", "get_issue", /now GET \/repos\/\{owner\}\/issues\/\{number\}\/full/]],
+  },
+  {
+    name: "an input added",
+    next: edit(
+      `field "since" type="string" required=#true`,
+      `field "since" type="string" required=#true\n            field "sort" type="string"`,
+    ),
+    expect: [["widen", "list_issue", /input "sort" added \(string\)/]],
+  },
+  {
+    name: "an input removed",
+    next: edit(`            array "labels" items="string" max-length=20\n`, ""),
+    expect: [["narrow", "create_issue", /input "labels" removed/]],
+  },
+  {
+    name: "a type widened",
+    next: edit(`param "number" type="integer" minimum=1`, `param "number"`),
+    expect: [["widen", "get_issue", /input "number": type integer -> string/]],
+  },
+  {
+    name: "a bound widened",
+    next: edit(`maximum=50`, `maximum=100`),
+    expect: [["widen", "list_issue", /input "per_page": maximum 50 -> 100/]],
+  },
+  {
+    name: "a bound removed",
+    next: edit(`max-length=256`, ``),
+    expect: [["widen", "create_issue", /input "title": maxLength 256 -> none/]],
+  },
+  {
+    name: "a bound narrowed",
+    next: edit(`max-length=100`, `max-length=50`),
+    expect: [["narrow", "list_issue", /input "q": maxLength 100 -> 50/]],
+  },
+  {
+    name: "an enum widened",
+    next: edit(`enum "open" "closed";`, `enum "open" "closed" "all";`),
+    expect: [["widen", "list_issue", /input "state": enum adds "all"/]],
+  },
+  {
+    name: "an enum narrowed",
+    next: edit(`enum "open" "closed";`, `enum "open";`),
+    expect: [["narrow", "list_issue", /input "state": enum drops "closed"/]],
+  },
+  {
+    name: "a pattern changed",
+    next: edit(`pattern="^[a-z ]+$"`, `pattern="^[a-z0-9 ]+$"`),
+    expect: [["widen", "list_issue", /input "q": pattern "\^\[a-z \]\+\$" -> .*may admit/]],
+  },
+  {
+    name: "a pattern removed",
+    next: edit(`pattern="^[a-z ]+$" `, ``),
+    expect: [["widen", "list_issue", /input "q": pattern .* removed/]],
+  },
+  {
+    name: "no longer required",
+    next: edit(`field "since" type="string" required=#true`, `field "since" type="string"`),
+    expect: [["widen", "list_issue", /input "since" no longer required/]],
+  },
+  {
+    name: "now required",
+    next: edit(
+      `            array "labels" items="string" max-length=20`,
+      `            array "labels" items="string" max-length=20 required=#true`,
+    ),
+    expect: [["narrow", "create_issue", /input "labels" now required/]],
+  },
+  {
+    name: "the metacharacter gate lifted",
+    next: edit(`max-length=100`, `max-length=100 metacharacters="allow"`),
+    expect: [["widen", "list_issue", /input "q" now allows shell metacharacters/]],
+  },
+  {
+    name: "a restrict widened",
+    next: edit(`restrict owner matches "acme-*"`, `restrict owner matches "acme-*" "beta-*"`),
+    expect: [["widen", "get_issue", /restrict owner: "acme-\*" -> "acme-\*" or "beta-\*"/]],
+  },
+  {
+    name: "a restrict removed",
+    next: edit(`    restrict owner matches "acme-*"\n`, ""),
+    expect: [["widen", "list_issue", /restrict owner: "acme-\*" -> none/]],
+  },
+  {
+    name: "a restrict narrowed",
+    next: edit(`restrict owner matches "acme-*"`, `restrict owner matches "acme-web"`),
+    expect: [["narrow", "create_issue", /restrict owner/]],
+  },
+  {
+    name: "a pin removed",
+    next: edit(`pin "list_issue" { query "org" literal "acme"; }\n`, ""),
+    expect: [["widen", "list_issue", /pin on query org removed/]],
+  },
+  {
+    name: "a withhold granted back",
+    next: edit(`withhold "delete_issue" { reason "Issues are closed, not deleted."; }\n`, "")
+      .replace(
+        `    can close issue {`,
+        `    can delete issue {\n        path "/repos/{owner}/issues/{number}"\n    }\n    can close issue {`,
+      ),
+    expect: [["widen", "delete_issue", /was withheld, now granted: DELETE/]],
+  },
+  {
+    name: "a grant withheld",
+    next: edit(`confirm "close_issue" message="Close it?"\n`, "")
+      .replace(
+        `    can close issue {\n        path "/repos/{owner}/issues/{number}"\n        set state="closed"\n    }\n`,
+        "",
+      )
+      .replace(
+        `withhold "delete_issue"`,
+        `withhold "close_issue" { reason "Not now."; }\nwithhold "delete_issue"`,
+      ),
+    expect: [["narrow", "close_issue", /was granted .*now withheld/]],
+  },
+  {
+    name: "confirm removed",
+    next: edit(`confirm "close_issue" message="Close it?"\n`, ""),
+    expect: [["widen", "close_issue", /no longer asks a person to confirm/]],
+  },
+  {
+    name: "rate-limit raised",
+    next: edit(`rate-limit "60/1m"`, `rate-limit "600/1m"`),
+    expect: [["widen", "", /rate-limit 60 per 60000 ms -> 600 per 60000 ms/]],
+  },
+  {
+    name: "rate-limit added narrows, removed widens",
+    next: edit(`rate-limit "60/1m"\n`, ""),
+    expect: [["widen", "", /rate-limit 60 per 60000 ms removed/]],
+  },
+  {
+    name: "cache changed",
+    next: edit(`ttl="1m"`, `ttl="1h"`),
+    expect: [["change", "get_issue", /cache 60000 ms -> 3600000 ms/]],
+  },
+  {
+    name: "a scope dropped",
+    next: edit(`        scope "issues:read"\n`, ""),
+    expect: [["widen", "list_issue", /no longer needs scope issues:read/]],
+  },
+  {
+    name: "a fixed body changed",
+    next: edit(`set state="closed"`, `set state="open"`),
+    expect: [["widen", "close_issue", /fixed body \{"state":"closed"\} -> \{"state":"open"\}/]],
+  },
+  {
+    name: "the upstream and a header changed",
+    next: edit(`https://tracker.example/api`, `https://other.example/api`)
+      .replace(`header "Accept" "application/json"`, `header "Accept" "text/plain"`),
+    expect: [
+      ["widen", "", /upstream https:\/\/tracker.example\/api -> https:\/\/other.example\/api/],
+      ["widen", "", /header accept changed/],
+    ],
+  },
+  {
+    name: "a widening hidden in a rename",
+    next: edit(`    can list issue {`, `    can search issue {`).replace(
+      `maximum=50`,
+      `maximum=5000`,
+    )
+      .replace(`pin "list_issue"`, `pin "search_issue"`),
+    expect: [
+      ["change", "search_issue", /renamed from list_issue/],
+      ["widen", "search_issue", /input "per_page": maximum 50 -> 5000/],
+    ],
+  },
+];
+
+for (const c of CASES) {
+  Deno.test(`diffSurfaces(): ${c.name}`, () => {
+    const changes = diff(c.next);
+    for (const [effect, tool, what] of c.expect) {
+      assert.ok(
+        changes.some((x) => x.effect === effect && x.tool === tool && what.test(x.what)),
+        `expected ${effect} ${tool} ${what} in:\n${
+          changes.map((x) => `${x.effect} ${x.tool}: ${x.what}`).join("\n")
+        }`,
+      );
+    }
+    // Widening changes come first.
+    const order = changes.map((x) => ({ widen: 0, narrow: 1, change: 2 })[x.effect]);
+    assert.deepEqual(order, [...order].sort((a, b) => a - b));
+  });
+}
+
+Deno.test("diffSurfaces(): the same file, and a pure rename, widen nothing", () => {
+  assert.deepEqual(diff(BASE), []);
+  const renamed = diff(
+    edit(`    can get issue {`, `    can view issue {`).replace(
+      `cache "get_issue"`,
+      `cache "view_issue"`,
+    ),
+  );
+  assert.deepEqual(renamed.filter((c) => c.effect === "widen"), []);
+  assert.ok(renamed.some((c) => c.what === "renamed from get_issue"));
+});
+
+Deno.test("diffSurfaces(): the reverse of a widening narrows", () => {
+  const wider = edit(`maximum=50`, `maximum=100`);
+  const back = diff(BASE, wider);
+  assert.ok(back.some((c) => c.effect === "narrow" && /maximum 100 -> 50/.test(c.what)));
+  assert.ok(!back.some((c) => c.effect === "widen"));
+});
+
+// ---- the CLI, as CI runs it ----
+
+async function weir(args: string[], cwd = ROOT) {
+  return await runCommand(Deno.execPath(), {
+    args: ["run", "--quiet", "--config", `${ROOT}deno.json`, "-A", `${ROOT}cli.ts`, ...args],
+    cwd,
+  });
+}
+
+Deno.test("weir diff: text and JSON; --fail-on widen is 1 on a widening, 0 on a narrowing only", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "weir-diff-" });
+  try {
+    await Deno.writeTextFile(`${dir}/old.mcp.kdl`, BASE);
+    await Deno.writeTextFile(`${dir}/wide.mcp.kdl`, edit(`maximum=50`, `maximum=100`));
+    await Deno.writeTextFile(`${dir}/narrow.mcp.kdl`, edit(`maximum=50`, `maximum=20`));
+    const text = await weir(["diff", `${dir}/old.mcp.kdl`, `${dir}/wide.mcp.kdl`]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^\+ WIDENS +list_issue: input "per_page": maximum 50 -> 100$/m);
+    assert.match(text.stdout, /1 widening, 0 narrowing/);
+    const failed = await weir([
+      "diff",
+      "--fail-on",
+      "widen",
+      `${dir}/old.mcp.kdl`,
+      `${dir}/wide.mcp.kdl`,
+    ]);
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /widens what an agent can do/);
+    const narrow = await weir([
+      "diff",
+      "--fail-on",
+      "widen",
+      "--format",
+      "json",
+      `${dir}/old.mcp.kdl`,
+      `${dir}/narrow.mcp.kdl`,
+    ]);
+    assert.equal(narrow.code, 0, narrow.stderr);
+    const doc = JSON.parse(narrow.stdout);
+    assert.equal(doc.widened, false);
+    assert.equal(doc.narrowed, true);
+    assert.deepEqual(doc.changes, [
+      { tool: "list_issue", effect: "narrow", what: `input "per_page": maximum 50 -> 20` },
+    ]);
+    const any = await weir([
+      "diff",
+      "--fail-on",
+      "any",
+      `${dir}/old.mcp.kdl`,
+      `${dir}/narrow.mcp.kdl`,
+    ]);
+    assert.equal(any.code, 1);
+    const same = await weir([
+      "diff",
+      "--fail-on",
+      "any",
+      `${dir}/old.mcp.kdl`,
+      `${dir}/old.mcp.kdl`,
+    ]);
+    assert.equal(same.code, 0);
+    assert.match(same.stdout, /no change in what an agent can do/);
+    const usage = await weir(["diff", `${dir}/old.mcp.kdl`]);
+    assert.equal(usage.code, 2);
+    const broken = await weir(["diff", `${dir}/old.mcp.kdl`, `${dir}/missing.mcp.kdl`]);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /missing\.mcp\.kdl.*no such file/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("weir diff --git REV FILE compares with the file as committed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "weir-diff-git-" });
+  try {
+    const git = (...args: string[]) =>
+      runCommand("git", {
+        args: ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args],
+        cwd: dir,
+      });
+    assert.equal((await git("init", "-q")).code, 0);
+    await Deno.writeTextFile(`${dir}/tracker.mcp.kdl`, BASE);
+    await git("add", "tracker.mcp.kdl");
+    assert.equal((await git("commit", "-qm", "base")).code, 0);
+    await Deno.writeTextFile(
+      `${dir}/tracker.mcp.kdl`,
+      edit(`enum "open" "closed";`, `enum "open" "closed" "all";`),
+    );
+    const r = await weir(["diff", "--fail-on", "widen", "--git", "HEAD", "tracker.mcp.kdl"], dir);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /weir diff HEAD:tracker\.mcp\.kdl -> tracker\.mcp\.kdl/);
+    assert.match(r.stdout, /\+ WIDENS +list_issue: input "state": enum adds "all"/);
+    const bad = await weir(["diff", "--git", "no-such-rev", "tracker.mcp.kdl"], dir);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /git show no-such-rev:tracker\.mcp\.kdl/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
