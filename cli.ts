@@ -183,7 +183,7 @@ HTTP tool API (POST /api/<tool>; withheld tools marked deprecated).`,
     summary: `Start a guardfile from an OpenAPI 3.x or Swagger 2.0 document: every
 operation listed, none granted until chosen (in a terminal: a chooser).`,
     help: `Usage: weir scaffold SPEC [--select SELECTOR]... [--select-reads] [--output FILE]
-                     [--server NAME] [--force] [--interactive]
+                     [--server NAME] [--force] [--interactive | --no-interactive]
 
 Reads SPEC (an OpenAPI 3.0/3.1 or Swagger 2.0 document, JSON or YAML, a file) and writes a
 guardfile that grants only the operations chosen. Every other operation is listed as a grant
@@ -199,10 +199,12 @@ environment variable the file names).
   --select-reads      Grant every GET operation.
   --output FILE       Write FILE (whole or not at all) instead of standard output; an
                       existing FILE is refused without --force.
+  --force             Let --output (or the chooser) replace an existing file.
   --server NAME       The server name (wrap ward mcp NAME); default from the title.
   --interactive       Choose in the terminal (the default when standard input and output
                       are a terminal and nothing is selected): arrows move, space selects,
                       / filters, enter writes, q leaves without writing.
+  --no-interactive    Write the file with nothing granted, even in a terminal.
 
 With nothing chosen the file grants nothing: lint warns, serve lists only the info tool.
 A summary (granted, off, not expressible, the share of GET operations expressed) goes to

@@ -13,7 +13,13 @@
  */
 import { parseFlags, UsageError } from "./args.ts";
 import { DocumentError, readOpenApi } from "../scaffold/document.ts";
-import { buildScaffold, getCoverage, type Scaffold, SelectionError } from "../scaffold/scaffold.ts";
+import {
+  buildScaffold,
+  type Scaffold,
+  scaffoldSummary,
+  SelectionError,
+} from "../scaffold/scaffold.ts";
+import { exists, writeFileAtomically } from "../scaffold/write.ts";
 import { MAX_GUARDFILE_BYTES } from "../modes/serve.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 
@@ -34,6 +40,7 @@ export async function run(args: string[]): Promise<number> {
     server: { type: "string" },
     force: { type: "boolean" },
     interactive: { type: "boolean" },
+    "no-interactive": { type: "boolean" },
   });
   if (positionals.length !== 1) {
     throw new UsageError("scaffold takes exactly one SPEC (an OpenAPI or Swagger document)");
@@ -46,17 +53,19 @@ export async function run(args: string[]): Promise<number> {
   const spec = positionals[0];
   const chosen = values.select.length > 0 || values["select-reads"] === true;
   const interactive = values.interactive === true ||
-    (!chosen && values.output === undefined && Deno.stdin.isTerminal() &&
+    (!chosen && !values["no-interactive"] && Deno.stdin.isTerminal() &&
       Deno.stdout.isTerminal());
   if (values.interactive && chosen) {
     throw new UsageError(
       "--interactive chooses in the terminal; leave out --select and --select-reads",
     );
   }
-  if (interactive && !Deno.stdin.isTerminal()) {
-    throw new UsageError("--interactive needs a terminal on standard input");
+  if (interactive && !(Deno.stdin.isTerminal() && Deno.stdout.isTerminal())) {
+    throw new UsageError("--interactive needs a terminal on standard input and output");
   }
-  if (values.output !== undefined && !values.force && (await exists(values.output))) {
+  if (
+    !interactive && values.output !== undefined && !values.force && (await exists(values.output))
+  ) {
     console.error(
       `weir: ${printable(values.output)} exists; scaffold never overwrites a guardfile ` +
         `unasked: choose another --output or add --force`,
@@ -103,41 +112,8 @@ export async function run(args: string[]): Promise<number> {
       return 1;
     }
   }
-  console.error(summary(scaffold, values.output));
+  console.error(scaffoldSummary(scaffold, values.output));
   return 0;
-}
-
-/** The one-paragraph report on stderr: what was granted, what is off, what could not be. */
-export function summary(s: Scaffold, output: string | undefined): string {
-  const { gets, expressed } = getCoverage(s.derivations);
-  const off = s.derivations.filter((d) => d.grant).length - s.selected.length;
-  const no = s.derivations.filter((d) => !d.grant).length;
-  const share = gets === 0
-    ? "no GET operations"
-    : `GET operations expressed: ${expressed} of ${gets} (${(100 * expressed / gets).toFixed(1)}%)`;
-  const lines = [
-    `weir scaffold: ${s.derivations.length} operations: ${s.selected.length} granted, ${off} listed off, ` +
-    `${no} not expressible; ${share}.`,
-  ];
-  if (s.selected.length === 0) {
-    lines.push(
-      `Nothing is granted yet: the file serves only the info tool. Turn a grant on by ` +
-        `deleting its "/-", or rerun with --select.`,
-    );
-  }
-  for (const d of s.selected.filter((d) => d.otherAuth)) {
-    lines.push(`warning: ${d.name.tool}: ${d.otherAuth}`);
-  }
-  if (s.compact) {
-    lines.push(
-      `Unchosen operations are listed one line each: in full the file would pass ` +
-        `the guardfile size cap.`,
-    );
-  }
-  if (output !== undefined) {
-    lines.push(`Wrote ${output}. Next: weir lint ${output}; weir describe ${output}`);
-  }
-  return printable(lines.join("\n")).replaceAll("\\u000a", "\n");
 }
 
 async function readDocument(path: string): Promise<string> {
@@ -163,43 +139,6 @@ async function readDocument(path: string): Promise<string> {
     throw error;
   } finally {
     file.close();
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Write `text` to `path` whole or not at all: into a temporary file beside it,
- * then renamed over it.
- * @returns a message when it could not be written, else undefined
- */
-export async function writeFileAtomically(
-  path: string,
-  text: string,
-  force: boolean,
-): Promise<string | undefined> {
-  if (!force && (await exists(path))) {
-    return `${path} exists; scaffold never overwrites a guardfile unasked: add --force`;
-  }
-  const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) || "/" : ".";
-  let tmp: string | undefined;
-  try {
-    tmp = await Deno.makeTempFile({ dir, prefix: ".weir-scaffold-", suffix: ".tmp" });
-    await Deno.writeTextFile(tmp, text);
-    await Deno.rename(tmp, path);
-    tmp = undefined;
-    return undefined;
-  } catch (error) {
-    return `write ${path}: ${(error as Error).message}`;
-  } finally {
-    if (tmp) await Deno.remove(tmp).catch(() => {});
   }
 }
 

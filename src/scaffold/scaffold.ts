@@ -11,6 +11,7 @@
  * @module
  */
 import { parseGuardfile } from "../guardfile/parse.ts";
+import { printable } from "../guardfile/diagnostics.ts";
 import type { HttpMethod } from "../guardfile/model.ts";
 import type { OpenApiDocument, Operation } from "./document.ts";
 import { type Derivation, deriveGrant } from "./derive.ts";
@@ -277,4 +278,37 @@ function headerLines(
 export function getCoverage(derivations: Derivation[]): { gets: number; expressed: number } {
   const gets = derivations.filter((d) => d.op.method === "GET");
   return { gets: gets.length, expressed: gets.filter((d) => d.grant).length };
+}
+
+/** The one-paragraph report on stderr: what was granted, what is off, what could not be. */
+export function scaffoldSummary(s: Scaffold, output: string | undefined): string {
+  const { gets, expressed } = getCoverage(s.derivations);
+  const off = s.derivations.filter((d) => d.grant).length - s.selected.length;
+  const no = s.derivations.filter((d) => !d.grant).length;
+  const share = gets === 0
+    ? "no GET operations"
+    : `GET operations expressed: ${expressed} of ${gets} (${(100 * expressed / gets).toFixed(1)}%)`;
+  const lines = [
+    `weir scaffold: ${s.derivations.length} operations: ${s.selected.length} granted, ${off} listed off, ` +
+    `${no} not expressible; ${share}.`,
+  ];
+  if (s.selected.length === 0) {
+    lines.push(
+      `Nothing is granted yet: the file serves only the info tool. Turn a grant on by ` +
+        `deleting its "/-", or rerun with --select.`,
+    );
+  }
+  for (const d of s.selected.filter((d) => d.otherAuth)) {
+    lines.push(`warning: ${d.name.tool}: ${d.otherAuth}`);
+  }
+  if (s.compact) {
+    lines.push(
+      `Unchosen operations are listed one line each: in full the file would pass ` +
+        `the guardfile size cap.`,
+    );
+  }
+  if (output !== undefined) {
+    lines.push(`Wrote ${output}. Next: weir lint ${output}; weir describe ${output}`);
+  }
+  return lines.map(printable).join("\n");
 }

@@ -1,0 +1,281 @@
+/**
+ * The chooser of `weir scaffold`, used as a person uses it: the real CLI runs
+ * in a terminal (tmux, on a socket of this test's own), keys are typed with
+ * `send-keys`, and the screen is read with `capture-pane`. Two operations of
+ * a real document (the Swagger 2.0 petstore of `@readme/oas-examples`) are
+ * selected; the written file serves exactly those two. Leaving with `q`
+ * writes nothing. Also the pure parts: key decoding and the state machine.
+ */
+import assert from "node:assert/strict";
+import { CONFIG, ROOT, runCommand } from "../support/cli.ts";
+import { runCli, spawnServeStdio } from "./support.ts";
+import {
+  type ChooserState,
+  initialState,
+  keysOf,
+  press,
+  type Row,
+} from "../../src/scaffold/chooser.ts";
+
+const SOCKET = `weir-chooser-${Deno.pid}`;
+
+async function tmux(...args: string[]): Promise<string> {
+  const r = await runCommand("tmux", { args: ["-L", SOCKET, ...args] });
+  if (r.code !== 0) throw new Error(`tmux ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** The screen as text, once `ready` holds (polled for up to `ms`). */
+async function screenWhen(ready: (screen: string) => boolean, what: string, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  let screen = "";
+  while (Date.now() < deadline) {
+    screen = await tmux("capture-pane", "-p", "-t", "chooser");
+    if (ready(screen)) return screen;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}; the screen:\n${screen}`);
+}
+
+/** Start `weir scaffold petstore.json` in a 140x30 terminal in a new temporary directory. */
+async function startChooser(): Promise<string> {
+  const doc = (await import("@readme/oas-examples/2.0/json/petstore.json", {
+    with: { type: "json" },
+  })).default;
+  const dir = await Deno.makeTempDir({ prefix: "weir-chooser-" });
+  await Deno.writeTextFile(`${dir}/petstore.json`, JSON.stringify(doc));
+  const weir = [Deno.execPath(), "run", "--quiet", "--config", CONFIG, "-A", `${ROOT}cli.ts`]
+    .map((a) => `'${a}'`).join(" ");
+  await tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "chooser",
+    "-x",
+    "140",
+    "-y",
+    "30",
+    "-c",
+    dir,
+    `${weir} scaffold petstore.json; echo "exit=$?" > done.txt; sleep 120`,
+  );
+  return dir;
+}
+
+async function waitForFile(path: string, ms = 60_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      return await Deno.readTextFile(path);
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${path} never appeared`);
+}
+
+async function stop(dir: string): Promise<void> {
+  await tmux("kill-server").catch(() => {});
+  await Deno.remove(dir, { recursive: true });
+}
+
+Deno.test("weir scaffold in a terminal: select two operations, write, serve exactly those two", async () => {
+  const dir = await startChooser();
+  try {
+    let screen = await screenWhen(
+      (s) => s.includes("Nothing is granted until you select it"),
+      "the chooser",
+    );
+    assert.match(screen, /^0 selected/m);
+    assert.match(screen, /^ {2}pet$/m, "grouped by tag");
+    assert.match(
+      screen,
+      /^> {3}\[ \] GET {4}\/pet\/findByStatus/m,
+      "reads first, cursor on the first",
+    );
+    assert.match(
+      screen,
+      /\[-\] POST +\/user\/createWithArray +not expressible: the JSON body is an array/,
+    );
+    assert.doesNotMatch(screen, /\[x\]/, "nothing selected until the person selects it");
+
+    await tmux("send-keys", "-t", "chooser", "Space");
+    screen = await screenWhen((s) => /^1 selected/m.test(s), "the first selection");
+    assert.match(screen, /^> {3}\[x\] GET {4}\/pet\/findByStatus/m);
+
+    await tmux("send-keys", "-t", "chooser", "/");
+    await tmux("send-keys", "-t", "chooser", "-l", "getOrder");
+    screen = await screenWhen((s) => s.includes("filter: getOrder_"), "the filter");
+    assert.match(screen, /\[ \] GET +\/store\/order\/\{orderId\} +get_order-by-id/);
+    assert.doesNotMatch(screen, /findByStatus/, "the filter hides the rest");
+
+    await tmux("send-keys", "-t", "chooser", "Enter", "Space");
+    screen = await screenWhen((s) => /^2 selected/m.test(s), "the second selection");
+    assert.match(screen, /^> {3}\[x\] GET +\/store\/order\/\{orderId\}/m);
+
+    await tmux("send-keys", "-t", "chooser", "/", "Escape");
+    screen = await screenWhen(
+      (s) => s.includes("/user/logout") && !s.includes("filter:"),
+      "the whole list",
+    );
+    assert.equal(screen.match(/\[x\]/g)?.length, 2);
+
+    await tmux("send-keys", "-t", "chooser", "Enter");
+    screen = await screenWhen((s) => s.includes("Write to: "), "the output prompt");
+    assert.match(screen, /Write to: swagger-petstore\.mcp\.kdl_/);
+    assert.match(screen, /2 selected\. Enter writes, escape goes back\./);
+    await tmux("send-keys", "-t", "chooser", "C-u");
+    await tmux("send-keys", "-t", "chooser", "-l", "chosen.mcp.kdl");
+    await tmux("send-keys", "-t", "chooser", "Enter");
+
+    assert.equal((await waitForFile(`${dir}/done.txt`)).trim(), "exit=0");
+    screen = await screenWhen((s) => s.includes("Wrote chosen.mcp.kdl"), "the summary");
+    assert.match(screen, /20 operations: 2 granted, 16 listed off, 2 not expressible/);
+
+    const file = `${dir}/chosen.mcp.kdl`;
+    const lint = await runCli(["lint", "--methods", file]);
+    assert.equal(lint.code, 0, lint.stderr);
+    assert.equal(lint.stdout, "find_pets-by-status\tGET\nget_order-by-id\tGET\nweir_info\t-\n");
+    const served = await toolsOverStdio(file);
+    assert.deepEqual(served, ["find_pets-by-status", "get_order-by-id", "weir_info"]);
+    const described = JSON.parse((await runCli(["describe", "--format", "json", file])).stdout);
+    assert.deepEqual(
+      described.tools.filter((t: { kind: string }) => t.kind === "grant")
+        .map((t: { method: string; path: string }) => `${t.method} ${t.path}`).sort(),
+      ["GET /pet/findByStatus", "GET /store/order/{orderId}"],
+    );
+  } finally {
+    await stop(dir);
+  }
+});
+
+Deno.test("weir scaffold in a terminal: q leaves without writing (exit 1)", async () => {
+  const dir = await startChooser();
+  try {
+    await screenWhen((s) => s.includes("Nothing is granted until you select it"), "the chooser");
+    await tmux("send-keys", "-t", "chooser", "Space", "q");
+    assert.equal((await waitForFile(`${dir}/done.txt`)).trim(), "exit=1");
+    const screen = await screenWhen((s) => s.includes("left the chooser"), "the goodbye");
+    assert.match(screen, /nothing written/);
+    const files = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(files, ["done.txt", "petstore.json"]);
+  } finally {
+    await stop(dir);
+  }
+});
+
+/** `tools/list` over stdio (one page is enough for a few tools). */
+async function toolsOverStdio(file: string): Promise<string[]> {
+  const child = spawnServeStdio(file);
+  const w = child.stdin.getWriter();
+  const lines = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/list" },
+  ];
+  await w.write(new TextEncoder().encode(lines.map((l) => JSON.stringify(l)).join("\n") + "\n"));
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  try {
+    for (let i = 0; i < 1000 && !/"id":2/.test(text); i++) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+  } finally {
+    await w.close();
+    await reader.cancel();
+    await child.stderr.cancel();
+    await child.status;
+  }
+  const answer = text.split("\n").map((l) => l.trim()).filter((l) => l.includes('"id":2'))[0];
+  return JSON.parse(answer).result.tools.map((t: { name: string }) => t.name).sort();
+}
+
+// ---- the pure parts ----
+
+const ROWS: Row[] = [
+  { kind: "group", label: "pet", group: 0 },
+  {
+    kind: "op",
+    group: 0,
+    key: "GET /pets",
+    method: "GET",
+    path: "/pets",
+    tool: "list_pets",
+    summary: "",
+    haystack: "get /pets list_pets",
+  },
+  {
+    kind: "op",
+    group: 0,
+    key: "POST /pets/upload",
+    method: "POST",
+    path: "/pets/upload",
+    tool: "upload_pet",
+    summary: "",
+    haystack: "post /pets/upload upload_pet",
+    reason: "the request body is multipart/form-data",
+  },
+  { kind: "group", label: "store", group: 1 },
+  {
+    kind: "op",
+    group: 1,
+    key: "GET /orders",
+    method: "GET",
+    path: "/orders",
+    tool: "list_orders",
+    summary: "",
+    haystack: "get /orders list_orders",
+  },
+];
+
+function run(keys: string[]): ChooserState {
+  return keys.reduce((s, k) => press(s, k), initialState(ROWS, "out.mcp.kdl"));
+}
+
+Deno.test("keysOf(): arrows, enter, space, escape, backspace and text from terminal bytes", () => {
+  const bytes = new TextEncoder().encode("\x1b[A\x1b[Bx \r\x1b\x7f\x03\x15\x1b[5~");
+  assert.deepEqual(keysOf(bytes), [
+    "up",
+    "down",
+    "x",
+    "space",
+    "enter",
+    "escape",
+    "backspace",
+    "ctrl-c",
+    "ctrl-u",
+    "pageup",
+  ]);
+});
+
+Deno.test("press(): nothing selected at first; space toggles; an inexpressible one cannot be selected", () => {
+  assert.equal(run([]).selected.size, 0);
+  assert.deepEqual([...run(["space"]).selected], ["GET /pets"]);
+  assert.deepEqual([...run(["space", "space"]).selected], []);
+  const refused = run(["down", "space"]);
+  assert.equal(refused.selected.size, 0);
+  assert.match(refused.message, /Cannot be granted: the request body is multipart/);
+});
+
+Deno.test("press(): space on a group selects its expressible operations; the filter narrows the list", () => {
+  const group = run(["up", "space"]);
+  assert.deepEqual([...group.selected], ["GET /pets"]);
+  const filtered = run(["/", "o", "r", "d", "enter", "space"]);
+  assert.deepEqual([...filtered.selected], ["GET /orders"]);
+  assert.equal(run(["/", "x", "escape"]).filter, "");
+  assert.equal(run(["q"]).done, "quit");
+  assert.equal(run(["ctrl-c"]).done, "quit");
+  const writing = run(["space", "enter", "ctrl-u", "a", ".", "k", "d", "l", "enter"]);
+  assert.equal(writing.done, "write");
+  assert.equal(writing.output, "a.kdl");
+});
