@@ -1,10 +1,16 @@
 /**
- * Build weir's single-file binaries with `deno compile`.
+ * Build weir's single-file binaries with `deno compile`, from the one build
+ * definition in `scripts/build.ts` (flags, included modules, targets).
  *
- *   deno task compile            dist/weir for this machine
- *   deno task release            dist/weir-<version>-<target>[.exe] for the five targets
- *                                 below, and dist/SHA256SUMS (sha256sum -c format)
- *   --out-dir DIR                write there instead of dist/
+ *   deno task compile              dist/weir for this machine
+ *   deno task release              dist/weir-<target>.tar.gz (.zip for Windows) for the five
+ *                                  targets, each holding weir (weir.exe) and LICENSE, and
+ *                                  dist/SHA256SUMS (sha256sum -c format)
+ *   compile.ts --target TARGET     dist/weir for one target (cross-compiled)
+ *   compile.ts --image PLATFORM    dist/weir for the container image on PLATFORM (linux/amd64,
+ *                                  linux/arm64): the image's permission set (what the Dockerfile runs)
+ *   --out-dir DIR                  write there instead of dist/
+ *   --print                        print each `deno compile` command line (JSON) instead of running it
  *
  * `deno compile` needs `denort`, the runtime the binary is built on. Deno
  * downloads it from dl.deno.land for each target unless `DENORT_BIN` names a
@@ -12,55 +18,27 @@
  * script says so, removes what it half-wrote (never leaving an empty dist/),
  * and exits 1.
  *
- * The binary gets the permissions weir's commands need and no more: network,
- * environment, reading files (guardfiles, `value file` secrets), running the
- * one command a `serve-upstream -- CMD` names, and writing the file
- * `lint-upstream --write-fingerprints` names (see `PERMISSIONS`).
+ * Exit codes: 0 built, 1 a build failed, 2 usage errors.
  *
  * @module
  */
-import config from "../deno.json" with { type: "json" };
-
-/** The release targets, as `deno compile --target` spells them. */
-export const TARGETS = [
-  "x86_64-unknown-linux-gnu",
-  "aarch64-unknown-linux-gnu",
-  "x86_64-apple-darwin",
-  "aarch64-apple-darwin",
-  "x86_64-pc-windows-msvc",
-] as const;
+import { binaryName, compileArgs, IMAGE, type Target, TARGETS } from "./build.ts";
+import { writeArchive, writeSums } from "./archive.ts";
 
 const ROOT = new URL("../", import.meta.url);
-/**
- * `--allow-run`: `serve-upstream -- CMD` starts a stdio upstream (no other command spawns).
- * `--allow-write`: `lint-upstream --write-fingerprints FILE` (nothing else writes a file).
- */
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-run", "--allow-write"];
+const USAGE = "usage: compile.ts [--release | --target TARGET | --image PLATFORM] " +
+  "[--out-dir DIR] [--print]";
 
-async function exists(url: URL): Promise<boolean> {
+async function exists(path: string): Promise<boolean> {
   try {
-    await Deno.lstat(url);
+    await Deno.lstat(path);
     return true;
   } catch {
     return false;
   }
 }
 
-async function compile(output: URL, target?: string): Promise<string | undefined> {
-  const args = [
-    "compile",
-    "--quiet",
-    "--config",
-    new URL("deno.json", ROOT).pathname,
-    ...PERMISSIONS,
-    ...(target ? ["--target", target] : []),
-    // A Web Worker module is loaded by URL at run time: embed it explicitly.
-    "--include",
-    new URL("src/guard/extract_worker.ts", ROOT).pathname,
-    "--output",
-    output.pathname,
-    new URL("cli.ts", ROOT).pathname,
-  ];
+async function compile(args: string[]): Promise<string | undefined> {
   const out = await new Deno.Command(Deno.execPath(), { args, stdout: "inherit", stderr: "piped" })
     .output();
   if (out.success) return undefined;
@@ -69,63 +47,145 @@ async function compile(output: URL, target?: string): Promise<string | undefined
     .slice(-5).join("\n");
 }
 
-async function sha256(url: URL): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(url));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+interface Job {
+  /** The target to cross-compile for; this machine's when undefined. */
+  target?: Target;
+  /** Where the binary goes. */
+  output: string;
+  image?: boolean;
+}
+
+interface Options {
+  release: boolean;
+  target?: Target;
+  platform?: string;
+  outDir: string;
+  print: boolean;
+}
+
+function parse(args: string[]): Options | string {
+  const options: Options = { release: false, outDir: new URL("dist", ROOT).pathname, print: false };
+  for (let i = 0; i < args.length; i++) {
+    const value = () => args[++i] ?? "";
+    switch (args[i]) {
+      case "--release":
+        options.release = true;
+        break;
+      case "--print":
+        options.print = true;
+        break;
+      case "--out-dir": {
+        const dir = value();
+        if (!dir) return `--out-dir needs a directory`;
+        options.outDir = dir.startsWith("/") ? dir : `${Deno.cwd()}/${dir}`;
+        break;
+      }
+      case "--target": {
+        const target = value();
+        if (!Object.hasOwn(TARGETS, target)) {
+          return `--target ${target}: one of ${Object.keys(TARGETS).join(", ")}`;
+        }
+        options.target = target as Target;
+        break;
+      }
+      case "--image": {
+        // BuildKit may spell arm64 with its variant.
+        const platform = value().replace(/^linux\/arm64\/v8$/, "linux/arm64");
+        if (!Object.hasOwn(IMAGE.platforms, platform)) {
+          return `--image ${platform}: one of ${Object.keys(IMAGE.platforms).join(", ")}`;
+        }
+        options.platform = platform;
+        break;
+      }
+      default:
+        return `unknown argument ${args[i]}`;
+    }
+  }
+  const modes = [options.release, options.target, options.platform].filter(Boolean).length;
+  if (modes > 1) return "--release, --target and --image exclude each other";
+  options.outDir = options.outDir.replace(/\/+$/, "");
+  return options;
 }
 
 async function main(args: string[]): Promise<number> {
-  let release = false;
-  let DIST = new URL("dist/", ROOT);
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === "--release") release = true;
-    else if (args[i] === "--out-dir" && args[i + 1]) {
-      DIST = new URL(`file://${Deno.realPathSync(".")}/`);
-      DIST = new URL(args[++i].replace(/\/?$/, "/"), DIST);
-    } else {
-      console.error(
-        `compile: unknown argument ${args[i]}; usage: compile.ts [--release] [--out-dir DIR]`,
-      );
-      return 2;
-    }
+  const options = parse(args);
+  if (typeof options === "string") {
+    console.error(`compile: ${options}\n${USAGE}`);
+    return 2;
   }
-  const distExisted = await exists(DIST);
-  await Deno.mkdir(DIST, { recursive: true });
-  const jobs = release
-    ? TARGETS.map((t) => ({
-      target: t as string | undefined,
-      name: `weir-${config.version}-${t}${t.includes("windows") ? ".exe" : ""}`,
+  const { outDir } = options;
+  // Release binaries are built in a scratch directory and shipped only as archives.
+  const scratch = options.release && !options.print
+    ? await Deno.makeTempDir({ prefix: "weir-compile-" })
+    : outDir;
+  const jobs: Job[] = options.release
+    ? (Object.keys(TARGETS) as Target[]).map((target) => ({
+      target,
+      output: `${scratch}/${target}/${binaryName(target)}`,
     }))
-    : [{ target: undefined, name: Deno.build.os === "windows" ? "weir.exe" : "weir" }];
-  const written: URL[] = [];
-  for (const job of jobs) {
-    const output = new URL(job.name, DIST);
-    const error = await compile(output, job.target);
-    if (error !== undefined) {
-      for (const file of written) await Deno.remove(file).catch(() => {});
-      await Deno.remove(output).catch(() => {});
-      if (!distExisted) await Deno.remove(DIST).catch(() => {}); // only if empty
-      console.error(`compile: deno compile${job.target ? ` --target ${job.target}` : ""} failed:`);
-      console.error(error.split("\n").slice(-6).map((l) => `  ${l}`).join("\n"));
-      console.error(
-        `compile: deno compile builds on "denort", which it downloads from dl.deno.land.\n` +
-          `  Without network access, point DENORT_BIN at a denort ${Deno.version.deno} binary ` +
-          `for this machine\n  (from the denort-<target>.zip of the Deno release) and run ` +
-          `"deno task compile" again:\n    DENORT_BIN=/path/to/denort deno task compile\n` +
-          `  Release builds for other targets need each target's denort, so they need the network.`,
-      );
-      return 1;
-    }
-    written.push(output);
-    console.log(`compile: wrote dist/${job.name}`);
+    : options.platform
+    ? [{ target: IMAGE.platforms[options.platform], output: `${outDir}/weir`, image: true }]
+    : [{
+      target: options.target,
+      output: options.target
+        ? `${outDir}/${binaryName(options.target)}`
+        : `${outDir}/${Deno.build.os === "windows" ? "weir.exe" : "weir"}`,
+    }];
+  if (options.print) {
+    for (const job of jobs) console.log(JSON.stringify(["deno", ...argsOf(job)]));
+    return 0;
   }
-  if (release) {
-    const lines = [];
-    for (const [i, job] of jobs.entries()) lines.push(`${await sha256(written[i])}  ${job.name}`);
-    await Deno.writeTextFile(new URL("SHA256SUMS", DIST), lines.join("\n") + "\n");
-    console.log("compile: wrote dist/SHA256SUMS (check with: cd dist && sha256sum -c SHA256SUMS)");
+  const outExisted = await exists(outDir);
+  await Deno.mkdir(outDir, { recursive: true });
+  const written: string[] = [];
+  try {
+    for (const job of jobs) {
+      await Deno.mkdir(job.output.slice(0, job.output.lastIndexOf("/")), { recursive: true });
+      const error = await compile(argsOf(job));
+      if (error !== undefined) {
+        for (const file of [...written, job.output]) await Deno.remove(file).catch(() => {});
+        if (!outExisted) await Deno.remove(outDir).catch(() => {}); // only if empty
+        console.error(
+          `compile: deno compile${job.target ? ` --target ${job.target}` : ""} failed:`,
+        );
+        console.error(error.split("\n").slice(-6).map((l) => `  ${l}`).join("\n"));
+        console.error(
+          `compile: deno compile builds on "denort", which it downloads from dl.deno.land.\n` +
+            `  Without network access, point DENORT_BIN at a denort ${Deno.version.deno} binary ` +
+            `for this machine\n  (from the denort-<target>.zip of the Deno release) and run ` +
+            `"deno task compile" again:\n    DENORT_BIN=/path/to/denort deno task compile\n` +
+            `  Release builds for other targets need each target's denort, so they need the network.`,
+        );
+        return 1;
+      }
+      written.push(job.output);
+      if (!options.release) console.log(`compile: wrote ${job.output}`);
+    }
+    if (options.release) {
+      const names = [];
+      for (const job of jobs) {
+        const name = await writeArchive(
+          job.output,
+          new URL("LICENSE", ROOT).pathname,
+          job.target!,
+          outDir,
+        );
+        names.push(name);
+        console.log(`compile: wrote ${outDir}/${name}`);
+      }
+      await writeSums(outDir, names);
+      console.log(
+        `compile: wrote ${outDir}/SHA256SUMS (check with: cd ${outDir} && sha256sum -c SHA256SUMS)`,
+      );
+    }
+  } finally {
+    if (scratch !== outDir) await Deno.remove(scratch, { recursive: true }).catch(() => {});
   }
   return 0;
+}
+
+function argsOf(job: Job): string[] {
+  return compileArgs(ROOT, job.output, { target: job.target, image: job.image });
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,132 @@
+/**
+ * How weir is built and shipped, written once. Everything that compiles or
+ * publishes weir reads it from here, and `tests/release/build_definition_test.ts`
+ * holds the files that cannot import it (the `Dockerfile`, the release workflow,
+ * the Helm chart) to it:
+ *
+ * - `scripts/compile.ts` (`deno task compile`, `deno task release`) builds the
+ *   binaries with {@linkcode compileArgs};
+ * - the `Dockerfile` runs `scripts/compile.ts --image PLATFORM`, so the image's
+ *   binary gets the same flags and included modules, less the permissions the
+ *   image has no use for ({@linkcode IMAGE}`.permissions`), and its default
+ *   command is {@linkcode IMAGE}`.command`;
+ * - `.github/workflows/release.yml` runs `scripts/compile.ts --release`, pushes
+ *   the image to {@linkcode IMAGE}`.repository` for {@linkcode IMAGE}`.platforms`
+ *   and the chart to {@linkcode CHART}`.repository`, which the chart's default
+ *   `image.repository` names.
+ *
+ * @module
+ */
+
+/** The program `deno compile` builds: the CLI. */
+export const ENTRY = "cli.ts";
+
+/**
+ * Modules `deno compile` cannot find by following imports, so it must be told
+ * to embed them (`--include`): each Web Worker module, which is loaded by URL
+ * at run time. Paths are relative to the repository root.
+ */
+export const INCLUDE: readonly string[] = ["src/guard/extract_worker.ts"];
+
+/**
+ * The binary's permissions: network, environment, reading files (guardfiles,
+ * `value file` secrets), running the one command a `serve-upstream -- CMD`
+ * names (`--allow-run`) and writing the file `lint-upstream
+ * --write-fingerprints FILE` names (`--allow-write`). Nothing else spawns or
+ * writes.
+ */
+export const PERMISSIONS: readonly string[] = [
+  "--allow-net",
+  "--allow-env",
+  "--allow-read",
+  "--allow-run",
+  "--allow-write",
+];
+
+/** The release targets, as `deno compile --target` spells them, with their archive format. */
+export const TARGETS = {
+  "x86_64-unknown-linux-gnu": "tar.gz",
+  "aarch64-unknown-linux-gnu": "tar.gz",
+  "x86_64-apple-darwin": "tar.gz",
+  "aarch64-apple-darwin": "tar.gz",
+  "x86_64-pc-windows-msvc": "zip",
+} as const;
+
+/** One of {@linkcode TARGETS}. */
+export type Target = keyof typeof TARGETS;
+
+/** The container image. */
+export const IMAGE = {
+  /** Where the release pushes it (tags `<version>` and `latest`); the chart's default. */
+  repository: "ghcr.io/weir-mcp/weir",
+  /** Docker platform -> the `deno compile` target its binary is built for. */
+  platforms: {
+    "linux/amd64": "x86_64-unknown-linux-gnu",
+    "linux/arm64": "aarch64-unknown-linux-gnu",
+  } as Record<string, Target>,
+  /**
+   * {@linkcode PERMISSIONS} less `--allow-run` (the image holds no other program to
+   * start) and `--allow-write` (its root filesystem is read-only).
+   */
+  permissions: ["--allow-net", "--allow-env", "--allow-read"] as readonly string[],
+  /** Where the binary sits in the image (its `ENTRYPOINT`). */
+  entrypoint: "/usr/local/bin/weir",
+  /**
+   * The default command (`CMD`): serve the mounted guardfile on every interface,
+   * with the bearer tokens in `WEIR_INBOUND_TOKEN` required of every caller (the
+   * chart sets that variable from `inboundAuth.existingSecret`). Without the
+   * variable weir refuses to start and says which variable to set.
+   */
+  command: [
+    "serve",
+    "/config/guardfile.mcp.kdl",
+    "--http",
+    "0.0.0.0:8080",
+    "--inbound-token-env",
+    "WEIR_INBOUND_TOKEN",
+  ] as readonly string[],
+} as const;
+
+/** The Helm chart, pushed as an OCI artifact. */
+export const CHART = {
+  /** The chart's folder in the repository. */
+  path: "deploy/helm/weir",
+  /** The OCI repository the release pushes the packaged chart to (`helm push`). */
+  repository: "oci://ghcr.io/weir-mcp/charts",
+} as const;
+
+/** The archive name of a target's release binary, as the release and `install.sh` spell it. */
+export function archiveName(target: Target): string {
+  return `weir-${target}.${TARGETS[target]}`;
+}
+
+/** The binary's file name inside a target's archive. */
+export function binaryName(target: Target): string {
+  return target.includes("windows") ? "weir.exe" : "weir";
+}
+
+/**
+ * The arguments after `deno` that compile weir.
+ * @param root the repository root (a directory `file:` URL ending in `/`)
+ * @param output where to write the binary
+ * @param options `target` to cross-compile (default: this machine); `image`
+ *   for the container image's permission set
+ */
+export function compileArgs(
+  root: URL,
+  output: string,
+  options: { target?: Target; image?: boolean } = {},
+): string[] {
+  return [
+    "compile",
+    "--quiet",
+    "--config",
+    new URL("deno.json", root).pathname,
+    ...(options.image ? IMAGE.permissions : PERMISSIONS),
+    ...(options.target ? ["--target", options.target] : []),
+    ...INCLUDE.flatMap((path) => ["--include", new URL(path, root).pathname]),
+    "--output",
+    output,
+    new URL(ENTRY, root).pathname,
+  ];
+}

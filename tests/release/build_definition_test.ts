@@ -1,0 +1,265 @@
+/**
+ * One build definition (`scripts/build.ts`) and everything that builds or
+ * ships weir held to it, so they cannot drift apart:
+ *
+ * - the included modules are exactly the Web Worker modules the code loads by
+ *   URL (a new worker that is not listed fails here, not in a user's binary);
+ * - `scripts/compile.ts` passes the definition's flags, includes and targets
+ *   in each of its modes (asked with `--print`, the exact `deno compile` argv);
+ * - the `Dockerfile` compiles only through `scripts/compile.ts --image`, copies
+ *   every file that needs (the build context admits them), and its
+ *   `ENTRYPOINT`/`CMD` are the definition's;
+ * - the release workflow compiles only through `deno task release`, pushes
+ *   the image and chart where the definition says, verifies every target, and
+ *   stamps the commit before each build; Deno and helm versions agree across
+ *   the workflow, the Dockerfile, `.ci/run` and `scripts/get-helm.sh`;
+ * - the chart's default image is the one the release pushes, at the version
+ *   the release checks, also in the packaged chart as `helm` renders it.
+ */
+import assert from "node:assert/strict";
+import { parse as parseYaml } from "yaml";
+import {
+  CHART,
+  ENTRY,
+  IMAGE,
+  INCLUDE,
+  PERMISSIONS,
+  type Target,
+  TARGETS,
+} from "../../scripts/build.ts";
+import { CONFIG, ROOT, runCommand } from "../support/cli.ts";
+
+const config = JSON.parse(await Deno.readTextFile(CONFIG));
+const read = (path: string) => Deno.readTextFile(`${ROOT}${path}`);
+const DOCKERFILE = await read("Dockerfile");
+// deno-lint-ignore no-explicit-any
+const WORKFLOW: any = parseYaml(await read(".github/workflows/release.yml"));
+
+async function* sourceFiles(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) yield* sourceFiles(path);
+    else if (/\.[jt]s$/.test(entry.name) && !/_test\.[jt]s$/.test(entry.name)) yield path;
+  }
+}
+
+/** `deno compile` argv lines that `scripts/compile.ts ARGS --print` would run. */
+async function printed(args: string[]): Promise<string[][]> {
+  const r = await runCommand(Deno.execPath(), {
+    args: ["run", "--allow-all", `${ROOT}scripts/compile.ts`, ...args, "--print"],
+    cwd: ROOT,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout.trim().split("\n").map((line) => JSON.parse(line));
+}
+
+/** Check one `deno compile` argv against the definition. */
+function assertCompile(argv: string[], permissions: readonly string[], target?: Target) {
+  assert.deepEqual(argv.slice(0, 2), ["deno", "compile"]);
+  assert.equal(argv.at(-1), `${ROOT}${ENTRY}`, "the entry point comes last");
+  assert.equal(argv[argv.indexOf("--config") + 1], CONFIG);
+  assert.deepEqual(argv.filter((a) => a.startsWith("--allow-")), [...permissions]);
+  assert.ok(!argv.includes("-A") && !argv.includes("--allow-all"));
+  const included = argv.flatMap((a, i) => argv[i - 1] === "--include" ? [a] : []);
+  assert.deepEqual(included, INCLUDE.map((p) => `${ROOT}${p}`));
+  const targets = argv.flatMap((a, i) => argv[i - 1] === "--target" ? [a] : []);
+  assert.deepEqual(targets, target ? [target] : []);
+}
+
+Deno.test("INCLUDE is exactly the Web Worker modules the code loads by URL", async () => {
+  const workers = new Set<string>();
+  for await (const file of sourceFiles("src")) {
+    const text = await read(file);
+    for (const m of text.matchAll(/new\s+Worker\(\s*new\s+URL\(\s*["']([^"']+)["']/g)) {
+      workers.add(new URL(m[1], `file:///${file}`).pathname.slice(1));
+    }
+    assert.doesNotMatch(
+      text.replace(/new\s+Worker\(\s*new\s+URL\(\s*["'][^"']+["']/g, ""),
+      /new\s+Worker\(/,
+      `${file}: a Worker whose module is not a literal new URL(..., import.meta.url) cannot be ` +
+        `listed in INCLUDE`,
+    );
+  }
+  assert.ok(workers.size > 0, "the extract worker is found");
+  assert.deepEqual([...INCLUDE].sort(), [...workers].sort());
+  for (const path of INCLUDE) await Deno.stat(`${ROOT}${path}`);
+});
+
+Deno.test("compile.ts compiles with the definition's flags, includes and targets in every mode", async () => {
+  const [host] = await printed([]);
+  assertCompile(host, PERMISSIONS);
+  const release = await printed(["--release"]);
+  assert.equal(release.length, Object.keys(TARGETS).length);
+  for (const [i, target] of (Object.keys(TARGETS) as Target[]).entries()) {
+    assertCompile(release[i], PERMISSIONS, target);
+  }
+  for (const [platform, target] of Object.entries(IMAGE.platforms)) {
+    const [image] = await printed(["--image", platform, "--out-dir", "/out"]);
+    assertCompile(image, IMAGE.permissions, target);
+    assert.equal(image[image.indexOf("--output") + 1], "/out/weir");
+  }
+  // deno task compile / release are this script.
+  assert.match(config.tasks.compile, /^deno run [^&|;]*scripts\/compile\.ts$/);
+  assert.match(config.tasks.release, /^deno run [^&|;]*scripts\/compile\.ts --release$/);
+  // The image's permissions are the binary's, less some, never more.
+  for (const p of IMAGE.permissions) assert.ok(PERMISSIONS.includes(p), p);
+});
+
+/** Dockerfile instructions, continuation lines joined. */
+function instructions(text: string): { op: string; args: string }[] {
+  return text.replace(/\\\n/g, " ").split("\n").filter((l) => l.trim() && !/^\s*#/.test(l))
+    .map((l) => {
+      const m = /^\s*(\w+)\s+(.*)$/.exec(l)!;
+      return { op: m[1].toUpperCase(), args: m[2].trim() };
+    });
+}
+
+Deno.test("the Dockerfile builds through compile.ts --image and runs the definition's command", async () => {
+  const ops = instructions(DOCKERFILE);
+  assert.doesNotMatch(DOCKERFILE.replace(/^\s*#.*$/gm, ""), /deno\s+compile/);
+  const runs = ops.filter((o) => o.op === "RUN" && /scripts\/compile\.ts/.test(o.args));
+  assert.equal(runs.length, 1, "one RUN compiles");
+  assert.match(runs[0].args, /scripts\/compile\.ts --image "\$TARGETPLATFORM" --out-dir \/out$/);
+  // The build stage runs natively and cross-compiles for each platform the release pushes.
+  assert.match(DOCKERFILE, /^FROM --platform=\$BUILDPLATFORM denoland\/deno:(\S+) AS build$/m);
+  assert.ok(ops.some((o) => o.op === "ARG" && /^TARGETPLATFORM\b/.test(o.args)));
+  assert.ok(
+    ops.some((o) => o.op === "COPY" && o.args === `--from=build /out/weir ${IMAGE.entrypoint}`),
+  );
+  assert.deepEqual(JSON.parse(ops.find((o) => o.op === "ENTRYPOINT")!.args), [IMAGE.entrypoint]);
+  assert.deepEqual(JSON.parse(ops.find((o) => o.op === "CMD")!.args), IMAGE.command);
+
+  // What the build stage copies holds every file compile.ts and the compiled graph need.
+  const copied = ops.filter((o) => o.op === "COPY" && !o.args.startsWith("--from"))
+    .flatMap((o) => o.args.split(/\s+/).slice(0, -1));
+  const covered = (file: string) =>
+    copied.some((c) => c === file || file.startsWith(`${c.replace(/\/$/, "")}/`));
+  const ignore = (await read(".dockerignore")).split("\n").filter((l) => l && !l.startsWith("#"));
+  assert.equal(ignore[0], "*", ".dockerignore admits only what it names");
+  const admitted = (file: string) =>
+    ignore.slice(1).some((l) => {
+      const p = l.replace(/^!/, "").replace(/\/$/, "");
+      return file === p || file.startsWith(`${p}/`);
+    });
+  const needed = new Set<string>(["deno.json", "deno.lock", "LICENSE", ...INCLUDE]);
+  for (const root of [`${ROOT}scripts/compile.ts`, `${ROOT}${ENTRY}`]) {
+    const info = await runCommand(Deno.execPath(), {
+      args: ["info", "--json", "--config", CONFIG, root],
+      cwd: ROOT,
+    });
+    assert.equal(info.code, 0, info.stderr);
+    for (const m of JSON.parse(info.stdout).modules as { specifier: string }[]) {
+      if (m.specifier.startsWith("file://")) {
+        needed.add(new URL(m.specifier).pathname.slice(ROOT.length));
+      }
+    }
+  }
+  for (const file of needed) {
+    assert.ok(covered(file), `the Dockerfile does not COPY ${file}`);
+    assert.ok(admitted(file), `.dockerignore keeps ${file} out of the build context`);
+  }
+});
+
+Deno.test("Deno and helm versions agree across the Dockerfile, the workflow, .ci/run and get-helm", async () => {
+  const docker = /^FROM \S* ?denoland\/deno:(\S+)/m.exec(DOCKERFILE)?.[1];
+  const ci = /npx -y deno@([0-9][^\s"]*)/.exec(await read(".ci/run"))?.[1];
+  assert.equal(WORKFLOW.env.DENO_VERSION, docker);
+  assert.equal(WORKFLOW.env.DENO_VERSION, ci);
+  const ciWorkflow = parseYaml(await read(".github/workflows/ci.yml"));
+  assert.ok(
+    JSON.stringify(ciWorkflow).includes("bash .ci/run"),
+    "CI runs .ci/run, which pins the same Deno",
+  );
+  // get-helm.sh's helm is what the chart tests use; the release packages with the same version.
+  const helm = Deno.env.get("WEIR_HELM") ?? `${ROOT}.cache/tools/helm`;
+  const version = await runCommand(helm, { args: ["version", "--short"] }).catch(() => undefined);
+  if (version?.code === 0) {
+    assert.equal(version.stdout.trim().replace(/\+.*$/, ""), WORKFLOW.env.HELM_VERSION);
+  }
+});
+
+/** Every `run:` script and `uses:` of a workflow job, in order. */
+// deno-lint-ignore no-explicit-any
+function steps(job: string): { run?: string; uses?: string; with?: any; id?: string }[] {
+  return WORKFLOW.jobs[job].steps;
+}
+
+Deno.test("the release workflow builds from the definition and publishes where it says", () => {
+  assert.deepEqual(Object.keys(WORKFLOW.on), ["push"]);
+  assert.ok(WORKFLOW.on.push.tags.every((t: string) => t.startsWith("v")));
+  assert.equal(WORKFLOW.env.IMAGE, IMAGE.repository);
+  assert.equal(WORKFLOW.env.IMAGE_PLATFORMS, Object.keys(IMAGE.platforms).join(","));
+  assert.equal(WORKFLOW.env.CHART_REPOSITORY, CHART.repository);
+  const all = JSON.stringify(WORKFLOW.jobs);
+  assert.doesNotMatch(all, /deno compile/, "compiling goes through scripts/compile.ts only");
+  assert.ok(steps("binaries").some((s) => s.run === "deno task release"));
+  // Each job that builds or publishes stamps the commit first.
+  for (const job of ["binaries", "jsr", "image"]) {
+    const runs = steps(job).map((s) => s.run ?? s.uses ?? "");
+    const stamp = runs.findIndex((r) => /scripts\/stamp\.ts "\$GITHUB_SHA"/.test(r));
+    const build = runs.findIndex((r) =>
+      /deno task release|deno publish|docker\/build-push-action/.test(r)
+    );
+    assert.ok(stamp >= 0 && stamp < build, `${job} stamps before it builds`);
+  }
+  // Every release target is run on its own OS before anything is published.
+  const matrix = WORKFLOW.jobs["verify-binaries"].strategy.matrix.include;
+  assert.deepEqual(
+    matrix.map((m: { target: string }) => m.target).sort(),
+    Object.keys(TARGETS).sort(),
+  );
+  for (const job of ["jsr", "image"]) {
+    assert.ok([WORKFLOW.jobs[job].needs].flat().includes("verify-binaries"), `${job} waits`);
+  }
+  // The image is tested (scripts/image_smoke.sh) before the multi-platform push.
+  const image = steps("image");
+  const smoke = image.findIndex((s) => /scripts\/image_smoke\.sh/.test(s.run ?? ""));
+  const push = image.findIndex((s) => s.id === "push");
+  assert.ok(smoke >= 0 && smoke < push);
+  assert.equal(image[push].with.platforms, "${{ env.IMAGE_PLATFORMS }}");
+  assert.ok(WORKFLOW.jobs.jsr.permissions["id-token"] === "write", "JSR provenance needs OIDC");
+  // The release carries the archives, SHA256SUMS and install.sh, with the changelog's notes.
+  assert.ok(steps("binaries").some((s) => s.run === "cp scripts/install.sh dist/install.sh"));
+  assert.ok(
+    steps("notes").some((s) => /scripts\/release_notes\.ts "\$GITHUB_REF_NAME"/.test(s.run ?? "")),
+  );
+});
+
+Deno.test("the chart's default image is the one the release pushes, at the released version", async () => {
+  const values = parseYaml(await read(`${CHART.path}/values.yaml`));
+  const chart = parseYaml(await read(`${CHART.path}/Chart.yaml`));
+  assert.equal(values.image.repository, IMAGE.repository);
+  assert.equal(values.image.tag, "", "the tag follows the chart's appVersion");
+  assert.equal(chart.appVersion, config.version);
+  assert.equal(chart.version, config.version);
+  const helm = Deno.env.get("WEIR_HELM") ?? `${ROOT}.cache/tools/helm`;
+  const probe = await runCommand(helm, { args: ["version", "--short"] }).catch(() => undefined);
+  if (probe?.code !== 0) {
+    console.log("  (helm not found: the packaged chart is not rendered; run scripts/get-helm.sh)");
+    return;
+  }
+  // What the release pushes: `helm package`, rendered with its defaults.
+  const out = await Deno.makeTempDir();
+  try {
+    const pkg = await runCommand(helm, {
+      args: ["package", `${ROOT}${CHART.path}`, "--destination", out],
+    });
+    assert.equal(pkg.code, 0, pkg.stderr);
+    const rendered = await runCommand(helm, {
+      args: [
+        "template",
+        "weir",
+        `${out}/weir-${config.version}.tgz`,
+        "--set-file",
+        `guardfile=${ROOT}guardfiles/open-meteo.mcp.kdl`,
+        "--set",
+        "inboundAuth.existingSecret=weir-inbound",
+      ],
+    });
+    assert.equal(rendered.code, 0, rendered.stderr);
+    const images = [...rendered.stdout.matchAll(/^\s*image: "?([^"\s]+)"?$/gm)].map((m) => m[1]);
+    assert.deepEqual(images, [`${IMAGE.repository}:${config.version}`]);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});
