@@ -19,7 +19,7 @@
  * ```ts
  * import { main } from "@weir/weir/cli";
  *
- * const code = await main(["--version"]); // prints "weir <version>"
+ * const code = await main(["--version"]); // prints "weir <version>", the commit, Deno's version
  * if (code !== 0) throw new Error(`exit ${code}`);
  * ```
  *
@@ -378,7 +378,7 @@ export async function main(args: string[]): Promise<number> {
       }
       case "--version":
       case "-V":
-        console.log(`weir ${VERSION}`);
+        console.log((await import("./src/cli/version.ts")).versionText());
         return 0;
       case undefined:
         console.error(usage());

@@ -59,7 +59,8 @@ Deno.test({
   fn: async () => {
     await Deno.copyFile(`${ROOT}guardfiles/demo.mcp.kdl`, `${work}/demo.mcp.kdl`);
     const version = await run(["--version"]);
-    assert.equal(version.stdout.trim(), `weir ${config.version}`);
+    assert.equal(version.stdout.split("\n")[0], `weir ${config.version}`);
+    assert.match(version.stdout, /^commit ([0-9a-f]{40}|unknown)$/m);
     const lint = await run(["lint", "demo.mcp.kdl"]);
     assert.equal(lint.code, 0, lint.stderr);
     assert.match(lint.stdout, /^delete_ticket$/m);

@@ -15,10 +15,22 @@ async function withoutNpm(args: string[]) {
   });
 }
 
-Deno.test("--version prints the version in deno.json", async () => {
+Deno.test("--version prints the version in deno.json, the checkout's commit and Deno's version", async () => {
   const r = await runCli(["--version"]);
   assert.equal(r.code, 0);
-  assert.equal(r.stdout.trim(), `weir ${config.version}`);
+  const head = await runCommand("git", { args: ["rev-parse", "HEAD"], cwd: ROOT });
+  assert.deepEqual(r.stdout.trim().split("\n"), [
+    `weir ${config.version}`,
+    `commit ${head.code === 0 ? head.stdout.trim() : "unknown"}`,
+    `deno ${Deno.version.deno} (${Deno.build.target})`,
+  ]);
+  // Without read permission for .git it says so rather than prompting.
+  const bare = await runCommand(Deno.execPath(), {
+    args: ["run", "--quiet", "--no-prompt", "--config", CONFIG, CLI, "--version"],
+    cwd: ROOT,
+  });
+  assert.equal(bare.code, 0, bare.stderr);
+  assert.match(bare.stdout, /^commit unknown$/m);
 });
 
 Deno.test("help, --version and usage errors load no npm package (no KDL parser)", async () => {
