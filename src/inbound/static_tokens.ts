@@ -24,7 +24,11 @@ export const MIN_TOKEN_LENGTH = 16;
 export function parseTokens(value: string | undefined, name: string): string[] {
   const tokens = (value ?? "").split(/[\s,]+/).filter((t) => t !== "");
   if (tokens.length === 0) {
-    throw new RangeError(`${name}: the variable is not set or holds no token`);
+    throw new RangeError(
+      `${name}: the variable is not set or holds no token; set it to one or more bearer ` +
+        `tokens of at least ${MIN_TOKEN_LENGTH} characters, separated by commas ` +
+        `(e.g. openssl rand -hex 32)`,
+    );
   }
   tokens.forEach((t, i) => {
     if (t.length < MIN_TOKEN_LENGTH) {

@@ -62,7 +62,10 @@ Deno.test("the default command without WEIR_INBOUND_TOKEN refuses at start, sayi
     signal: AbortSignal.timeout(60_000), // were it to serve, it would not stop by itself
   });
   assert.equal(r.code, 1, r.stderr);
-  assert.match(r.stderr, /--inbound-token-env WEIR_INBOUND_TOKEN: the variable is not set/);
+  assert.match(
+    r.stderr,
+    /--inbound-token-env WEIR_INBOUND_TOKEN: the variable is not set or holds no token; set it to one or more bearer tokens/,
+  );
   assert.doesNotMatch(r.stderr, /"event":"serving"/);
   assert.equal(r.stdout, "");
 });
