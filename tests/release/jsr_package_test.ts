@@ -46,7 +46,7 @@ async function copyCheckout(dir: string): Promise<void> {
   }
 }
 
-const jsr = await startJsr();
+const jsr = startJsr();
 const stage = await Deno.makeTempDir({ prefix: "weir-publish-" });
 const scratch = await Deno.makeTempDir({ prefix: "weir-jsr-user-" });
 const denoDir = await Deno.makeTempDir({ prefix: "weir-jsr-cache-" });

@@ -82,7 +82,7 @@ const TYPES: Record<string, string> = {
 };
 
 /** Start the registry on 127.0.0.1, on a port the system picks. */
-export async function startJsr(): Promise<LocalJsr> {
+export function startJsr(): LocalJsr {
   const published = new Map<string, Files>();
   const metas = new Map<string, string>();
   const served: string[] = [];
