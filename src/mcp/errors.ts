@@ -1,0 +1,72 @@
+/**
+ * The errors a host throws to the core: {@link ToolError} (a failure the
+ * model sees as an `isError` result), {@link NotFoundError} (a resource or
+ * prompt that is not there) and {@link InputRequiredError} (a 2026-07-28
+ * tool asking the client for input first). Protocol errors are
+ * `McpError` (src/mcp/jsonrpc.ts).
+ *
+ * @module
+ */
+import type { JsonObject } from "./jsonrpc.ts";
+
+/**
+ * Thrown by a tool (2026-07-28) to ask the client for input before it can
+ * finish: the core answers `tools/call` with an `InputRequiredResult`
+ * (`resultType: "input_required"`, `inputRequests`, `requestState`), and the
+ * client retries the call with `inputResponses` and the `requestState` echoed.
+ * Only meaningful when {@link CallContext.input} is present; elsewhere the
+ * core turns it into an `isError` result (status 403 on the tool API) saying
+ * the input could not be asked for.
+ */
+export class InputRequiredError extends Error {
+  /** Request id -> `elicitation/create` (or another input request) object. */
+  readonly inputRequests: JsonObject;
+  /** Opaque state the client echoes on the retry (protect it: it is untrusted). */
+  readonly requestState?: string;
+
+  /**
+   * Ask the client for input before the tool can finish.
+   *
+   * @param inputRequests key -> request object (e.g. `{method: "elicitation/create", params}`)
+   * @param requestState opaque state for the retry; integrity-protect anything it decides
+   * @param message what to say where the input cannot be asked for
+   */
+  constructor(inputRequests: JsonObject, requestState?: string, message = "input required") {
+    super(message);
+    this.name = "InputRequiredError";
+    this.inputRequests = inputRequests;
+    this.requestState = requestState;
+  }
+}
+
+/** A failure a tool reports to the model: becomes `isError: true` with `message` as text. */
+export class ToolError extends Error {
+  /** HTTP status the tool API (`POST /api/<tool>`) answers with. */
+  readonly status: number;
+  /** Optional structured detail (only for tools without an `outputSchema`). */
+  readonly structuredContent?: JsonObject;
+
+  /**
+   * Make the error.
+   * @param message what went wrong, sent to the client as the result's text
+   * @param options `status` for the tool API (default 500); `structuredContent` as detail
+   */
+  constructor(message: string, options: { status?: number; structuredContent?: JsonObject } = {}) {
+    super(message);
+    this.name = "ToolError";
+    this.status = options.status ?? 500;
+    this.structuredContent = options.structuredContent;
+  }
+}
+
+/** Thrown by a resource or prompt reader: nothing there. `reason` goes to the client as data. */
+export class NotFoundError extends Error {
+  /**
+   * Make the error.
+   * @param reason what was not found, e.g. the URI or prompt name
+   */
+  constructor(reason: string) {
+    super(reason);
+    this.name = "NotFoundError";
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * What a host hands the MCP core and what the core hands back to it: the
+ * server's options ({@link ServerOptions}), the host's tool, resource and
+ * prompt functions, the context every handler receives, cache hints, tool
+ * access per caller and the log sink. Types only, plus the default logger.
+ *
+ * @module
+ */
+import type { JsonObject } from "./jsonrpc.ts";
+import type { Era } from "./revisions.ts";
+import type { StateKeys } from "./signed_state.ts";
+import type { CallToolResult, Catalog, GetPromptResult, Icon, ResourceContents } from "./types.ts";
+
+/** Cache hints a modern (2026-07-28) client may apply to a cacheable result. */
+export interface CacheHint {
+  /** Milliseconds the result may be reused; 0 = stale at once. */
+  ttlMs: number;
+  /** `"public"`: same for every caller; `"private"`: reuse within one authorization context. */
+  cacheScope: "public" | "private";
+}
+
+/**
+ * The tools one caller may see and call, decided by the host from the
+ * transport's `authorize` verdict (for example the scopes of an OAuth access
+ * token). A tool it does not allow is left out of `tools/list` and is unknown
+ * to `tools/call` and {@link McpServer.callTool}, as if it were not listed.
+ */
+export interface ToolAccess {
+  /**
+   * The same string for the same set of allowed tools: list pages are cached
+   * per key, so two callers with one key share pages.
+   */
+  key: string;
+  /** Whether the caller may see and call the tool `name`. */
+  allows(name: string): boolean;
+}
+
+/** What a handler learns about the request it serves. */
+export interface CallContext {
+  /**
+   * Aborted when the client cancels the request (`notifications/cancelled`)
+   * or, over HTTP, hangs up. A stdio transport that stops (end of input,
+   * SIGTERM) lets requests in flight finish rather than aborting them.
+   */
+  signal: AbortSignal;
+  /** The revision the request is served under. */
+  era: Era;
+  /** The protocol version the request (or its session) named. */
+  protocolVersion: string;
+  /** Whatever the transport's `authorize` hook returned for this request, if anything. */
+  auth?: unknown;
+  /**
+   * Who signed state issued in this request is bound to: the server's
+   * `callerOf(auth)` (by default `auth.caller`, which weir's bearer-token and
+   * OAuth checks set); absent for an unauthenticated request.
+   */
+  caller?: string;
+  /**
+   * 2026-07-28 `tools/call` over MCP only: what the client sent back for an
+   * earlier {@link InputRequiredError} (multi round-trip requests), and the
+   * capabilities it declared in this request. Absent elsewhere (2025-11-25,
+   * the HTTP tool API), where throwing {@link InputRequiredError} cannot be
+   * answered and becomes an error result.
+   */
+  input?: {
+    /** `params.inputResponses` (empty when the client sent none). */
+    responses: Record<string, unknown>;
+    /** `params.requestState`, echoed byte for byte by the client, untrusted. */
+    requestState?: string;
+    /** `_meta["io.modelcontextprotocol/clientCapabilities"]`. */
+    clientCapabilities: JsonObject;
+  };
+  /**
+   * 2025-11-25 over a transport that carries server-to-client requests (stdio),
+   * when the client declared `elicitation` in `initialize`: send
+   * `elicitation/create` with these params and resolve with the client's
+   * `ElicitResult`. Absent otherwise (stateless HTTP cannot ask).
+   */
+  elicit?: (params: JsonObject, signal: AbortSignal) => Promise<JsonObject>;
+}
+
+/**
+ * The host's tool implementation. Called only for a listed tool, with
+ * arguments already validated against its advertised `inputSchema` and reduced
+ * to the declared keys. Return a {@link CallToolResult}; throw a
+ * {@link ToolError} to report a failure the model should see.
+ *
+ * A tool with an `outputSchema` must return, on success, `structuredContent`
+ * that conforms to it; a result that does not is replaced by an `isError`
+ * result (and logged), so a client never receives what the tool did not
+ * advertise. Under 2025-11-25 a `structuredContent` that is not a JSON object
+ * (possible only without an `outputSchema`) is left out of the result.
+ */
+export type Dispatch = (
+  name: string,
+  args: Record<string, unknown>,
+  ctx: CallContext,
+) => Promise<CallToolResult> | CallToolResult;
+
+/**
+ * Reads a listed resource, or a URI a listed template matches. `params` holds
+ * the template's variables (percent-encoded, as in the URI). Throw
+ * {@link NotFoundError} when there is nothing there.
+ */
+export type ResourceReader = (
+  uri: string,
+  ctx: CallContext & { params: Record<string, string> },
+) => Promise<ResourceContents[]> | ResourceContents[];
+
+/**
+ * Renders a listed prompt. `args` are validated against the schema derived
+ * from the prompt's declared arguments and hold only declared names.
+ */
+export type PromptReader = (
+  name: string,
+  args: Record<string, string>,
+  ctx: CallContext,
+) => Promise<GetPromptResult> | GetPromptResult;
+
+/** One structured log event. Never carries arguments, results or secrets. */
+export interface LogEvent {
+  /** Severity, lowest first: debug, info, warn, error. */
+  level: "debug" | "info" | "warn" | "error";
+  /** What happened, a short stable name such as `listening` or `tool_call`. */
+  event: string;
+  /** Further fields of the event (JSON-serializable). */
+  [field: string]: unknown;
+}
+
+/** See {@link ServerOptions.around}. */
+export type RequestWrapper = <T>(
+  request: { method: string; name?: string; era: Era },
+  run: () => Promise<T>,
+) => Promise<T>;
+
+/** Where the core writes log events; the default writes JSON lines to stderr. */
+export type Logger = (event: LogEvent) => void;
+
+/** The default logger: one JSON object per line on stderr (stdout is the stdio wire). */
+export const stderrLogger: Logger = (event) => {
+  console.error(JSON.stringify({ time: new Date().toISOString(), ...event }));
+};
+
+/** Options of {@link McpServer}. */
+export interface ServerOptions {
+  /** `serverInfo.name`. */
+  name: string;
+  /** `serverInfo.version` (default `"0.0.0"`). */
+  version?: string;
+  /** `serverInfo.title`. */
+  title?: string;
+  /** `serverInfo.icons`: icons a client may show for this server. */
+  icons?: Icon[];
+  /** Natural-language guidance for the model (`instructions`). */
+  instructions?: string;
+  /**
+   * What the server offers. An object is checked once, at construction. A
+   * function is called per list or lookup; its result is checked the first
+   * time each distinct object is seen, so return the same object until the
+   * catalog really changes.
+   */
+  catalog: Catalog | (() => Catalog | Promise<Catalog>);
+  /** Runs `tools/call`. Required when any tool is listed. */
+  dispatch?: Dispatch;
+  /** Runs `resources/read`. Required when any resource or template is listed. */
+  readResource?: ResourceReader;
+  /** Runs `prompts/get`. Required when any prompt is listed. */
+  getPrompt?: PromptReader;
+  /**
+   * Runs around the handler of every routed request (a method this server
+   * serves), e.g. to open a trace span: call `run` exactly once and return
+   * what it returns (or throw what it throws). `name` is `params.name` for
+   * `tools/call` and `prompts/get`. Default: none (no cost).
+   */
+  around?: RequestWrapper;
+  /** Items per list page (default 50). */
+  pageSize?: number;
+  /** Modern cache hints per list family (defaults `{ttlMs: 0, cacheScope: "private"}`). */
+  cache?: Partial<Record<"tools" | "resources" | "prompts" | "discover", CacheHint>>;
+  /**
+   * Narrows the tools per caller: given the transport's `authorize` verdict
+   * (`auth`), the tools that caller may see and call, or `undefined` for all.
+   * A narrowed `tools/list` is marked `cacheScope: "private"` under 2026-07-28,
+   * whatever `cache.tools` says: another caller may see other tools.
+   */
+  toolAccess?: (auth: unknown) => ToolAccess | undefined;
+  /**
+   * The key service that signs cursors (src/mcp/signed_state.ts): give every
+   * replica behind one URL the same configured keys, and hand the same object
+   * to a host that signs state of its own (a confirmation's `requestState`).
+   * Default: a random key for this process.
+   */
+  stateKeys?: StateKeys;
+  /** @deprecated Use {@link stateKeys}: HMAC key bytes (at least 32) for cursors. */
+  cursorKey?: Uint8Array;
+  /**
+   * The caller identity signed state is bound to, from the transport's
+   * `authorize` verdict (default {@link callerOf}: `auth.caller` when a string).
+   * A cursor issued to one caller is refused for another.
+   */
+  callerOf?: (auth: unknown) => string | undefined;
+  /** Log sink (default {@link stderrLogger}). */
+  log?: Logger;
+}

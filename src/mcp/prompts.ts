@@ -1,0 +1,70 @@
+/**
+ * `prompts/get`: a listed prompt, its arguments checked against the schema
+ * derived from its declared arguments and reduced to the declared names, the
+ * host's reader run and its messages cleaned.
+ *
+ * @module
+ */
+import type { PreparedPrompt } from "./catalog.ts";
+import { ErrorCode, McpError } from "./jsonrpc.ts";
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
+import { NotFoundError } from "./errors.ts";
+import type { CallContext } from "./options.ts";
+import { cleanOut, clip, isObject, pick } from "./results.ts";
+import type { ServerSetup } from "./setup.ts";
+
+/**
+ * `prompts/get`.
+ * @throws {McpError} `-32602` for an unknown prompt, arguments that are not an object, nest too
+ *   deeply or fail the prompt's schema, or a reader's {@link NotFoundError}
+ */
+export async function getPrompt(
+  s: ServerSetup,
+  params: Record<string, unknown>,
+  call: CallContext,
+): Promise<object> {
+  const name = params.name;
+  if (typeof name !== "string") {
+    throw new McpError(ErrorCode.InvalidParams, "prompts/get needs params.name (a string)");
+  }
+  const prompt: PreparedPrompt | undefined = (await s.catalog()).promptsByName.get(name);
+  if (!prompt) {
+    throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: "${clip(name)}"`, {
+      name: clip(name),
+    });
+  }
+  const args = params.arguments ?? {};
+  if (!isObject(args)) {
+    throw new McpError(ErrorCode.InvalidParams, "prompts/get params.arguments must be an object");
+  }
+  if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+    throw new McpError(ErrorCode.InvalidParams, `Arguments for prompt "${name}" nest too deeply`);
+  }
+  const problems = prompt.validate(args);
+  if (problems.length > 0) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid arguments for prompt "${name}": ${problems.join("; ")}`,
+      { name, problems },
+    );
+  }
+  try {
+    const result = await s.options.getPrompt!(
+      name,
+      pick(args, prompt.declared) as Record<string, string>,
+      call,
+    );
+    if (!isObject(result) || !Array.isArray(result.messages)) {
+      throw new Error(`prompt "${name}" reader returned no messages list`);
+    }
+    return cleanOut(result);
+  } catch (error) {
+    if (error instanceof NotFoundError) {
+      throw new McpError(ErrorCode.InvalidParams, `Prompt "${name}" could not be rendered`, {
+        name,
+        reason: error.message,
+      });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * What a server settles once, at construction, and every method family
+ * reads: its options, `serverInfo`, capabilities, page size, cursor codec,
+ * caller identity and log sink, and the catalog (a static one prepared here;
+ * a catalog function's result prepared the first time each object is seen).
+ *
+ * @module
+ */
+import { prepareCatalog, type PreparedCatalog } from "./catalog.ts";
+import { CursorCodec } from "./cursor.ts";
+import { callerOf, StateKeys } from "./signed_state.ts";
+import type { JsonObject } from "./jsonrpc.ts";
+import type { MethodRule } from "./revisions.ts";
+import { cleanDeep } from "./text.ts";
+import { nestsDeeperThan } from "./depth.ts";
+import { MAX_RESULT_DEPTH } from "./results.ts";
+import { type Logger, type ServerOptions, stderrLogger } from "./options.ts";
+import type { Catalog } from "./types.ts";
+
+/** One server's settled state, shared by its method families (src/mcp/*.ts). */
+export class ServerSetup {
+  readonly options: ServerOptions;
+  readonly serverInfo: JsonObject;
+  readonly capabilities: JsonObject;
+  readonly pageSize: number;
+  readonly cursors: CursorCodec;
+  readonly callerOf: (auth: unknown) => string | undefined;
+  readonly log: Logger;
+  /** The prepared catalog when `options.catalog` is an object. */
+  readonly static?: PreparedCatalog;
+  readonly #prepared = new WeakMap<Catalog, PreparedCatalog>();
+
+  /**
+   * Settle a server: a static catalog is validated and compiled once, here.
+   * @throws {CatalogError} when a static catalog is malformed
+   * @throws {RangeError} when `pageSize` is not a positive integer
+   */
+  constructor(options: ServerOptions) {
+    this.options = options;
+    this.log = options.log ?? stderrLogger;
+    this.pageSize = options.pageSize ?? 50;
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) {
+      throw new RangeError(`pageSize must be a positive integer, got ${options.pageSize}`);
+    }
+    this.cursors = new CursorCodec(
+      options.stateKeys ??
+        new StateKeys({ keys: options.cursorKey ? [options.cursorKey] : undefined }),
+    );
+    this.callerOf = options.callerOf ?? callerOf;
+    this.serverInfo = { name: options.name, version: options.version ?? "0.0.0" };
+    if (options.title) this.serverInfo.title = options.title;
+    if (options.icons?.length) {
+      this.serverInfo.icons = options.icons as unknown as JsonObject[];
+    }
+    const capabilities: JsonObject = {};
+    if (options.dispatch) capabilities.tools = { listChanged: false };
+    if (options.readResource) capabilities.resources = { subscribe: false, listChanged: false };
+    if (options.getPrompt) capabilities.prompts = { listChanged: false };
+    if (typeof options.catalog !== "function") this.static = this.prepare(options.catalog);
+    this.capabilities = capabilities;
+  }
+
+  /** Whether the server advertises the capability a method needs. */
+  advertises(rule: MethodRule): boolean {
+    return rule.capability === undefined || rule.capability in this.capabilities;
+  }
+
+  /** Validate and compile a catalog (clean text out for what is listed, once per catalog). */
+  prepare(catalog: Catalog): PreparedCatalog {
+    // Clean text out for what is listed too (a wrapped upstream's descriptions,
+    // titles, prompt texts): once per catalog, not per list.
+    const clean = nestsDeeperThan(catalog, MAX_RESULT_DEPTH) ? catalog : cleanDeep(catalog);
+    return prepareCatalog(clean, {
+      dispatch: Boolean(this.options.dispatch),
+      readResource: Boolean(this.options.readResource),
+      getPrompt: Boolean(this.options.getPrompt),
+    });
+  }
+
+  /** The catalog now: the static one, or the catalog function's answer, prepared. */
+  async catalog(): Promise<PreparedCatalog> {
+    if (this.static) return this.static;
+    const catalog = await (this.options.catalog as () => Catalog | Promise<Catalog>)();
+    let prepared = this.#prepared.get(catalog);
+    if (!prepared) {
+      prepared = this.prepare(catalog);
+      this.#prepared.set(catalog, prepared);
+    }
+    return prepared;
+  }
+}

@@ -1,0 +1,367 @@
+/**
+ * `tools/call`, and the same call from the HTTP tool API: the tool the caller
+ * may see, its arguments checked (depth, numbers a double cannot carry, the
+ * advertised input schema) and reduced to the declared keys, the host's
+ * dispatch run, and its answer checked against what the tool advertises and
+ * cleaned, or its failure turned into the answer the revision expects.
+ *
+ * @module
+ */
+import type { PreparedCatalog, PreparedTool } from "./catalog.ts";
+import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
+import { ERAS, MetaKey, MODERN_VERSION } from "./revisions.ts";
+import { isRawJson } from "./text.ts";
+import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
+import { InputRequiredError, ToolError } from "./errors.ts";
+import type { CallContext } from "./options.ts";
+import { cleanResult, clip, errorResult, isObject, isThenable, pick } from "./results.ts";
+import { RequestCall } from "./session.ts";
+import type { ServerSetup } from "./setup.ts";
+import type { CallToolResult } from "./types.ts";
+
+/** What the tool API gets back from {@link McpServer.callTool}. */
+export interface ToolCallOutcome {
+  /** 200 on success; 400 bad arguments; 404 unknown tool; else the tool's error status. */
+  status: number;
+  /** The tool's result, or an error result saying what was refused. */
+  result: CallToolResult;
+  /** 2026-07-28 MCP only: the tool asked for input; the answer is an `InputRequiredResult`. */
+  inputRequired?: InputRequiredError;
+}
+
+const NO_SIGNAL = new AbortController().signal;
+
+/**
+ * Call a tool for the HTTP tool API (`McpServer.callTool`): the same checks and
+ * dispatch as `tools/call`, under 2026-07-28 rules, with no input requests.
+ */
+export async function callToolApi(
+  s: ServerSetup,
+  name: string,
+  args: unknown,
+  ctx: { signal?: AbortSignal; auth?: unknown },
+): Promise<ToolCallOutcome> {
+  const catalog = await s.catalog();
+  const tool = visibleTool(s, catalog, name, ctx.auth);
+  if (!tool) {
+    refused(s, "unknown_tool", 404, name);
+    return { status: 404, result: errorResult(`Unknown tool: "${clip(name)}"`) };
+  }
+  const call: CallContext = {
+    signal: ctx.signal ?? NO_SIGNAL,
+    era: "modern",
+    protocolVersion: MODERN_VERSION,
+    auth: ctx.auth,
+  };
+  const caller = s.callerOf(ctx.auth);
+  if (caller !== undefined) call.caller = caller;
+  return await runTool(s, tool, args, call);
+}
+
+/**
+ * The audit line of a refusal the core decides (same shape as
+ * `src/ops/audit.ts`): the rule, the status and the tool name, never a value.
+ */
+function refused(
+  s: ServerSetup,
+  rule: "schema" | "unknown_tool",
+  status: number,
+  tool: string,
+): void {
+  s.log({
+    level: "warn",
+    event: "refused",
+    decision: "refuse",
+    rule,
+    status,
+    tool: tool.slice(0, 64),
+  });
+}
+
+/** Synchronous when the catalog is static and the tool answers synchronously. */
+export function toolsCall(
+  s: ServerSetup,
+  params: Record<string, unknown>,
+  call: CallContext,
+): object | Promise<object> {
+  if (!s.static) {
+    return s.catalog().then((catalog) => toolsCallIn(s, catalog, params, call));
+  }
+  return toolsCallIn(s, s.static, params, call);
+}
+
+function toolsCallIn(
+  s: ServerSetup,
+  catalog: PreparedCatalog,
+  params: Record<string, unknown>,
+  call: CallContext,
+): object | Promise<object> {
+  const name = params.name;
+  if (typeof name !== "string") {
+    throw new McpError(ErrorCode.InvalidParams, "tools/call needs params.name (a string)");
+  }
+  const args = params.arguments;
+  if (args !== undefined && !isObject(args)) {
+    throw new McpError(ErrorCode.InvalidParams, "tools/call params.arguments must be an object");
+  }
+  const tool = visibleTool(s, catalog, name, call.auth);
+  if (!tool) {
+    refused(s, "unknown_tool", 404, name);
+    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name)}"`, {
+      name: clip(name),
+    });
+  }
+  if (call instanceof RequestCall) {
+    if (call.era === "modern") {
+      const meta = params._meta as Record<string, unknown>;
+      const responses = params.inputResponses;
+      call.input = {
+        responses: isObject(responses) ? responses : {},
+        clientCapabilities: meta[MetaKey.clientCapabilities] as JsonObject,
+      };
+      if (typeof params.requestState === "string") {
+        call.input.requestState = params.requestState;
+      }
+    } else {
+      const session = call.session;
+      if (session?.send && isObject(session.clientCapabilities?.elicitation)) {
+        call.elicit = (p, signal) => session.request("elicitation/create", p, signal);
+      }
+    }
+  }
+  const outcome = runTool(s, tool, args ?? {}, call);
+  return outcome instanceof Promise
+    ? outcome.then((o) => callAnswer(s, o, call))
+    : callAnswer(s, outcome, call);
+}
+
+/** The `tools/call` result of a tool's outcome, as the request's revision carries it. */
+function callAnswer(
+  s: ServerSetup,
+  { result, inputRequired }: ToolCallOutcome,
+  call: CallContext,
+): object {
+  if (inputRequired) {
+    // An InputRequiredResult: no cache hints (the spec forbids them here).
+    const answer: JsonObject = {
+      resultType: "input_required",
+      inputRequests: inputRequired.inputRequests,
+      _meta: { [MetaKey.serverInfo]: s.serverInfo },
+    };
+    if (inputRequired.requestState !== undefined) {
+      answer.requestState = inputRequired.requestState;
+    }
+    return { json: JSON.stringify(answer) };
+  }
+  if (
+    ERAS[call.era].structuredContentIsObject && "structuredContent" in result &&
+    !isObject(result.structuredContent)
+  ) {
+    const { structuredContent: _, ...carried } = result;
+    return carried;
+  }
+  return result;
+}
+
+/** The listed tool `name`, if the caller's {@link ToolAccess} allows it. */
+function visibleTool(
+  s: ServerSetup,
+  catalog: PreparedCatalog,
+  name: string,
+  auth: unknown,
+): PreparedTool | undefined {
+  const tool = catalog.toolsByName.get(name);
+  if (!tool) return undefined;
+  const access = s.options.toolAccess?.(auth);
+  return access && !access.allows(name) ? undefined : tool;
+}
+
+/**
+ * Check the arguments and run the tool: synchronous when the tool's
+ * dispatch returns a plain result, a promise when it returns one.
+ */
+function runTool(
+  s: ServerSetup,
+  tool: PreparedTool,
+  args: unknown,
+  call: CallContext,
+): ToolCallOutcome | Promise<ToolCallOutcome> {
+  const name = tool.wire.name;
+  if (!isObject(args)) {
+    refused(s, "schema", 400, name);
+    return { status: 400, result: errorResult(`Arguments for tool "${name}" must be an object`) };
+  }
+  // Most arguments are shallow with plain numbers: one read-only walk says
+  // so, and the two exact checks below run only when it cannot.
+  const plain = isShallowAndExact(args, MAX_ARGUMENT_DEPTH);
+  if (!plain && nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
+    refused(s, "schema", 400, name);
+    return {
+      status: 400,
+      result: errorResult(
+        `Invalid arguments for tool "${name}": they nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+      ),
+    };
+  }
+  const inexact = plain ? null : roundedIntegerAt(args);
+  if (inexact !== null) {
+    refused(s, "schema", 400, name);
+    return {
+      status: 400,
+      result: errorResult(
+        `Invalid arguments for tool "${name}": the number at ${inexact} is an integer beyond ` +
+          `2^53 or beyond the largest double (1e400), or has more digits than a double holds, ` +
+          `which cannot be passed on exactly; ` +
+          `send it as a string`,
+      ),
+    };
+  }
+  const problems = tool.validate(args);
+  if (problems.length > 0) {
+    // The problems may quote argument values: the log names the rule only.
+    refused(s, "schema", 400, name);
+    return {
+      status: 400,
+      result: errorResult(`Invalid arguments for tool "${name}": ${problems.join("; ")}`),
+    };
+  }
+  const declared = pick(args, tool.declared);
+  let answer: CallToolResult | Promise<CallToolResult>;
+  try {
+    answer = s.options.dispatch!(name, declared, call);
+  } catch (error) {
+    return toolFailed(s, error, name, call);
+  }
+  if (isThenable<CallToolResult>(answer)) {
+    return Promise.resolve(answer).then(
+      (result) => toolAnswered(s, tool, result, call),
+      (error) => toolFailed(s, error, name, call),
+    );
+  }
+  return toolAnswered(s, tool, answer, call);
+}
+
+/** What a tool returned, checked against what it advertises and cleaned. */
+function toolAnswered(
+  s: ServerSetup,
+  tool: PreparedTool,
+  result: CallToolResult,
+  call: CallContext,
+): ToolCallOutcome {
+  const name = tool.wire.name;
+  try {
+    if (!isObject(result) || !Array.isArray(result.content)) {
+      s.log({ level: "error", event: "malformed_tool_result", tool: name });
+      return { status: 500, result: errorResult(`Tool "${name}" returned a malformed result`) };
+    }
+    if (result.isError) return { status: 500, result: cleanResult(result, name) };
+    if (tool.validateOutput) {
+      // One schema, one source: what outputSchema advertises, a success delivers.
+      let problems = "structuredContent" in result
+        ? tool.validateOutput(result.structuredContent)
+        : ["no structuredContent"];
+      if (problems.length > 0 && "structuredContent" in result) {
+        // Numbers kept as their source text (JSON.rawJSON, src/mcp/text.ts) are
+        // numbers to the schema: check the value as JSON.parse would read it.
+        problems = tool.validateOutput(JSON.parse(JSON.stringify(result.structuredContent)));
+      }
+      if (problems.length > 0) {
+        s.log({ level: "error", event: "malformed_tool_result", tool: name, problems });
+        return {
+          status: 500,
+          result: errorResult(
+            `Tool "${name}" returned a result that does not match its outputSchema`,
+          ),
+        };
+      }
+    }
+    const clean = cleanResult(result, name);
+    return { status: clean.isError ? 500 : 200, result: clean };
+  } catch (error) {
+    return toolFailed(s, error, name, call);
+  }
+}
+
+/** A tool that threw or rejected: its own answer, a cancellation, or a logged failure. */
+function toolFailed(
+  s: ServerSetup,
+  error: unknown,
+  name: string,
+  call: CallContext,
+): ToolCallOutcome {
+  if (error instanceof InputRequiredError) {
+    if (call.input) return { status: 200, result: { content: [] }, inputRequired: error };
+    return {
+      status: 403,
+      result: errorResult(
+        `Tool "${name}" needs input from the client (${error.message}), which cannot be ` +
+          `asked for over this transport or revision; nothing was run`,
+      ),
+    };
+  }
+  if (error instanceof ToolError) {
+    const result = errorResult(error.message);
+    if (error.structuredContent) result.structuredContent = error.structuredContent;
+    return { status: error.status, result };
+  }
+  if (call.signal.aborted) {
+    // A host that cancels with a ToolError (a server shutdown) says why.
+    const reason = call.signal.reason;
+    if (reason instanceof ToolError) {
+      return { status: reason.status, result: errorResult(reason.message) };
+    }
+    return { status: 499, result: errorResult(`Tool "${name}" was cancelled`) };
+  }
+  s.log({
+    level: "error",
+    event: "tool_failed",
+    tool: name,
+    error: error instanceof Error ? error.message : String(error),
+  });
+  return { status: 500, result: errorResult(`Tool "${name}" failed with an internal error`) };
+}
+
+/**
+ * Whether a number's shortest spelling needs more than 15 significant digits:
+ * beyond 2^53, such a value is what JSON.parse made of longer digits (2^53+1
+ * arrives as 9007199254740992), while `1e21` or `2e22` are exact as written.
+ * (A number whose source text holds more digits than its double, such as
+ * 1000000000000000000001 read as 1e21, is caught earlier: `parseMessage` and
+ * `parseArguments` in src/mcp/jsonrpc.ts keep its text, and
+ * {@link roundedIntegerAt} refuses it.)
+ */
+function longDigits(v: number): boolean {
+  const mantissa = String(Math.abs(v)).split("e")[0].replace(".", "").replace(/0+$/, "");
+  return mantissa.length > 15;
+}
+
+/**
+ * Where (`a.b[2]`) an argument holds an integer beyond ±(2^53 - 1) that
+ * JSON.parse has visibly rounded (see {@link longDigits}), a number beyond
+ * the largest double that it made Infinity, or a number the parser kept as its
+ * source text because a double cannot hold it: passing it on would send other
+ * digits (or `null`, or the text "Infinity" in a path). `null` when there is none. Iterative; `args` is already
+ * depth-bounded.
+ */
+function roundedIntegerAt(args: unknown): string | null {
+  const stack: [unknown, string][] = [[args, ""]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === "number" && Number.isInteger(v) && !Number.isSafeInteger(v) && longDigits(v)) {
+      return at || "(top)";
+    }
+    // JSON.parse reads a number past the largest double (1e400) as Infinity,
+    // which no schema should take and JSON.stringify would send as null.
+    if (typeof v === "number" && !Number.isFinite(v)) return at || "(top)";
+    // A number JSON.parse rounded, kept as its source text by parseMessage.
+    if (isRawJson(v)) return at || "(top)";
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) v.forEach((c, i) => stack.push([c, `${at}[${i}]`]));
+    else {
+      for (const [k, c] of Object.entries(v)) {
+        stack.push([c, at ? `${at}.${clip(k)}` : clip(k)]);
+      }
+    }
+  }
+  return null;
+}
