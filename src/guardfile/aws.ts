@@ -118,7 +118,8 @@ const SSM_NAME = /^[A-Za-z0-9_.\-/]+$/;
 /** Key characters (a public URL path: nothing that needs escaping). */
 const KEY_CHARS = /^[A-Za-z0-9._\-/]*$/;
 
-function modeOfNodes(nodes: KdlNode[]): AwsMode | undefined {
+/** The AWS mode of a parsed policy: its first top-level `wrap` reads `wrap ward mcp aws ssm|s3`. */
+export function awsModeOf(nodes: KdlNode[]): AwsMode | undefined {
   const wrap = nodes.find((n) => n.name === "wrap");
   if (!wrap || wrap.values.length !== 4) return undefined;
   if (!WRAP_PATH.every((w, i) => wrap.values[i] === w)) return undefined;
@@ -146,10 +147,19 @@ export function parseAwsPolicy(text: string, file: string): AwsLoadResult | unde
   if (!/\bwrap\s+ward\s+mcp\s+aws\s+(ssm|s3)\b/.test(text)) return undefined;
   const parsed = parseKdl(text);
   if ("errors" in parsed) return undefined;
-  const mode = modeOfNodes(parsed.nodes);
+  const mode = awsModeOf(parsed.nodes);
   if (!mode) return undefined;
+  return readAwsPolicyNodes(parsed.nodes, file, mode);
+}
+
+/**
+ * Read an AWS policy from its parsed KDL nodes, whose mode
+ * {@link awsModeOf} decided (src/guardfile/load.ts parses once and hands them here).
+ * @returns the mode, the policy (absent when any error was found) and every diagnostic
+ */
+export function readAwsPolicyNodes(nodes: KdlNode[], file: string, mode: AwsMode): AwsLoadResult {
   const diags = new Diagnostics();
-  const top = parsed.nodes.map((n) => new NodeReader(n, diags));
+  const top = nodes.map((n) => new NodeReader(n, diags));
   const wraps = top.filter((n) => n.name === "wrap");
   for (const node of top) {
     if (node.name !== "wrap") {

@@ -13,37 +13,19 @@
  * @module
  */
 import { type Diagnostic, Diagnostics, type Located } from "./diagnostics.ts";
-import { type KdlNode, parseKdl } from "./kdl.ts";
-import type { Auth, Database, Grant, Guardfile, Restrict, ValueSource, Withhold } from "./model.ts";
+import { type KdlNode, type KdlSyntaxError, parseKdl } from "./kdl.ts";
+import type { Grant, Guardfile, Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, suggest } from "./nodes.ts";
-import { readGrant } from "./grant.ts";
-import { readValue } from "./value.ts";
 import { readControls, readIcons, readPrompts, readResources } from "./siblings.ts";
-import { compileGlob, type GlobError } from "./glob.ts";
-import { SQL_DRIVERS } from "./sql.ts";
 import { readOAuth } from "./oauth.ts";
+import { readWrap } from "./wrap.ts";
+
+export { normalizeBaseUrl } from "./wrap.ts";
 
 /** The default name of the read-only info tool. */
 export const INFO_TOOL = "weir_info";
 
-const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
-const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "none"];
 const INSTRUCTIONS_BUDGET = 500;
-/** Headers weir sets itself, or that would change how the request is framed or routed. */
-const RESERVED_HEADERS = [
-  "authorization",
-  "proxy-authorization",
-  "content-type",
-  "content-length",
-  "host",
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "te",
-  "trailer",
-  "upgrade",
-  "expect",
-];
 
 /** Sibling nodes of `wrap` that weir serves. */
 const SIBLINGS = [
@@ -158,15 +140,28 @@ function internalName(what: string): string {
  *   warnings) with line, column and node path
  */
 export function parseGuardfile(text: string, file: string): LoadResult {
-  const diags = new Diagnostics();
   const parsed = parseKdl(text);
-  if ("errors" in parsed) {
-    for (const e of parsed.errors) {
-      diags.error({ path: "", position: e.position }, `parse KDL: ${e.message}`);
-    }
-    return { diagnostics: diags.items };
+  if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
+  return readGuardfileNodes(parsed.nodes, file);
+}
+
+/** KDL syntax errors as diagnostics (`parse KDL: ...`, at the error's position). */
+export function syntaxDiagnostics(errors: KdlSyntaxError[]): Diagnostic[] {
+  const diags = new Diagnostics();
+  for (const e of errors) {
+    diags.error({ path: "", position: e.position }, `parse KDL: ${e.message}`);
   }
-  const guardfile = readDocument(parsed.nodes, file, diags);
+  return diags.items;
+}
+
+/**
+ * Read a spec-mode guardfile from its parsed KDL nodes (src/guardfile/load.ts
+ * parses once and hands them here). Pure.
+ * @returns the model when there is no error, and every diagnostic in file order
+ */
+export function readGuardfileNodes(nodes: KdlNode[], file: string): LoadResult {
+  const diags = new Diagnostics();
+  const guardfile = readDocument(nodes, file, diags);
   const diagnostics = sortByPosition(diags.items);
   return diags.failed ? { diagnostics } : { guardfile, diagnostics };
 }
@@ -232,379 +227,6 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
     controls,
     ...(oauth ? { oauth } : {}),
   };
-}
-
-type WrapBody = Pick<
-  Guardfile,
-  "name" | "wrapPath" | "baseUrl" | "auth" | "headers" | "restricts" | "grants" | "database"
->;
-
-/** `database <driver> { value ... }`: once, a known driver, one value (a DSN). */
-function readDatabase(kids: NodeReader[]): Database | undefined {
-  const node = onlyOnce(kids, "database");
-  if (!node) return undefined;
-  node.onlyProperties();
-  if (!node.argCount(1, 1, `the driver, e.g. database pgx { value env "DATABASE_URL" }`)) {
-    return undefined;
-  }
-  const driver = node.stringArg(0, "the database driver");
-  if (!driver) return undefined;
-  if (!SQL_DRIVERS.includes(driver)) {
-    node.error(
-      `database driver "${driver}" is not available; weir speaks PostgreSQL: database pgx { ... }`,
-    );
-    return undefined;
-  }
-  const values = node.onlyChildren(["value"]);
-  if (values.length === 0) {
-    node.error(`database needs a DSN: database ${driver} { value env "DATABASE_URL" }`);
-    return undefined;
-  }
-  for (const extra of values.slice(1)) {
-    extra.error(`"database" takes one "value"; use a value chain block for fallbacks`);
-  }
-  const dsn = readValue(values[0]);
-  return dsn && { driver, dsn, position: node.node.position };
-}
-
-function readWrap(wrap: NodeReader): WrapBody | undefined {
-  wrap.onlyProperties();
-  const wrapPath: string[] = [];
-  if (wrap.node.values.length === 0) {
-    wrap.error(`"wrap" needs a name path, e.g. wrap ward mcp tickets`);
-  }
-  wrap.node.values.forEach((_, i) => {
-    const s = wrap.stringArg(i, `wrap argument ${i + 1}`);
-    if (s) wrapPath.push(s);
-  });
-  const kids = wrap.children();
-  for (const kid of kids) {
-    if (!WRAP_CHILDREN.includes(kid.name)) {
-      kid.error(
-        `unknown node "${kid.name}" in wrap${suggest(kid.name, WRAP_CHILDREN)}; ` +
-          `expected base-url | auth | header | restrict | database | can`,
-      );
-    }
-  }
-  const database = readDatabase(kids);
-  // The reference needs neither base-url nor auth when every grant is sql.
-  const cans = kids.filter((k) => k.name === "can");
-  const allSql = cans.length > 0 &&
-    cans.every((c) => c.node.children.some((k) => k.name === "sql"));
-  for (const proxy of kids.filter((k) => k.name === "proxy")) {
-    proxy.error(
-      `"proxy" grants are not served by weir (the reference does not serve them either); ` +
-        `grant each upstream operation with "can"`,
-    );
-  }
-
-  const baseUrl = allSql && !kids.some((k) => k.name === "base-url") ? "" : readBaseUrl(wrap, kids);
-  const auth: Auth | undefined = allSql && !kids.some((k) => k.name === "auth")
-    ? { scheme: "none" }
-    : readAuth(wrap, kids);
-  const headers = readHeaders(kids);
-  const grants: Grant[] = [];
-  const byTool = new Map<string, Grant>();
-  for (const can of kids.filter((k) => k.name === "can")) {
-    const grant = readGrant(can);
-    if (!grant) continue;
-    const other = byTool.get(grant.tool);
-    if (other) {
-      can.error(
-        `duplicate tool name "${grant.tool}" from grant "can ${grant.verb} ${grant.resource}": ` +
-          `two grants mint the same tool; merge them or rename the resource`,
-      );
-      continue;
-    }
-    byTool.set(grant.tool, grant);
-    grants.push(grant);
-  }
-  if (cans.length === 0) {
-    // A deny-everything surface (what `weir scaffold` writes before anything is
-    // chosen) is valid: it serves the info tool and withheld stubs, reaches nothing.
-    wrap.warn(
-      `grants nothing: no "can" grant, so serve lists no granted tool (only the info tool and ` +
-        `withheld stubs, if any) and reaches no upstream; add "can <verb> <resource> ` +
-        `{ path "..." }" to grant an operation`,
-    );
-  }
-  const restricts = readRestricts(kids, grants);
-  const sqlGrants = grants.filter((g) => g.sql);
-  if (sqlGrants.length > 0 && !database && !kids.some((k) => k.name === "database")) {
-    wrap.error(
-      `grant "${sqlGrants[0].tool}" is a sql grant, which needs a database: add ` +
-        `database pgx { value env "DATABASE_URL" } inside wrap`,
-    );
-  }
-  if (database && !cans.some((c) => c.node.children.some((k) => k.name === "sql"))) {
-    wrap.error(
-      `"database" is declared but no grant uses it (no grant has a sql block); remove it`,
-    );
-  }
-  if (auth) checkAuthCollisions(auth, headers, grants, kids);
-  if (baseUrl === undefined || !auth) return undefined;
-  return {
-    name: wrapPath[wrapPath.length - 1] ?? "weir",
-    wrapPath,
-    baseUrl,
-    ...(database ? { database } : {}),
-    auth,
-    headers,
-    restricts,
-    grants: grants.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)),
-  };
-}
-
-function readBaseUrl(wrap: NodeReader, kids: NodeReader[]): string | ValueSource | undefined {
-  const node = onlyOnce(kids, "base-url");
-  if (!node) {
-    wrap.error(
-      `missing "base-url": add base-url "https://api.example.com" (the one host this server may reach)`,
-    );
-    return undefined;
-  }
-  node.onlyProperties();
-  if (node.node.children.length > 0) {
-    if (node.node.values.length > 0) {
-      node.error(`"base-url" takes a URL or a value block, not both`);
-      return undefined;
-    }
-    const values = node.onlyChildren(["value"]);
-    if (values.length === 0) return undefined;
-    const last = values[values.length - 1];
-    for (const extra of values.slice(0, -1)) {
-      extra.error(`"base-url" takes one "value"; use a value chain block for fallbacks`);
-    }
-    return readValue(last);
-  }
-  if (!node.argCount(1, 1, "the upstream URL")) return undefined;
-  const raw = node.stringArg(0, "base-url");
-  if (!raw) return undefined;
-  const normalized = normalizeBaseUrl(raw);
-  if (typeof normalized !== "string") {
-    node.error(normalized.error);
-    return undefined;
-  }
-  return normalized;
-}
-
-/**
- * Normalize a base URL as the reference does (`https://` when no scheme,
- * trailing `/` trimmed) and refuse what weir will not send to: a non-HTTP
- * scheme, credentials in the URL, a query or a fragment.
- */
-export function normalizeBaseUrl(raw: string): string | { error: string } {
-  const withScheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(raw) ? raw : `https://${raw}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
-    return { error: `base-url ${JSON.stringify(raw)} is not a URL` };
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return { error: `base-url must be http:// or https://, not ${url.protocol}//` };
-  }
-  if (url.username || url.password) {
-    return { error: `base-url must not carry credentials; use an "auth" block` };
-  }
-  if (url.search || url.hash || /[?#]/.test(withScheme)) {
-    return { error: `base-url must not have a query or fragment; declare query inputs on grants` };
-  }
-  return url.href.replace(/\/+$/, "");
-}
-
-function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
-  const node = onlyOnce(kids, "auth");
-  if (!node) {
-    wrap.error(
-      `\`auth\` block is required: say how weir authenticates upstream, e.g. ` +
-        `auth bearer { value env "API_TOKEN" }, or auth none for a credential-free API`,
-    );
-    return undefined;
-  }
-  node.onlyProperties();
-  if (!node.argCount(1, 1, `the scheme: ${AUTH_SCHEMES.join(", ")}`)) return undefined;
-  const scheme = node.stringArg(0, "the auth scheme");
-  if (!scheme) return undefined;
-  switch (scheme) {
-    case "none":
-      if (node.node.children.length > 0) {
-        node.error(`auth none takes no block: it sends no credential`);
-        return undefined;
-      }
-      return { scheme: "none" };
-    case "bearer": {
-      const kids = node.onlyChildren(["value"]);
-      const value = onlyOnce(kids, "value");
-      if (!value) {
-        node.error(`auth bearer needs value, e.g. value env "API_TOKEN"`);
-        return undefined;
-      }
-      const source = readValue(value);
-      return source && { scheme: "bearer", value: source };
-    }
-    case "header-token": {
-      const kids = node.onlyChildren(["header", "prefix", "value"]);
-      const header = onlyOnce(kids, "header");
-      const prefix = onlyOnce(kids, "prefix");
-      const value = onlyOnce(kids, "value");
-      let headerName: string | undefined;
-      if (!header) node.error(`auth header-token needs header "<Name>", e.g. header "X-Api-Key"`);
-      else {
-        header.onlyProperties();
-        header.noChildren();
-        if (header.argCount(1, 1, "the header name")) headerName = header.stringArg(0, "header");
-        if (headerName && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(headerName)) {
-          header.error(`"${headerName}" is not a valid HTTP header name`);
-          headerName = undefined;
-        }
-      }
-      let prefixText = "";
-      if (prefix) {
-        prefix.onlyProperties();
-        prefix.noChildren();
-        if (prefix.argCount(1, 1, "the prefix text")) {
-          const p = prefix.node.values[0];
-          if (typeof p !== "string") prefix.error(`prefix must be a quoted string`);
-          else prefixText = p;
-        }
-      }
-      if (!value) node.error(`auth header-token needs value, e.g. value env "API_TOKEN"`);
-      const source = value && readValue(value);
-      if (!headerName || !source) return undefined;
-      return { scheme: "header-token", header: headerName, prefix: prefixText, value: source };
-    }
-    case "query-param": {
-      const params: { name: string; value: ValueSource }[] = [];
-      for (const param of node.onlyChildren(["param"])) {
-        param.onlyProperties();
-        if (!param.argCount(1, 1, "the query parameter name")) continue;
-        const name = param.stringArg(0, "param");
-        const value = onlyOnce(param.onlyChildren(["value"]), "value");
-        if (!value) {
-          param.error(`param "${name}" needs value, e.g. value env "API_KEY"`);
-          continue;
-        }
-        const source = readValue(value);
-        if (name && source) params.push({ name, value: source });
-      }
-      if (params.length === 0 && node.node.children.length === 0) {
-        node.error(`auth query-param needs at least one param "<name>" { value ... }`);
-      }
-      return params.length > 0 ? { scheme: "query-param", params } : undefined;
-    }
-    default:
-      node.error(
-        `unknown auth scheme "${scheme}"${suggest(scheme, AUTH_SCHEMES)}; use ${
-          AUTH_SCHEMES.join(", ")
-        }`,
-      );
-      return undefined;
-  }
-}
-
-/** Nothing may silently replace the credential, or silently drop a caller's input. */
-function checkAuthCollisions(
-  auth: Auth,
-  headers: [string, string][],
-  grants: Grant[],
-  kids: NodeReader[],
-): void {
-  const authNode = kids.find((k) => k.name === "auth")!;
-  if (auth.scheme === "header-token") {
-    const clash = headers.find(([name]) => name.toLowerCase() === auth.header.toLowerCase());
-    if (clash) {
-      authNode.error(
-        `header "${clash[0]}" would replace the credential auth header-token sends in ` +
-          `"${auth.header}"; remove the header node`,
-      );
-    }
-  }
-  if (auth.scheme === "query-param") {
-    for (const { name } of auth.params) {
-      for (const g of grants) {
-        const input = g.query.find((q) => q.wire === name);
-        if (input) {
-          authNode.error(
-            `auth query-param "${name}" is also a query input of ${g.tool} ("${input.name}"): ` +
-              `the caller's value would be silently replaced; remove that input`,
-          );
-        }
-      }
-    }
-  }
-}
-
-function readHeaders(kids: NodeReader[]): [string, string][] {
-  const out: [string, string][] = [];
-  for (const node of kids.filter((k) => k.name === "header")) {
-    node.onlyProperties();
-    node.noChildren();
-    if (!node.argCount(2, 2, `a name and a value, e.g. header "Accept" "application/json"`)) {
-      continue;
-    }
-    const name = node.stringArg(0, "the header name");
-    const value = node.stringArg(1, "the header value");
-    if (!name || value === undefined) continue;
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      node.error(`"${name}" is not a valid HTTP header name`);
-    } else if (RESERVED_HEADERS.includes(name.toLowerCase())) {
-      node.error(`header "${name}" is reserved: weir sets it (credentials belong in "auth")`);
-    } else if (/[\r\n\x00]/.test(value)) {
-      node.error(`header "${name}" value contains a line break or NUL`);
-    } else if (out.some(([n]) => n.toLowerCase() === name.toLowerCase())) {
-      node.error(`header "${name}" is declared twice (header names ignore case)`);
-    } else {
-      out.push([name, value]);
-    }
-  }
-  return out;
-}
-
-function readRestricts(kids: NodeReader[], grants: Grant[]): Restrict[] {
-  const out: Restrict[] = [];
-  const used = new Set(grants.flatMap((g) => g.pathParams));
-  for (const node of kids.filter((k) => k.name === "restrict")) {
-    node.onlyProperties();
-    node.noChildren();
-    if (
-      !node.argCount(
-        3,
-        Infinity,
-        `a parameter, "matches" and globs: restrict owner matches "team-*"`,
-      )
-    ) {
-      continue;
-    }
-    const param = node.stringArg(0, "the restricted parameter");
-    if (node.node.values[1] !== "matches") {
-      node.error(`the second argument of restrict must be the word matches`);
-      continue;
-    }
-    const globs: string[] = [];
-    for (let i = 2; i < node.node.values.length; i++) {
-      const glob = node.stringArg(i, `glob ${i - 1}`);
-      if (glob === undefined) continue;
-      try {
-        compileGlob(glob);
-        globs.push(glob);
-      } catch (error) {
-        node.error(`${(error as GlobError).message}; a malformed glob would match nothing`);
-      }
-    }
-    if (!param) continue;
-    if (!used.has(param)) {
-      node.error(
-        `restrict names "${param}", which no grant's path uses, so it would restrict nothing; ` +
-          `fix the name (path parameters: ${[...used].sort().join(", ") || "none"})`,
-      );
-      continue;
-    }
-    if (globs.length === node.node.values.length - 2) {
-      out.push({ param, globs, position: node.node.position });
-    }
-  }
-  return out;
 }
 
 function readServerInfo(top: NodeReader[], grants: Grant[], diags: Diagnostics): string | null {

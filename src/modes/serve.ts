@@ -12,8 +12,7 @@ import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
 import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
-import { type LoadResult, parseGuardfile } from "../guardfile/parse.ts";
-import { type AwsPolicy, parseAwsPolicy } from "../guardfile/aws.ts";
+import { type LoadedDocument, loadGuardfileText } from "../guardfile/load.ts";
 import { isRedisUrl } from "../guardfile/siblings.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/send.ts";
@@ -43,13 +42,15 @@ export const denoResolver: ValueResolver = {
   readFile: (path) => Deno.readTextFile(path),
 };
 
-/** A guardfile read from disk: the text (when readable) and the load result. */
-export interface LoadedFile extends LoadResult {
+/**
+ * A guardfile read from disk and loaded (src/guardfile/load.ts): its mode,
+ * the spec-mode model or the AWS policy (`wrap ward mcp aws ssm|s3`), and
+ * every diagnostic.
+ */
+export interface LoadedFile extends LoadedDocument {
   file: string;
   /** Set when the file could not be read at all. */
   readError?: string;
-  /** An AWS policy (`wrap ward mcp aws ssm|s3`), loaded instead of a guardfile. */
-  policy?: AwsPolicy;
 }
 
 /**
@@ -75,9 +76,8 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
     // The path is the caller's text: escaped as diagnostics are, so it cannot drive a terminal.
     return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
-  const aws = parseAwsPolicy(text, file);
-  if (aws) return { file, policy: aws.policy, diagnostics: aws.diagnostics };
-  const loaded: LoadedFile = { file, ...parseGuardfile(text, file) };
+  const loaded: LoadedFile = { file, ...loadGuardfileText(text, file) };
+  if (loaded.mode !== "spec") return loaded;
   if (loaded.guardfile) checkStoreUrl(loaded);
   if (loaded.guardfile) {
     // lint is serve minus the listener: build the very server serve would run,

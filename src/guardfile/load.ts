@@ -1,0 +1,59 @@
+/**
+ * The one guardfile loader: a file's text is parsed as KDL once, the mode is
+ * decided from the parsed document, and the document is handed to that mode's
+ * reader. Every command that loads a guardfile (`lint`, `describe`, `serve`
+ * and its reload, `serve-ssm`, `serve-s3`, `diff`) goes through
+ * {@link loadGuardfileText}, by way of `loadGuardfileFile` in
+ * src/modes/serve.ts, which reads the file.
+ *
+ * The mode: a document whose first top-level `wrap` reads
+ * `wrap ward mcp aws ssm` or `wrap ward mcp aws s3` is an AWS policy (the
+ * reference's grammars, `docs/aws.md`, read by src/guardfile/aws.ts); any
+ * other document is a spec-mode guardfile (`docs/guardfile.md`, read by
+ * src/guardfile/parse.ts). A file that is not KDL has no mode: its syntax
+ * errors are the diagnostics.
+ *
+ * Pure: no file, network or environment access.
+ *
+ * @module
+ */
+import type { Diagnostic } from "./diagnostics.ts";
+import { type KdlNode, parseKdl } from "./kdl.ts";
+import type { Guardfile } from "./model.ts";
+import { readGuardfileNodes, syntaxDiagnostics } from "./parse.ts";
+import { type AwsMode, awsModeOf, type AwsPolicy, readAwsPolicyNodes } from "./aws.ts";
+
+/** What a guardfile is: a spec-mode guardfile, or an AWS SSM or S3 policy. */
+export type GuardfileMode = "spec" | AwsMode;
+
+/** A loaded document: its mode, the model its reader made (when clean), and every diagnostic. */
+export interface LoadedDocument {
+  /** Absent when the text is not KDL (then `diagnostics` holds the syntax errors). */
+  mode?: GuardfileMode;
+  /** The spec-mode model, when `mode` is `"spec"` and there is no error. */
+  guardfile?: Guardfile;
+  /** The AWS policy, when `mode` is `"ssm"` or `"s3"` and there is no error. */
+  policy?: AwsPolicy;
+  /** Every error and warning, in file order. */
+  diagnostics: Diagnostic[];
+}
+
+/** The mode of a parsed document (see the module documentation). */
+export function modeOf(nodes: KdlNode[]): GuardfileMode {
+  return awsModeOf(nodes) ?? "spec";
+}
+
+/**
+ * Load a guardfile's text: parse it as KDL once, decide its mode, read it
+ * with that mode's reader.
+ * @param text the file's contents
+ * @param file the path, for messages and (AWS policies) the server name
+ */
+export function loadGuardfileText(text: string, file: string): LoadedDocument {
+  const parsed = parseKdl(text);
+  if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
+  const mode = modeOf(parsed.nodes);
+  if (mode === "spec") return { mode, ...readGuardfileNodes(parsed.nodes, file) };
+  const { policy, diagnostics } = readAwsPolicyNodes(parsed.nodes, file, mode);
+  return policy ? { mode, policy, diagnostics } : { mode, diagnostics };
+}
