@@ -87,6 +87,13 @@ export {
   ToolError,
 } from "./src/mcp/server.ts";
 export { CatalogError, promptArgumentSchema } from "./src/mcp/catalog.ts";
+export {
+  isSchemaProfile,
+  ProfileError,
+  profileSchema,
+  SCHEMA_PROFILES,
+  type SchemaProfile,
+} from "./src/mcp/schema_profile.ts";
 export type * from "./src/mcp/types.ts";
 export {
   ErrorCode,

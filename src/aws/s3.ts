@@ -25,6 +25,8 @@ import { type CallContext, type ServerOptions, stderrLogger, ToolError } from ".
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import { keyProblem, S3_MAX_KEY_BYTES, type S3Policy, type S3Tool } from "../guardfile/aws.ts";
 import { contentProblem } from "./sniff.ts";
+import { READ_ONLY_REASON } from "../guardfile/surface.ts";
+import { withheldStub } from "../guard/tools.ts";
 import { auditRefused, type Refusal } from "../ops/audit.ts";
 import { AwsCallError, type AwsRequest } from "./request.ts";
 import {
@@ -56,7 +58,34 @@ const OBJECT_SCHEMA: JsonObject = {
   additionalProperties: false,
 };
 
-/** The tools an S3 policy serves, sorted by name. */
+/**
+ * What each S3 tool answers (`structuredContent`), by tool; the OpenAPI
+ * export's response schemas. Not listed per tool: the descriptions say the
+ * shape in a few words (the lean surface of src/guard/tools.ts).
+ */
+export const S3_OUTPUT_SCHEMAS: Record<S3Tool, JsonObject> = {
+  put_object: OBJECT_SCHEMA,
+  get_object_url: OBJECT_SCHEMA,
+  list_objects: {
+    type: "object",
+    properties: {
+      objects: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: OBJECT_PROPS,
+          required: ["key", "path", "url", "bytes"],
+          additionalProperties: false,
+        },
+      },
+      truncated: { type: "boolean" },
+    },
+    required: ["objects", "truncated"],
+    additionalProperties: false,
+  },
+};
+
+/** The tools an S3 policy serves, in the policy's order. */
 export function s3Tools(policy: S3Policy): ToolSpec[] {
   const under = policy.prefix ? ` under the prefix "${policy.prefix}" (added for you)` : "";
   const specs: Record<S3Tool, ToolSpec> = {
@@ -66,32 +95,22 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
       description:
         `Publish a file at a public URL: bucket ${policy.bucket}${under}. Send the bytes ` +
         `base64-encoded (standard alphabet, padded, no line breaks) in content_base64, at most ` +
-        `${policy.maxBytes} bytes decoded, as one of: ${policy.contentTypes.join(", ")}. ` +
+        `${policy.maxBytes} bytes decoded. ` +
         `Overwrites an existing key; nothing can be deleted. Returns {key, path, url, bytes, content_type}.`,
       inputSchema: {
         type: "object",
         properties: {
-          key: {
-            type: "string",
-            description:
-              "Path of the object, e.g. charts/latency.png: letters, digits, - _ . and /",
-          },
-          content_base64: { type: "string", description: "The file's bytes, base64-encoded" },
+          key: { type: "string", description: "e.g. charts/latency.png: letters, digits, - _ . /" },
+          content_base64: { type: "string" },
           content_type: {
             type: "string",
-            description: `The media type to serve it as, one of: ${policy.contentTypes.join(", ")}`,
+            description: `One of: ${policy.contentTypes.join(", ")}.`,
           },
         },
         required: ["key", "content_base64", "content_type"],
         additionalProperties: false,
       },
-      outputSchema: OBJECT_SCHEMA,
-      annotations: {
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: false,
-        openWorldHint: true,
-      },
+      annotations: { destructiveHint: false },
     },
     list_objects: {
       name: "list_objects",
@@ -100,24 +119,8 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
         `${LIST_MAX_KEYS}. Returns {objects: [{key, path, url, bytes}], truncated}.`,
       inputSchema: {
         type: "object",
-        properties: { prefix: { type: "string", description: "Only keys starting with this" } },
-        additionalProperties: false,
-      },
-      outputSchema: {
-        type: "object",
-        properties: {
-          objects: {
-            type: "array",
-            items: {
-              type: "object",
-              properties: OBJECT_PROPS,
-              required: ["key", "path", "url", "bytes"],
-              additionalProperties: false,
-            },
-          },
-          truncated: { type: "boolean" },
-        },
-        required: ["objects", "truncated"],
+        // Optional, so it also takes null ("not given"), as spec mode's optional inputs do.
+        properties: { prefix: { type: ["string", "null"] } },
         additionalProperties: false,
       },
       annotations: READ,
@@ -129,15 +132,18 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
         `Returns {key, path, url, bytes, content_type}.`,
       inputSchema: {
         type: "object",
-        properties: { key: { type: "string", description: "Path of the object" } },
+        properties: { key: { type: "string" } },
         required: ["key"],
         additionalProperties: false,
       },
-      outputSchema: OBJECT_SCHEMA,
       annotations: READ,
     },
   };
-  return policy.tools.map((t) => specs[t]);
+  // Read-only (surface read-only=#true or --read-only): put_object is listed as
+  // a withheld stub saying so; the reads stay.
+  return policy.tools.map((t) =>
+    t === "put_object" && policy.surface.readOnly ? withheldStub(t, READ_ONLY_REASON) : specs[t]
+  );
 }
 
 /** The refusals (nothing sent), by error kind, as audit rules. */
@@ -147,15 +153,12 @@ const REFUSALS: Record<string, Pick<Refusal, "rule" | "reason">> = {
     reason: "key, prefix, media type or content outside the policy",
   },
   invalid_base64: { rule: "schema", reason: "content_base64 is not strict base64" },
+  verb_withheld: { rule: "withheld", reason: "read-only mode" },
   too_large: { rule: "size", reason: "object over max-bytes" },
 };
 
-const READ = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: true,
-};
+/** Only what differs from the MCP defaults (see `leanAnnotations` in src/guard/tools.ts). */
+const READ = { readOnlyHint: true };
 /**
  * The decoded length of strict base64 text, or `undefined` when it is not
  * strict base64 (see the module doc). Linear and regex-light: a 1 MiB object
@@ -346,6 +349,15 @@ export function createS3Host(
     const started = performance.now();
     try {
       if (!granted.has(tool)) throw new ToolError(`unknown tool "${tool}"`, { status: 404 });
+      if (tool === "put_object" && policy.surface.readOnly) {
+        throw new ToolError(
+          `verb_withheld: "${tool}" is withheld and reaches nothing: ${READ_ONLY_REASON}`,
+          {
+            status: 403,
+            structuredContent: { error: "verb_withheld", tool, reason: READ_ONLY_REASON },
+          },
+        );
+      }
       const out = await handlers[tool as S3Tool](args, ctx.signal);
       const objectLog: typeof log = typeof out.key === "string"
         ? (event) => log({ ...event, key: out.key, bytes: out.bytes })

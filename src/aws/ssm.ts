@@ -33,7 +33,8 @@ import {
   toToolError,
 } from "./host.ts";
 
-const OUTPUT_SCHEMA: JsonObject = {
+/** What every SSM tool answers (`structuredContent`); the OpenAPI export's response schema. */
+export const SSM_OUTPUT_SCHEMA: JsonObject = {
   type: "object",
   properties: {
     name: { type: "string", description: "The parameter name" },
@@ -45,32 +46,32 @@ const OUTPUT_SCHEMA: JsonObject = {
   additionalProperties: false,
 };
 
-const READ_ANNOTATIONS = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: true,
-};
+/** Only what differs from the MCP defaults (see `leanAnnotations` in src/guard/tools.ts). */
+const READ_ANNOTATIONS = { readOnlyHint: true };
 
-/** The tools an SSM policy serves, sorted by name. */
+/**
+ * The tools an SSM policy serves, sorted by name. Lean as spec mode's are: the
+ * result's shape is said in the description, not repeated as an `outputSchema`
+ * ({@link SSM_OUTPUT_SCHEMA} is what the OpenAPI export uses).
+ */
 export function ssmTools(policy: SsmPolicy): ToolSpec[] {
   const tools: ToolSpec[] = [];
-  const list = policy.parameters.map((p) => JSON.stringify(p)).join(", ");
   if (policy.getParameter) {
     tools.push({
       name: "get_parameter",
       title: "Get an SSM parameter",
-      description: `Read one AWS SSM parameter (decrypted). Only these exact names are served: ` +
-        `${list}; any other name is refused before AWS sees a request. Returns {name, type, value, version}.`,
+      description: `Read one AWS SSM parameter (decrypted). Returns {name, type, value, version}.`,
       inputSchema: {
         type: "object",
         properties: {
-          name: { type: "string", description: `The exact parameter name, one of: ${list}` },
+          name: {
+            type: "string",
+            description: `One of: ${policy.parameters.map((p) => JSON.stringify(p)).join(", ")}.`,
+          },
         },
         required: ["name"],
         additionalProperties: false,
       },
-      outputSchema: OUTPUT_SCHEMA,
       annotations: READ_ANNOTATIONS,
     });
   }
@@ -80,8 +81,7 @@ export function ssmTools(policy: SsmPolicy): ToolSpec[] {
       title: `Get ${c.parameter}`,
       description: `Read the AWS SSM parameter ${JSON.stringify(c.parameter)} (decrypted). ` +
         `Returns {name, type, value, version}.`,
-      inputSchema: { type: "object", properties: {}, additionalProperties: false },
-      outputSchema: OUTPUT_SCHEMA,
+      inputSchema: { type: "object", additionalProperties: false },
       annotations: READ_ANNOTATIONS,
     });
   }

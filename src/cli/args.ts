@@ -10,6 +10,8 @@ import type { LoadedFile } from "../modes/serve.ts";
 import { parseListenAddress } from "../modes/listen.ts";
 import { UsageError } from "./usage_error.ts";
 import { MAX_TIMEOUT_MS } from "../guardfile/duration.ts";
+import type { SurfaceOverrides } from "../guardfile/surface.ts";
+import { isSchemaProfile, SCHEMA_PROFILES } from "../mcp/schema_profile.ts";
 
 export { UsageError };
 
@@ -133,4 +135,32 @@ export function parseHttpAddress(text: string): { hostname: string; port: number
 export function printDiagnostics(loaded: LoadedFile): void {
   if (loaded.readError) console.error(`weir: ${loaded.readError}`);
   for (const d of loaded.diagnostics) console.error(`weir: ${formatDiagnostic(loaded.file, d)}`);
+}
+
+/**
+ * The surface flags serve and lint share: `--read-only`, `--schema-profile
+ * NAME`, and (lint) `--max-tokens N`, `--max-tool-tokens N`; each wins over
+ * the guardfile's `surface` node (src/guardfile/surface.ts).
+ * @throws {UsageError} on a profile that does not exist or a budget that is not a whole number >= 1
+ */
+export function surfaceFlags(values: Record<string, unknown>): SurfaceOverrides {
+  const out: SurfaceOverrides = {};
+  if (values["read-only"] === true) out.readOnly = true;
+  const profile = values["schema-profile"];
+  if (profile !== undefined) {
+    if (!isSchemaProfile(profile)) {
+      throw new UsageError(
+        `--schema-profile must be one of ${SCHEMA_PROFILES.join(", ")}, not ${profile}`,
+      );
+    }
+    out.schemaProfile = profile;
+  }
+  for (const [flag, field] of [["max-tokens", "maxTokens"], ["max-tool-tokens", "maxToolTokens"]]) {
+    const value = values[flag];
+    if (value === undefined) continue;
+    const n = wholeNumber(`--${flag}`, value as string, 0);
+    if (n < 1) throw new UsageError(`--${flag} takes a whole number of tokens, at least 1`);
+    out[field as "maxTokens" | "maxToolTokens"] = n;
+  }
+  return out;
 }

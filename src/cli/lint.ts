@@ -1,46 +1,86 @@
 /**
- * `weir lint [--methods] [--format text|json] FILE...`: load each guardfile
- * exactly as serve would (same loader), without listening or reading secrets.
+ * `weir lint [--methods] [--format text|json] [--read-only] [--schema-profile NAME]
+ * [--max-tokens N] [--max-tool-tokens N] FILE...`: load each guardfile exactly
+ * as serve would (same loader), without listening or reading secrets, and
+ * measure the surface it would list (src/modes/surface_size.ts).
+ *
+ * Text output: the tool names on stdout (one per line, as before), and the
+ * surface's size on stderr (`weir: FILE: surface: ...`), beside the
+ * diagnostics. JSON output: each file's `size` object. A budget (`surface
+ * max-tokens=`/`max-tool-tokens=` in the guardfile, or the flags, which win)
+ * that the surface exceeds is an error naming the largest tools: exit 1.
  *
  * @module
  */
-import { type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
+import { guardedServer, type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
 import { awsServedTools } from "../modes/serve_aws.ts";
 import { lintWarnings, servedTools } from "../modes/lint.ts";
-import { parseFlags, printDiagnostics, UsageError } from "./args.ts";
+import { listedSurface, measureSurface, type SurfaceSize } from "../modes/surface_size.ts";
+import type { SurfaceSettings } from "../guardfile/surface.ts";
+import { parseFlags, printDiagnostics, surfaceFlags, UsageError } from "./args.ts";
+
+/** How many of the largest tools a report names. */
+const LARGEST = 5;
 
 /**
  * Run `weir lint`.
  * @param args the arguments after `lint`
- * @returns 0 when every file loads, 1 when any has an error or cannot be read
+ * @returns 0 when every file loads within its budget, 1 when any has an error,
+ *   cannot be read, or is over budget
  * @throws {UsageError} on a bad command line
  */
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     methods: { type: "boolean" },
     format: { type: "string", default: "text" },
+    "read-only": { type: "boolean" },
+    "schema-profile": { type: "string" },
+    "max-tokens": { type: "string" },
+    "max-tool-tokens": { type: "string" },
   });
   if (positionals.length === 0) throw new UsageError("lint needs at least one FILE");
   if (values.format !== "text" && values.format !== "json") {
     throw new UsageError(`--format must be text or json, not ${values.format}`);
   }
-  const results = [];
+  const overrides = surfaceFlags(values);
+  const results: { loaded: LoadedFile; size?: SurfaceSize; overBudget: string[] }[] = [];
   let failed = false;
   for (const file of positionals) {
-    const loaded = await loadGuardfileFile(file);
+    const loaded = await loadGuardfileFile(file, overrides);
     const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
     loaded.diagnostics.push(...warnings);
-    if (!loaded.guardfile && !loaded.policy) failed = true;
-    results.push(loaded);
+    if (!loaded.guardfile && !loaded.policy) {
+      failed = true;
+      results.push({ loaded, overBudget: [] });
+      continue;
+    }
+    let size: SurfaceSize | undefined;
+    try {
+      size = await sizeOf(loaded);
+    } catch (error) {
+      // Only the AWS modes read anything here (an endpoint variable): say what, go on.
+      loaded.diagnostics.push({
+        severity: "warning",
+        path: "",
+        message: `surface not measured: ${(error as Error).message}`,
+      });
+      results.push({ loaded, overBudget: [] });
+      continue;
+    }
+    const settings = (loaded.guardfile ?? loaded.policy)!.surface;
+    const overBudget = budgetProblems(size, settings);
+    if (overBudget.length > 0) failed = true;
+    results.push({ loaded, size, overBudget });
   }
   if (values.format === "json") {
     const doc = {
       ok: !failed,
-      files: results.map((r) => ({
+      files: results.map(({ loaded: r, size, overBudget }) => ({
         file: r.file,
-        ok: Boolean(r.guardfile ?? r.policy),
+        ok: Boolean(r.guardfile ?? r.policy) && overBudget.length === 0,
         server: (r.guardfile ?? r.policy)?.name,
         tools: servedToolsOf(r),
+        ...(size ? { size: sizeJson(size, (r.guardfile ?? r.policy)!.surface) } : {}),
         diagnostics: [
           ...(r.readError ? [{ severity: "error", message: r.readError, path: "" }] : []),
           ...r.diagnostics.map((d) => ({
@@ -50,14 +90,17 @@ export async function run(args: string[]): Promise<number> {
             line: d.position?.line,
             column: d.position?.column,
           })),
+          ...overBudget.map((message) => ({ severity: "error", message, path: "surface" })),
         ],
       })),
     };
     console.log(JSON.stringify(doc, null, 2));
   } else {
     const lines: string[] = [];
-    for (const r of results) {
+    for (const { loaded: r, size, overBudget } of results) {
       printDiagnostics(r);
+      if (size) console.error(`weir: ${r.file}: ${sizeLine(size)}`);
+      for (const problem of overBudget) console.error(`weir: ${r.file}: error: ${problem}`);
       for (const t of servedToolsOf(r)) {
         const line = values.methods ? `${t.name}\t${t.method}` : t.name;
         lines.push(positionals.length > 1 ? `${r.file}\t${line}` : line);
@@ -66,6 +109,64 @@ export async function run(args: string[]): Promise<number> {
     if (!failed && lines.length > 0) console.log(lines.join("\n"));
   }
   return failed ? 1 : 0;
+}
+
+/** The size of what a loaded file would list: the very server serve builds, asked in process. */
+async function sizeOf(loaded: LoadedFile): Promise<SurfaceSize> {
+  const server = loaded.policy
+    ? (await import("../modes/serve_aws.ts")).awsServer(loaded.policy, { log: () => {} })
+    : guardedServer(loaded.guardfile!, { log: () => {} });
+  return await measureSurface(await listedSurface(server));
+}
+
+/** The budget lines a size breaks, each naming the largest tools. */
+export function budgetProblems(size: SurfaceSize, settings: SurfaceSettings): string[] {
+  const out: string[] = [];
+  const largest = size.perTool.slice(0, LARGEST).map((t) => `${t.name} ${t.tokens}`).join(", ");
+  if (settings.maxTokens !== undefined && size.tokens > settings.maxTokens) {
+    out.push(
+      `the tools list ${size.tokens} tokens, over the budget of ${settings.maxTokens} ` +
+        `(max-tokens); the largest tools: ${largest}. Shorten their descriptions, withhold or ` +
+        `drop tools, or raise the budget`,
+    );
+  }
+  if (settings.maxToolTokens !== undefined) {
+    const over = size.perTool.filter((t) => t.tokens > settings.maxToolTokens!);
+    if (over.length > 0) {
+      out.push(
+        `${over.length} tool${over.length === 1 ? "" : "s"} over the per-tool budget of ` +
+          `${settings.maxToolTokens} tokens (max-tool-tokens): ` +
+          `${over.slice(0, LARGEST).map((t) => `${t.name} ${t.tokens}`).join(", ")}` +
+          `${over.length > LARGEST ? ", ..." : ""}. Shorten them, or raise the budget`,
+      );
+    }
+  }
+  return out;
+}
+
+/** `surface: 10 tools, 966 tokens (96.6 per tool; o200k); largest: ...; budget ...`. */
+function sizeLine(size: SurfaceSize): string {
+  const largest = size.perTool.slice(0, LARGEST).map((t) => `${t.name} ${t.tokens}`).join(", ");
+  return `surface: ${size.tools} tools, ${size.tokens} tokens (${size.tokensPerTool} per tool, ` +
+    `o200k); instructions ${size.instructionsTokens} tokens` +
+    (largest ? `; largest: ${largest}` : "");
+}
+
+function sizeJson(size: SurfaceSize, settings: SurfaceSettings) {
+  return {
+    tokenizer: size.tokenizer,
+    tools: size.tools,
+    tokens: size.tokens,
+    tokensPerTool: size.tokensPerTool,
+    instructionsTokens: size.instructionsTokens,
+    perTool: size.perTool,
+    budget: {
+      maxTokens: settings.maxTokens ?? null,
+      maxToolTokens: settings.maxToolTokens ?? null,
+    },
+    schemaProfile: settings.schemaProfile ?? "full",
+    readOnly: settings.readOnly ?? false,
+  };
 }
 
 /** The tools a loaded file serves: a guardfile's, or an AWS policy's (none when it failed). */

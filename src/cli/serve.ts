@@ -16,6 +16,7 @@ import {
   parseFlags,
   parseHttpAddress,
   printDiagnostics,
+  surfaceFlags,
   timeoutMs,
   UsageError,
   wholeNumber,
@@ -37,6 +38,8 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     "allow-host": { type: "string", multiple: true },
     "upstream-timeout": { type: "string" },
     "max-response-bytes": { type: "string" },
+    "read-only": { type: "boolean" },
+    "schema-profile": { type: "string" },
     ...OPS_FLAGS,
     ...OAUTH_FLAGS,
   });
@@ -65,7 +68,8 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     ? { kind: "stdio" as const }
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
   let oauth = oauthSettings(values);
-  const loaded = await loadGuardfileFile(positionals[0]);
+  const surface = surfaceFlags(values);
+  const loaded = await loadGuardfileFile(positionals[0], surface);
   printDiagnostics(loaded);
   if (mode && loaded.policy?.mode !== mode && errorsOf(loaded.diagnostics).length === 0) {
     console.error(
@@ -126,6 +130,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       bodyDeadlineMs: ops.bodyDeadlineMs,
       maxConcurrent: ops.maxConcurrent,
       state,
+      surface,
     };
     if (loaded.policy) {
       const { runServeAws } = await import("../modes/serve_aws.ts");

@@ -77,7 +77,6 @@ function collect(value: unknown, prefix: string, depth: number, out: Record<stri
   }
 }
 
-/** The `outputSchema` every grant advertises: the envelope's shape. */
 const SHOWN_OF_TOTAL: JsonObject = {
   type: "object",
   properties: {
@@ -88,7 +87,10 @@ const SHOWN_OF_TOTAL: JsonObject = {
   additionalProperties: false,
 };
 
-/** The JSON Schema (2020-12) of {@link Envelope}: the `outputSchema` of every grant tool. */
+/**
+ * The JSON Schema (2020-12) of {@link Envelope}. Not listed per tool (it is the same for every
+ * grant, so the server's `instructions` describe it once); the OpenAPI export uses it.
+ */
 export const ENVELOPE_SCHEMA: JsonObject = {
   type: "object",
   properties: {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { readOnlyView } from "../guardfile/surface.ts";
 import { cleanDeep, cleanText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import {
@@ -21,7 +22,7 @@ import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { type Envelope, envelope } from "./coverage.ts";
 import { indexRestricts, planRequest, withoutNulls } from "./request.ts";
-import { grantTool, infoTool, withheldTool } from "./tools.ts";
+import { grantTool, infoTool, INSTRUCTIONS_PREAMBLE, withheldTool } from "./tools.ts";
 import { sendUpstream, type UpstreamLimits } from "./send.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
@@ -60,21 +61,20 @@ export const DEFAULT_LIMITS: UpstreamLimits = {
   maxResponseBytes: 8 * 1024 * 1024,
 };
 
-/** The fixed preamble of the server's `instructions`. */
-export const INSTRUCTIONS_PREAMBLE: string =
-  "This server exposes only the policy-approved tools of one upstream API, each exactly as " +
-  "granted. A tool whose description starts NOT AVAILABLE was withheld on purpose: do not try " +
-  "to reach that operation another way. Each result starts with coverage: read it before the result.";
+export { INSTRUCTIONS_PREAMBLE };
 
 const EXCERPT_CHARS = 200;
 
 /**
  * Build the core's host contract for a guardfile.
  *
- * @returns the server options (name, instructions, catalog, dispatch) to pass to `McpServer`
+ * A guardfile whose `surface` says `read-only=#true` is served read-only
+ * (src/guardfile/surface.ts `readOnlyView`), and its `schema-profile` is passed on.
+ *
+ * @returns the server options (name, instructions, catalog, dispatch, schema profile) to pass to `McpServer`
  */
 export function createGuard(
-  guardfile: Guardfile,
+  given: Guardfile,
   options: GuardOptions,
 ): Pick<
   ServerOptions,
@@ -88,7 +88,11 @@ export function createGuard(
   | "getPrompt"
   | "icons"
   | "stateKeys"
+  | "schemaProfile"
 > {
+  // `surface read-only=#true`: the writes become withheld stubs (a no-op when
+  // the loader already applied it).
+  const guardfile = given.surface?.readOnly ? readOnlyView(given) : given;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const log = options.log ?? stderrLogger;
   const restricts = indexRestricts(guardfile);
@@ -368,6 +372,7 @@ export function createGuard(
     dispatch,
     stateKeys,
     icons: guardfile.icons,
+    schemaProfile: guardfile.surface?.schemaProfile,
     readResource: guardfile.resources.length > 0 ? resourceReader(guardfile.resources) : undefined,
     getPrompt: guardfile.prompts.length > 0 ? promptReader(guardfile.prompts) : undefined,
     cache: {

@@ -1,9 +1,8 @@
 /**
  * Grant -> MCP tool: the name, the input schema derived from the grant's path,
- * query and body, a title, a description, annotations from the method and
- * verb, and the coverage envelope as `outputSchema`. Also the withheld stubs
- * and the info tool. The schema built here is the one advertised and the one
- * enforced.
+ * query and body, a description, annotations from the method and verb. Also
+ * the withheld stubs and the info tool. The schema built here is the one
+ * advertised and the one enforced.
  *
  * Schemas are JSON Schema 2020-12 (MCP's default dialect) and close every
  * object with `additionalProperties: false`, so an undeclared argument is
@@ -11,24 +10,56 @@
  * `maxLength`, `enum`, bounds) appear as those keywords; an optional input
  * also admits `null`, which means "not given" (nothing is sent for it).
  *
+ * The surface is lean because a model reads every token of it on every turn
+ * (docs/performance.md, "Context"): what every tool shares is said once, in the
+ * server's `instructions` ({@link INSTRUCTIONS_PREAMBLE}: the result envelope,
+ * `null` as "not given"), not per tool; a tool carries no `outputSchema`
+ * (the envelope is the same for every grant) and no `title` that only repeats
+ * its name; annotations carry only values that differ from the MCP defaults
+ * (`readOnlyHint` false, `destructiveHint` true, `idempotentHint` false,
+ * `openWorldHint` true, MCP 2025-11-25 `ToolAnnotations`). What the guard
+ * enforces beyond the schema keywords is said once where it holds for every
+ * URL value (the metacharacter gate; a path value is one segment) and on the
+ * input where it is particular, in a few words: a `restrict` ("Matches
+ * acme-*"), `slashes`, an input that opts out of the gate ({@link gateOff}).
+ *
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import type { ToolSpec } from "../mcp/types.ts";
+import type { ToolAnnotations, ToolSpec } from "../mcp/types.ts";
 import type {
   BodyField,
   Grant,
   Guardfile,
+  Metacharacters,
   PathParam,
   Restrict,
   ValueRules,
   Withhold,
 } from "../guardfile/model.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
-import { ENVELOPE_SCHEMA } from "./coverage.ts";
+import { grantReadsOnly } from "../guardfile/surface.ts";
 
 /** `_meta` key marking a withheld stub. */
 export const WITHHELD_META = "weir.dev/withheld";
+
+/**
+ * The fixed preamble of a guardfile server's `instructions`: what every tool
+ * shares, said once instead of on each tool.
+ */
+export const INSTRUCTIONS_PREAMBLE: string =
+  "This server exposes only the policy-approved tools of one upstream API, each exactly as " +
+  "granted. A tool whose description starts NOT AVAILABLE was withheld on purpose: do not try " +
+  "to reach that operation another way. Optional inputs may be null, which means not given. " +
+  "A value sent in the URL (a {name} in a tool's path, or a query parameter) may not contain " +
+  "` $ ; & | < > ( ) { } \\ unless its description says any characters, and a path value is " +
+  'one segment (no /) unless its description says otherwise. Each result is {"coverage": ' +
+  '{...}, "result": ...}: read coverage first. It gives the answer\'s bytes, over_budget ' +
+  "(over 8 KiB), the length of every array (items, by dotted path), truncated, and for " +
+  "documents and feeds pages/entries {shown, total}.";
+
+/** The characters the metacharacter gate refuses, as one run (src/guard/request.ts). */
+const GATED = "`$;&|<>(){}\\";
 
 /** `get_issue` -> `Get issue` (underscores and hyphens become spaces). */
 export function titleOf(tool: string): string {
@@ -51,55 +82,40 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
   };
   for (const param of grant.params) {
     const globs = restricts.filter((r) => r.param === param.name).map((r) => r.globs);
-    const rule = globs.length === 0
-      ? ""
-      : ` Allowed values: ${
-        globs.map((g) => g.map((x) => JSON.stringify(x)).join(" or ")).join(", and ")
-      }.`;
-    define(param.name, {
-      ...pathSchema(param),
-      description: `Path parameter {${param.name}} (${PATH_FORM[param.slashes]}).${rule}` +
-        gateNote(param.metacharacters),
-    }, true);
+    const schema = pathSchema(param);
+    const words: string[] = [];
+    if (globs.length > 0) {
+      words.push(`Matches ${globs.map((g) => g.join(" or ")).join(", and ")}`);
+    }
+    if (param.slashes === "segments") words.push("a relative path, segments joined by /");
+    if (param.slashes === "encoded") words.push("/ is sent as %2F");
+    if (gateOff(param, param.type, param.metacharacters)) words.push("any characters");
+    describeWith(schema, words);
+    define(param.name, schema, true);
   }
   for (const q of grant.query) {
     const item: JsonObject = { type: q.type };
     if (q.minimum !== undefined) item.minimum = q.minimum;
     if (q.maximum !== undefined) item.maximum = q.maximum;
     addRules(item, q);
-    const wire = q.wire === q.name ? "" : ` (sent as "${q.wire}")`;
-    const gated = q.type === "boolean" ? "" : gateNote(q.metacharacters);
+    const gated = gateOff(q, q.type, q.metacharacters) ? ["any characters"] : [];
     if (q.kind === "array") {
-      const schema: JsonObject = {
-        type: "array",
-        items: item,
-        description: `Query parameter, repeated once per item${wire}.${gated}`,
-      };
+      const schema: JsonObject = { type: "array", items: item };
       if (q.minItems !== undefined) schema.minItems = q.minItems;
       if (q.maxItems !== undefined) schema.maxItems = q.maxItems;
+      describeWith(schema, gated);
       define(q.name, nullable(schema, q.required), q.required);
     } else {
-      define(
-        q.name,
-        nullable({ ...item, description: `Query parameter${wire}.${gated}` }, q.required),
-        q.required,
-      );
+      describeWith(item, gated);
+      define(q.name, nullable(item, q.required), q.required);
     }
   }
   for (const field of grant.body) {
     define(field.name, nullable(bodySchema(field), field.required), field.required);
   }
   for (const [root, schema] of mappedSchemas(grant)) define(root, schema, true);
-  for (const v of grant.graphql?.variables ?? []) {
-    define(v, { description: `GraphQL variable $${v}.` }, false);
-  }
-  grant.sql?.params.forEach((p, i) => {
-    define(
-      p.name,
-      { type: p.type, description: `SQL parameter $${i + 1} (sent as a bound value).` },
-      p.required,
-    );
-  });
+  for (const v of grant.graphql?.variables ?? []) define(v, {}, false);
+  for (const p of grant.sql?.params ?? []) define(p.name, { type: p.type }, p.required);
   const schema: JsonObject = { type: "object", properties };
   if (required.length > 0) schema.required = required;
   schema.additionalProperties = false;
@@ -113,7 +129,7 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
           not: {
             required: [group[i], group[j]],
             properties: { [group[i]]: given, [group[j]]: given },
-            description: `send at most one of ${group.map((n) => `"${n}"`).join(", ")}`,
+            description: `send at most one of ${group.join(", ")}`,
           },
         });
       }
@@ -123,16 +139,24 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
   return schema;
 }
 
-const PATH_FORM: Record<PathParam["slashes"], string> = {
-  refuse: "one path segment",
-  segments: "a relative path of one or more segments separated by /",
-  encoded: "one path segment; / is sent as %2F",
-};
+/** Append `words` (joined, capitalised, ending in a full stop) as the schema's description. */
+function describeWith(schema: JsonObject, words: string[]): void {
+  if (words.length === 0) return;
+  const text = words.join("; ");
+  schema.description = `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
 
-function gateNote(metacharacters: "refuse" | "allow"): string {
-  return metacharacters === "allow"
-    ? ""
-    : " Refused if it contains any of ` $ ; & | < > ( ) { } \\.";
+/**
+ * Whether an input opts out of the metacharacter gate (`metacharacters="allow"`)
+ * where that changes what it takes: a text value (numbers and booleans never
+ * hold a gated character) that is not confined to an `enum` free of them.
+ * Such an input says "any characters"; every other URL value is gated, as the
+ * server's instructions say once.
+ */
+export function gateOff(rules: ValueRules, type: string, metacharacters: Metacharacters): boolean {
+  if (metacharacters !== "allow" || type !== "string") return false;
+  return rules.enum === undefined ||
+    rules.enum.some((v) => typeof v === "string" && [...GATED].some((c) => v.includes(c)));
 }
 
 function pathSchema(param: PathParam): JsonObject {
@@ -166,37 +190,32 @@ function nullable(schema: JsonObject, required: boolean): JsonObject {
   if (required) return schema;
   const out: JsonObject = { ...schema, type: [schema.type as string, "null"] };
   if (Array.isArray(schema.enum)) out.enum = [...schema.enum, null];
-  if (typeof out.description === "string") {
-    out.description = `${out.description} Optional: null means not given.`;
-  }
   return out;
 }
 
 function bodySchema(field: BodyField): JsonObject {
   switch (field.type) {
     case "array": {
-      if (field.raw) return { type: "array", description: "Body field (any JSON array)." };
+      if (field.raw) return { type: "array" };
       const items: JsonObject = { type: field.items ?? "string" };
       addRules(items, field);
-      return { type: "array", items, description: "Body field." };
+      return { type: "array", items };
     }
     case "object": {
-      if (field.raw || !field.fields) {
-        return { type: "object", description: "Body field (any JSON object)." };
-      }
+      if (field.raw || !field.fields) return { type: "object" };
       const properties: JsonObject = {};
       const required: string[] = [];
       for (const f of field.fields) {
         properties[f.name] = nullable(bodySchema(f), f.required);
         if (f.required) required.push(f.name);
       }
-      const schema: JsonObject = { type: "object", properties, description: "Body field." };
+      const schema: JsonObject = { type: "object", properties };
       if (required.length > 0) schema.required = required;
       schema.additionalProperties = false;
       return schema;
     }
     default: {
-      const schema: JsonObject = { type: field.type, description: "Body field." };
+      const schema: JsonObject = { type: field.type };
       addRules(schema, field);
       return schema;
     }
@@ -209,7 +228,7 @@ function mappedSchemas(grant: Grant): Map<string, JsonObject> {
   for (const m of grant.bodyMap) {
     const [root, ...rest] = m.source;
     if (rest.length === 0) {
-      roots.set(root, { type: "string", description: `Sent as body field "${m.target}".` });
+      roots.set(root, { type: "string" });
       continue;
     }
     let node = roots.get(root) ??
@@ -220,7 +239,7 @@ function mappedSchemas(grant: Grant): Map<string, JsonObject> {
       const req = node.required as string[];
       if (!req.includes(segment)) req.push(segment);
       if (i === rest.length - 1) {
-        props[segment] = { type: "string", description: `Sent as body field "${m.target}".` };
+        props[segment] = { type: "string" };
       } else {
         props[segment] ??= {
           type: "object",
@@ -235,76 +254,93 @@ function mappedSchemas(grant: Grant): Map<string, JsonObject> {
   return roots;
 }
 
-/** The derived description when a grant has no `describe`. */
+/**
+ * The derived description when a grant has no `describe`: the verb and the
+ * resource, and the HTTP request (a model that knows the API knows it by
+ * its path) or, for sql, what kind of statement it runs.
+ */
 export function describeGrant(grant: Grant, server: string): string {
   const words = `${grant.verb} ${grant.resource}`.replace(/[_-]+/g, " ");
+  const head = `${words.charAt(0).toUpperCase()}${words.slice(1)}`;
   if (grant.sql) {
-    return `${words.charAt(0).toUpperCase()}${words.slice(1)} in the ${server} database ` +
+    return `${head} in the ${server} database ` +
       (grant.sql.reads
         ? `(a read-only query returning at most ${grant.sql.maxRows} rows).`
         : `(a write; returns rows_affected).`);
   }
-  return `${words.charAt(0).toUpperCase()}${words.slice(1)} on the ${server} upstream ` +
-    `(${grant.method} ${grant.path}).`;
+  return `${head}: ${grant.method} ${grant.path}.`;
 }
 
 /** The tool a grant mints. */
 export function grantTool(grant: Grant, guardfile: Guardfile): ToolSpec {
-  // A sql read runs in a read-only transaction, so it is read-only in fact.
-  const readOnly = grant.sql ? grant.sql.reads : grant.method === "GET" || grant.method === "HEAD";
+  const readOnly = grantReadsOnly(grant);
+  const idempotent = readOnly ||
+    (!grant.sql && (grant.method === "PUT" || grant.method === "DELETE"));
   return {
     name: grant.tool,
-    title: titleOf(grant.tool),
     description: grant.describe ?? describeGrant(grant, guardfile.name),
     inputSchema: grantInputSchema(grant, guardfile.restricts),
-    outputSchema: ENVELOPE_SCHEMA,
-    annotations: {
-      title: titleOf(grant.tool),
+    annotations: leanAnnotations({
       readOnlyHint: readOnly,
       destructiveHint: grant.destructive,
-      idempotentHint: readOnly ||
-        (!grant.sql && (grant.method === "PUT" || grant.method === "DELETE")),
+      idempotentHint: idempotent,
       openWorldHint: true,
-    },
+    }),
   };
+}
+
+/** The MCP defaults of `ToolAnnotations` (2025-11-25 schema). */
+const ANNOTATION_DEFAULTS = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+} as const;
+
+/**
+ * Annotations with only what differs from the MCP defaults, so a client reads
+ * the same hints from fewer tokens. `destructiveHint` and `idempotentHint` are
+ * meaningful only when `readOnlyHint` is false (the schema says so), so a
+ * read-only tool carries neither.
+ */
+export function leanAnnotations(hints: Required<Omit<ToolAnnotations, "title">>): ToolAnnotations {
+  const out: ToolAnnotations = {};
+  for (const key of Object.keys(ANNOTATION_DEFAULTS) as (keyof typeof ANNOTATION_DEFAULTS)[]) {
+    if (hints.readOnlyHint && (key === "destructiveHint" || key === "idempotentHint")) continue;
+    if (hints[key] !== ANNOTATION_DEFAULTS[key]) out[key] = hints[key];
+  }
+  return out;
 }
 
 /** The stub a `withhold` lists: it states the reason and refuses every call. */
 export function withheldTool(w: Withhold): ToolSpec {
-  const instead = w.alternative ? ` Use "${w.alternative}" instead.` : "";
+  return withheldStub(w.tool, w.reason, w.alternative);
+}
+
+/**
+ * A withheld stub: listed so a model knows the operation exists and is not
+ * for it, refusing every call. `reason` is the guardfile's (or the mode's,
+ * e.g. "read-only mode").
+ */
+export function withheldStub(tool: string, reason: string, alternative?: string): ToolSpec {
+  const instead = alternative ? ` Use ${alternative} instead.` : "";
   const meta: JsonObject = { [WITHHELD_META]: true };
-  if (w.alternative) meta[`${WITHHELD_META}/alternative`] = w.alternative;
+  if (alternative) meta[`${WITHHELD_META}/alternative`] = alternative;
   return {
-    name: w.tool,
-    title: `Withheld: ${w.tool}`,
-    description: `NOT AVAILABLE: withheld by policy. ${w.reason}${instead} ` +
-      `Calling it always fails and reaches nothing.`,
+    name: tool,
+    description: `NOT AVAILABLE: ${reason}${instead}`,
     inputSchema: { type: "object" },
-    annotations: {
-      title: `Withheld: ${w.tool}`,
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: { readOnlyHint: true, openWorldHint: false },
     _meta: meta,
   };
 }
 
 /** The read-only info tool. */
-export function infoTool(name: string, guardfile: Guardfile): ToolSpec {
+export function infoTool(name: string, _guardfile: Guardfile): ToolSpec {
   return {
     name,
-    title: "Server info",
-    description: `Describe the ${guardfile.name} guarded server: the tools it serves and the ` +
-      `ones it withholds. Reads nothing upstream.`,
-    inputSchema: { type: "object", properties: {}, additionalProperties: false },
-    annotations: {
-      title: "Server info",
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    description: "This server's tools and withheld operations; reads nothing upstream.",
+    inputSchema: { type: "object", additionalProperties: false },
+    annotations: { readOnlyHint: true, openWorldHint: false },
   };
 }

@@ -23,6 +23,7 @@
 import { type Diagnostic, Diagnostics } from "./diagnostics.ts";
 import { type KdlNode, parseKdl } from "./kdl.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
+import { readSurface, SURFACE_NODE, type SurfaceSettings } from "./surface.ts";
 
 /** Which AWS mode a policy file is for. */
 export type AwsMode = "ssm" | "s3";
@@ -48,6 +49,8 @@ export interface SsmPolicy {
   getParameter: boolean;
   /** The `can get <resource>` tools, sorted by name. */
   convenience: SsmConvenienceTool[];
+  /** `surface ...` beside `wrap` (`{}` when absent). */
+  surface: SurfaceSettings;
 }
 
 /** The three S3 grants, by tool name. */
@@ -71,6 +74,8 @@ export interface S3Policy {
   contentTypes: string[];
   /** The granted tools, sorted. */
   tools: S3Tool[];
+  /** `surface ...` beside `wrap` (`{}` when absent). */
+  surface: SurfaceSettings;
 }
 
 /** Either AWS policy. */
@@ -162,10 +167,11 @@ export function readAwsPolicyNodes(nodes: KdlNode[], file: string, mode: AwsMode
   const top = nodes.map((n) => new NodeReader(n, diags));
   const wraps = top.filter((n) => n.name === "wrap");
   for (const node of top) {
-    if (node.name !== "wrap") {
+    if (node.name !== "wrap" && node.name !== SURFACE_NODE) {
       node.error(
         `unknown top-level node "${node.name}" in an AWS ${mode.toUpperCase()} policy: ` +
-          `the whole policy lives inside "wrap ward mcp aws ${mode} { … }"`,
+          `the whole policy lives inside "wrap ward mcp aws ${mode} { … }" (beside it only ` +
+          `"surface")`,
       );
     }
   }
@@ -174,7 +180,9 @@ export function readAwsPolicyNodes(nodes: KdlNode[], file: string, mode: AwsMode
   }
   const wrap = wraps[0];
   wrap.onlyProperties();
-  const policy = mode === "ssm" ? readSsm(wrap, file) : readS3(wrap, file);
+  const surface = readSurface(top);
+  const read = mode === "ssm" ? readSsm(wrap, file) : readS3(wrap, file);
+  const policy = read && { ...read, surface };
   // File order: by line and column.
   const at = (d: Diagnostic) => d.position ? d.position.line * 1e6 + d.position.column : 0;
   const diagnostics = diags.items.map((d, i) => ({ d, i }))
@@ -219,7 +227,7 @@ function grantKey(can: NodeReader): string | undefined {
   return verb && resource ? `${verb} ${resource}` : undefined;
 }
 
-function readSsm(wrap: NodeReader, file: string): SsmPolicy {
+function readSsm(wrap: NodeReader, file: string): Omit<SsmPolicy, "surface"> {
   const kids = checkChildren(wrap, SSM_CHILDREN, "ssm");
   const region = readRegion(kids);
   const parameters: { name: string; node: NodeReader; resource?: string }[] = [];
@@ -349,7 +357,7 @@ export function keyProblem(key: string, options: { listing?: boolean } = {}): st
   return undefined;
 }
 
-function readS3(wrap: NodeReader, file: string): S3Policy {
+function readS3(wrap: NodeReader, file: string): Omit<S3Policy, "surface"> {
   const kids = checkChildren(wrap, S3_CHILDREN, "s3");
   const region = readRegion(kids);
   const one = (name: string, what: string): string | undefined => {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { SurfaceSettings } from "./surface.ts";
 import type { SourcePosition } from "./kdl.ts";
 
 /** HTTP methods a grant may use. */
@@ -384,6 +385,8 @@ export interface Guardfile {
   controls: Controls;
   /** `oauth issuer=... resource=...`: serve as an OAuth 2.1 resource server. */
   oauth?: OAuthSetting;
+  /** `surface ...`: read-only, schema profile, token budget (`{}` when absent). */
+  surface: SurfaceSettings;
 }
 
 /** `oauth issuer="<URL>" resource="<URL>"` (see `oauth.ts`). */

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { readSurface, SURFACE_NODE } from "./surface.ts";
 import { type Diagnostic, Diagnostics, type Located } from "./diagnostics.ts";
 import { type KdlNode, type KdlSyntaxError, parseKdl } from "./kdl.ts";
 import type { Grant, Guardfile, Withhold } from "./model.ts";
@@ -44,6 +45,7 @@ const SIBLINGS = [
   "confirm",
   "extract",
   "oauth",
+  SURFACE_NODE,
 ];
 /** Reference siblings weir does not serve yet: refused by name, never ignored. */
 const NOT_YET: Readonly<Record<string, string>> = {};
@@ -214,6 +216,7 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
   const icons = readIcons(top);
   const controls = readControls(top, body?.grants ?? []);
   const oauth = readOAuth(top);
+  const surface = readSurface(top);
   if (!body) return undefined;
   return {
     file,
@@ -225,6 +228,7 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
     prompts,
     icons,
     controls,
+    surface,
     ...(oauth ? { oauth } : {}),
   };
 }

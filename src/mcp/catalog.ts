@@ -13,6 +13,7 @@ import type { JsonObject } from "./jsonrpc.ts";
 import { compileSchema, SchemaError, type ValidateFn } from "./schema.ts";
 import type { Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from "./types.ts";
 import { parseUriTemplate, type UriTemplate, UriTemplateError } from "./uri_template.ts";
+import { ProfileError, profileSchema, type SchemaProfile } from "./schema_profile.ts";
 
 /** A catalog the core refuses to serve; the message names the entry and what to change. */
 export class CatalogError extends Error {
@@ -28,9 +29,12 @@ export class CatalogError extends Error {
 
 /** A tool ready to be listed and called. */
 export interface PreparedTool {
-  /** The wire form listed by `tools/list` (with the default input schema filled in). */
+  /**
+   * The wire form listed by `tools/list` (with the default input schema filled
+   * in), its input schema in the server's schema profile (src/mcp/schema_profile.ts).
+   */
   wire: ToolSpec & { inputSchema: JsonObject };
-  /** The advertised input schema, compiled. */
+  /** The enforced input schema (as the host gave it), compiled. */
   validate: ValidateFn;
   /** The advertised output schema, compiled; `structuredContent` of a success is held to it. */
   validateOutput?: ValidateFn;
@@ -85,6 +89,8 @@ export interface Readers {
   dispatch: boolean;
   readResource: boolean;
   getPrompt: boolean;
+  /** The dialect tools' input schemas are listed in (default `full`: as given). */
+  schemaProfile?: SchemaProfile;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -114,7 +120,7 @@ export function prepareCatalog(catalog: Catalog, readers: Readers): PreparedCata
       );
     }
   }
-  const tools = catalog.tools.map((spec, i) => prepareTool(spec, i));
+  const tools = catalog.tools.map((spec, i) => prepareTool(spec, i, readers.schemaProfile));
   const toolsByName = indexUnique(tools, (t) => t.wire.name, "tool name");
   if (tools.length > 0 && !readers.dispatch) {
     throw new CatalogError(
@@ -161,7 +167,11 @@ export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function prepareTool(spec: ToolSpec, index: number): PreparedTool {
+function prepareTool(
+  spec: ToolSpec,
+  index: number,
+  profile: SchemaProfile = "full",
+): PreparedTool {
   if (!isObject(spec)) throw new CatalogError(`tools[${index}] is not an object`);
   const name = spec.name;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
@@ -179,8 +189,15 @@ function prepareTool(spec: ToolSpec, index: number): PreparedTool {
     checkObjectRoot(spec.outputSchema, `${where} outputSchema`);
     validateOutput = compileOrRefuse(spec.outputSchema, `${where} outputSchema`);
   }
+  let listed = inputSchema;
+  try {
+    listed = profileSchema(inputSchema, profile, where);
+  } catch (error) {
+    if (error instanceof ProfileError) throw new CatalogError(error.message);
+    throw error;
+  }
   return {
-    wire: { ...spec, inputSchema },
+    wire: { ...spec, inputSchema: listed },
     validate,
     validateOutput,
     declared: spec.inputSchema ? declaredKeys(inputSchema) : [],

@@ -9,6 +9,7 @@
 import type { JsonObject } from "./jsonrpc.ts";
 import type { Era } from "./revisions.ts";
 import type { StateKeys } from "./signed_state.ts";
+import type { SchemaProfile } from "./schema_profile.ts";
 import type { CallToolResult, Catalog, GetPromptResult, Icon, ResourceContents } from "./types.ts";
 
 /** Cache hints a modern (2026-07-28) client may apply to a cacheable result. */
@@ -184,6 +185,12 @@ export interface ServerOptions {
    * whatever `cache.tools` says: another caller may see other tools.
    */
   toolAccess?: (auth: unknown) => ToolAccess | undefined;
+  /**
+   * The dialect of JSON Schema tools' input schemas are listed in (default
+   * `full`: as given). Arguments are always validated against the schema as
+   * given, whatever the profile (src/mcp/schema_profile.ts).
+   */
+  schemaProfile?: SchemaProfile;
   /**
    * The key service that signs cursors (src/mcp/signed_state.ts): give every
    * replica behind one URL the same configured keys, and hand the same object

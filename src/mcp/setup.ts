@@ -74,6 +74,7 @@ export class ServerSetup {
       dispatch: Boolean(this.options.dispatch),
       readResource: Boolean(this.options.readResource),
       getPrompt: Boolean(this.options.getPrompt),
+      schemaProfile: this.options.schemaProfile,
     });
   }
 

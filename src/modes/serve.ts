@@ -14,6 +14,7 @@ import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import { type LoadedDocument, loadGuardfileText } from "../guardfile/load.ts";
 import { isRedisUrl } from "../guardfile/siblings.ts";
+import { readOnlyView, type SurfaceOverrides, withOverrides } from "../guardfile/surface.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/send.ts";
 import type { ValueResolver } from "../guard/values.ts";
@@ -55,9 +56,16 @@ export interface LoadedFile extends LoadedDocument {
 
 /**
  * Read and load a guardfile.
+ * @param overrides the command line's surface flags (`--read-only`,
+ *   `--schema-profile`, the budgets), folded into the model's `surface`; a
+ *   read-only surface is applied here ({@link readOnlyView}), so lint, describe,
+ *   serve and a reload all see the same tools
  * @returns never throws: a read failure is reported in `readError`
  */
-export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
+export async function loadGuardfileFile(
+  file: string,
+  overrides: SurfaceOverrides = {},
+): Promise<LoadedFile> {
   let text: string;
   try {
     text = await readGuardfileText(file);
@@ -77,6 +85,18 @@ export async function loadGuardfileFile(file: string): Promise<LoadedFile> {
     return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
   const loaded: LoadedFile = { file, ...loadGuardfileText(text, file) };
+  if (loaded.policy) {
+    loaded.policy = {
+      ...loaded.policy,
+      surface: withOverrides(loaded.policy.surface, overrides),
+    };
+  }
+  if (loaded.guardfile) {
+    const surface = withOverrides(loaded.guardfile.surface, overrides);
+    loaded.guardfile = surface.readOnly
+      ? readOnlyView({ ...loaded.guardfile, surface })
+      : { ...loaded.guardfile, surface };
+  }
   if (loaded.mode !== "spec") return loaded;
   if (loaded.guardfile) checkStoreUrl(loaded);
   if (loaded.guardfile) {
@@ -172,7 +192,13 @@ export function guardedServer(
     log,
     stateKeys: options.stateKeys,
   });
-  return new McpServer({ ...guard, log, toolAccess: options.toolAccess, around: options.around });
+  return new McpServer({
+    ...guard,
+    log,
+    toolAccess: options.toolAccess,
+    around: options.around,
+    schemaProfile: guardfile.surface.schemaProfile,
+  });
 }
 
 /** Tool name -> the scopes its grant declares (grants without `scope` are left out). */
@@ -235,6 +261,8 @@ export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools" | "oau
    * is read at start-up; serving fails when it cannot be.
    */
   oauth?: OAuthServeOptions;
+  /** The command line's surface flags, applied again to the file a reload reads. */
+  surface?: SurfaceOverrides;
 };
 
 /** The scopes per tool of each built server (read when a reload swaps it in). */
@@ -268,8 +296,9 @@ export function guardfileSurface(
 export async function reloadGuardfile(
   file: string,
   options: Parameters<typeof guardfileSurface>[1],
+  overrides: SurfaceOverrides = {},
 ): Promise<LoadOutcome> {
-  const loaded = await loadGuardfileFile(file);
+  const loaded = await loadGuardfileFile(file, overrides);
   const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
   const all = [...loaded.diagnostics, ...warnings];
   const errors = [
@@ -323,7 +352,11 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
   const file = options.file;
   let served: McpServer | Reloader = surface.server;
   if (file !== undefined) {
-    const reloader = new Reloader(surface, () => reloadGuardfile(file, build), log);
+    const reloader = new Reloader(
+      surface,
+      () => reloadGuardfile(file, build, options.surface),
+      log,
+    );
     reloader.onSwap((next) => {
       scopes.current = SCOPES.get(next.server) ?? new Map();
       servedNames.current = new Set(next.tools);

@@ -13,8 +13,10 @@ import { startTelemetry } from "../ops/telemetry.ts";
 import { stderrLogger } from "../mcp/server.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import { ssmTools } from "../aws/ssm.ts";
-import { s3Tools } from "../aws/s3.ts";
+import { SSM_OUTPUT_SCHEMA, ssmTools } from "../aws/ssm.ts";
+import { S3_OUTPUT_SCHEMAS, s3Tools } from "../aws/s3.ts";
+import { WITHHELD_META } from "../guard/tools.ts";
+import type { S3Tool } from "../guardfile/aws.ts";
 import { AwsConfigError, resolveEndpoint } from "../aws/config.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface as ReloadSurface } from "../ops/reload.ts";
@@ -38,17 +40,20 @@ function toolsOf(policy: AwsPolicy): ToolSpec[] {
 
 /** The tools a policy serves, as lint lists them (method: the AWS action). */
 export function awsServedTools(policy: AwsPolicy): ServedTool[] {
-  return toolsOf(policy).map((t) => ({
-    name: t.name,
-    kind: "grant" as const,
-    method: ACTIONS[t.name] ?? "GetParameter",
-  })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return toolsOf(policy).map((t) =>
+    t._meta?.[WITHHELD_META]
+      ? { name: t.name, kind: "withheld" as const, method: "WITHHELD" }
+      : { name: t.name, kind: "grant" as const, method: ACTIONS[t.name] ?? "GetParameter" }
+  ).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** Each tool's `outputSchema` (for `weir describe --format openapi`). */
 export function awsOutputSchemas(policy: AwsPolicy): Record<string, JsonObject> {
   return Object.fromEntries(
-    toolsOf(policy).filter((t) => t.outputSchema).map((t) => [t.name, t.outputSchema!]),
+    toolsOf(policy).map((t) => [
+      t.name,
+      policy.mode === "ssm" ? SSM_OUTPUT_SCHEMA : S3_OUTPUT_SCHEMAS[t.name as S3Tool],
+    ]),
   );
 }
 
@@ -154,9 +159,9 @@ function awsSurface(
 async function reloadAws(
   file: string,
   started: AwsPolicy,
-  options: Parameters<typeof awsServer>[1],
+  options: Parameters<typeof awsServer>[1] & Pick<ServeOptions, "surface">,
 ): Promise<LoadOutcome> {
-  const loaded = await loadGuardfileFile(file);
+  const loaded = await loadGuardfileFile(file, options.surface);
   const errors = [
     ...(loaded.readError ? [loaded.readError] : []),
     ...errorsOf(loaded.diagnostics).map((d) => formatDiagnostic(file, d)),
@@ -204,6 +209,7 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
     log,
     around: telemetry?.around,
     stateKeys: options.state?.keys,
+    surface: options.surface,
   };
   const surface = awsSurface(policy, build);
   const file = options.file;

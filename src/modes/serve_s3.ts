@@ -25,6 +25,7 @@ export function s3Server(policy: S3Policy, options: AwsServerOptions = {}): McpS
     log,
     around: options.around,
     stateKeys: options.stateKeys,
+    schemaProfile: policy.surface.schemaProfile,
   });
 }
 

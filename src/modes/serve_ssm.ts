@@ -41,5 +41,6 @@ export function ssmServer(policy: SsmPolicy, options: AwsServerOptions = {}): Mc
     log,
     around: options.around,
     stateKeys: options.stateKeys,
+    schemaProfile: policy.surface.schemaProfile,
   });
 }

@@ -55,6 +55,7 @@ Deno.test("a reference SSM policy loads unchanged", () => {
     parameters: ["/forgejo/coilyco-ops/read-token"],
     getParameter: true,
     convenience: [{ tool: "get_forgejo_read_token", parameter: "/forgejo/coilyco-ops/read-token" }],
+    surface: {},
   });
 });
 
@@ -136,6 +137,7 @@ Deno.test("a reference S3 policy loads unchanged", () => {
     maxBytes: 1048576,
     contentTypes: ["image/png", "application/json"],
     tools: ["get_object_url", "list_objects", "put_object"],
+    surface: {},
   });
 });
 

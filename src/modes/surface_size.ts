@@ -1,0 +1,111 @@
+/**
+ * The size of a served surface in model tokens: what an agent pays on every
+ * turn for the tools it is handed. `weir lint` prints it and enforces a budget
+ * with it; `bench/context.ts` measures the examples with the same count.
+ *
+ * A tool's size is the number of o200k tokens (the tokenizer of OpenAI's GPT-4o
+ * and later models, from the `gpt-tokenizer` package) of its compact JSON as
+ * `tools/list` sends it: name, description, schemas, annotations, `_meta`. The
+ * instructions are counted apart (a client that passes them on pays them once
+ * per conversation, not per tool). Other vendors' tokenizers differ by some
+ * per cent; the ratios between two surfaces move far less.
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import type { McpServer } from "../mcp/server.ts";
+
+/** The tokenizer, as the reports name it. */
+export const TOKENIZER = "o200k_base (npm gpt-tokenizer 4.0.0)";
+
+/** One tool's size. */
+export interface ToolSize {
+  /** The tool's name. */
+  name: string;
+  /** o200k tokens of its compact JSON as listed. */
+  tokens: number;
+}
+
+/** A surface's size. */
+export interface SurfaceSize {
+  /** The tokenizer used ({@link TOKENIZER}). */
+  tokenizer: string;
+  /** How many tools are listed. */
+  tools: number;
+  /** Tokens of all listed tools together. */
+  tokens: number;
+  /** `tokens / tools`, one decimal (0 for no tools). */
+  tokensPerTool: number;
+  /** Tokens of the server's `instructions` (0 when none). */
+  instructionsTokens: number;
+  /** Every tool, largest first (ties by name). */
+  perTool: ToolSize[];
+}
+
+/** What a server lists: its tools (every page) and its instructions. */
+export interface ListedSurface {
+  /** The tools as `tools/list` returns them, all pages in order. */
+  tools: JsonObject[];
+  /** The server's `instructions`, if any. */
+  instructions?: string;
+}
+
+const META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/**
+ * Ask a server, in process, for what a client would be shown: `server/discover`
+ * for the instructions, then every page of `tools/list` (2026-07-28; the tool
+ * objects are the same in both revisions). Nothing goes over a transport.
+ *
+ * @throws {Error} when the server answers either request with an error
+ */
+export async function listedSurface(server: McpServer): Promise<ListedSurface> {
+  let id = 0;
+  const ask = async (method: string, params: JsonObject = {}): Promise<JsonObject> => {
+    const reply = await server.handle({
+      jsonrpc: "2.0",
+      id: ++id,
+      method,
+      params: { ...params, _meta: META },
+    });
+    const body = JSON.parse(reply.body ?? "null");
+    if (!body?.result) throw new Error(`${method}: ${body?.error?.message ?? "no result"}`);
+    return body.result;
+  };
+  const discover = await ask("server/discover");
+  const tools: JsonObject[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await ask("tools/list", cursor === undefined ? {} : { cursor });
+    tools.push(...page.tools as JsonObject[]);
+    cursor = page.nextCursor as string | undefined;
+  } while (cursor !== undefined);
+  const instructions = typeof discover.instructions === "string"
+    ? discover.instructions
+    : undefined;
+  return { tools, instructions };
+}
+
+/**
+ * Count a listed surface (loads the tokenizer on first use: about 0.3 s).
+ * @param listed the tools and instructions as a client receives them
+ */
+export async function measureSurface(listed: ListedSurface): Promise<SurfaceSize> {
+  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
+  const perTool = listed.tools.map((tool) => ({
+    name: String(tool.name),
+    tokens: countTokens(JSON.stringify(tool)),
+  })).sort((a, b) => b.tokens - a.tokens || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const tokens = perTool.reduce((sum, t) => sum + t.tokens, 0);
+  return {
+    tokenizer: TOKENIZER,
+    tools: perTool.length,
+    tokens,
+    tokensPerTool: perTool.length === 0 ? 0 : Math.round((tokens / perTool.length) * 10) / 10,
+    instructionsTokens: listed.instructions ? countTokens(listed.instructions) : 0,
+    perTool,
+  };
+}
