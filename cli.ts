@@ -45,21 +45,31 @@ interface Command {
 
 const COMMANDS: Record<string, Command> = {
   lint: {
-    usage: "weir lint [--methods] [--format text|json] FILE...",
+    usage: "weir lint [--methods] [--format text|json] [--max-tokens N] [--max-tool-tokens N] FILE...",
     summary: `Check guardfiles with the same loader as serve (no network, no secrets).
-Prints the served tool names, one per line; errors go to stderr with
-file:line:column, and the exit code is 1.`,
-    help: `Usage: weir lint [--methods] [--format text|json] FILE...
+Prints the served tool names, one per line, and the surface's size in tokens;
+errors go to stderr with file:line:column, and the exit code is 1.`,
+    help: `Usage: weir lint [--methods] [--format text|json] [--max-tokens N] [--max-tool-tokens N]
+                 [--read-only] [--schema-profile NAME] FILE...
 
-Loads each guardfile exactly as serve would, without listening or reading secrets.
+Loads each guardfile exactly as serve would, without listening or reading secrets,
+and measures what it would list: tools, o200k tokens in all and per tool, the
+largest tools (stderr: "weir: FILE: surface: ..."; JSON: each file's "size").
 
-  --methods        Print "name<TAB>METHOD" (WITHHELD for withheld stubs, - for the info tool).
-  --format json    One JSON document on stdout: {"ok": bool, "files": [...]}, each file with
-                   its tools and diagnostics (line, column, node path, message).
+  --methods             Print "name<TAB>METHOD" (WITHHELD for withheld stubs, - for the
+                        info tool).
+  --format json         One JSON document on stdout: {"ok": bool, "files": [...]}, each file
+                        with its tools, size and diagnostics (line, column, node path, message).
+  --max-tokens N        Fail when all listed tools together take more than N tokens.
+  --max-tool-tokens N   Fail when any one listed tool takes more than N tokens.
+                        Both override the guardfile's surface max-tokens= / max-tool-tokens=.
+  --read-only, --schema-profile NAME
+                        Measure the surface as serve would list it with these flags.
 
 With several files, each text line starts with the file path and a TAB.
 Warnings (e.g. a verb that fell through to POST) go to stderr and never change stdout
-or the exit code. Exit 1 when any file has an error or cannot be read.`,
+or the exit code. Exit 1 when any file has an error, cannot be read, or is over a
+budget (the message names the largest tools).`,
     run: async (args) => (await import("./src/cli/lint.ts")).run(args),
   },
   serve: {
@@ -100,6 +110,15 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
   --upstream-timeout MS      Abandon an upstream call after MS milliseconds (default 30000;
                              0 disables).
   --max-response-bytes N     Refuse upstream answers larger than N bytes (default 8388608).
+  --read-only                Serve only what changes nothing (GET and HEAD grants, sql reads;
+                             S3 reads); every other tool is listed as a withheld stub saying
+                             "read-only mode". The guardfile may say surface read-only=#true.
+  --schema-profile NAME      The JSON Schema dialect tools are listed in: full (default, JSON
+                             Schema 2020-12), gemini (one type per schema, no unions, bounds
+                             and patterns in words) or openai-strict (every input required,
+                             optional ones nullable, objects closed). Arguments are checked
+                             against the full schema whatever the profile. The guardfile may
+                             say surface schema-profile="NAME" (the flag wins).
   --log-level LEVEL          debug, info (default), warn or error; else WEIR_LOG_LEVEL.
                              One JSON object per line on stderr: an audit line per call
                              (tool, outcome, status, duration) and per refusal (its rule).
