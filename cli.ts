@@ -45,7 +45,8 @@ interface Command {
 
 const COMMANDS: Record<string, Command> = {
   lint: {
-    usage: "weir lint [--methods] [--format text|json] [--max-tokens N] [--max-tool-tokens N] FILE...",
+    usage:
+      "weir lint [--methods] [--format text|json] [--max-tokens N] [--max-tool-tokens N] FILE...",
     summary: `Check guardfiles with the same loader as serve (no network, no secrets).
 Prints the served tool names, one per line, and the surface's size in tokens;
 errors go to stderr with file:line:column, and the exit code is 1.`,

@@ -28,7 +28,6 @@ export type * from "../guardfile/model.ts";
 export { createGuard, DEFAULT_LIMITS, type GuardOptions, INSTRUCTIONS_PREAMBLE } from "./host.ts";
 export type { ValueResolver } from "./values.ts";
 export type { SourcePosition } from "../guardfile/kdl.ts";
-export type { SurfaceSettings } from "../guardfile/surface.ts";
 export type {
   Annotations,
   CacheHint,

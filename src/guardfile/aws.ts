@@ -23,7 +23,8 @@
 import { type Diagnostic, Diagnostics } from "./diagnostics.ts";
 import { type KdlNode, parseKdl } from "./kdl.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
-import { readSurface, SURFACE_NODE, type SurfaceSettings } from "./surface.ts";
+import { readSurface, SURFACE_NODE } from "./surface.ts";
+import type { SurfaceSettings } from "./model.ts";
 
 /** Which AWS mode a policy file is for. */
 export type AwsMode = "ssm" | "s3";

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import type { SurfaceSettings } from "./surface.ts";
 import type { SourcePosition } from "./kdl.ts";
 
 /** HTTP methods a grant may use. */
@@ -387,6 +386,23 @@ export interface Guardfile {
   oauth?: OAuthSetting;
   /** `surface ...`: read-only, schema profile, token budget (`{}` when absent). */
   surface: SurfaceSettings;
+}
+
+/** A schema profile's name (the core's `SchemaProfile`: src/mcp/schema_profile.ts). */
+export type SurfaceSchemaProfile = "full" | "gemini" | "openai-strict";
+
+/** What a `surface` node says (every field absent when not written; see `surface.ts`). */
+export interface SurfaceSettings {
+  /** `read-only=#true`: serve only what changes nothing. */
+  readOnly?: boolean;
+  /** `schema-profile=`: the listed schema dialect. */
+  schemaProfile?: SurfaceSchemaProfile;
+  /** `max-tokens=`: budget for all listed tools together, in o200k tokens. */
+  maxTokens?: number;
+  /** `max-tool-tokens=`: budget for any one listed tool, in o200k tokens. */
+  maxToolTokens?: number;
+  /** Where the node starts; absent when there is none. */
+  position?: SourcePosition;
 }
 
 /** `oauth issuer="<URL>" resource="<URL>"` (see `oauth.ts`). */

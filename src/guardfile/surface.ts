@@ -22,24 +22,21 @@
  *
  * @module
  */
-import type { SourcePosition } from "./kdl.ts";
-import type { Grant, Guardfile } from "./model.ts";
+import type { Grant, Guardfile, SurfaceSchemaProfile, SurfaceSettings } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
-import { isSchemaProfile, SCHEMA_PROFILES, type SchemaProfile } from "../mcp/schema_profile.ts";
 
-/** What a `surface` node says (every field absent when not written). */
-export interface SurfaceSettings {
-  /** `read-only=#true`: serve only what changes nothing. */
-  readOnly?: boolean;
-  /** `schema-profile=`: the listed schema dialect. */
-  schemaProfile?: SchemaProfile;
-  /** `max-tokens=`: budget for all listed tools together, in o200k tokens. */
-  maxTokens?: number;
-  /** `max-tool-tokens=`: budget for any one listed tool, in o200k tokens. */
-  maxToolTokens?: number;
-  /** Where the node starts; absent when there is none. */
-  position?: SourcePosition;
-}
+export type { SurfaceSchemaProfile, SurfaceSettings };
+
+/**
+ * The schema profiles `schema-profile=` names: the core's (src/mcp/schema_profile.ts
+ * `SCHEMA_PROFILES`; a test holds the two lists equal, since a guardfile imports
+ * nothing of the core).
+ */
+export const SURFACE_SCHEMA_PROFILES: readonly SurfaceSchemaProfile[] = [
+  "full",
+  "gemini",
+  "openai-strict",
+];
 
 /** The top-level node's name. */
 export const SURFACE_NODE = "surface";
@@ -63,11 +60,12 @@ export function readSurface(top: NodeReader[]): SurfaceSettings {
   if (readOnly !== undefined) out.readOnly = readOnly;
   const profile = node.stringProp("schema-profile");
   if (profile !== undefined) {
-    if (isSchemaProfile(profile)) out.schemaProfile = profile;
+    const known = SURFACE_SCHEMA_PROFILES.find((p) => p === profile);
+    if (known) out.schemaProfile = known;
     else {
       node.error(
         `schema-profile="${profile}" is not a schema profile; use one of ` +
-          SCHEMA_PROFILES.map((p) => `"${p}"`).join(", "),
+          SURFACE_SCHEMA_PROFILES.map((p) => `"${p}"`).join(", "),
       );
     }
   }
@@ -118,7 +116,7 @@ export interface SurfaceOverrides {
   /** `--read-only` (it can turn read-only on, never off). */
   readOnly?: boolean;
   /** `--schema-profile NAME`. */
-  schemaProfile?: SchemaProfile;
+  schemaProfile?: SurfaceSchemaProfile;
   /** `--max-tokens N`. */
   maxTokens?: number;
   /** `--max-tool-tokens N`. */

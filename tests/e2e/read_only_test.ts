@@ -365,3 +365,42 @@ Deno.test("--read-only: the writes of a guardfile are withheld stubs that say re
     await upstream.close();
   }
 });
+
+Deno.test("--read-only holds across a reload: a write added to the file arrives as a stub", async () => {
+  const upstream = await startRecorder();
+  const text = (await Deno.readTextFile("guardfiles/github-issues.mcp.kdl"))
+    .replace(/base-url "[^"]*"/, `base-url "${upstream.url}"`);
+  const file = await tempGuardfile(text);
+  const server = await serveHttp(file, {
+    env: { GITHUB_TOKEN: "ghp_token_7777" },
+    extra: ["--read-only"],
+  });
+  try {
+    await Deno.writeTextFile(
+      file,
+      text.replace(
+        "    can close issue {",
+        `    can edit issue {\n        path "/repos/{owner}/{repo}/issues/{issue_number}"\n        body "title"\n    }\n    can close issue {`,
+      ),
+    );
+    server.kill("SIGHUP");
+    let edit: Tool | undefined;
+    for (let i = 0; i < 100 && !edit; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      edit = (await listTools(server.url)).find((t) => t.name === "edit_issue");
+    }
+    assert.ok(edit, "the reload was served");
+    assert.match(edit.description ?? "", /^NOT AVAILABLE: read-only mode/);
+    const res = await fetch(`${server.url}/api/edit_issue`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ owner: "acme-x", repo: "app", issue_number: "1", title: "t" }),
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 403);
+    assert.equal(upstream.requests.length, 0);
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});

@@ -6,10 +6,21 @@
  * enforced schema, for random schemas and arguments.
  */
 import assert from "node:assert/strict";
-import { compileSchema, McpServer, ProfileError, profileSchema } from "../../mod.ts";
+import {
+  compileSchema,
+  McpServer,
+  ProfileError,
+  profileSchema,
+  SCHEMA_PROFILES,
+} from "../../mod.ts";
+import { SURFACE_SCHEMA_PROFILES } from "../../src/guardfile/surface.ts";
 import type { JsonObject } from "../../mod.ts";
 
 const S = (schema: JsonObject) => schema;
+
+Deno.test("the guardfile's schema-profile= names are the core's profiles", () => {
+  assert.deepEqual([...SURFACE_SCHEMA_PROFILES], [...SCHEMA_PROFILES]);
+});
 
 Deno.test("full lists the schema as given (the same object)", () => {
   const schema = S({ type: "object", properties: { a: { type: ["string", "null"] } } });
