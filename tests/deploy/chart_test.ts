@@ -1,9 +1,10 @@
 /**
  * The Helm chart (deploy/helm/weir), rendered by a real `helm template` for
- * spec and upstream modes. The objects are asserted field by field, the
- * rendered output passes yamllint, and the weir command line the Deployment
+ * spec and upstream modes. The objects are asserted field by field, every
+ * render is validated against the Kubernetes schemas (tests/support/kube_schema.ts),
+ * the rendered output passes yamllint, and the weir command line the Deployment
  * would run is run here with the real CLI: the pod's guardfile (from the
- * ConfigMap) and its probe path answer as Kubernetes would see them.
+ * ConfigMap) and its probe paths answer as Kubernetes would see them.
  *
  * helm comes from $WEIR_HELM, .cache/tools/helm (`scripts/get-helm.sh`, which
  * `.ci/run` calls) or PATH; without one the tests say so and are skipped.
@@ -13,6 +14,7 @@ import { parseAllDocuments } from "yaml";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ROOT, tempGuardfile, weirCommand } from "../support/cli.ts";
+import { kubeSchemaProblems } from "../support/kube_schema.ts";
 
 const CHART = `${ROOT}deploy/helm/weir`;
 const GUARDFILE = `${ROOT}guardfiles/demo.mcp.kdl`;
@@ -65,6 +67,8 @@ async function render(args: string[]): Promise<Rendered> {
   const objects = out.success
     ? parseAllDocuments(text).map((d) => d.toJS()).filter((o) => o !== null)
     : [];
+  // Every object any render makes is valid Kubernetes (what kubeconform would check).
+  assert.deepEqual(kubeSchemaProblems(objects), [], `schema problems in: helm template ${args}`);
   return { code: out.code, text, stderr: new TextDecoder().decode(out.stderr), objects };
 }
 
@@ -134,6 +138,11 @@ async function runPod(args: string[], files: Record<string, string>, env: Record
       err += decoder.decode(r.value);
     }
   })();
+  const signal = (name: Deno.Signal) => {
+    try {
+      child.kill(name);
+    } catch { /* gone */ }
+  };
   const stop = async () => {
     try {
       child.kill("SIGTERM");
@@ -146,7 +155,7 @@ async function runPod(args: string[], files: Record<string, string>, env: Record
     await stop();
     throw new Error(`the chart's command line did not start weir: ${mapped.join(" ")}\n${err}`);
   }
-  return { url, stop, stderr: () => err };
+  return { url, stop, stderr: () => err, signal, status: child.status };
 }
 
 async function listTools(url: string, token?: string): Promise<string[]> {
@@ -164,6 +173,9 @@ async function listTools(url: string, token?: string): Promise<string[]> {
 }
 
 const TOKEN = "chart-test-token-0123456789";
+/** A guardfile with a confirm gate (its upstream is never called here). */
+const CONFIRMING = `${ROOT}tests/fixtures/controls.mcp.kdl`;
+const STATE_KEY = "chart-test-state-key-0123456789abcdefghij";
 
 Deno.test({
   name: `chart: helm lint passes for spec and upstream values${skip}`,
@@ -200,13 +212,20 @@ Deno.test({
       "--set",
       "guardfileName=tickets,inboundAuth.existingSecret=weir-inbound,replicaCount=2",
       "--set",
+      "stateKeys.existingSecret=weir-state",
+      "--set",
       "secret.TICKETS_TOKEN.secretName=tickets,secret.TICKETS_TOKEN.key=token",
       "--set",
       "redis.url=redis://cache:6379/0",
     ]);
     assert.equal(r.code, 0, r.stderr);
     await yamllint(r.text);
-    assert.deepEqual(r.objects.map((o) => o.kind).sort(), ["ConfigMap", "Deployment", "Service"]);
+    assert.deepEqual(r.objects.map((o) => o.kind).sort(), [
+      "ConfigMap",
+      "Deployment",
+      "PodDisruptionBudget",
+      "Service",
+    ]);
 
     const cm = one(r.objects, "ConfigMap");
     assert.equal(cm.metadata.name, "rel-weir-guardfile");
@@ -225,7 +244,8 @@ Deno.test({
     assert.equal(c.securityContext.readOnlyRootFilesystem, true);
     assert.equal(c.securityContext.allowPrivilegeEscalation, false);
     for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
-      assert.equal(c[probe].httpGet.path, "/healthz", probe);
+      const path = probe === "readinessProbe" ? "/readyz" : "/healthz";
+      assert.equal(c[probe].httpGet.path, path, probe);
       assert.equal(c[probe].httpGet.port, "http", probe);
     }
     assert.equal(c.ports[0].name, "http");
@@ -247,6 +267,8 @@ Deno.test({
     // serves the guardfile's tools to a caller with the token, and no one else.
     const pod1 = await runPod(c.args, { "tickets.mcp.kdl": guardfile }, {
       WEIR_INBOUND_TOKEN: TOKEN,
+      WEIR_STATE_KEYS: STATE_KEY,
+      REDIS_URL: "redis://127.0.0.1:1",
     });
     try {
       const health = await fetch(`${pod1.url}${c.readinessProbe.httpGet.path}`);
@@ -368,6 +390,53 @@ Deno.test({
       ],
       [["--set-file", `guardfile=${GUARDFILE}`], /without inbound auth/],
       [
+        [
+          "--set-file",
+          `guardfile=${GUARDFILE}`,
+          "--set",
+          "inboundAuth.disabled=true,replicaCount=3",
+        ],
+        /replicaCount 3 needs stateKeys.existingSecret: every replica must sign cursors and confirmations with the same keys/,
+      ],
+      [
+        ["--set", "runtime.mode=upstream,upstream.url=http://u/mcp,upstream.tools={a}"],
+        /without inbound auth/,
+      ],
+      [
+        [
+          "--set",
+          "runtime.mode=upstream,upstream.url=http://u/mcp,upstream.tools={a},inboundAuth.disabled=true,replicaCount=2",
+        ],
+        /replicaCount 2 needs stateKeys.existingSecret/,
+      ],
+      [
+        [
+          "--set-file",
+          `guardfile=${CONFIRMING}`,
+          "--set",
+          "inboundAuth.disabled=true,replicaCount=3,stateKeys.existingSecret=k",
+        ],
+        /replicaCount 3 with a guardfile that confirms a tool needs redis.url or redis.existingSecret/,
+      ],
+      [
+        [
+          "--set-file",
+          `guardfile=${GUARDFILE}`,
+          "--set",
+          "inboundAuth.disabled=true,replicaCount=0",
+        ],
+        /replicaCount must be 1 or more/,
+      ],
+      [
+        [
+          "--set-file",
+          `guardfile=${GUARDFILE}`,
+          "--set",
+          "inboundAuth.disabled=true,shutdown.drainSeconds=2.5",
+        ],
+        /shutdown.drainSeconds must be a whole number of seconds/,
+      ],
+      [
         ["--set-file", `guardfile=${GUARDFILE}`, "--set", "inboundAuth.disabled=true,secret.X=1"],
         /secret.X must be a secret-store path/,
       ],
@@ -376,6 +445,94 @@ Deno.test({
       const r = await render(args);
       assert.notEqual(r.code, 0, args.join(" "));
       assert.match(r.stderr, message);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    `chart: replicaCount 3 renders readiness, preStop, the grace period, a PDB, the shared keys and Redis${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    const r = await render([
+      "--set-file",
+      `guardfile=${CONFIRMING}`,
+      "--set",
+      "guardfileName=controls,inboundAuth.existingSecret=weir-inbound,replicaCount=3",
+      "--set",
+      "stateKeys.existingSecret=weir-state,redis.existingSecret=redis,redis.env=CONTROLS_REDIS_URL",
+      "--set",
+      "shutdown.preStopSeconds=4,shutdown.graceSeconds=6,shutdown.drainSeconds=20",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    await yamllint(r.text);
+    const deploy = one(r.objects, "Deployment");
+    assert.equal(deploy.spec.replicas, 3);
+    const pod = deploy.spec.template.spec;
+    // preStop + grace + drain + 5 s for the cut calls to answer and the exit.
+    assert.equal(pod.terminationGracePeriodSeconds, 4 + 6 + 20 + 5);
+    const [c] = pod.containers;
+    assert.deepEqual(c.lifecycle, { preStop: { sleep: { seconds: 4 } } });
+    assert.equal(c.readinessProbe.httpGet.path, "/readyz");
+    assert.equal(c.livenessProbe.httpGet.path, "/healthz");
+    const arg = (flag: string) => c.args[c.args.indexOf(flag) + 1];
+    assert.equal(arg("--shutdown-grace"), "6000");
+    assert.equal(arg("--drain-timeout"), "20000");
+    assert.equal(arg("--state-keys-env"), "WEIR_STATE_KEYS");
+    assert.equal(arg("--state-store-env"), "CONTROLS_REDIS_URL");
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e]));
+    assert.deepEqual(env.WEIR_STATE_KEYS.valueFrom.secretKeyRef, {
+      name: "weir-state",
+      key: "keys",
+    });
+    assert.deepEqual(env.CONTROLS_REDIS_URL.valueFrom.secretKeyRef, { name: "redis", key: "url" });
+    const pdb = one(r.objects, "PodDisruptionBudget");
+    assert.equal(pdb.spec.maxUnavailable, 1);
+    assert.deepEqual(pdb.spec.selector.matchLabels, deploy.spec.selector.matchLabels);
+
+    // One replica renders no PDB, and preStopSeconds=0 leaves the hook out.
+    const single = await render([
+      "--set-file",
+      `guardfile=${GUARDFILE}`,
+      "--set",
+      "inboundAuth.disabled=true,shutdown.preStopSeconds=0",
+    ]);
+    assert.ok(!single.objects.some((o) => o.kind === "PodDisruptionBudget"));
+    const singlePod = one(single.objects, "Deployment").spec.template.spec;
+    assert.equal(singlePod.containers[0].lifecycle, undefined);
+    assert.equal(singlePod.terminationGracePeriodSeconds, 0 + 5 + 10 + 5);
+    assert.ok(!singlePod.containers[0].args.includes("--state-keys-env"));
+
+    // The pod's command line, run for real: it starts with the shared key and store, is
+    // ready, and on SIGTERM turns unready while it still serves, then exits 0.
+    const guardfile = await Deno.readTextFile(CONFIRMING);
+    const pod1 = await runPod(c.args, { "controls.mcp.kdl": guardfile }, {
+      WEIR_INBOUND_TOKEN: TOKEN,
+      WEIR_STATE_KEYS: STATE_KEY,
+      CONTROLS_REDIS_URL: "redis://127.0.0.1:1",
+      CONTROLS_BASE_URL: "http://127.0.0.1:9",
+      CONTROLS_DSN: "postgres://u@127.0.0.1:1/db",
+    });
+    try {
+      assert.match(pod1.stderr(), /"event":"state_keys","source":"env WEIR_STATE_KEYS","keys":1/);
+      const ready = await fetch(`${pod1.url}${c.readinessProbe.httpGet.path}`);
+      assert.equal(ready.status, 200);
+      await ready.body?.cancel();
+      pod1.signal("SIGTERM");
+      let status = 200;
+      for (let i = 0; i < 100 && status === 200; i++) {
+        const probe = await fetch(`${pod1.url}/readyz`);
+        status = probe.status;
+        await probe.body?.cancel();
+        if (status === 200) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(status, 503, "unready once SIGTERM arrives");
+      const live = await fetch(`${pod1.url}${c.livenessProbe.httpGet.path}`);
+      assert.equal(live.status, 200, "still serving through the grace period");
+      await live.body?.cancel();
+      assert.equal((await pod1.status).code, 0);
+    } finally {
+      await pod1.stop();
     }
   },
 });

@@ -54,6 +54,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail "upstream mode needs upstream.tools: at least one tool to serve" -}}
 {{- end -}}
 {{- end -}}
+{{- $replicas := int .Values.replicaCount -}}
+{{- if lt $replicas 1 -}}
+{{- fail (printf "replicaCount must be 1 or more, not %v" .Values.replicaCount) -}}
+{{- end -}}
+{{- if and (gt $replicas 1) (not .Values.stateKeys.existingSecret) -}}
+{{- fail (printf "replicaCount %d needs stateKeys.existingSecret: every replica must sign cursors and confirmations with the same keys, or a client's next page or confirmation answer is refused when the load balancer sends it to another pod. Create one with: kubectl create secret generic weir-state --from-literal=keys=\"$(openssl rand -base64 48)\" and set stateKeys.existingSecret=weir-state" $replicas) -}}
+{{- end -}}
+{{- if and (gt $replicas 1) (eq $mode "spec") (regexMatch "(?m)^\\s*confirm\\s" .Values.guardfile) (not (or .Values.redis.url .Values.redis.existingSecret)) -}}
+{{- fail (printf "replicaCount %d with a guardfile that confirms a tool needs redis.url or redis.existingSecret: answered confirmations are recorded there so an answer runs its call once across replicas (weir refuses to start without it)" $replicas) -}}
+{{- end -}}
+{{- range $name := list "preStopSeconds" "graceSeconds" "drainSeconds" -}}
+{{- $v := index $.Values.shutdown $name -}}
+{{- if or (not (or (kindIs "float64" $v) (kindIs "int64" $v) (kindIs "int" $v))) (lt (float64 $v) 0.0) (ne (float64 (int $v)) (float64 $v)) -}}
+{{- fail (printf "shutdown.%s must be a whole number of seconds (0 or more), not %v" $name $v) -}}
+{{- end -}}
+{{- end -}}
 {{- if and (not .Values.inboundAuth.existingSecret) (not .Values.inboundAuth.disabled) -}}
 {{- fail "weir refuses to serve beyond loopback without inbound auth: set inboundAuth.existingSecret (a Secret holding the bearer token) or inboundAuth.disabled=true when a gateway authenticates callers" -}}
 {{- end -}}
@@ -119,7 +135,24 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 - --log-level
 - {{ .Values.logLevel | quote }}
+- --shutdown-grace
+- {{ mul (int .Values.shutdown.graceSeconds) 1000 | quote }}
+- --drain-timeout
+- {{ mul (int .Values.shutdown.drainSeconds) 1000 | quote }}
+{{- if .Values.stateKeys.existingSecret }}
+- --state-keys-env
+- WEIR_STATE_KEYS
+{{- end }}
+{{- if and (eq .Values.runtime.mode "spec") (or .Values.redis.url .Values.redis.existingSecret) }}
+- --state-store-env
+- {{ .Values.redis.env | quote }}
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . | quote }}
 {{- end }}
+{{- end -}}
+
+{{/* preStop sleep + shutdown grace + drain, plus 5 s for the cut calls to answer and the exit. */}}
+{{- define "weir.terminationGrace" -}}
+{{- add (int .Values.shutdown.preStopSeconds) (int .Values.shutdown.graceSeconds) (int .Values.shutdown.drainSeconds) 5 -}}
 {{- end -}}
