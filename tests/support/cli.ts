@@ -84,6 +84,8 @@ export interface Served {
   stop(): Promise<number>;
   /** Send a signal without waiting. */
   kill(signal: Deno.Signal): void;
+  /** The process id. */
+  pid: number;
 }
 
 /**
@@ -165,6 +167,7 @@ export async function untilListening(
   }
   return {
     url,
+    pid: child.pid,
     stderr: () => err,
     kill: (signal) => child.kill(signal),
     stop: async () => {

@@ -22,14 +22,20 @@ let nextId = 1;
 
 /**
  * POST one 2026-07-28 request to `${url}/mcp`.
- * @param options.token a bearer token; options.caps the client capabilities
- *   declared (default `{elicitation: {}}`); options.timeoutMs the whole request
+ * @param options `token` a bearer token; `caps` the client capabilities declared
+ *   (default `{elicitation: {}}`); `timeoutMs` the whole request; `headers` more headers
  */
 export async function modernPost(
   url: string,
   method: string,
   params: Record<string, unknown>,
-  options: { token?: string; caps?: Record<string, unknown>; timeoutMs?: number } = {},
+  options: {
+    token?: string;
+    caps?: Record<string, unknown>;
+    timeoutMs?: number;
+    /** More request headers (e.g. one a load balancer routes on). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<ModernAnswer> {
   const name = typeof params.name === "string" ? params.name : undefined;
   const headers: Record<string, string> = {
@@ -40,6 +46,7 @@ export async function modernPost(
   };
   if (name !== undefined) headers["mcp-name"] = name;
   if (options.token) headers.authorization = `Bearer ${options.token}`;
+  Object.assign(headers, options.headers);
   const res = await fetch(`${url}/mcp`, {
     method: "POST",
     headers,
