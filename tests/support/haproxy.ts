@@ -52,13 +52,13 @@ export interface Haproxy {
  */
 export async function startHaproxy(
   backends: Backend[],
-  options: { waitUp?: boolean } = {},
+  options: { waitUp?: boolean; port?: number } = {},
 ): Promise<Haproxy> {
   const binary = haproxyBinary();
   if ("missing" in binary) throw new Error(binary.missing);
   const dir = await Deno.makeTempDir({ prefix: "weir-haproxy-" });
   const socket = `${dir}/admin.sock`;
-  const port = freePort();
+  const port = options.port ?? freePort();
   const config = [
     "global",
     `  stats socket ${socket} mode 600 level admin`,

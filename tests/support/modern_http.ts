@@ -35,6 +35,8 @@ export async function modernPost(
     timeoutMs?: number;
     /** More request headers (e.g. one a load balancer routes on). */
     headers?: Record<string, string>;
+    /** The HTTP client (its own connection pool), e.g. one per simulated client. */
+    client?: Deno.HttpClient;
   } = {},
 ): Promise<ModernAnswer> {
   const name = typeof params.name === "string" ? params.name : undefined;
@@ -63,6 +65,7 @@ export async function modernPost(
       },
     }),
     signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+    client: options.client,
   });
   const text = await res.text();
   if (!text.startsWith("{")) return { status: res.status };

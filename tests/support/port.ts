@@ -11,6 +11,17 @@ export function freePort(): number {
   return port;
 }
 
+/** `n` distinct free ports on 127.0.0.1 (all bound at once, then let go). */
+export function freePorts(n: number): number[] {
+  const listeners = Array.from(
+    { length: n },
+    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
+  );
+  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
+  for (const l of listeners) l.close();
+  return ports;
+}
+
 /**
  * Whether `port` on 127.0.0.1 accepts a TCP connection within `tries`
  * attempts 50 ms apart; false at once when `child` exits first.

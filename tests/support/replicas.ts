@@ -6,7 +6,7 @@
  * multi-replica test and the soak benchmark.
  */
 import { type Served, serveHttp } from "./cli.ts";
-import { freePort } from "./port.ts";
+import { freePorts } from "./port.ts";
 import { type Haproxy, startHaproxy } from "./haproxy.ts";
 
 /** One replica: its name in HAProxy, its port and the running process. */
@@ -67,9 +67,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     // HAProxy needs the replica ports first; the replicas need HAProxy's port
     // (--allow-host): choose the replica ports, start HAProxy with them down,
     // then the replicas.
-    const ports = Array.from({ length: options.count }, () => freePort());
+    const [front, ...ports] = freePorts(options.count + 1);
     proxy = await startHaproxy(ports.map((port, i) => ({ name: `w${i + 1}`, port })), {
       waitUp: false,
+      port: front,
     });
     for (let i = 0; i < options.count; i++) replicas.push(await start(`w${i + 1}`, ports[i]));
     for (const r of replicas) {
