@@ -165,3 +165,33 @@ Deno.test("serve refuses shared keys with a confirm gate and no shared store, sa
     await Deno.remove(file);
   }
 });
+
+Deno.test("a reload (SIGHUP) keeps the keys: a confirmation asked before it runs after it, once", async () => {
+  const upstream = await startRecorder(() => Response.json({ deleted: true }));
+  const file = await guardfile(upstream.url);
+  const weir = await serveHttp(file);
+  try {
+    const state = (await ask(weir.url, "7")).result!.requestState as string;
+    weir.kill("SIGHUP");
+    await logged(weir, /"event":"reloaded"/);
+    assert.match(weir.stderr(), /"event":"reloaded"/);
+    const retry = { requestState: state, inputResponses: ACCEPT };
+    const ran = await ask(weir.url, "7", undefined, retry);
+    assert.equal(ran.result?.resultType, "complete", resultText(ran.result));
+    weir.kill("SIGHUP");
+    for (let i = 0; i < 100 && weir.stderr().split('"event":"reloaded"').length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const replay = await ask(weir.url, "7", undefined, retry);
+    assert.equal(
+      replay.result?.resultType,
+      "input_required",
+      "spent before the reload, still spent",
+    );
+    assert.equal(upstream.requests.length, 1);
+  } finally {
+    await weir.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
