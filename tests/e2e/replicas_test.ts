@@ -19,7 +19,7 @@ import { startRecorder } from "../support/upstream.ts";
 import { haproxyBinary } from "../support/haproxy.ts";
 import { redisMissing, startRedis } from "../support/redis.ts";
 import { startCluster } from "../support/replicas.ts";
-import { ACCEPT, modernPost, resultText } from "../support/modern_http.ts";
+import { ACCEPT, modernPost, notRun, resultText } from "../support/modern_http.ts";
 
 const haproxy = haproxyBinary();
 const missing = "missing" in haproxy ? haproxy.missing : redisMissing();
@@ -104,7 +104,7 @@ Deno.test({
       assert.equal(ran.result?.resultType, "complete", resultText(ran.result));
       assert.equal(deletes(), 1);
       const replay = await on("w3", () => call(lb, "delete_ticket", { id: "41" }, answer, "w3"));
-      assert.equal(replay.result?.resultType, "input_required", "a replayed answer asks again");
+      assert.ok(notRun(replay), `a replayed answer does not run: ${JSON.stringify(replay)}`);
       assert.equal(deletes(), 1, "the answer ran its call once across three replicas");
       // Racing the same answer to all three at once: still once.
       const again = await call(lb, "delete_ticket", { id: "42" }, {}, "w3");

@@ -80,3 +80,12 @@ export const ACCEPT = { "weir/confirm": { action: "accept" } };
 export function resultText(result: Record<string, unknown> | undefined): string {
   return ((result?.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
 }
+
+/**
+ * Whether a retry carrying a `requestState` was refused without running: asked
+ * again (`input_required`) or refused as invalid params (`-32602`), either of
+ * which the MCP spec allows for a state the server will not honour.
+ */
+export function notRun(answer: Pick<ModernAnswer, "result" | "error">): boolean {
+  return answer.result?.resultType === "input_required" || answer.error?.code === -32602;
+}
