@@ -93,6 +93,12 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
                              token one of those in VAR (comma- or space-separated, for
                              rotation; each at least 16 characters; compared in constant
                              time). Required to listen beyond loopback.
+  --tool-token-env VAR:TOOL[,TOOL...]
+                             Also accept the tokens in VAR, limited to these served tools:
+                             tools/list, tools/call and /api/<tool> show and run only them
+                             (repeatable, one variable each; the guardfile may say the same
+                             with inbound-token nodes). Lists then depend on the caller and
+                             are marked cacheScope "private". Not with OAuth.
   --no-inbound-auth          Listen beyond loopback without inbound authentication (only
                              behind a proxy that authenticates every caller).
   --admin-token-env VAR      Enable POST /admin/reload and GET /admin/describe, each needing

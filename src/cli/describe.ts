@@ -28,6 +28,13 @@ export async function run(args: string[]): Promise<number> {
   }
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
+  if (loaded.mcpWrap) {
+    console.error(
+      `weir: ${loaded.file} wraps an MCP server; describing that form lands with issue 20's ` +
+        `next step (weir lint FILE lists what it serves)`,
+    );
+    return 1;
+  }
   if (!loaded.guardfile && !loaded.policy) return 1;
   const surface = loaded.policy
     ? (await import("../modes/serve_aws.ts")).describeAws(loaded.policy)

@@ -79,6 +79,15 @@ export async function run(args: string[]): Promise<number> {
       );
       return 1;
     }
+    if (loaded.mcpWrap) {
+      console.error(
+        `weir: ${
+          printable(loaded.file)
+        } wraps an MCP server, whose tool definitions are the server's; weir diff compares ` +
+          `guardfiles of spec mode: compare what each serves with weir describe --format json`,
+      );
+      return 1;
+    }
     if (!loaded.guardfile) return 1;
     sides.push({ surface: describeGuardfile(loaded.guardfile), headers: loaded.guardfile.headers });
   }

@@ -14,7 +14,7 @@
  */
 import { guardedServer, type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
 import { awsServedTools } from "../modes/serve_aws.ts";
-import { lintWarnings, servedTools } from "../modes/lint.ts";
+import { lintWarnings, servedTools, wrapServedTools } from "../modes/lint.ts";
 import { listedSurface, measureSurface, type SurfaceSize } from "../modes/surface_size.ts";
 import type { SurfaceSettings } from "../guardfile/surface.ts";
 import { parseFlags, printDiagnostics, surfaceFlags, UsageError } from "./args.ts";
@@ -50,7 +50,9 @@ export async function run(args: string[]): Promise<number> {
     const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
     loaded.diagnostics.push(...warnings);
     if (!loaded.guardfile && !loaded.policy) {
-      failed = true;
+      // A wrap of an MCP server is checked as far as the file goes: its tools'
+      // definitions are the server's (weir lint-upstream FILE checks them).
+      if (!loaded.mcpWrap) failed = true;
       results.push({ loaded, overBudget: [] });
       continue;
     }
@@ -77,8 +79,8 @@ export async function run(args: string[]): Promise<number> {
       ok: !failed,
       files: results.map(({ loaded: r, size, overBudget }) => ({
         file: r.file,
-        ok: Boolean(r.guardfile ?? r.policy) && overBudget.length === 0,
-        server: (r.guardfile ?? r.policy)?.name,
+        ok: Boolean(r.guardfile ?? r.policy ?? r.mcpWrap) && overBudget.length === 0,
+        server: (r.guardfile ?? r.policy ?? r.mcpWrap)?.name,
         tools: servedToolsOf(r),
         ...(size ? { size: sizeJson(size, (r.guardfile ?? r.policy)!.surface) } : {}),
         diagnostics: [
@@ -171,5 +173,11 @@ function sizeJson(size: SurfaceSize, settings: SurfaceSettings) {
 
 /** The tools a loaded file serves: a guardfile's, or an AWS policy's (none when it failed). */
 function servedToolsOf(r: LoadedFile) {
-  return r.policy ? awsServedTools(r.policy) : r.guardfile ? servedTools(r.guardfile) : [];
+  return r.policy
+    ? awsServedTools(r.policy)
+    : r.guardfile
+    ? servedTools(r.guardfile)
+    : r.mcpWrap
+    ? wrapServedTools(r.mcpWrap)
+    : [];
 }

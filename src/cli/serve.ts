@@ -8,7 +8,18 @@ import { browserFlagProblem } from "../modes/listen.ts";
 import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { upstreamClientProblem } from "../guard/send.ts";
 import { proxySetting } from "../outbound/proxy.ts";
-import { authSettings, FlagError, OPS_FLAGS, opsSettings, stopSignals } from "../ops/flags.ts";
+import {
+  authSettings,
+  FlagError,
+  OPS_FLAGS,
+  opsSettings,
+  stopSignals,
+  TOOL_TOKEN_FLAGS,
+  unknownGrantTools,
+} from "../ops/flags.ts";
+import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
+import { awsServedTools } from "../modes/serve_aws.ts";
+import { servedTools } from "../modes/lint.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
 import { checkSingleUse, stateSetup } from "../ops/state_keys.ts";
 import type { Guardfile } from "../guardfile/model.ts";
@@ -41,6 +52,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     "read-only": { type: "boolean" },
     "schema-profile": { type: "string" },
     ...OPS_FLAGS,
+    ...TOOL_TOKEN_FLAGS,
     ...OAUTH_FLAGS,
   });
   if (positionals.length !== 1) throw new UsageError("serve takes exactly one FILE");
@@ -78,6 +90,13 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     );
     return 1;
   }
+  if (loaded.mcpWrap && errorsOf(loaded.diagnostics).length === 0) {
+    console.error(
+      `weir: ${loaded.file} wraps an MCP server; serving that form lands with issue 20's next ` +
+        `step: until then serve it with weir serve-upstream --tool ... (docs/wrapping-mcp-servers.md)`,
+    );
+    return 1;
+  }
   if (!(loaded.guardfile ?? loaded.policy) || errorsOf(loaded.diagnostics).length > 0) return 1;
   if (loaded.policy && oauth) {
     throw new UsageError("--oauth-issuer applies to guardfiles, not to AWS policies");
@@ -90,20 +109,56 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
   if (!oauth && fromFile) {
     const at = `${loaded.file}:${fromFile.position?.line ?? 0}:${fromFile.position?.column ?? 0}`;
     if (values.stdio) throw new UsageError(`${at}: "oauth" applies to --http only, not --stdio`);
-    if (values["inbound-token-env"] !== undefined) {
+    if (values["inbound-token-env"] !== undefined || values["tool-token-env"] !== undefined) {
       throw new UsageError(
         `${at}: the guardfile asks for OAuth, which cannot be combined with ` +
-          `--inbound-token-env: choose the static token or OAuth`,
+          `--inbound-token-env or --tool-token-env: choose static tokens or OAuth`,
       );
     }
     oauth = { issuer: fromFile.issuer, resource: fromFile.resource };
   }
+  const fileTokens = loaded.guardfile?.inboundTokens ?? [];
+  if (fileTokens.length > 0) {
+    const first = fileTokens[0];
+    const at = `${loaded.file}:${first.position?.line ?? 0}:${first.position?.column ?? 0}`;
+    if (values.stdio) {
+      throw new UsageError(`${at}: "inbound-token" applies to --http only, not --stdio`);
+    }
+    if (oauth) {
+      throw new UsageError(
+        `${at}: "inbound-token" cannot be combined with OAuth: choose static tokens or OAuth`,
+      );
+    }
+    if (values["no-inbound-auth"]) {
+      throw new UsageError(`${at}: "inbound-token" and --no-inbound-auth contradict each other`);
+    }
+  }
   let auth;
   let state;
+  let flagTokens: TokenGrant[] = [];
   try {
-    // OAuth, from the flags or the guardfile, is inbound authentication.
+    // OAuth, from the flags or the guardfile, is inbound authentication; so
+    // are the guardfile's inbound-token nodes.
     const flags = oauth ? { ...values, "oauth-issuer": oauth.issuer } : values;
-    auth = authSettings(flags, transport.kind === "http" ? transport : undefined);
+    auth = authSettings(flags, transport.kind === "http" ? transport : undefined, undefined, {
+      guardfileTokens: fileTokens.length > 0,
+    });
+    flagTokens = [
+      ...(auth.inboundTokens ? [{ tokens: auth.inboundTokens }] : []),
+      ...(auth.toolTokens ?? []),
+    ];
+    const served = loaded.policy
+      ? awsServedTools(loaded.policy).map((t) => t.name)
+      : servedTools(loaded.guardfile!).map((t) => t.name);
+    const unknown = unknownGrantTools(auth.toolTokens ?? [], served);
+    if (unknown.length > 0) {
+      console.error(
+        `weir: --tool-token-env names tools ${loaded.file} does not serve: ${
+          unknown.join(", ")
+        }; served: ${served.join(", ")}`,
+      );
+      return 1;
+    }
     // Signed state: the keys, and where single use is recorded (src/ops/state_keys.ts).
     state = await stateSetup(values, rateLimitStore(loaded.guardfile));
     checkSingleUse(state, Object.keys(loaded.guardfile?.controls.confirm ?? {}));
@@ -118,7 +173,8 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       transport,
       allowedOrigins: values["allow-origin"],
       allowedHosts: values["allow-host"],
-      inboundToken: auth.inboundTokens,
+      inboundToken: flagTokens.length > 0 ? new TokenTable(flagTokens) : undefined,
+      flagTokens,
       adminTokens: auth.adminTokens,
       file: positionals[0],
       oauth,

@@ -25,6 +25,17 @@
 export { type LoadResult, normalizeBaseUrl, parseGuardfile } from "../guardfile/parse.ts";
 export { type Diagnostic, formatDiagnostic, GuardfileError } from "../guardfile/diagnostics.ts";
 export type * from "../guardfile/model.ts";
+export type {
+  AnnotationOverrides,
+  ArgumentPin,
+  ArgumentRule,
+  McpServerHeader,
+  McpServerSettings,
+  McpServerTarget,
+  McpWrap,
+  McpWrapControls,
+  ProxyTool,
+} from "../guardfile/mcp_wrap.ts";
 export { createGuard, DEFAULT_LIMITS, type GuardOptions, INSTRUCTIONS_PREAMBLE } from "./host.ts";
 export type { ValueResolver } from "./values.ts";
 export type { SourcePosition } from "../guardfile/kdl.ts";

@@ -26,13 +26,25 @@ export class GlobError extends Error {
  *   (Go reports `ErrBadPattern`; weir refuses such a pattern when loading)
  */
 export function compileGlob(pattern: string): (value: string) => boolean {
+  const regex = new RegExp(globSource(pattern), "u");
+  return (value) => regex.test(value);
+}
+
+/**
+ * A glob as an anchored ECMA-262 regular expression source (`^...$`) with the
+ * same meaning, valid with the `u` flag and without `s`: what a JSON Schema
+ * `pattern` holds (JSON Schema 2020-12 section 6.3.3).
+ *
+ * @throws {GlobError} as {@link compileGlob}
+ */
+export function globSource(pattern: string): string {
   let source = "^";
   const chars = [...pattern];
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i];
     if (c === "*" && chars[i + 1] === "*") {
       while (chars[i + 1] === "*") i++;
-      source += ".*";
+      source += "[\\s\\S]*";
     } else if (c === "*") {
       source += "[^/]*";
     } else if (c === "?") {
@@ -81,8 +93,7 @@ export function compileGlob(pattern: string): (value: string) => boolean {
       source += escape(c);
     }
   }
-  const regex = new RegExp(source + "$", "su");
-  return (value) => regex.test(value);
+  return source + "$";
 }
 
 function escape(c: string): string {

@@ -9,6 +9,8 @@
  * The mode: a document whose first top-level `wrap` reads
  * `wrap ward mcp aws ssm` or `wrap ward mcp aws s3` is an AWS policy (the
  * reference's grammars, `docs/aws.md`, read by src/guardfile/aws.ts); any
+ * document whose first `wrap` holds an `mcp-server` node wraps an MCP server
+ * (`docs/wrapping-mcp-servers.md`, read by src/guardfile/mcp_wrap.ts); any
  * other document is a spec-mode guardfile (`docs/guardfile.md`, read by
  * src/guardfile/parse.ts). A file that is not KDL has no mode: its syntax
  * errors are the diagnostics.
@@ -22,9 +24,13 @@ import { type KdlNode, parseKdl } from "./kdl.ts";
 import type { Guardfile } from "./model.ts";
 import { readGuardfileNodes, syntaxDiagnostics } from "./parse.ts";
 import { type AwsMode, awsModeOf, type AwsPolicy, readAwsPolicyNodes } from "./aws.ts";
+import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
 
-/** What a guardfile is: a spec-mode guardfile, or an AWS SSM or S3 policy. */
-export type GuardfileMode = "spec" | AwsMode;
+/**
+ * What a guardfile is: a spec-mode guardfile, an AWS SSM or S3 policy, or a
+ * wrap of an MCP server (`mcp`, the file form of serve-upstream).
+ */
+export type GuardfileMode = "spec" | AwsMode | "mcp";
 
 /** A loaded document: its mode, the model its reader made (when clean), and every diagnostic. */
 export interface LoadedDocument {
@@ -34,13 +40,15 @@ export interface LoadedDocument {
   guardfile?: Guardfile;
   /** The AWS policy, when `mode` is `"ssm"` or `"s3"` and there is no error. */
   policy?: AwsPolicy;
+  /** The MCP server wrap, when `mode` is `"mcp"` and there is no error. */
+  mcpWrap?: McpWrap;
   /** Every error and warning, in file order. */
   diagnostics: Diagnostic[];
 }
 
 /** The mode of a parsed document (see the module documentation). */
 export function modeOf(nodes: KdlNode[]): GuardfileMode {
-  return awsModeOf(nodes) ?? "spec";
+  return awsModeOf(nodes) ?? (isMcpWrap(nodes) ? "mcp" : "spec");
 }
 
 /**
@@ -54,6 +62,10 @@ export function loadGuardfileText(text: string, file: string): LoadedDocument {
   if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
   const mode = modeOf(parsed.nodes);
   if (mode === "spec") return { mode, ...readGuardfileNodes(parsed.nodes, file) };
+  if (mode === "mcp") {
+    const { wrap, diagnostics } = readMcpWrap(parsed.nodes, file);
+    return wrap ? { mode, mcpWrap: wrap, diagnostics } : { mode, diagnostics };
+  }
   const { policy, diagnostics } = readAwsPolicyNodes(parsed.nodes, file, mode);
   return policy ? { mode, policy, diagnostics } : { mode, diagnostics };
 }

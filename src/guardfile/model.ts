@@ -386,6 +386,8 @@ export interface Guardfile {
   oauth?: OAuthSetting;
   /** `surface ...`: read-only, schema profile, token budget (`{}` when absent). */
   surface: SurfaceSettings;
+  /** `inbound-token`: static tokens, each limited to some tools (src/guardfile/inbound_tokens.ts). */
+  inboundTokens?: InboundToken[];
 }
 
 /** A schema profile's name (the core's `SchemaProfile`: src/mcp/schema_profile.ts). */
@@ -412,5 +414,21 @@ export interface OAuthSetting {
   /** This server's canonical URI: the audience tokens must carry (RFC 8707). */
   resource: string;
   /** Where the node starts in the guardfile; absent when unknown. */
+  position?: SourcePosition;
+}
+
+/**
+ * `inbound-token "<caller>" { value env "<VAR>"; tools "<tool>"... }`: a
+ * static bearer token that may see and call only the tools listed
+ * (src/guardfile/inbound_tokens.ts).
+ */
+export interface InboundToken {
+  /** The caller's name: audit lines name it as the subject. */
+  name: string;
+  /** Where the token is read when serving starts (`env` or `file`; several tokens allowed). */
+  source: ValueSource;
+  /** The served tools this caller may see and call, in file order. */
+  tools: string[];
+  /** Where the node starts. */
   position?: SourcePosition;
 }

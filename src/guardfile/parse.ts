@@ -20,6 +20,8 @@ import { NodeReader, onlyOnce, suggest } from "./nodes.ts";
 import { readControls, readIcons, readPrompts, readResources } from "./siblings.ts";
 import { readOAuth } from "./oauth.ts";
 import { readWrap } from "./wrap.ts";
+import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
+import { readInboundTokens } from "./inbound_tokens.ts";
 
 export { normalizeBaseUrl } from "./wrap.ts";
 
@@ -46,6 +48,7 @@ const SIBLINGS = [
   "extract",
   "oauth",
   SURFACE_NODE,
+  "inbound-token",
 ];
 /** Reference siblings weir does not serve yet: refused by name, never ignored. */
 const NOT_YET: Readonly<Record<string, string>> = {};
@@ -54,6 +57,11 @@ const NOT_YET: Readonly<Record<string, string>> = {};
 export interface LoadResult {
   /** The checked model; absent when any diagnostic is an error. */
   guardfile?: Guardfile;
+  /**
+   * The checked model of a document that wraps an MCP server (`mcp-server`
+   * in its `wrap`, src/guardfile/mcp_wrap.ts), instead of `guardfile`.
+   */
+  mcpWrap?: McpWrap;
   /** Every error and warning found, in file order. */
   diagnostics: Diagnostic[];
 }
@@ -144,6 +152,11 @@ function internalName(what: string): string {
 export function parseGuardfile(text: string, file: string): LoadResult {
   const parsed = parseKdl(text);
   if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
+  // A wrap of an MCP server is read as one (src/guardfile/load.ts decides modes alike).
+  if (isMcpWrap(parsed.nodes)) {
+    const { wrap, diagnostics } = readMcpWrap(parsed.nodes, file);
+    return wrap ? { mcpWrap: wrap, diagnostics } : { diagnostics };
+  }
   return readGuardfileNodes(parsed.nodes, file);
 }
 
@@ -217,6 +230,11 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
   const controls = readControls(top, body?.grants ?? []);
   const oauth = readOAuth(top);
   const surface = readSurface(top);
+  const inboundTokens = readInboundTokens(top, [
+    ...(body?.grants ?? []).map((g) => g.tool),
+    ...withholds.map((w) => w.tool),
+    ...(infoTool ? [infoTool] : []),
+  ]);
   if (!body) return undefined;
   return {
     file,
@@ -230,6 +248,7 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
     controls,
     surface,
     ...(oauth ? { oauth } : {}),
+    ...(inboundTokens.length > 0 ? { inboundTokens } : {}),
   };
 }
 

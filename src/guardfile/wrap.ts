@@ -92,8 +92,9 @@ export function readWrap(wrap: NodeReader): WrapBody | undefined {
     cans.every((c) => c.node.children.some((k) => k.name === "sql"));
   for (const proxy of kids.filter((k) => k.name === "proxy")) {
     proxy.error(
-      `"proxy" grants are not served by weir (the reference does not serve them either); ` +
-        `grant each upstream operation with "can"`,
+      `"proxy" serves a tool of an MCP server, and this wrap names an HTTP API (base-url): ` +
+        `grant each of its operations with "can", or wrap the MCP server instead with ` +
+        `mcp-server http "<url>" (or stdio "<command>") and no base-url, auth or can`,
     );
   }
 

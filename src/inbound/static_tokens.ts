@@ -93,3 +93,91 @@ export function bearerTokenMatch(tokens: readonly string[]): (header: string | n
 export function tokenCaller(token: string): string {
   return `token:${createHash("sha256").update(token).digest("hex").slice(0, 16)}`;
 }
+
+/**
+ * Static tokens and the tools each may use: `tools` absent means every tool
+ * the server serves; `name` (a guardfile's `inbound-token` caller) is what
+ * audit lines call its holder.
+ */
+export interface TokenGrant {
+  /** The tokens (several: rotation), each at least {@link MIN_TOKEN_LENGTH} characters. */
+  tokens: readonly string[];
+  /** The served tools these tokens may see and call; absent: every tool. */
+  tools?: readonly string[];
+  /** The caller's name, for audit lines (`subject`). */
+  name?: string;
+}
+
+/** What a token's holder is allowed as: the `auth` a request carries to the core. */
+export interface TokenCaller {
+  kind: "token";
+  /** `token:<hash prefix>` (see {@link tokenCaller}): what signed state is bound to. */
+  caller: string;
+  /** The grant's name, when it has one. */
+  subject?: string;
+  /**
+   * The tools this token may see and call (read by the core's
+   * `declaredToolAccess`): a set, or `"*"` (every tool, while other tokens
+   * are limited: the tool list then depends on the caller); absent when no
+   * token is limited.
+   */
+  tools?: ReadonlySet<string> | "*";
+}
+
+/**
+ * The tokens a server accepts now, with what each may use. {@link set}
+ * replaces them at once (a reload that changes `inbound-token` nodes).
+ */
+export class TokenTable {
+  #match: (header: string | null) => number = () => -1;
+  #callers: TokenCaller[] = [];
+
+  /**
+   * @throws {RangeError} as {@link TokenTable.set}
+   */
+  constructor(grants: readonly TokenGrant[]) {
+    this.set(grants);
+  }
+
+  /**
+   * Replace the tokens.
+   * @throws {RangeError} when one token is in two grants (which tools would it get?)
+   */
+  set(grants: readonly TokenGrant[]): void {
+    const tokens: string[] = [];
+    const callers: TokenCaller[] = [];
+    const limited = grants.some((g) => g.tools !== undefined);
+    for (const grant of grants) {
+      const tools = grant.tools ? new Set(grant.tools) : limited ? "*" as const : undefined;
+      for (const token of grant.tokens) {
+        if (tokens.includes(token)) {
+          throw new RangeError(
+            `the same inbound token is given twice${
+              grant.name ? ` (again for ${grant.name})` : ""
+            }: each token gets one set of tools; give each caller its own token`,
+          );
+        }
+        tokens.push(token);
+        callers.push(Object.freeze({
+          kind: "token" as const,
+          caller: tokenCaller(token),
+          ...(grant.name ? { subject: `token:${grant.name}` } : {}),
+          ...(tools ? { tools } : {}),
+        }));
+      }
+    }
+    this.#match = bearerTokenMatch(tokens);
+    this.#callers = callers;
+  }
+
+  /** The caller an `Authorization` header value presents, or `undefined` (constant time). */
+  callerOf(header: string | null): TokenCaller | undefined {
+    const i = this.#match(header);
+    return i >= 0 ? this.#callers[i] : undefined;
+  }
+
+  /** How many tokens are accepted. */
+  get size(): number {
+    return this.#callers.length;
+  }
+}

@@ -33,7 +33,7 @@ export async function list(
 ): Promise<{ json: string }> {
   const catalog = await s.catalog();
   const cursor = params.cursor;
-  const access = method === "tools/list" ? s.options.toolAccess?.(call.auth) : undefined;
+  const access = method === "tools/list" ? s.toolAccess(call.auth) : undefined;
   // Only an absent cursor means "first page": `""` and `null` are cursors,
   // and are refused like any cursor this server did not issue. A cursor is
   // checked on every request (it is bound to its caller), and pages are

@@ -14,7 +14,7 @@ import type { MethodRule } from "./revisions.ts";
 import { cleanDeep } from "./text.ts";
 import { nestsDeeperThan } from "./depth.ts";
 import { MAX_RESULT_DEPTH } from "./results.ts";
-import { type Logger, type ServerOptions, stderrLogger } from "./options.ts";
+import { type Logger, type ServerOptions, stderrLogger, type ToolAccess } from "./options.ts";
 import type { Catalog } from "./types.ts";
 
 /** One server's settled state, shared by its method families (src/mcp/*.ts). */
@@ -25,6 +25,12 @@ export class ServerSetup {
   readonly pageSize: number;
   readonly cursors: CursorCodec;
   readonly callerOf: (auth: unknown) => string | undefined;
+  /**
+   * The tools one caller may see and call: the host's `toolAccess` and the
+   * tools the `authorize` verdict itself names ({@link declaredToolAccess}),
+   * both holding; `undefined` when neither narrows.
+   */
+  readonly toolAccess: (auth: unknown) => ToolAccess | undefined;
   readonly log: Logger;
   /** The prepared catalog when `options.catalog` is an object. */
   readonly static?: PreparedCatalog;
@@ -47,6 +53,10 @@ export class ServerSetup {
         new StateKeys({ keys: options.cursorKey ? [options.cursorKey] : undefined }),
     );
     this.callerOf = options.callerOf ?? callerOf;
+    const host = options.toolAccess;
+    this.toolAccess = host
+      ? (auth) => bothAccess(host(auth), declaredToolAccess(auth))
+      : declaredToolAccess;
     this.serverInfo = { name: options.name, version: options.version ?? "0.0.0" };
     if (options.title) this.serverInfo.title = options.title;
     if (options.icons?.length) {
@@ -89,4 +99,29 @@ export class ServerSetup {
     }
     return prepared;
   }
+}
+
+/**
+ * The tools an `authorize` verdict names itself: its `tools` property, when a
+ * `Set` or an array of names (weir's static tokens limited to some tools set
+ * one), as the core's `callerOf` reads `caller`; `"*"` allows every tool but
+ * still marks the list as depending on the caller (a token beside limited
+ * ones). Absent: no narrowing.
+ */
+export function declaredToolAccess(auth: unknown): ToolAccess | undefined {
+  const tools = (auth as { tools?: unknown } | null | undefined)?.tools;
+  if (tools === "*") return EVERY_TOOL;
+  if (!(tools instanceof Set) && !Array.isArray(tools)) return undefined;
+  const names = new Set<string>([...tools].filter((t): t is string => typeof t === "string"));
+  return { key: `tools:${JSON.stringify([...names].sort())}`, allows: (name) => names.has(name) };
+}
+
+const EVERY_TOOL: ToolAccess = Object.freeze({ key: "tools:*", allows: () => true });
+
+function bothAccess(
+  a: ToolAccess | undefined,
+  b: ToolAccess | undefined,
+): ToolAccess | undefined {
+  if (!a || !b) return a ?? b;
+  return { key: `${a.key}\n${b.key}`, allows: (name) => a.allows(name) && b.allows(name) };
 }

@@ -172,7 +172,7 @@ function visibleTool(
 ): PreparedTool | undefined {
   const tool = catalog.toolsByName.get(name);
   if (!tool) return undefined;
-  const access = s.options.toolAccess?.(auth);
+  const access = s.toolAccess(auth);
   return access && !access.allows(name) ? undefined : tool;
 }
 

@@ -6,13 +6,17 @@
  */
 import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
+import type { McpWrap } from "../guardfile/mcp_wrap.ts";
 import { methodForVerb } from "../guardfile/verbs.ts";
 
 /** One served tool as lint lists it. */
 export interface ServedTool {
   name: string;
-  kind: "grant" | "withheld" | "info";
-  /** HTTP method for grants (empty for sql), `WITHHELD` for stubs, `-` for the info tool. */
+  kind: "grant" | "withheld" | "info" | "proxy";
+  /**
+   * HTTP method for grants (empty for sql), `WITHHELD` for stubs, `-` for the
+   * info tool, `MCP` for a proxied tool of an MCP server.
+   */
   method: string;
   /** Inputs that opt out of the shell-metacharacter gate (`metacharacters="allow"`). */
   metacharactersAllowed?: string[];
@@ -40,6 +44,16 @@ export function servedTools(guardfile: Guardfile): ServedTool[] {
     })),
   ];
   if (guardfile.infoTool) tools.push({ name: guardfile.infoTool, kind: "info", method: "-" });
+  return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Every tool a guardfile wrapping an MCP server serves, sorted by name. */
+export function wrapServedTools(wrap: McpWrap): ServedTool[] {
+  const tools: ServedTool[] = [
+    ...wrap.proxies.map((p) => ({ name: p.name, kind: "proxy" as const, method: "MCP" })),
+    ...wrap.withholds.map((w) => ({ name: w.tool, kind: "withheld" as const, method: "WITHHELD" })),
+  ];
+  if (wrap.infoTool) tools.push({ name: wrap.infoTool, kind: "info", method: "-" });
   return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 

@@ -17,7 +17,7 @@ import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
 import { Reloader } from "../ops/reload.ts";
 import { createAdminHandler } from "../ops/admin.ts";
 import { logStateSetup, type StateSetup } from "../ops/state_keys.ts";
-import { bearerTokenMatch, tokenCaller } from "../inbound/static_tokens.ts";
+import { TokenTable } from "../inbound/static_tokens.ts";
 import {
   type OAuthResourceServer,
   withProtectedResourceMetadata,
@@ -39,9 +39,11 @@ export interface HttpAppOptions {
   allowedHosts?: readonly string[];
   /**
    * Require `Authorization: Bearer <token>` from callers, any one of these
-   * (rotation), compared in constant time (default: no inbound auth).
+   * (rotation), compared in constant time (default: no inbound auth). A
+   * {@link TokenTable} limits tokens to some tools each (and can be swapped
+   * by a reload).
    */
-  inboundToken?: string | readonly string[];
+  inboundToken?: string | readonly string[] | TokenTable;
   /** Largest request body, in bytes (default 1 MiB); also the stdio line cap. */
   maxBodyBytes?: number;
   /**
@@ -173,20 +175,22 @@ function hostsFor(options: HttpAppOptions): readonly string[] | "any" {
 
 /**
  * The static-token check: a request with one of the tokens is allowed as that
- * token's caller (`auth.caller`, see `tokenCaller`), which signed state is bound to.
+ * token's caller (`auth.caller`, see `tokenCaller`), which signed state is
+ * bound to; a token limited to some tools carries them (`auth.tools`), which
+ * the core holds `tools/list` and `tools/call` to.
  */
-function bearerCheck(token: string | readonly string[]): InboundOptions["authorize"] {
-  const tokens = typeof token === "string" ? [token] : token;
-  const match = bearerTokenMatch(tokens);
-  const allowed = tokens.map((t) =>
-    Object.freeze({
-      allow: true as const,
-      auth: Object.freeze({ kind: "token", caller: tokenCaller(t) }),
-    })
-  );
+function bearerCheck(token: string | readonly string[] | TokenTable): InboundOptions["authorize"] {
+  const table = token instanceof TokenTable
+    ? token
+    : new TokenTable([{ tokens: typeof token === "string" ? [token] : token }]);
+  // One frozen verdict per caller, made once: nothing is allocated per request.
+  const verdicts = new WeakMap<object, { allow: true; auth: unknown }>();
   return (request) => {
-    const i = match(request.headers.get("authorization"));
-    return i >= 0 ? allowed[i] : { allow: false, reason: "missing or wrong bearer token" };
+    const auth = table.callerOf(request.headers.get("authorization"));
+    if (!auth) return { allow: false, reason: "missing or wrong bearer token" };
+    let verdict = verdicts.get(auth);
+    if (!verdict) verdicts.set(auth, verdict = Object.freeze({ allow: true as const, auth }));
+    return verdict;
   };
 }
 
@@ -210,7 +214,7 @@ export interface RunOnOptions {
   allowedOrigins?: string[];
   /** More `Host` values to answer (see {@link HttpAppOptions.allowedHosts}). */
   allowedHosts?: string[];
-  inboundToken?: string | readonly string[];
+  inboundToken?: string | readonly string[] | TokenTable;
   /**
    * Enables `POST /admin/reload` and `GET /admin/describe` (HTTP, when
    * serving a {@link Reloader}), each requiring one of these tokens.

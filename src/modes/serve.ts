@@ -24,9 +24,12 @@ import { describeGuardfile } from "./describe.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
+import { unknownGrantTools } from "../ops/flags.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
+import { parseTokens, type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
+import type { InboundToken } from "../guardfile/model.ts";
 
 export {
   guardedHttpApp,
@@ -85,6 +88,7 @@ export async function loadGuardfileFile(
     return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
   const loaded: LoadedFile = { file, ...loadGuardfileText(text, file) };
+  if (loaded.mcpWrap) checkStoreUrl(loaded);
   if (loaded.policy) {
     loaded.policy = {
       ...loaded.policy,
@@ -124,7 +128,7 @@ export async function loadGuardfileFile(
  * message names the variable, never its value.
  */
 function checkStoreUrl(loaded: LoadedFile): void {
-  const store = loaded.guardfile!.controls.rateLimit?.store;
+  const store = (loaded.guardfile ?? loaded.mcpWrap)!.controls.rateLimit?.store;
   if (!store || store.url.provider !== "env") return;
   const name = store.url.address;
   const value = Deno.env.get(name);
@@ -142,6 +146,7 @@ function checkStoreUrl(loaded: LoadedFile): void {
     message: problem,
   });
   loaded.guardfile = undefined;
+  loaded.mcpWrap = undefined;
 }
 
 /** Guardfiles larger than this are refused unread (a guardfile is a few KiB). */
@@ -261,9 +266,42 @@ export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools" | "oau
    * is read at start-up; serving fails when it cannot be.
    */
   oauth?: OAuthServeOptions;
+  /**
+   * The static tokens the command line gave (`--inbound-token-env`,
+   * `--tool-token-env`): with the guardfile's `inbound-token` nodes they make
+   * the token table, rebuilt when a reload changes those nodes.
+   */
+  flagTokens?: TokenGrant[];
   /** The command line's surface flags, applied again to the file a reload reads. */
   surface?: SurfaceOverrides;
 };
+
+/**
+ * The tokens of a guardfile's `inbound-token` nodes, read now from where
+ * each names (an environment variable or a file).
+ * @throws {RangeError} naming the node's caller and its source (never a
+ *   token) when one is unset, empty or weak
+ */
+export function guardfileTokens(tokens: readonly InboundToken[]): TokenGrant[] {
+  return tokens.map((t) => {
+    let text: string | undefined;
+    const where: string[] = [];
+    for (const { provider, address } of t.source.chain) {
+      where.push(`${provider} ${address}`);
+      try {
+        text = provider === "env" ? Deno.env.get(address) : Deno.readTextFileSync(address);
+      } catch {
+        text = undefined;
+      }
+      if (text !== undefined && text.trim() !== "") break;
+    }
+    return {
+      tokens: parseTokens(text, `inbound-token "${t.name}" (${where.join(", else ")})`),
+      tools: t.tools,
+      name: t.name,
+    };
+  });
+}
 
 /** The scopes per tool of each built server (read when a reload swaps it in). */
 const SCOPES = new WeakMap<McpServer, Map<string, string[]>>();
@@ -295,7 +333,10 @@ export function guardfileSurface(
  */
 export async function reloadGuardfile(
   file: string,
-  options: Parameters<typeof guardfileSurface>[1],
+  options: Parameters<typeof guardfileSurface>[1] & {
+    /** The token table serving now, and the command line's part of it. */
+    tokens?: { table: TokenTable; flagTokens: TokenGrant[] };
+  },
   overrides: SurfaceOverrides = {},
 ): Promise<LoadOutcome> {
   const loaded = await loadGuardfileFile(file, overrides);
@@ -314,8 +355,54 @@ export async function reloadGuardfile(
     formatDiagnostic(file, d)
   );
   if (!loaded.guardfile || errors.length > 0) return { errors, warnings: warningLines };
-  return { surface: guardfileSurface(loaded.guardfile, options), warnings: warningLines };
+  // The inbound-token nodes: read their tokens now; the table is swapped with the surface.
+  const fileTokens = loaded.guardfile.inboundTokens ?? [];
+  let grants: TokenGrant[] | undefined;
+  if (options.tokens) {
+    try {
+      grants = [...options.tokens.flagTokens, ...guardfileTokens(fileTokens)];
+      new TokenTable(grants);
+    } catch (error) {
+      return { errors: [`${file}: ${(error as Error).message}`], warnings: warningLines };
+    }
+    const unknown = unknownGrantTools(
+      options.tokens.flagTokens,
+      servedTools(loaded.guardfile).map((t) => t.name),
+    );
+    if (unknown.length > 0) {
+      return {
+        errors: [
+          `${file}: --tool-token-env names tools the new file does not serve: ` +
+          `${unknown.join(", ")}; keep serving them, or restart weir with other flags`,
+        ],
+        warnings: warningLines,
+      };
+    }
+    if (grants.length === 0) {
+      return {
+        errors: [
+          `${file}: the new file declares no inbound-token, and no token is given on the ` +
+          `command line, so no caller could get in; restart weir to serve it without tokens`,
+        ],
+        warnings: warningLines,
+      };
+    }
+  } else if (fileTokens.length > 0) {
+    return {
+      errors: [
+        `${file}: inbound-token nodes were added, but weir started without inbound tokens; ` +
+        `restart weir to require them`,
+      ],
+      warnings: warningLines,
+    };
+  }
+  const surface = guardfileSurface(loaded.guardfile, options);
+  if (grants) TOKENS.set(surface.server, grants);
+  return { surface, warnings: warningLines };
 }
+
+/** The token grants of each surface built by a reload (set on the table when it swaps in). */
+const TOKENS = new WeakMap<McpServer, TokenGrant[]>();
 
 /** Serve a loaded guardfile until `signal` aborts (or, on stdio, input ends). */
 export async function runServe(guardfile: Guardfile, options: ServeOptions): Promise<void> {
@@ -348,23 +435,38 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
   };
   const surface = guardfileSurface(guardfile, build);
   servedNames.current = new Set(surface.tools);
+  // The token table: the command line's tokens and the guardfile's inbound-token nodes.
+  const flagTokens = options.flagTokens ?? [];
+  let tokens = options.inboundToken;
+  const fileTokens = guardfile.inboundTokens ?? [];
+  if (fileTokens.length > 0) {
+    tokens = new TokenTable([...flagTokens, ...guardfileTokens(fileTokens)]);
+  }
   const about = { mode: "spec", server: guardfile.name, tools: surface.tools.length };
   const file = options.file;
   let served: McpServer | Reloader = surface.server;
   if (file !== undefined) {
+    const table = tokens instanceof TokenTable ? tokens : undefined;
     const reloader = new Reloader(
       surface,
-      () => reloadGuardfile(file, build, options.surface),
+      () =>
+        reloadGuardfile(
+          file,
+          { ...build, tokens: table && { table, flagTokens } },
+          options.surface,
+        ),
       log,
     );
     reloader.onSwap((next) => {
       scopes.current = SCOPES.get(next.server) ?? new Map();
       servedNames.current = new Set(next.tools);
+      const grants = TOKENS.get(next.server);
+      if (grants && table) table.set(grants);
     });
     served = reloader;
   }
   try {
-    await runOn(served, { ...options, oauth, ...about });
+    await runOn(served, { ...options, inboundToken: tokens, oauth, ...about });
   } finally {
     await telemetry?.shutdown();
   }

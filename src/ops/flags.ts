@@ -9,7 +9,7 @@
  */
 import { createLogger, type OpsLogger, resolveLogLevel } from "./log.ts";
 import { DEFAULT_DRAIN_MS } from "./shutdown.ts";
-import { parseTokens } from "../inbound/static_tokens.ts";
+import { parseTokens, type TokenGrant } from "../inbound/static_tokens.ts";
 import { DEFAULT_BODY_DEADLINE_MS } from "../inbound/checks.ts";
 
 /** `node:util` `parseArgs` options of the shared flags. */
@@ -97,10 +97,25 @@ export function stopSignals(): { signal: AbortSignal; dispose: () => void } {
 /** Thrown for a flag combination that is wrong as written (exit 2). */
 export class FlagError extends RangeError {}
 
+/**
+ * `--tool-token-env VAR:TOOL[,TOOL...]` (repeatable): tokens limited to some
+ * tools. Given to the commands that serve a tool surface they can check the
+ * names against (`weir serve`); spread into their `parseArgs` options.
+ */
+export const TOOL_TOKEN_FLAGS = {
+  "tool-token-env": { type: "string", multiple: true },
+} as const;
+
 /** The inbound and admin tokens a serve command runs with. */
 export interface AuthSettings {
   /** Inbound bearer tokens (rotation: any one is accepted); none: no inbound auth. */
   inboundTokens?: string[];
+  /**
+   * `--tool-token-env`: tokens each limited to the tools named (the variable's
+   * name is the grant's name in audit lines); check the names with
+   * {@link unknownGrantTools} once the served tools are known.
+   */
+  toolTokens?: TokenGrant[];
   /** Admin tokens: set only with `--admin-token-env`. */
   adminTokens?: string[];
 }
@@ -119,16 +134,38 @@ export function authSettings(
   values: Record<string, unknown>,
   http: { hostname: string } | undefined,
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  more: {
+    /** The guardfile declares `inbound-token` nodes (inbound authentication too). */
+    guardfileTokens?: boolean;
+  } = {},
 ): AuthSettings {
   const inboundVar = values["inbound-token-env"] as string | undefined;
   const adminVar = values["admin-token-env"] as string | undefined;
+  const toolSpecs = (values["tool-token-env"] as string[] | undefined) ?? [];
   const open = Boolean(values["no-inbound-auth"]);
-  if (open && inboundVar !== undefined) {
-    throw new FlagError("--no-inbound-auth and --inbound-token-env contradict each other");
-  }
-  if (http === undefined && (inboundVar !== undefined || adminVar !== undefined || open)) {
+  if (open && (inboundVar !== undefined || toolSpecs.length > 0)) {
     throw new FlagError(
-      "--inbound-token-env, --no-inbound-auth and --admin-token-env apply to --http only",
+      `--no-inbound-auth and ${
+        inboundVar !== undefined ? "--inbound-token-env" : "--tool-token-env"
+      } contradict each other`,
+    );
+  }
+  if (
+    http === undefined &&
+    (inboundVar !== undefined || adminVar !== undefined || open || toolSpecs.length > 0)
+  ) {
+    throw new FlagError(
+      "--inbound-token-env, --tool-token-env, --no-inbound-auth and --admin-token-env apply " +
+        "to --http only",
+    );
+  }
+  const toolGrants = toolSpecs.map(toolTokenSpec);
+  const vars = [inboundVar, ...toolGrants.map((g) => g.variable)].filter((v) => v !== undefined);
+  const twice = vars.find((v, i) => vars.indexOf(v) !== i);
+  if (twice !== undefined) {
+    throw new FlagError(
+      `the variable ${twice} is named twice (--inbound-token-env, --tool-token-env): each ` +
+        `variable's tokens get one set of tools; name it once`,
     );
   }
   // OAuth (--oauth-issuer, src/cli/oauth_flags.ts) is inbound authentication too.
@@ -136,7 +173,10 @@ export function authSettings(
   if (open && oauth) {
     throw new FlagError("--no-inbound-auth and --oauth-issuer contradict each other");
   }
-  if (http && inboundVar === undefined && !open && !oauth && !isLoopbackHost(http.hostname)) {
+  if (
+    http && inboundVar === undefined && toolSpecs.length === 0 && !more.guardfileTokens &&
+    !open && !oauth && !isLoopbackHost(http.hostname)
+  ) {
     throw new FlagError(
       `--http ${http.hostname}: listening beyond loopback needs inbound authentication; ` +
         `add --inbound-token-env VAR (VAR holding one or more tokens), --oauth-issuer and ` +
@@ -147,18 +187,79 @@ export function authSettings(
   if (inboundVar !== undefined) {
     settings.inboundTokens = parseTokens(env(inboundVar), `--inbound-token-env ${inboundVar}`);
   }
+  if (toolGrants.length > 0) {
+    if (oauth) {
+      throw new FlagError(
+        "--tool-token-env and --oauth-issuer cannot be combined: limit OAuth callers with " +
+          "each tool's scope instead",
+      );
+    }
+    settings.toolTokens = toolGrants.map((g) => ({
+      tokens: parseTokens(env(g.variable), `--tool-token-env ${g.variable}`),
+      tools: g.tools,
+      name: g.variable,
+    }));
+  }
   if (adminVar !== undefined) {
-    if (adminVar === inboundVar) {
-      throw new FlagError("--admin-token-env must name another variable than --inbound-token-env");
+    if (adminVar === inboundVar || toolGrants.some((g) => g.variable === adminVar)) {
+      throw new FlagError(
+        "--admin-token-env must name another variable than --inbound-token-env and " +
+          "--tool-token-env",
+      );
     }
     settings.adminTokens = parseTokens(env(adminVar), `--admin-token-env ${adminVar}`);
-    if (settings.adminTokens.some((t) => settings.inboundTokens?.includes(t))) {
+    const inbound = [
+      ...(settings.inboundTokens ?? []),
+      ...(settings.toolTokens ?? []).flatMap((g) => g.tokens),
+    ];
+    if (settings.adminTokens.some((t) => inbound.includes(t))) {
       throw new RangeError(
         `--admin-token-env ${adminVar}: an admin token must not also be an inbound token`,
       );
     }
   }
   return settings;
+}
+
+/**
+ * Read one `--tool-token-env VAR:TOOL[,TOOL...]`.
+ * @throws {FlagError} when it is not that shape, or names a tool twice
+ */
+function toolTokenSpec(spec: string): { variable: string; tools: string[] } {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*):(.+)$/.exec(spec);
+  if (!m) {
+    throw new FlagError(
+      `--tool-token-env takes VAR:TOOL[,TOOL...], e.g. --tool-token-env ` +
+        `READER_TOKEN:get_issue,list_issue; got ${JSON.stringify(spec.slice(0, 80))}`,
+    );
+  }
+  const tools = m[2].split(",").map((t) => t.trim());
+  if (tools.some((t) => t === "")) {
+    throw new FlagError(`--tool-token-env ${m[1]}: a tool name is empty; list names with commas`);
+  }
+  const twice = tools.find((t, i) => tools.indexOf(t) !== i);
+  if (twice !== undefined) {
+    throw new FlagError(`--tool-token-env ${m[1]}: "${twice}" is listed twice; list it once`);
+  }
+  return { variable: m[1], tools };
+}
+
+/**
+ * The tool names limited tokens list that the server does not serve, each
+ * with the grant naming it (a typo would otherwise lock a caller out silently).
+ * @returns `VAR: "tool"` lines, empty when every name is served
+ */
+export function unknownGrantTools(
+  grants: readonly TokenGrant[],
+  served: readonly string[],
+): string[] {
+  const out: string[] = [];
+  for (const g of grants) {
+    for (const tool of g.tools ?? []) {
+      if (!served.includes(tool)) out.push(`${g.name ?? "a token"}: "${tool}"`);
+    }
+  }
+  return out;
 }
 
 /**

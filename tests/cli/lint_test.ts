@@ -210,7 +210,7 @@ wrap ward mcp shop {
   ]);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /"proxy" grants are not served by weir/);
+  assert.match(r.stderr, /"proxy" serves a tool of an MCP server, and this wrap names an HTTP API/);
 });
 
 Deno.test("a grant that brings a withheld operation back under another verb is warned about", async () => {

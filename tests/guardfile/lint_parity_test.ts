@@ -445,7 +445,7 @@ const FAILURES: [string, string, RegExp][] = [
   [
     "inline proxy grant",
     file(`${GET}\n  proxy web { upstream "s" "t" }`),
-    /"proxy" grants are not served by weir/,
+    /"proxy" serves a tool of an MCP server, and this wrap names an HTTP API/,
   ],
   [
     "restrict on an unused parameter",

@@ -90,3 +90,31 @@ Deno.test("a hidden tool is unknown to tools/call and to the tool API, and never
   assert.equal(allowed.status, 200);
   assert.deepEqual(calls, ["b_write"]);
 });
+
+Deno.test("declaredToolAccess(): an authorize verdict naming its tools narrows list and call; both narrowings hold", async () => {
+  const calls: string[] = [];
+  const s = server(calls);
+  const only = { tools: new Set(["a_read", "b_write", "d_write"]) };
+  assert.deepEqual((await listAll(s, only, true)).names, ["a_read", "b_write", "d_write"]);
+  assert.deepEqual((await listAll(s, only, true)).scopes, ["private"]);
+  // With the host's own toolAccess as well, a tool must pass both.
+  const both = { tools: ["a_read", "b_write"], scopes: ["read"] };
+  assert.deepEqual((await listAll(s, both, false)).names, ["a_read"]);
+  const refused = await s.handle(
+    {
+      jsonrpc: "2.0",
+      id: 9,
+      method: "tools/call",
+      params: { name: "c_read", arguments: {}, _meta: MODERN_META },
+    },
+    { auth: only },
+  );
+  assert.match(refused.body!, /Unknown tool/);
+  assert.deepEqual(calls, []);
+  // "*": every tool, but the list is caller-dependent.
+  const every = await listAll(s, { tools: "*" }, true);
+  assert.deepEqual(every.names, NAMES);
+  assert.deepEqual(every.scopes, ["private"]);
+  // Without `tools`, nothing changes: public.
+  assert.deepEqual((await listAll(s, undefined, true)).scopes, ["public"]);
+});
