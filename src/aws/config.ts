@@ -29,11 +29,27 @@ export interface AwsCredentials {
   sessionToken?: string;
 }
 
-/** A missing or malformed AWS setting; the message names the variable, never its value. */
+/**
+ * A missing or malformed AWS setting; the message names the variable, never its
+ * value. Credentials read at call time carry their kind (src/errors/kinds.ts);
+ * an endpoint variable is read at start-up and has none.
+ */
 export class AwsConfigError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** The kind a call that meets this error fails with, when it is a call's failure. */
+  readonly kind?: "aws_credentials_missing" | "aws_credentials_invalid";
+  /** The message without its kind. */
+  readonly detail: string;
+
+  /**
+   * Make the error.
+   * @param detail what is wrong and what to set
+   * @param kind the call's failure kind (the message then starts with `<kind>: `)
+   */
+  constructor(detail: string, kind?: "aws_credentials_missing" | "aws_credentials_invalid") {
+    super(kind ? `${kind}: ${detail}` : detail);
     this.name = "AwsConfigError";
+    this.detail = detail;
+    if (kind) this.kind = kind;
   }
 }
 
@@ -50,8 +66,9 @@ export function credentialsFromEnv(env: EnvReader): AwsCredentials {
   ];
   if (missing.length > 0) {
     throw new AwsConfigError(
-      `aws_credentials_missing: set ${missing.join(" and ")} (and AWS_SESSION_TOKEN for ` +
+      `set ${missing.join(" and ")} (and AWS_SESSION_TOKEN for ` +
         `temporary credentials) in the environment weir runs in`,
+      "aws_credentials_missing",
     );
   }
   const sessionToken = env("AWS_SESSION_TOKEN") || undefined;
@@ -63,8 +80,9 @@ export function credentialsFromEnv(env: EnvReader): AwsCredentials {
   ) {
     if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
       throw new AwsConfigError(
-        `aws_credentials_invalid: ${name} is shorter than ${MIN_SECRET_LENGTH} characters; ` +
+        `${name} is shorter than ${MIN_SECRET_LENGTH} characters; ` +
           `weir refuses a secret it could not redact`,
+        "aws_credentials_invalid",
       );
     }
   }

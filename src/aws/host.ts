@@ -13,12 +13,12 @@ import { AwsConfigError, type AwsEndpoint, credentialsFromEnv, type EnvReader } 
 import {
   answerError,
   type AwsAnswer,
-  AwsCallError,
   type AwsLimits,
   type AwsRequest,
   credentialRedactor,
   sendAws,
 } from "./request.ts";
+import { kindOf, WeirError } from "../errors/kinds.ts";
 
 /** Options of the AWS hosts. */
 export interface AwsHostOptions {
@@ -72,7 +72,7 @@ export function auditFinished(
     failure
       ? {
         tool,
-        outcome: failure.message.split(":")[0],
+        outcome: kindOf(failure) ?? "tool_error",
         status: failure.status,
         durationMs: performance.now() - started,
       }
@@ -89,9 +89,12 @@ export function auditFinished(
 /** Any failure as a tool error whose message carries no secret. */
 export function toToolError(error: unknown): ToolError {
   if (error instanceof ToolError) return error;
-  if (error instanceof AwsCallError) return new ToolError(error.message, { status: error.status });
-  if (error instanceof AwsConfigError) return new ToolError(error.message, { status: 500 });
-  return new ToolError(`internal_error: ${(error as Error)?.name ?? "error"}`, { status: 500 });
+  if (error instanceof AwsConfigError) {
+    return error.kind
+      ? new WeirError(error.kind, error.detail, { cause: error })
+      : new ToolError(error.message, { status: 500, cause: error });
+  }
+  return new WeirError("internal_error", `${(error as Error)?.name ?? "error"}`, { cause: error });
 }
 
 /** The host contract of an AWS server: its tools, no resources or prompts, lists cached 60 s. */

@@ -15,6 +15,7 @@ import { Deadline } from "../outbound/deadline.ts";
 import { Redactor } from "../guard/secrets.ts";
 import type { AwsCredentials } from "./config.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
+import { type ErrorKind, WeirError } from "../errors/kinds.ts";
 
 /** What to send. */
 export interface AwsRequest {
@@ -44,17 +45,31 @@ export interface AwsAnswer {
   body: Uint8Array;
 }
 
+/** The kinds an AWS call fails with (src/errors/kinds.ts). */
+export type AwsCallKind = Extract<
+  ErrorKind,
+  | "aws_error"
+  | "aws_timeout"
+  | "aws_unreachable"
+  | "aws_unexpected"
+  | "aws_answer_too_large"
+  | "cancelled"
+>;
+
 /**
  * A failed AWS call, as the caller may see it: the action, the status and the
- * AWS error code, with every credential redacted. `status` is the tool API
- * status (502: AWS refused or failed; 504: deadline).
+ * AWS error code, with every credential redacted. Its kind gives the tool API
+ * status (502: AWS refused or failed; 504: deadline; 499: cancelled).
  */
-export class AwsCallError extends Error {
-  readonly status: number;
-  constructor(message: string, status = 502) {
-    super(message);
+export class AwsCallError extends WeirError<AwsCallKind> {
+  /**
+   * Make the error.
+   * @param kind what failed
+   * @param detail the action and what happened, credentials already redacted
+   */
+  constructor(kind: AwsCallKind, detail: string) {
+    super(kind, detail);
     this.name = "AwsCallError";
-    this.status = status;
   }
 }
 
@@ -124,11 +139,11 @@ async function exchange(
     const reason = deadline.signal.reason;
     if (reason instanceof DOMException && reason.name === "TimeoutError") {
       return new AwsCallError(
-        `aws_timeout: ${request.action} got no answer within ${limits.timeoutMs} ms`,
-        504,
+        "aws_timeout",
+        `${request.action} got no answer within ${limits.timeoutMs} ms`,
       );
     }
-    return new AwsCallError(`cancelled: ${request.action} was cancelled`, 499);
+    return new AwsCallError("cancelled", `${request.action} was cancelled`);
   };
   let response: Response;
   let bytes: Uint8Array | null;
@@ -143,7 +158,8 @@ async function exchange(
     } catch (error) {
       if (deadline.signal.aborted) throw stopped();
       throw new AwsCallError(
-        `aws_unreachable: ${request.action}: the ${request.service} endpoint could not be reached (${
+        "aws_unreachable",
+        `${request.action}: the ${request.service} endpoint could not be reached (${
           (error as Error).name
         })`,
       );
@@ -151,7 +167,7 @@ async function exchange(
     bytes = response.body
       ? await readAtMost(response.body, limits.maxResponseBytes, deadline.signal).catch(() => {
         if (deadline.signal.aborted) throw stopped();
-        throw new AwsCallError(`aws_unreachable: ${request.action}: the answer was cut off`);
+        throw new AwsCallError("aws_unreachable", `${request.action}: the answer was cut off`);
       })
       : new Uint8Array();
   } finally {
@@ -159,7 +175,8 @@ async function exchange(
   }
   if (bytes === null) {
     throw new AwsCallError(
-      `aws_answer_too_large: ${request.action} answered more than ${limits.maxResponseBytes} bytes`,
+      "aws_answer_too_large",
+      `${request.action} answered more than ${limits.maxResponseBytes} bytes`,
     );
   }
   return { status: response.status, headers: response.headers, body: bytes };
@@ -189,7 +206,8 @@ export function answerError(
   code = code || answer.headers.get("x-amzn-errortype")?.split(":")[0] || "";
   const detail = redactor.text(message).replace(/\s+/g, " ").trim().slice(0, 200);
   return new AwsCallError(
-    `aws_error: ${request.action} -> ${answer.status}${code ? ` ${redactor.text(code)}` : ""}` +
+    "aws_error",
+    `${request.action} -> ${answer.status}${code ? ` ${redactor.text(code)}` : ""}` +
       (detail ? `: ${detail}` : ""),
   );
 }

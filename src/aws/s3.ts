@@ -27,7 +27,7 @@ import { keyProblem, S3_MAX_KEY_BYTES, type S3Policy, type S3Tool } from "../gua
 import { contentProblem } from "./sniff.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { withheldStub } from "../guard/tools.ts";
-import { auditRefused, type Refusal } from "../ops/audit.ts";
+import { auditRefused } from "../ops/audit.ts";
 import { AwsCallError, type AwsRequest } from "./request.ts";
 import {
   auditFinished,
@@ -37,6 +37,7 @@ import {
   sendAwsChecked,
   toToolError,
 } from "./host.ts";
+import { type ErrorKind, kindOf, ruleOf, WeirError } from "../errors/kinds.ts";
 
 /** Most keys one `list_objects` call returns (the reference's). */
 export const LIST_MAX_KEYS = 200;
@@ -146,15 +147,12 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
   );
 }
 
-/** The refusals (nothing sent), by error kind, as audit rules. */
-const REFUSALS: Record<string, Pick<Refusal, "rule" | "reason">> = {
-  policy_denied: {
-    rule: "restrict",
-    reason: "key, prefix, media type or content outside the policy",
-  },
-  invalid_base64: { rule: "schema", reason: "content_base64 is not strict base64" },
-  verb_withheld: { rule: "withheld", reason: "read-only mode" },
-  too_large: { rule: "size", reason: "object over max-bytes" },
+/** The audit reason of a refusal (nothing sent), by kind; the rule comes from the kind. */
+const REASONS: Partial<Record<ErrorKind, string>> = {
+  policy_denied: "key, prefix, media type or content outside the policy",
+  invalid_base64: "content_base64 is not strict base64",
+  verb_withheld: "read-only mode",
+  too_large: "object over max-bytes",
 };
 
 /** Only what differs from the MCP defaults (see `leanAnnotations` in src/guard/tools.ts). */
@@ -203,8 +201,9 @@ export function createS3Host(
     const problem = keyProblem(key);
     if (problem) {
       const outside = key.startsWith("/") || key.split("/").includes("..");
-      throw new ToolError(
-        `policy_denied: key ${JSON.stringify(key.slice(0, 200))} ${problem}` +
+      throw new WeirError(
+        "policy_denied",
+        `key ${JSON.stringify(key.slice(0, 200))} ${problem}` +
           (outside && policy.prefix
             ? `; it would leave the prefix "${policy.prefix}", the only place this server writes`
             : "") +
@@ -215,8 +214,9 @@ export function createS3Host(
     const full = policy.prefix + key;
     const size = new TextEncoder().encode(full).length;
     if (size > S3_MAX_KEY_BYTES) {
-      throw new ToolError(
-        `policy_denied: the key is ${size} bytes with its prefix, over S3's ${S3_MAX_KEY_BYTES} (nothing was sent)`,
+      throw new WeirError(
+        "policy_denied",
+        `the key is ${size} bytes with its prefix, over S3's ${S3_MAX_KEY_BYTES} (nothing was sent)`,
         { status: 400 },
       );
     }
@@ -231,8 +231,9 @@ export function createS3Host(
     const key = resolveKey(args.key);
     const type = String(args.content_type ?? "").trim().toLowerCase();
     if (!policy.contentTypes.includes(type)) {
-      throw new ToolError(
-        `policy_denied: content type ${JSON.stringify(String(args.content_type).slice(0, 100))} ` +
+      throw new WeirError(
+        "policy_denied",
+        `content type ${JSON.stringify(String(args.content_type).slice(0, 100))} ` +
           `is outside this policy (allowed: ${
             policy.contentTypes.join(", ")
           }); nothing was written`,
@@ -242,18 +243,20 @@ export function createS3Host(
     const text = typeof args.content_base64 === "string" ? args.content_base64 : "";
     const length = strictBase64Length(text);
     if (length === undefined) {
-      throw new ToolError(
-        `invalid_base64: content_base64 is not strict base64 (standard alphabet A-Z a-z 0-9 + /, ` +
+      throw new WeirError(
+        "invalid_base64",
+        `content_base64 is not strict base64 (standard alphabet A-Z a-z 0-9 + /, ` +
           `padded with =, no whitespace or line breaks); nothing was written`,
         { status: 400 },
       );
     }
     if (length === 0) {
-      throw new ToolError(`policy_denied: refusing to publish an empty object`, { status: 400 });
+      throw new WeirError("policy_denied", `refusing to publish an empty object`, { status: 400 });
     }
     if (length > policy.maxBytes) {
-      throw new ToolError(
-        `too_large: the object is ${length} bytes decoded, over this policy's max-bytes of ` +
+      throw new WeirError(
+        "too_large",
+        `the object is ${length} bytes decoded, over this policy's max-bytes of ` +
           `${policy.maxBytes}; nothing was written`,
         { status: 413 },
       );
@@ -262,14 +265,15 @@ export function createS3Host(
     try {
       body = Uint8Array.fromBase64(text, { lastChunkHandling: "strict" });
     } catch {
-      throw new ToolError(
-        `invalid_base64: content_base64 has non-zero padding bits (not canonical base64); nothing was written`,
+      throw new WeirError(
+        "invalid_base64",
+        `content_base64 has non-zero padding bits (not canonical base64); nothing was written`,
         { status: 400 },
       );
     }
     const problem = contentProblem(type, body);
     if (problem) {
-      throw new ToolError(`policy_denied: ${problem}; nothing was written`, { status: 400 });
+      throw new WeirError("policy_denied", `${problem}; nothing was written`, { status: 400 });
     }
     await call({
       ...base,
@@ -286,8 +290,9 @@ export function createS3Host(
     const sub = typeof args.prefix === "string" ? args.prefix : "";
     const problem = keyProblem(sub, { listing: true });
     if (problem) {
-      throw new ToolError(
-        `policy_denied: prefix ${JSON.stringify(sub.slice(0, 200))} ${problem} (nothing was sent)`,
+      throw new WeirError(
+        "policy_denied",
+        `prefix ${JSON.stringify(sub.slice(0, 200))} ${problem} (nothing was sent)`,
         { status: 400 },
       );
     }
@@ -310,7 +315,7 @@ export function createS3Host(
       };
     const result = xml?.ListBucketResult;
     if (!result) {
-      throw new AwsCallError(`aws_unexpected: ListObjectsV2 did not answer a ListBucketResult`);
+      throw new AwsCallError("aws_unexpected", `ListObjectsV2 did not answer a ListBucketResult`);
     }
     const objects = (result.Contents ?? [])
       .filter((c) => typeof c.Key === "string" && c.Key.startsWith(prefix))
@@ -327,7 +332,7 @@ export function createS3Host(
       (s) => (s >= 200 && s < 300) || s === 404,
     );
     if (answer.status === 404) {
-      throw new ToolError(`not_found: no object at key ${JSON.stringify(key)}`, { status: 404 });
+      throw new WeirError("not_found", `no object at key ${JSON.stringify(key)}`, { status: 404 });
     }
     return {
       ...entry(key, Number(answer.headers.get("content-length")) || 0),
@@ -350,8 +355,9 @@ export function createS3Host(
     try {
       if (!granted.has(tool)) throw new ToolError(`unknown tool "${tool}"`, { status: 404 });
       if (tool === "put_object" && policy.surface.readOnly) {
-        throw new ToolError(
-          `verb_withheld: "${tool}" is withheld and reaches nothing: ${READ_ONLY_REASON}`,
+        throw new WeirError(
+          "verb_withheld",
+          `"${tool}" is withheld and reaches nothing: ${READ_ONLY_REASON}`,
           {
             status: 403,
             structuredContent: { error: "verb_withheld", tool, reason: READ_ONLY_REASON },
@@ -366,10 +372,12 @@ export function createS3Host(
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const refused = toToolError(error);
-      const kind = refused.message.split(":")[0];
-      const rule = Object.hasOwn(REFUSALS, kind) ? REFUSALS[kind] : undefined;
-      if (rule) auditRefused(log, { tool, status: refused.status, ...rule });
-      else auditFinished(log, tool, started, refused);
+      const kind = kindOf(refused);
+      const rule = ruleOf(kind);
+      if (rule) {
+        const reason = kind && REASONS[kind];
+        auditRefused(log, { tool, status: refused.status, rule, ...(reason ? { reason } : {}) });
+      } else auditFinished(log, tool, started, refused);
       throw refused;
     }
   };

@@ -32,6 +32,7 @@ import {
   sendAwsChecked,
   toToolError,
 } from "./host.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /** What every SSM tool answers (`structuredContent`); the OpenAPI export's response schema. */
 export const SSM_OUTPUT_SCHEMA: JsonObject = {
@@ -128,7 +129,8 @@ export function createSsmHost(
     if (!ok) {
       // Say nothing of the body: it may hold the value.
       throw new AwsCallError(
-        `aws_unexpected: GetParameter -> ${answer.status} did not answer a Parameter ` +
+        "aws_unexpected",
+        `GetParameter -> ${answer.status} did not answer a Parameter ` +
           `{Name, Type, Value, Version} for the name asked`,
       );
     }
@@ -161,8 +163,9 @@ export function createSsmHost(
             tool,
             reason: "parameter name not declared by the policy",
           });
-          throw new ToolError(
-            `policy_denied: that parameter name is outside this policy; the names served are ` +
+          throw new WeirError(
+            "policy_denied",
+            `that parameter name is outside this policy; the names served are ` +
               `${
                 policy.parameters.map((p) => JSON.stringify(p)).join(", ")
               } (nothing was sent to AWS)`,

@@ -31,9 +31,15 @@
  *
  * @module
  */
-import { type CallContext, InputRequiredError, type Logger, ToolError } from "../mcp/server.ts";
+import {
+  type CallContext,
+  InputRequiredError,
+  type Logger,
+  type ToolError,
+} from "../mcp/server.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { base64url, StateKeys } from "../mcp/signed_state.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /** The `inputRequests` / `inputResponses` key of the confirmation (and its signing purpose). */
 export const CONFIRM_INPUT = "weir/confirm";
@@ -191,8 +197,9 @@ export class ConfirmGate {
         tool,
         reason: error instanceof Error ? error.message.slice(0, 120) : "store error",
       });
-      throw new ToolError(
-        `confirmation_store_unavailable: the ${this.#keys.singleUseKind} store that records ` +
+      throw new WeirError(
+        "confirmation_store_unavailable",
+        `the ${this.#keys.singleUseKind} store that records ` +
           `answered confirmations cannot be reached, so "${tool}" was refused, not run; ` +
           `check that the store is up (weir reconnects on its own) and confirm again`,
         { status: 503 },
@@ -205,18 +212,21 @@ export class ConfirmGate {
 }
 
 function refused(tool: string, action: "decline" | "cancel"): ToolError {
-  return new ToolError(
-    action === "decline"
-      ? `confirmation_declined: the person declined "${tool}"; nothing was sent upstream`
-      : `confirmation_cancelled: the confirmation of "${tool}" was dismissed; nothing was sent ` +
-        `upstream`,
-    { status: 403 },
-  );
+  return action === "decline"
+    ? new WeirError(
+      "confirmation_declined",
+      `the person declined "${tool}"; nothing was sent upstream`,
+    )
+    : new WeirError(
+      "confirmation_cancelled",
+      `the confirmation of "${tool}" was dismissed; nothing was sent upstream`,
+    );
 }
 
 function impossible(tool: string, why: string): ToolError {
-  return new ToolError(
-    `confirmation_impossible: "${tool}" runs only after a person confirms it, and ${why}; ` +
+  return new WeirError(
+    "confirmation_impossible",
+    `"${tool}" runs only after a person confirms it, and ${why}; ` +
       `nothing was sent upstream`,
     { status: 403 },
   );

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { ToolError } from "../mcp/server.ts";
 import type { CallToolResult } from "../mcp/types.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /**
  * Emptiness as the reference defines it: `null`, a blank string, `[]`, `{}`.
@@ -23,7 +23,7 @@ export function isEmpty(value: unknown): boolean {
 
 /**
  * `reject-empty-argument`: refuse a named argument that is present but blank.
- * @throws {ToolError} 400, naming the argument, before any request
+ * @throws {WeirError} 400, naming the argument, before any request
  */
 export function checkBlankArguments(
   tool: string,
@@ -32,8 +32,9 @@ export function checkBlankArguments(
 ): void {
   for (const field of fields) {
     if (Object.hasOwn(args, field) && isEmpty(args[field])) {
-      throw new ToolError(
-        `reject_empty_argument: "${field}" is present but blank; send a value or leave it out ` +
+      throw new WeirError(
+        "reject_empty_argument",
+        `"${field}" is present but blank; send a value or leave it out ` +
           `(${tool} sent nothing upstream)`,
         { status: 400 },
       );

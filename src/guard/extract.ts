@@ -23,6 +23,7 @@
  */
 import { ToolError } from "../mcp/server.ts";
 import type { Extraction } from "../guardfile/model.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /** Bytes a PDF may have before parsing is refused. */
 export const PDF_MAX_BYTES = 32 * 1024 * 1024;
@@ -53,8 +54,9 @@ export function extract(
   const what = rule.as === "pdf-text" ? "PDF" : "feed";
   if (bytes.length > gate) {
     return Promise.reject(
-      new ToolError(
-        `extract_too_large: ${tool} answered a ${what} of ${bytes.length} bytes, over the ` +
+      new WeirError(
+        "extract_too_large",
+        `${tool} answered a ${what} of ${bytes.length} bytes, over the ` +
           `${gate}-byte gate; nothing was parsed`,
         { status: 502 },
       ),
@@ -77,8 +79,9 @@ export function extract(
       ? setTimeout(() =>
         finish(() =>
           reject(
-            new ToolError(
-              `extract_timeout: parsing the ${what} from ${tool} passed the ${timeoutMs} ms ` +
+            new WeirError(
+              "extract_timeout",
+              `parsing the ${what} from ${tool} passed the ${timeoutMs} ms ` +
                 `deadline and was stopped`,
               { status: 504 },
             ),
@@ -90,7 +93,7 @@ export function extract(
         reject(
           signal.reason instanceof ToolError
             ? signal.reason
-            : new ToolError(`cancelled: ${tool} was cancelled while parsing`, { status: 499 }),
+            : new WeirError("cancelled", `${tool} was cancelled while parsing`, { status: 499 }),
         )
       );
     signal.addEventListener("abort", onAbort, { once: true });
@@ -102,8 +105,9 @@ export function extract(
         reply.ok
           ? resolve({ result: reply.result, shown: reply.shown, total: reply.total })
           : reject(
-            new ToolError(
-              `extract_failed: ${tool} answered a ${what} weir cannot read: ${reply.error}`,
+            new WeirError(
+              "extract_failed",
+              `${tool} answered a ${what} weir cannot read: ${reply.error}`,
               {
                 status: 502,
               },
@@ -115,7 +119,7 @@ export function extract(
       event.preventDefault();
       finish(() =>
         reject(
-          new ToolError(`extract_failed: the ${what} parser failed on the answer of ${tool}`, {
+          new WeirError("extract_failed", `the ${what} parser failed on the answer of ${tool}`, {
             status: 502,
           }),
         )

@@ -34,7 +34,20 @@ import { ConfirmGate } from "./confirm.ts";
 import { StateKeys } from "../mcp/signed_state.ts";
 import { extract } from "./extract.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./prompts_resources.ts";
-import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
+import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
+import { type ErrorKind, isErrorKind, kindOf, ruleOf, WeirError } from "../errors/kinds.ts";
+
+/**
+ * What an audit line says came of a call: a kind (src/errors/kinds.ts), or an
+ * outcome that is no failure, or a failure of no known kind.
+ */
+type AuditOutcome =
+  | ErrorKind
+  | "ok"
+  | "cache_hit"
+  | "confirmation_asked"
+  | "tool_error"
+  | "handler_error";
 
 /** Upstream answers as text (non-fatal: a bad byte becomes U+FFFD, as before). */
 const utf8 = new TextDecoder();
@@ -149,22 +162,24 @@ export function createGuard(
   const callSql = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
     const answer = await sql!.run(grant, args, ctx.signal);
     if (limits.maxResponseBytes > 0 && answer.bytes > limits.maxResponseBytes) {
-      throw new ToolError(
-        `sql_too_large: ${grant.tool} produced ${answer.bytes} bytes, over the ` +
+      throw new WeirError(
+        "sql_too_large",
+        `${grant.tool} produced ${answer.bytes} bytes, over the ` +
           `${limits.maxResponseBytes}-byte answer cap; lower max-rows or select fewer or ` +
           `narrower columns`,
         { status: 502 },
       );
     }
     if (failsWhen(grant, answer.result, args)) {
-      throw new ToolError(`sql_failed: ${grant.tool} matched fail-when ${grant.failWhen}`, {
+      throw new WeirError("sql_failed", `${grant.tool} matched fail-when ${grant.failWhen}`, {
         status: 502,
       });
     }
     const rows = answer.result.rows;
     if (controls.rejectEmpty.includes(grant.tool) && Array.isArray(rows) && rows.length === 0) {
-      throw new ToolError(
-        `reject_empty: ${grant.tool} found no rows; an empty answer is not treated as "none found"`,
+      throw new WeirError(
+        "reject_empty",
+        `${grant.tool} found no rows; an empty answer is not treated as "none found"`,
         { status: 502 },
       );
     }
@@ -201,10 +216,9 @@ export function createGuard(
         );
       const kind = answer.status < 400 ? "upstream_redirect" : "upstream_error";
       const note = answer.status < 400 ? " (weir does not follow redirects)" : "";
-      throw new ToolError(
-        `${kind}: ${what} -> ${answer.status} ${answer.statusText}${note}` +
-          (excerpt ? `: ${excerpt}` : ""),
-        { status: 502 },
+      throw new WeirError(
+        kind,
+        `${what} -> ${answer.status} ${answer.statusText}${note}` + (excerpt ? `: ${excerpt}` : ""),
       );
     }
     const extraction = controls.extract[grant.tool];
@@ -237,21 +251,23 @@ export function createGuard(
         result = parseJsonExact(text);
       } catch {
         const media = /^[\w.+-]+\/[\w.+-]+/.exec(answer.contentType)?.[0] ?? "a body";
-        throw new ToolError(
-          `upstream_not_json: ${what} -> ${answer.status} answered ${
+        throw new WeirError(
+          "upstream_not_json",
+          `${what} -> ${answer.status} answered ${
             redactor.text(media)
           } that is not JSON (add raw-response to the grant to pass text through)`,
           { status: 502 },
         );
       }
       if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
-        throw new ToolError(
-          `upstream_too_deep: ${what} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,
+        throw new WeirError(
+          "upstream_too_deep",
+          `${what} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,
           { status: 502 },
         );
       }
       if (failsWhen(grant, result, args)) {
-        throw new ToolError(`upstream_failed: ${what} matched fail-when ${grant.failWhen}`, {
+        throw new WeirError("upstream_failed", `${what} matched fail-when ${grant.failWhen}`, {
           status: 502,
         });
       }
@@ -263,8 +279,9 @@ export function createGuard(
     if (
       controls.rejectEmpty.includes(grant.tool) && (answer.body.length === 0 || isEmpty(result))
     ) {
-      throw new ToolError(
-        `reject_empty: ${what} answered nothing (${
+      throw new WeirError(
+        "reject_empty",
+        `${what} answered nothing (${
           answer.body.length === 0 ? "an empty body" : JSON.stringify(result)
         }); an empty answer is not treated as "none found"`,
         { status: 502 },
@@ -283,8 +300,8 @@ export function createGuard(
     const seen: { upstreamStatus?: number } = {};
     // One audit line per decision (src/ops/audit.ts): refusals name their rule.
     const subject = subjectOf(ctx.auth);
-    const done = (outcome: string, status: number) => {
-      const rule = ruleOfErrorKind(outcome);
+    const done = (outcome: AuditOutcome, status: number) => {
+      const rule = isErrorKind(outcome) ? ruleOf(outcome) : undefined;
       if (rule) auditRefused(log, { rule, status, tool: name, subject });
       else {
         auditAllowed(log, {
@@ -302,8 +319,9 @@ export function createGuard(
       done("verb_withheld", 403);
       const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
       if (w.alternative) structured.alternative = w.alternative;
-      throw new ToolError(
-        `verb_withheld: "${name}" is withheld by policy and reaches nothing. ${w.reason}` +
+      throw new WeirError(
+        "verb_withheld",
+        `"${name}" is withheld by policy and reaches nothing. ${w.reason}` +
           (w.alternative ? ` Use "${w.alternative}" instead.` : ""),
         { status: 403, structuredContent: structured },
       );
@@ -340,7 +358,7 @@ export function createGuard(
         throw error;
       }
       const status = error instanceof ToolError ? error.status : 500;
-      done(error instanceof ToolError ? error.message.split(":")[0] : "handler_error", status);
+      done(kindOf(error) ?? (error instanceof ToolError ? "tool_error" : "handler_error"), status);
       if (error instanceof ToolError || ctx.signal.aborted) throw error;
       // An error nobody foresaw may quote what it choked on (a header value, a
       // credential): neither the caller nor the log sees its message.
@@ -350,10 +368,11 @@ export function createGuard(
         tool: name,
         error: error instanceof Error ? error.name : typeof error,
       });
-      throw new ToolError(
-        `internal_error: "${name}" failed inside weir; nothing was shown of the cause ` +
+      throw new WeirError(
+        "internal_error",
+        `"${name}" failed inside weir; nothing was shown of the cause ` +
           `(the log names its kind)`,
-        { status: 500 },
+        { cause: error },
       );
     }
   };

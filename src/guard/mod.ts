@@ -75,4 +75,5 @@ export type {
   WireResourceContents,
 } from "../../mod.ts";
 export type { UpstreamLimits } from "./send.ts";
+export { ERROR_KINDS, type ErrorKind, kindOf } from "../errors/kinds.ts";
 export { type Coverage, type Envelope, envelope, ENVELOPE_SCHEMA } from "./coverage.ts";

@@ -5,11 +5,11 @@
  *
  * @module
  */
-import { ToolError } from "../mcp/server.ts";
 import type { Logger } from "../mcp/server.ts";
 import type { RateLimit } from "../guardfile/model.ts";
 import { type RateLimiter, RedisBucket, TokenBucket } from "../store/mod.ts";
 import type { ValueResolver } from "./values.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /**
  * Build the limiter of a guardfile's `rate-limit`.
@@ -32,8 +32,9 @@ export function rateLimiter(
     return {
       take: () =>
         Promise.reject(
-          new ToolError(
-            `rate_limit_store_unavailable: the shared rate-limit store (${origin}) has no URL; ` +
+          new WeirError(
+            "rate_limit_store_unavailable",
+            `the shared rate-limit store (${origin}) has no URL; ` +
               `set the variable and restart`,
             { status: 503 },
           ),

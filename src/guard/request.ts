@@ -24,10 +24,11 @@
  *
  * @module
  */
-import { ToolError } from "../mcp/server.ts";
+import type { ToolError } from "../mcp/server.ts";
 import type { BodyField, Grant, Guardfile, PathParam } from "../guardfile/model.ts";
 import { compileGlob } from "../guardfile/glob.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /** Characters the reference refuses in path and query values (shell metacharacters). */
 export const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
@@ -46,7 +47,7 @@ export interface PlannedRequest {
 
 /** A refusal by policy: a 403 on the tool API, `isError` over MCP, no request sent. */
 export function policyDenied(message: string): ToolError {
-  return new ToolError(`policy_denied: ${message}`, { status: 403 });
+  return new WeirError("policy_denied", `${message}`, { status: 403 });
 }
 
 /** Restrict globs per parameter, compiled once per guardfile. */

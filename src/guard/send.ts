@@ -16,6 +16,7 @@ import { resolveValue, type ValueResolver } from "./values.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, sharedClient } from "../outbound/http1_client.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /** Limits of one upstream exchange. */
 export interface UpstreamLimits {
@@ -92,8 +93,9 @@ export async function sendUpstream(
   const url = base + planned.path + (query.length > 0 ? `?${encodeQuery(query)}` : "");
   const what = `${grant.method} ${grant.path}`;
   if (url.length > MAX_URL_BYTES) {
-    throw new ToolError(
-      `request_too_large: ${what} would need a ${url.length}-byte URL, over the ` +
+    throw new WeirError(
+      "request_too_large",
+      `${what} would need a ${url.length}-byte URL, over the ` +
         `${MAX_URL_BYTES}-byte limit; send fewer or shorter query values (nothing was sent)`,
       { status: 400 },
     );
@@ -102,7 +104,7 @@ export async function sendUpstream(
 
   const how = upstreamRoute();
   if (how.problem) {
-    throw new ToolError(`upstream_client_invalid: ${how.problem} (nothing was sent)`, {
+    throw new WeirError("upstream_client_invalid", `${how.problem} (nothing was sent)`, {
       status: 500,
     });
   }
@@ -229,16 +231,18 @@ async function exchangeHttp1(
 
 /** The answer's head arrived, its body did not: it may have taken effect. */
 function cutOff(what: string, status: number | undefined): ToolError {
-  return new ToolError(
-    `upstream_cut_off: ${what} answered ${status} but the body broke off; ` +
+  return new WeirError(
+    "upstream_cut_off",
+    `${what} answered ${status} but the body broke off; ` +
       `the request was delivered and may have taken effect`,
     { status: 502 },
   );
 }
 
 function tooLargeError(what: string, limits: UpstreamLimits): ToolError {
-  return new ToolError(
-    `upstream_too_large: ${what} answered more than ${limits.maxResponseBytes} bytes; ` +
+  return new WeirError(
+    "upstream_too_large",
+    `${what} answered more than ${limits.maxResponseBytes} bytes; ` +
       `refused (narrow the request with query inputs)`,
     { status: 502 },
   );
@@ -325,15 +329,17 @@ async function credential(
       : `a control character (U+${
         bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
       })`;
-    throw new ToolError(
-      `credential_invalid: the upstream credential${name} from ${resolved.source} has ${what}; ` +
+    throw new WeirError(
+      "credential_invalid",
+      `the upstream credential${name} from ${resolved.source} has ${what}; ` +
         `no header or query can carry it: fix the value (nothing was sent)`,
       { status: 500 },
     );
   }
   if (resolved.secret && resolved.value.length < MIN_SECRET_LENGTH) {
-    throw new ToolError(
-      `credential_too_short: the upstream credential${name} from ${resolved.source} is shorter than ` +
+    throw new WeirError(
+      "credential_too_short",
+      `the upstream credential${name} from ${resolved.source} is shorter than ` +
         `${MIN_SECRET_LENGTH} characters; weir refuses to send a credential it cannot keep ` +
         `out of results (nothing was sent)`,
       { status: 500 },
@@ -354,12 +360,13 @@ function abortOrNetwork(
     // A host cancelling with its own ToolError (a server shutdown) keeps its words.
     if (reason instanceof ToolError) return reason;
     if (reason instanceof DOMException && reason.name === "TimeoutError") {
-      return new ToolError(
-        `upstream_timeout: ${what} did not answer within ${limits.timeoutMs} ms`,
+      return new WeirError(
+        "upstream_timeout",
+        `${what} did not answer within ${limits.timeoutMs} ms`,
         { status: 504 },
       );
     }
-    return new ToolError(`cancelled: ${what} was cancelled by the caller`, { status: 499 });
+    return new WeirError("cancelled", `${what} was cancelled by the caller`, { status: 499 });
   }
   // weir's client says what failed in fixed words; fetch's messages can hold
   // the URL (and a query credential), so only its error's name is given.
@@ -369,8 +376,9 @@ function abortOrNetwork(
     ? error.name
     : "error";
   const proxy = route?.proxy;
-  return new ToolError(
-    `upstream_unreachable: ${what} could not be sent (${detail}); check that the upstream is up` +
+  return new WeirError(
+    "upstream_unreachable",
+    `${what} could not be sent (${detail}); check that the upstream is up` +
       (proxy ? ` and that the proxy in ${proxy} is reachable` : ""),
     { status: 502 },
   );
@@ -388,7 +396,8 @@ async function baseUrlOf(guardfile: Guardfile, resolver: ValueResolver): Promise
   const normalized = normalizeBaseUrl(resolved.value);
   if (typeof normalized !== "string") {
     // The value itself is not repeated: a misplaced secret must not reach the caller.
-    throw new ToolError(
+    throw new WeirError(
+      "base_url_invalid",
       `the base-url from ${resolved.source} is not usable: it must be an http(s) URL with ` +
         `no credentials, query or fragment (nothing was sent)`,
       { status: 500 },
@@ -412,7 +421,7 @@ function checkSameUpstream(base: string, url: string): URL {
   }
   const u = new URL(url);
   if (u.origin !== lastScope.origin || !(u.pathname + "/").startsWith(lastScope.prefix)) {
-    throw new ToolError("policy_denied: the request would leave the granted upstream", {
+    throw new WeirError("policy_denied", "the request would leave the granted upstream", {
       status: 403,
     });
   }
@@ -444,7 +453,8 @@ async function resolvePin(
     extracted = null;
   }
   if (!extracted) {
-    throw new ToolError(
+    throw new WeirError(
+      "pin_invalid",
       `the pinned query "${pin.name}" could not be taken from ${resolved.source}: it is not ` +
         `a URL with a "${pin.fromQuery}" query parameter`,
       { status: 500 },

@@ -27,6 +27,7 @@ import type { Database, Grant, SqlSpec } from "../guardfile/model.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
 import { toHex } from "../transport/bytes.ts";
 import type { Sql, TransactionSql } from "postgres";
+import { WeirError } from "../errors/kinds.ts";
 
 /** What one sql call produced, before the coverage envelope. */
 export interface SqlAnswer {
@@ -132,13 +133,14 @@ export class SqlRunner {
     if (error instanceof ToolError) return error;
     const code = String((error as { code?: unknown })?.code ?? "");
     if (signal.aborted) {
-      return new ToolError(`cancelled: ${grant.tool} was cancelled; its query was stopped`, {
+      return new WeirError("cancelled", `${grant.tool} was cancelled; its query was stopped`, {
         status: 499,
       });
     }
     if (code === "57014") {
-      return new ToolError(
-        `sql_timeout: ${grant.tool} ran past the statement timeout (${this.#timeoutMs} ms) and was ` +
+      return new WeirError(
+        "sql_timeout",
+        `${grant.tool} ran past the statement timeout (${this.#timeoutMs} ms) and was ` +
           `stopped`,
         { status: 504 },
       );
@@ -157,8 +159,9 @@ export class SqlRunner {
         ? `not reachable (${code})`
         : `unavailable (SQLSTATE ${code})`;
       this.#log({ level: "warn", event: "sql_unavailable", tool: grant.tool, reason: kind });
-      return new ToolError(
-        `sql_unavailable: the database (DSN from ${origin}) ${kind}; nothing was run`,
+      return new WeirError(
+        "sql_unavailable",
+        `the database (DSN from ${origin}) ${kind}; nothing was run`,
         { status: 503 },
       );
     }
@@ -171,7 +174,7 @@ export class SqlRunner {
         : code === "42601" && /multiple commands/.test(message)
         ? " (a grant runs exactly one statement)"
         : "";
-      return new ToolError(`sql_error: ${grant.tool}: ${message} (SQLSTATE ${code})${hint}`, {
+      return new WeirError("sql_error", `${grant.tool}: ${message} (SQLSTATE ${code})${hint}`, {
         status: 400,
       });
     }
@@ -181,7 +184,7 @@ export class SqlRunner {
       tool: grant.tool,
       reason: error instanceof Error ? error.name : "error",
     });
-    return new ToolError(`sql_failed: ${grant.tool} failed in the database driver`, {
+    return new WeirError("sql_failed", `${grant.tool} failed in the database driver`, {
       status: 502,
     });
   }

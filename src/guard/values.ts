@@ -6,8 +6,14 @@
  *
  * @module
  */
-import { ToolError } from "../mcp/server.ts";
 import type { ValueSource } from "../guardfile/model.ts";
+import { type ErrorKind, WeirError } from "../errors/kinds.ts";
+
+/** The kinds a value that cannot be resolved is reported as. */
+export type MissingValueKind = Extract<
+  ErrorKind,
+  "value_missing" | "credential_missing" | "base_url_missing" | "pin_missing" | "dsn_missing"
+>;
 
 /** How the guard reaches the process environment and files (injected; Deno at the edge). */
 export interface ValueResolver {
@@ -31,13 +37,13 @@ export interface Resolved {
  *
  * @param source the chain from the guardfile
  * @param what what the value is for, for the message (e.g. "the upstream credential")
- * @throws {ToolError} (500) naming every source tried when none yields a value
+ * @throws {WeirError} (500) naming every source tried when none yields a value
  */
 export async function resolveValue(
   source: ValueSource,
   resolver: ValueResolver,
   what: string,
-  options: { code?: string } = {},
+  options: { code?: MissingValueKind } = {},
 ): Promise<Resolved> {
   const tried: string[] = [];
   for (const { provider, address } of source.chain) {
@@ -60,10 +66,8 @@ export async function resolveValue(
       return { value, secret: provider !== "literal", source: tried[tried.length - 1] };
     }
   }
-  throw new ToolError(
-    `${options.code ?? "value_missing"}: ${what} is not available: set ${
-      tried.join(", or ")
-    } (checked at every call)`,
-    { status: 500 },
+  throw new WeirError(
+    options.code ?? "value_missing",
+    `${what} is not available: set ${tried.join(", or ")} (checked at every call)`,
   );
 }

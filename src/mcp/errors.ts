@@ -49,10 +49,14 @@ export class ToolError extends Error {
   /**
    * Make the error.
    * @param message what went wrong, sent to the client as the result's text
-   * @param options `status` for the tool API (default 500); `structuredContent` as detail
+   * @param options `status` for the tool API (default 500); `structuredContent` as detail;
+   *   `cause`, what led to it (kept on the error, never sent)
    */
-  constructor(message: string, options: { status?: number; structuredContent?: JsonObject } = {}) {
-    super(message);
+  constructor(
+    message: string,
+    options: { status?: number; structuredContent?: JsonObject; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ToolError";
     this.status = options.status ?? 500;
     this.structuredContent = options.structuredContent;

@@ -121,24 +121,3 @@ export function subjectOf(auth: unknown): string | undefined {
   const subject = (auth as { subject?: unknown } | null | undefined)?.subject;
   return typeof subject === "string" ? subject.slice(0, 128) : undefined;
 }
-
-/**
- * The refusal rule a guard `ToolError` kind (the text before its first `:`)
- * stands for, or `undefined` when the kind is an outcome of an allowed call
- * (an upstream failure, a timeout, a cancellation).
- */
-export function ruleOfErrorKind(kind: string): RefusalRule | undefined {
-  return Object.hasOwn(RULE_OF_KIND, kind) ? RULE_OF_KIND[kind] : undefined;
-}
-
-const RULE_OF_KIND: Record<string, RefusalRule> = {
-  policy_denied: "restrict",
-  verb_withheld: "withheld",
-  reject_empty_argument: "blank_argument",
-  rate_limited: "rate_limit",
-  rate_limit_store_unavailable: "rate_limit",
-  request_too_large: "size",
-  confirmation_declined: "confirm",
-  confirmation_cancelled: "confirm",
-  confirmation_impossible: "confirm",
-};

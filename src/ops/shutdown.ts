@@ -17,7 +17,8 @@
  *
  * @module
  */
-import { type Logger, ToolError } from "../mcp/server.ts";
+import type { Logger } from "../mcp/server.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /** The default drain deadline: 10 s (`--drain-timeout`). */
 export const DEFAULT_DRAIN_MS = 10_000;
@@ -57,7 +58,7 @@ export class Drain {
     this.#log = log;
   }
 
-  /** Fires at the drain deadline; its reason is a `shutting_down` {@link ToolError}. */
+  /** Fires at the drain deadline; its reason is a `shutting_down` {@link WeirError}. */
   get cancel(): AbortSignal {
     return this.#controller.signal;
   }
@@ -118,8 +119,9 @@ export class Drain {
       timer = setTimeout(() => {
         cut = pending();
         this.#controller.abort(
-          new ToolError(
-            `shutting_down: the server is stopping and this call did not finish within the ` +
+          new WeirError(
+            "shutting_down",
+            `the server is stopping and this call did not finish within the ` +
               `${this.#deadlineMs} ms drain deadline; it was cancelled (the upstream may have ` +
               `received it)`,
             { status: 503 },

@@ -41,7 +41,8 @@
  *
  * @module
  */
-import type { RequestWrapper } from "../mcp/server.ts";
+import { type RequestWrapper, ToolError } from "../mcp/server.ts";
+import { errorTypeOf, kindOf, kindOfText } from "../errors/kinds.ts";
 import { type McpUpstreamHook, setUpstreamTracing, type UpstreamHook } from "./trace_hooks.ts";
 
 /** Telemetry that is running: the core's wrapper, and a shutdown that flushes. */
@@ -322,28 +323,27 @@ function hostName(host: string): string {
 }
 
 /**
- * The `error.type` of an upstream request that threw (closed set): the
- * message's kind (`upstream_timeout: …`, `aws_timeout: …`, `cancelled: …`)
- * or the error's name (`UpstreamTimeout`, `AbortError`, `TimeoutError`).
+ * The `error.type` of an upstream request that threw (closed set): from its
+ * kind (src/errors/kinds.ts; a plain `ToolError` whose text starts with a
+ * known kind counts), else from the error's name (`UpstreamTimeout`,
+ * `AbortError`, `TimeoutError`).
  */
 function thrownErrorType(error: unknown): string {
-  const { message, name } = (error ?? {}) as { message?: unknown; name?: unknown };
-  const kind = typeof message === "string" ? message.split(":")[0] : "";
-  if (kind === "upstream_timeout" || kind === "aws_timeout") return "timeout";
+  const kind = kindOf(error) ??
+    (error instanceof ToolError ? kindOfText(error.message) : undefined);
+  const type = errorTypeOf(kind);
+  if (type !== "_OTHER") return type;
+  const { name } = (error ?? {}) as { name?: unknown };
   if (name === "UpstreamTimeout" || name === "TimeoutError") return "timeout";
-  if (kind === "cancelled" || kind === "shutting_down" || name === "AbortError") {
-    return "cancelled";
-  }
+  if (name === "AbortError") return "cancelled";
   return "_OTHER";
 }
 
-/** The `error.type` of a tool result with `isError` (closed set, from the message's kind). */
+/** The `error.type` of a tool result with `isError` (closed set: the kind its text starts with). */
 function toolErrorType(result: unknown): string {
   const text = (result as { content?: { text?: string }[] })?.content?.[0]?.text ?? "";
-  const kind = /^([a-z_]+):/.exec(text)?.[1];
-  if (kind === "upstream_timeout") return "timeout";
-  if (kind === "cancelled" || kind === "shutting_down") return "cancelled";
-  return "tool_error";
+  const type = errorTypeOf(kindOfText(text));
+  return type === "_OTHER" ? "tool_error" : type;
 }
 
 /** The `error.type` of a JSON-RPC error thrown by a handler (closed set). */

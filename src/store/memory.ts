@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { ToolError } from "../mcp/server.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { MAX_TIMER_MS } from "../guardfile/duration.ts";
 import { waitForSlot } from "./wait.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /**
  * An outbound token bucket (`rate-limit "<count>/<window>"`): bursts up to
@@ -38,7 +38,7 @@ export class TokenBucket implements RateLimiter {
   /**
    * Take one call's slot, waiting for it when the bucket is empty.
    * @param maxWaitMs longest acceptable wait (the call's remaining deadline)
-   * @throws {ToolError} 429 when the wait would exceed `maxWaitMs`, or the signal aborts
+   * @throws {WeirError} 429 when the wait would exceed `maxWaitMs`, or the signal aborts
    */
   async take(maxWaitMs: number, signal: AbortSignal): Promise<void> {
     // A longer wait cannot be scheduled (it would fire at once): refused as past the deadline.
@@ -51,10 +51,9 @@ export class TokenBucket implements RateLimiter {
     this.#updated = now;
     const wait = this.#tokens >= 1 ? 0 : (1 - this.#tokens) * this.#intervalMs;
     if (wait > maxWaitMs) {
-      throw new ToolError(
-        `rate_limited: the rate limit would delay this call ${
-          Math.ceil(wait)
-        } ms, past its deadline; ` +
+      throw new WeirError(
+        "rate_limited",
+        `the rate limit would delay this call ${Math.ceil(wait)} ms, past its deadline; ` +
           `try again later`,
         { status: 429 },
       );

@@ -22,12 +22,12 @@
  *
  * @module
  */
-import { ToolError } from "../mcp/server.ts";
 import type { Logger } from "../mcp/server.ts";
 import type { RateLimiter } from "./limiter.ts";
 import { MAX_TIMER_MS } from "../guardfile/duration.ts";
 import { waitForSlot } from "./wait.ts";
 import type { Redis } from "ioredis";
+import { WeirError } from "../errors/kinds.ts";
 
 /** KEYS[1] bucket; ARGV capacity, ms per token, ttl ms, longest wait ms. Returns {ok, wait ms}. */
 const TAKE = `
@@ -125,7 +125,7 @@ export class RedisBucket implements RateLimiter {
 
   /**
    * Take one slot, waiting for it when the bucket is empty.
-   * @throws {ToolError} `rate_limited` 429, `cancelled` 499, `rate_limit_store_unavailable` 503
+   * @throws {WeirError} `rate_limited` 429, `cancelled` 499, `rate_limit_store_unavailable` 503
    */
   async take(maxWaitMs: number, signal: AbortSignal): Promise<void> {
     // A wait past MAX_TIMER_MS cannot be scheduled (it would fire at once): refused.
@@ -138,8 +138,9 @@ export class RedisBucket implements RateLimiter {
       limit,
     ) as [number, number];
     if (ok !== 1) {
-      throw new ToolError(
-        `rate_limited: the shared rate limit would delay this call ${wait} ms, past its ` +
+      throw new WeirError(
+        "rate_limited",
+        `the shared rate limit would delay this call ${wait} ms, past its ` +
           `deadline; try again later`,
         { status: 429 },
       );
@@ -176,8 +177,9 @@ export class RedisBucket implements RateLimiter {
         });
       }
       const origin = this.#options.origin ? ` (${this.#options.origin})` : "";
-      throw new ToolError(
-        `rate_limit_store_unavailable: the shared rate-limit store${origin} cannot be reached ` +
+      throw new WeirError(
+        "rate_limit_store_unavailable",
+        `the shared rate-limit store${origin} cannot be reached ` +
           `(${
             describeStoreError(error)
           }); the call was refused, not sent unmetered. Check that Redis is ` +

@@ -5,6 +5,7 @@
  * @module
  */
 import { ToolError } from "../mcp/server.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /**
  * Wait `waitMs` milliseconds for a slot the caller has already reserved.
@@ -28,10 +29,11 @@ export function waitForSlot(
       clearTimeout(timer);
       giveBack();
       reject(
-        signal.reason instanceof ToolError ? signal.reason : new ToolError(
-          "cancelled: the call was cancelled while waiting for the rate limit",
-          { status: 499 },
-        ),
+        signal.reason instanceof ToolError
+          ? signal.reason
+          : new WeirError("cancelled", "the call was cancelled while waiting for the rate limit", {
+            status: 499,
+          }),
       );
     };
     const timer = setTimeout(() => {
