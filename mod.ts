@@ -103,6 +103,7 @@ export {
   McpError,
   type RawId,
   type RequestId,
+  spelledArguments,
 } from "./src/mcp/jsonrpc.ts";
 export {
   type Era,

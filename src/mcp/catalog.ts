@@ -38,8 +38,11 @@ export interface PreparedTool {
   validate: ValidateFn;
   /** The advertised output schema, compiled; `structuredContent` of a success is held to it. */
   validateOutput?: ValidateFn;
-  /** Argument names that reach dispatch (declared properties); empty for no-schema tools. */
-  declared: readonly string[];
+  /**
+   * Whether arguments reach dispatch: `false` for a tool listed without an
+   * `inputSchema` (it takes none, and dispatch is handed `{}`).
+   */
+  takesArguments: boolean;
   /** Modern HTTP: `Mcp-Param-<name>` (lower-cased) -> the argument it mirrors. */
   headerParams: ReadonlyMap<string, HeaderParam>;
 }
@@ -200,7 +203,7 @@ function prepareTool(
     wire: { ...spec, inputSchema: listed },
     validate,
     validateOutput,
-    declared: spec.inputSchema ? declaredKeys(inputSchema) : [],
+    takesArguments: spec.inputSchema !== undefined,
     headerParams: headerParams(inputSchema, where),
   };
 }
@@ -221,25 +224,6 @@ function compileOrRefuse(schema: unknown, where: string): ValidateFn {
     if (error instanceof SchemaError) throw new CatalogError(`${where}: ${error.message}`);
     throw new CatalogError(`${where}: the validator refused it: ${(error as Error).message}`);
   }
-}
-
-/**
- * Argument names that may reach dispatch: the root's `properties`, and those of
- * root-level `allOf`/`anyOf`/`oneOf`/`if`/`then`/`else` branches.
- */
-function declaredKeys(schema: JsonObject): string[] {
-  const keys = new Set<string>();
-  const collect = (node: unknown) => {
-    if (!isObject(node)) return;
-    if (isObject(node.properties)) { for (const k of Object.keys(node.properties)) keys.add(k); }
-  };
-  collect(schema);
-  for (const k of ["allOf", "anyOf", "oneOf"]) {
-    const branches = schema[k];
-    if (Array.isArray(branches)) branches.forEach(collect);
-  }
-  for (const k of ["if", "then", "else"]) collect(schema[k]);
-  return [...keys];
 }
 
 /** Subschemas a `properties`-only chain does not reach (an `x-mcp-header` there is invalid). */

@@ -52,22 +52,28 @@ export function parseMessage(text: string): unknown {
   const params = value.params;
   const requestId = isPlainObject(params) ? params.requestId : undefined;
   const unsafe = (n: unknown) => typeof n === "number" && !Number.isSafeInteger(n);
-  // Only numbers inside `params.arguments` are checked for rounding (markRounded):
-  // arguments without any number need no scan of the text.
-  const longNumber = isPlainObject(params) && holdsNumber(params.arguments) &&
-    LONG_NUMBER.test(text);
-  if (!unsafe(value.id) && !unsafe(requestId) && !INEXACT_ID.test(text) && !longNumber) {
+  // Only numbers inside `params.arguments` are checked for rounding (markRounded)
+  // and for their spelling (RESPELLED): arguments without any number need no
+  // scan of the text.
+  const numbers = isPlainObject(params) && holdsNumber(params.arguments);
+  const longNumber = numbers && LONG_NUMBER.test(text);
+  const respelled = numbers && RESPELLED.test(text);
+  if (
+    !unsafe(value.id) && !unsafe(requestId) && !INEXACT_ID.test(text) && !longNumber &&
+    !respelled
+  ) {
     return value;
   }
   // Slow path: parse again, reading the source text of those two numbers (and,
-  // when a long number is present, of every number, for the arguments).
+  // when a long or re-spelled number is present, of every number, for the arguments).
+  const every = longNumber || respelled;
   const sources = new Map<object, Record<string, string>>();
   const exactValue = JSON.parse(
     text,
     function (this: object, key: string, v: unknown, context?: { source?: string }) {
       if (
         typeof v === "number" && context?.source &&
-        (longNumber || key === "id" || key === "requestId")
+        (every || key === "id" || key === "requestId")
       ) {
         const seen = sources.get(this) ?? {};
         seen[key] = context.source;
@@ -82,10 +88,73 @@ export function parseMessage(text: string): unknown {
   if (isPlainObject(p) && "requestId" in p) {
     p.requestId = exact(p.requestId, sources.get(p)?.requestId);
   }
-  if (longNumber && isPlainObject(p) && p.arguments !== null && typeof p.arguments === "object") {
-    markRounded(p.arguments as object, sources);
+  if (every && isPlainObject(p) && p.arguments !== null && typeof p.arguments === "object") {
+    if (longNumber) markRounded(p.arguments as object, sources);
+    keepSpellings(p.arguments as object, sources);
   }
   return exactValue;
+}
+
+/** Arguments objects -> their twin holding each re-spelled number as its source text. */
+const spellings = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * The arguments object as the caller spelled it: the same keys and values,
+ * except that a number whose source text `JSON.stringify` would write
+ * differently (`1e21`, `1.0`, `1E5`, `-0`, `0.0000001`) is a `JSON.rawJSON`
+ * value of that text, so serializing it sends the very digits received.
+ * `undefined` when the arguments hold no such number, or did not come from
+ * {@link parseMessage} or {@link parseArguments} (the same object, not a copy).
+ * A host that forwards arguments to another server (serve-upstream) sends
+ * this twin; one that computes with the values reads `args` itself.
+ */
+export function spelledArguments(args: object): Record<string, unknown> | undefined {
+  return spellings.get(args);
+}
+
+/**
+ * Record the spelled twin of `root` (see {@link spelledArguments}) when a
+ * number in it is spelled unlike `JSON.stringify` would write it. Numbers
+ * `markRounded` already replaced stay as they are (the core refuses them).
+ */
+function keepSpellings(root: object, sources: Map<object, Record<string, string>>): void {
+  let found = false;
+  // Deeper or larger arguments get no twin: the core refuses them by depth
+  // (MAX_ARGUMENT_DEPTH) before any host sees them.
+  let visited = 0;
+  let tooBig = false;
+  const copy = (holder: unknown, depth: number): unknown => {
+    if (holder === null || typeof holder !== "object" || isRawId(holder)) return holder;
+    if (++visited > 100_000 || depth > 128) {
+      tooBig = true;
+      return holder;
+    }
+    const seen = sources.get(holder as object);
+    if (Array.isArray(holder)) {
+      return holder.map((v, i) => respell(v, seen?.[String(i)]) ?? copy(v, depth + 1));
+    }
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(holder)) {
+      const v = (holder as Record<string, unknown>)[key];
+      // Own data properties, "__proto__" included (as JSON.parse makes them).
+      Object.defineProperty(out, key, {
+        value: respell(v, seen?.[key]) ?? copy(v, depth + 1),
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  };
+  const respell = (v: unknown, source: string | undefined): unknown => {
+    if (typeof v !== "number" || source === undefined || JSON.stringify(v) === source) {
+      return undefined;
+    }
+    found = true;
+    return rawJSON(source);
+  };
+  const twin = copy(root, 0) as Record<string, unknown>;
+  if (found && !tooBig) spellings.set(root, twin);
 }
 
 /**
@@ -97,7 +166,9 @@ export function parseMessage(text: string): unknown {
  */
 export function parseArguments(text: string): unknown {
   const value = JSON.parse(text);
-  if (value === null || typeof value !== "object" || !LONG_NUMBER.test(text)) return value;
+  if (value === null || typeof value !== "object") return value;
+  const longNumber = LONG_NUMBER.test(text);
+  if (!longNumber && !RESPELLED.test(text)) return value;
   const sources = new Map<object, Record<string, string>>();
   const again = JSON.parse(
     text,
@@ -110,7 +181,8 @@ export function parseArguments(text: string): unknown {
       return v;
     },
   );
-  markRounded(again as object, sources);
+  if (longNumber) markRounded(again as object, sources);
+  keepSpellings(again as object, sources);
   return again;
 }
 
@@ -142,6 +214,15 @@ function holdsNumber(root: unknown): boolean {
  * with its point is a harmless false alarm), or a three-digit exponent.
  */
 const LONG_NUMBER = /[0-9][0-9.]{15}|[0-9]\.?[0-9]*[eE][+-]?[0-9]{3}/;
+
+/**
+ * A number literal `JSON.stringify` may write otherwise: an exponent (`1e21`,
+ * `1E5`), a fraction ending in zero (`1.0`, `2.50`), a negative zero, many
+ * leading zeros after the point (`0.0000001` is written `1e-7`), or 16 or
+ * more digits. A false alarm (such text inside a string) only costs a
+ * second parse.
+ */
+const RESPELLED = /[0-9][eE]|\.[0-9]*0(?![0-9])|-0(?![.0-9])|0\.0{5}|[0-9][0-9.]{15}/;
 
 /**
  * In tool or prompt arguments, put each number that `JSON.parse` rounded (its

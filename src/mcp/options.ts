@@ -81,10 +81,16 @@ export interface CallContext {
 }
 
 /**
- * The host's tool implementation. Called only for a listed tool, with
- * arguments already validated against its advertised `inputSchema` and reduced
- * to the declared keys. Return a {@link CallToolResult}; throw a
- * {@link ToolError} to report a failure the model should see.
+ * The host's tool implementation. Called only for a listed tool, with the
+ * arguments object exactly as it validated against the tool's advertised
+ * `inputSchema`: every key the schema admits reaches dispatch (declare
+ * `additionalProperties: false` to admit only the listed `properties`), with
+ * its value unchanged; nothing is dropped. A tool listed without an
+ * `inputSchema` takes no arguments and is handed `{}`. A host that forwards
+ * the arguments to another server can send them as the caller spelled their
+ * numbers: `spelledArguments` (src/mcp/jsonrpc.ts). Return a
+ * {@link CallToolResult}; throw a {@link ToolError} to report a failure the
+ * model should see.
  *
  * A tool with an `outputSchema` must return, on success, `structuredContent`
  * that conforms to it; a result that does not is replaced by an `isError`

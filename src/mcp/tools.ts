@@ -1,7 +1,7 @@
 /**
  * `tools/call`, and the same call from the HTTP tool API: the tool the caller
  * may see, its arguments checked (depth, numbers a double cannot carry, the
- * advertised input schema) and reduced to the declared keys, the host's
+ * advertised input schema) and handed on whole, as validated, to the host's
  * dispatch run, and its answer checked against what the tool advertises and
  * cleaned, or its failure turned into the answer the revision expects.
  *
@@ -14,7 +14,7 @@ import { isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import { InputRequiredError, ToolError } from "./errors.ts";
 import type { CallContext } from "./options.ts";
-import { cleanResult, clip, errorResult, isObject, isThenable, pick } from "./results.ts";
+import { cleanResult, clip, errorResult, isObject, isThenable } from "./results.ts";
 import { RequestCall } from "./session.ts";
 import type { ServerSetup } from "./setup.ts";
 import type { CallToolResult } from "./types.ts";
@@ -225,10 +225,13 @@ function runTool(
       result: errorResult(`Invalid arguments for tool "${name}": ${problems.join("; ")}`),
     };
   }
-  const declared = pick(args, tool.declared);
+  // Faithful arguments: the object that validated, every key and value as
+  // received (a schema admits what it admits: additionalProperties,
+  // patternProperties, $ref, composition). Never a trimmed copy.
+  const passed = tool.takesArguments ? args : {};
   let answer: CallToolResult | Promise<CallToolResult>;
   try {
-    answer = s.options.dispatch!(name, declared, call);
+    answer = s.options.dispatch!(name, passed, call);
   } catch (error) {
     return toolFailed(s, error, name, call);
   }

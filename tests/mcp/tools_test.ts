@@ -1,11 +1,12 @@
 /**
- * Tools: the schema a tool advertises is the schema it is held to; only the
- * declared argument keys reach dispatch, with their values unchanged; a
+ * Tools: the schema a tool advertises is the schema it is held to; the
+ * arguments that validated reach dispatch whole, with their values unchanged; a
  * refusal of arguments is an `isError` result naming the argument.
  */
 import assert from "node:assert/strict";
 import type { CallToolResult, Dispatch, ToolSpec } from "../../mod.ts";
-import { McpServer, ToolError } from "../../mod.ts";
+import { McpServer, spelledArguments, ToolError } from "../../mod.ts";
+import { parseArguments, parseMessage } from "../../src/mcp/jsonrpc.ts";
 import { ask, LEGACY, makeServer, MODERN, modern, REVISIONS } from "../support/mcp.ts";
 import { problemsAgainst } from "../support/schemas.ts";
 
@@ -47,15 +48,16 @@ Deno.test("tools/list advertises each inputSchema exactly as written", async () 
   }
 });
 
-Deno.test("only declared keys reach dispatch, with values unchanged", async () => {
+Deno.test("the arguments that validated reach dispatch whole, values unchanged", async () => {
   const { server, calls } = recordingServer([{ name: "issue", inputSchema: OPEN_SCHEMA }]);
   const args = {
     owner: "  Åsa \u{1F600} ",
     count: 3,
     labels: ["b", "a", "b"],
     meta: { nested: { deep: [1, null, true] }, "": "empty key" },
-    undeclared: "dropped",
-    another: { also: "dropped" },
+    // The schema does not close the object: these validate, so they pass.
+    undeclared: "kept",
+    another: { also: "kept" },
   };
   for (const revision of REVISIONS) {
     calls.length = 0;
@@ -65,11 +67,103 @@ Deno.test("only declared keys reach dispatch, with values unchanged", async () =
     });
     assert.equal(reply.result?.isError, undefined);
     assert.equal(calls.length, 1);
-    assert.deepEqual(calls[0], {
-      name: "issue",
-      args: { owner: args.owner, count: 3, labels: args.labels, meta: args.meta },
-    });
+    assert.deepEqual(calls[0], { name: "issue", args });
   }
+});
+
+Deno.test("keys admitted by additionalProperties, patternProperties, $ref or composition reach dispatch", async () => {
+  const cases: [ToolSpec["inputSchema"], Record<string, unknown>][] = [
+    [{ type: "object", additionalProperties: { type: "string" } }, { env: "prod", team: "a" }],
+    [
+      {
+        type: "object",
+        $ref: "#/$defs/filter",
+        $defs: {
+          filter: {
+            type: "object",
+            properties: { where: { type: "string" } },
+            required: ["where"],
+          },
+        },
+      },
+      { where: "id = 5" },
+    ],
+    [
+      {
+        type: "object",
+        patternProperties: { "^f_": { type: "string" } },
+        additionalProperties: false,
+      },
+      { f_name: "x", f_other: "y" },
+    ],
+    [
+      {
+        type: "object",
+        allOf: [{ properties: { a: { type: "integer" } } }, {
+          properties: { b: { type: "string" } },
+        }],
+        unevaluatedProperties: false,
+      },
+      { a: 1, b: "two" },
+    ],
+    [
+      {
+        type: "object",
+        properties: { kind: { type: "string" } },
+        dependentSchemas: { kind: { properties: { detail: { type: "object" } } } },
+        unevaluatedProperties: { type: "boolean" },
+      },
+      { kind: "k", detail: { x: [1] }, flag: true },
+    ],
+  ];
+  const tools = cases.map(([inputSchema], i) => ({ name: `t${i}`, inputSchema }));
+  const { server, calls } = recordingServer(tools);
+  for (const revision of REVISIONS) {
+    for (const [i, [, args]] of cases.entries()) {
+      calls.length = 0;
+      const reply = await ask<CallToolResult>(server, revision, "tools/call", {
+        name: `t${i}`,
+        arguments: args,
+      });
+      assert.equal(reply.result?.isError, undefined, JSON.stringify(reply));
+      assert.deepEqual(calls, [{ name: `t${i}`, args }]);
+    }
+  }
+  // The tool API (POST /api/<tool>) hands on the same object.
+  calls.length = 0;
+  const outcome = await server.callTool("t0", { env: "prod", team: "a" });
+  assert.equal(outcome.status, 200);
+  assert.deepEqual(calls[0].args, { env: "prod", team: "a" });
+});
+
+Deno.test("spelledArguments: numbers as the caller wrote them, for hosts that forward", async () => {
+  const { server, calls } = recordingServer([{ name: "n", inputSchema: { type: "object" } }]);
+  const text = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"n",' +
+    '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' +
+    '"io.modelcontextprotocol/clientCapabilities":{}},' +
+    '"arguments":{"big":1e21,"one":1.0,"neg":-0,"tiny":0.0000001,"e":1E5,"plain":2.5,' +
+    '"list":[1.50,3],"deep":{"x":[0.10]},"s":"1.0"}}}';
+  const reply = await server.handle(parseMessage(text));
+  assert.equal(reply.status, 200, reply.body ?? "");
+  const args = calls[0].args;
+  assert.equal(args.big, 1e21);
+  assert.equal(args.one, 1);
+  const spelled = spelledArguments(args);
+  assert.ok(spelled);
+  assert.equal(
+    JSON.stringify(spelled),
+    '{"big":1e21,"one":1.0,"neg":-0,"tiny":0.0000001,"e":1E5,"plain":2.5,' +
+      '"list":[1.50,3],"deep":{"x":[0.10]},"s":"1.0"}',
+  );
+  // Numbers JSON.stringify writes as they came need no twin.
+  calls.length = 0;
+  await server.handle(
+    parseMessage(text.replace(/"arguments":.*$/, '"arguments":{"a":2.5,"b":7}}}')),
+  );
+  assert.equal(spelledArguments(calls[0].args), undefined);
+  // The tool API's parser keeps them too.
+  const api = parseArguments('{"one":1.0,"s":"x"}') as Record<string, unknown>;
+  assert.equal(JSON.stringify(spelledArguments(api)), '{"one":1.0,"s":"x"}');
 });
 
 Deno.test("__proto__ and constructor keys pollute nothing", async () => {
@@ -96,17 +190,13 @@ Deno.test("__proto__ and constructor keys pollute nothing", async () => {
     assert.equal(Object.getPrototypeOf(got), Object.prototype);
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
     assert.equal((Object.prototype as Record<string, unknown>).polluted, undefined);
-    if (name === "declared") {
-      assert.deepEqual(Object.keys(got).sort(), ["__proto__", "constructor"]);
-      assert.deepEqual(Object.getOwnPropertyDescriptor(got, "__proto__")?.value, {
-        polluted: true,
-      });
-      assert.deepEqual(got.constructor, { prototype: { polluted: true } });
-    } else {
-      assert.deepEqual(Object.keys(got), ["a"]);
-      assert.equal(Object.hasOwn(got, "__proto__"), false);
-      assert.equal(got.constructor, Object);
-    }
+    // Neither schema closes the object: every key validates and passes, as
+    // an own data property.
+    assert.deepEqual(Object.keys(got).sort(), ["__proto__", "a", "constructor"]);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(got, "__proto__")?.value, {
+      polluted: true,
+    });
+    assert.deepEqual(got.constructor, { prototype: { polluted: true } });
   }
 });
 
