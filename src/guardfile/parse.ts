@@ -24,6 +24,7 @@ import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
 
 export { normalizeBaseUrl } from "./wrap.ts";
+import { spellingClashes, type SurfaceName } from "./spellings.ts";
 
 /** The default name of the read-only info tool. */
 export const INFO_TOOL = "weir_info";
@@ -223,6 +224,7 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
   const body = readWrap(wrap);
   const infoTool = readServerInfo(top, body?.grants ?? [], diags);
   const withholds = readWithholds(top, body?.grants ?? [], infoTool);
+  checkSpellings(body?.grants ?? [], withholds, infoTool, top, diags);
   const instructions = readInstructions(top);
   const resources = readResources(top);
   const prompts = readPrompts(top);
@@ -336,6 +338,50 @@ function readWithholds(top: NodeReader[], grants: Grant[], infoTool: string | nu
     if (reason) out.push({ tool, reason, alternative, position: node.node.position });
   }
   return out.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
+}
+
+/**
+ * No two tools on the surface (grants, the info tool, withheld stubs) whose
+ * names differ only by case, separators or a verb synonym
+ * (src/guardfile/spellings.ts): above all, no withheld operation served
+ * under another spelling. Each clash is an error at the later declaration.
+ */
+function checkSpellings(
+  grants: readonly Grant[],
+  withholds: readonly Withhold[],
+  infoTool: string | null,
+  top: NodeReader[],
+  diags: Diagnostics,
+): void {
+  const infoNode = top.find((n) => n.name === "server-info");
+  const names: (SurfaceName & { at: Located })[] = [
+    ...grants.map((g) => ({
+      tool: g.tool,
+      kind: "served" as const,
+      what: `the grant "can ${g.verb} ${g.resource}"`,
+      line: g.position?.line,
+      at: { path: `wrap > can ${g.verb} ${g.resource}`, position: g.position },
+    })),
+    ...withholds.map((w) => ({
+      tool: w.tool,
+      kind: "withheld" as const,
+      what: `withhold "${w.tool}"`,
+      line: w.position?.line,
+      at: { path: `withhold ${w.tool}`, position: w.position },
+    })),
+  ];
+  if (infoTool) {
+    names.push({
+      tool: infoTool,
+      kind: "served",
+      what: "the info tool (server-info)",
+      line: infoNode?.node.position?.line,
+      at: infoNode?.at ?? { path: "" },
+    });
+  }
+  for (const clash of spellingClashes(names)) {
+    diags.error((clash.later as SurfaceName & { at: Located }).at, clash.message);
+  }
 }
 
 function readInstructions(top: NodeReader[]): string | undefined {

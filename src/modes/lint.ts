@@ -7,7 +7,8 @@
 import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import type { McpWrap } from "../guardfile/mcp_wrap.ts";
-import { methodForVerb } from "../guardfile/verbs.ts";
+import { VERB_METHODS } from "../guardfile/verbs.ts";
+import { foldedName } from "../guardfile/spellings.ts";
 
 /** One served tool as lint lists it. */
 export interface ServedTool {
@@ -71,25 +72,26 @@ export function lintWarnings(guardfile: Guardfile): Diagnostic[] {
       });
     }
   }
-  // A withheld operation can be granted back under another verb: withhold
-  // "delete_note" beside can remove note (remove is DELETE too).
+  // A withheld operation can be granted back under another verb of the same
+  // method: withhold "edit_note" beside can close note (both PATCH). Names
+  // that differ only by case, separators or a verb synonym are the loader's
+  // error (src/guardfile/spellings.ts); this is the weaker hint beyond them,
+  // compared with case and separators folded.
   for (const w of guardfile.withholds) {
-    const cut = w.tool.indexOf("_");
-    if (cut <= 0) continue;
-    const verb = w.tool.slice(0, cut);
-    const resource = w.tool.slice(cut + 1);
-    const { method, inferred } = methodForVerb(verb);
-    if (inferred) continue;
+    const withheld = foldedName(w.tool);
     for (const g of guardfile.grants) {
-      if (g.resource === resource && g.method === method) {
-        out.push({
-          severity: "warning",
-          path: `wrap > can ${g.verb} ${g.resource}`,
-          position: g.position,
-          message: `grant "${g.tool}" sends ${method} ${g.path}, the same kind of operation ` +
-            `"${w.tool}" withholds; if the withhold is meant to cover it, remove this grant`,
-        });
-      }
+      if (g.sql) continue;
+      const verb = Object.keys(VERB_METHODS).find((v) =>
+        VERB_METHODS[v] === g.method && withheld === foldedName(v) + foldedName(g.resource)
+      );
+      if (verb === undefined) continue;
+      out.push({
+        severity: "warning",
+        path: `wrap > can ${g.verb} ${g.resource}`,
+        position: g.position,
+        message: `grant "${g.tool}" sends ${g.method} ${g.path}, the same kind of operation ` +
+          `"${w.tool}" withholds; if the withhold is meant to cover it, remove this grant`,
+      });
     }
   }
   return out;

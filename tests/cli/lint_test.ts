@@ -213,7 +213,7 @@ wrap ward mcp shop {
   assert.match(r.stderr, /"proxy" serves a tool of an MCP server, and this wrap names an HTTP API/);
 });
 
-Deno.test("a grant that brings a withheld operation back under another verb is warned about", async () => {
+Deno.test("a grant that brings a withheld operation back under a verb synonym is an error", async () => {
   const file = await tempGuardfile(`withhold "delete_note" { reason "gone for good" }
 wrap ward mcp notes {
     base-url "notes.example"
@@ -223,11 +223,27 @@ wrap ward mcp notes {
 }
 `);
   const r = await runCli(["lint", file]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /:6:5: .*"remove_note".*"delete_note".*verb synonym/);
+  assert.doesNotMatch(r.stderr, /get_note/);
+});
+
+Deno.test("a grant that sends the withheld kind of operation under another verb is warned about", async () => {
+  const file = await tempGuardfile(`withhold "Edit-Note" { reason "notes are final" }
+wrap ward mcp notes {
+    base-url "notes.example"
+    auth none
+    can get note { path "/notes/{id}" }
+    can close note { path "/notes/{id}" }
+}
+`);
+  const r = await runCli(["lint", file]);
   assert.equal(r.code, 0, "a warning, not an error");
-  assert.equal(r.stdout, "delete_note\nget_note\nremove_note\nweir_info\n");
+  assert.equal(r.stdout, "Edit-Note\nclose_note\nget_note\nweir_info\n");
   assert.match(
     r.stderr,
-    /warning: .*"remove_note" sends DELETE \/notes\/\{id\}.*"delete_note" withholds/,
+    /warning: .*"close_note" sends PATCH \/notes\/\{id\}.*"Edit-Note" withholds/,
   );
   assert.doesNotMatch(diag(r.stderr), /get_note/);
 });
