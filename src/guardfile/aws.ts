@@ -172,12 +172,12 @@ export function readAwsPolicyNodes(nodes: KdlNode[], file: string, mode: AwsMode
       node.error(
         `unknown top-level node "${node.name}" in an AWS ${mode.toUpperCase()} policy: ` +
           `the whole policy lives inside "wrap ward mcp aws ${mode} { … }" (beside it only ` +
-          `"surface")`,
+          `"surface"): move it there or remove it`,
       );
     }
   }
   for (const extra of wraps.slice(1)) {
-    extra.error(`a second "wrap" block; a policy has exactly one`);
+    extra.error(`a second "wrap" block; a policy has exactly one: remove it`);
   }
   const wrap = wraps[0];
   wrap.onlyProperties();
@@ -198,7 +198,7 @@ function checkChildren(wrap: NodeReader, allowed: string[], mode: AwsMode): Node
       kid.error(
         `unknown node "${kid.name}" in an AWS ${mode.toUpperCase()} policy${
           suggest(kid.name, allowed)
-        }; expected ${allowed.join(" | ")}`,
+        }; remove it, or use one of ${allowed.join(" | ")}`,
       );
     }
     if (kid.node.children.length > 0) kid.error(`"${kid.name}" takes no block`);

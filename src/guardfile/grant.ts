@@ -97,8 +97,9 @@ export function readGrant(can: NodeReader): Grant | undefined {
     describe.noChildren();
     if (describe.argCount(1, 1, "the tool description")) {
       const text = describe.stringArg(0, "describe");
-      if (text !== undefined && text.trim() === "") describe.error("describe must not be blank");
-      else if (text) grant.describe = text.trim();
+      if (text !== undefined && text.trim() === "") {
+        describe.error("describe must not be blank; write what the tool does, or remove describe");
+      } else if (text) grant.describe = text.trim();
     }
   }
 
@@ -106,7 +107,9 @@ export function readGrant(can: NodeReader): Grant | undefined {
   if (raw) {
     raw.onlyProperties();
     raw.noChildren();
-    if (raw.node.values.length > 0) raw.error(`"raw-response" is bare: it takes no arguments`);
+    if (raw.node.values.length > 0) {
+      raw.error(`"raw-response" is bare: it takes no arguments; remove them`);
+    }
     grant.rawResponse = true;
   }
 
@@ -119,12 +122,18 @@ export function readGrant(can: NodeReader): Grant | undefined {
       if (expr !== undefined) {
         const problem = compileJmesPath(expr);
         if (problem) {
-          failWhen.error(`fail-when ${JSON.stringify(expr)} does not compile: ${problem}`);
+          failWhen.error(
+            `fail-when ${
+              JSON.stringify(expr)
+            } does not compile (${problem}); fix the JMESPath expression`,
+          );
         } else grant.failWhen = expr;
       }
     }
     if (raw) {
-      failWhen.error(`"fail-when" cannot be used with "raw-response" (there is no JSON to test)`);
+      failWhen.error(
+        `"fail-when" cannot be used with "raw-response" (there is no JSON to test); remove one`,
+      );
     }
   }
 
@@ -159,7 +168,11 @@ export function readGrant(can: NodeReader): Grant | undefined {
     if (bodies.length > 0 || sets.length > 0) {
       graphql.error(`"graphql" builds the body itself; remove "body" and "set" from this grant`);
     }
-    if (method && grant.method !== "POST") graphql.error(`a graphql grant is sent with POST only`);
+    if (method && grant.method !== "POST") {
+      graphql.error(
+        `a graphql grant is sent with POST only; remove the method node or state method "POST"`,
+      );
+    }
     grant.method = "POST";
     grant.methodInferred = false;
   }
@@ -171,7 +184,9 @@ export function readGrant(can: NodeReader): Grant | undefined {
     );
   }
   if (grant.bodyMap.length > 0 && grant.body.length > 0) {
-    bodies[0].error(`a body "map" block cannot be combined with body fields in the same grant`);
+    bodies[0].error(
+      `a body "map" block cannot be combined with body fields in the same grant; move the fields into map nodes`,
+    );
   }
   checkInputNames(can, grant);
   return grant;
@@ -210,7 +225,11 @@ function readPath(path: NodeReader, grant: Grant): void {
   const template = path.stringArg(0, "path");
   if (!template) return;
   if (!template.startsWith("/")) {
-    path.error(`path ${JSON.stringify(template)} must start with "/"`);
+    path.error(
+      `path ${JSON.stringify(template)} must start with "/"; write it as "/${
+        template.replace(/^\/*/, "")
+      }"`,
+    );
     return;
   }
   if (/[?#]/.test(template)) {
@@ -221,7 +240,11 @@ function readPath(path: NodeReader, grant: Grant): void {
     return;
   }
   if (/[\s\x00-\x1f\x7f]/.test(template)) {
-    path.error(`path ${JSON.stringify(template)} contains whitespace or a control character`);
+    path.error(
+      `path ${
+        JSON.stringify(template)
+      } contains whitespace or a control character; percent-encode it or remove it`,
+    );
     return;
   }
   const literalSegments = template.split("/").map((seg) => seg.replace(/\{[^{}]*\}/g, "x"));
@@ -245,13 +268,17 @@ function readPath(path: NodeReader, grant: Grant): void {
     } else if (!PARAM.test(name)) {
       path.error(`path parameter {${name}} must be a name of letters, digits, _ or -`);
     } else if (params.includes(name)) {
-      path.error(`path parameter {${name}} appears twice; each parameter fills one place`);
+      path.error(
+        `path parameter {${name}} appears twice; each parameter fills one place: rename one`,
+      );
     } else {
       params.push(name);
     }
   }
   if (template.replace(re, "").match(/[{}]/)) {
-    path.error(`path ${JSON.stringify(template)} has an unmatched "{" or "}"`);
+    path.error(
+      `path ${JSON.stringify(template)} has an unmatched "{" or "}"; close the parameter as {name}`,
+    );
   }
   grant.path = template;
   grant.pathParams = params;
@@ -279,7 +306,9 @@ function readMethod(method: NodeReader, grant: Grant): void {
 function readSet(set: NodeReader, grant: Grant): void {
   const values: Record<string, unknown> = grant.set ?? {};
   if (set.node.values.length > 0) {
-    set.error(`"set" takes key=value properties or a block, not arguments`);
+    set.error(
+      `"set" takes key=value properties or a block, not arguments; write set status="closed"`,
+    );
   }
   const props = Object.entries(set.node.properties);
   if (props.length === 0 && set.node.children.length === 0) {
@@ -299,7 +328,9 @@ function setBlockValue(node: NodeReader): unknown {
   node.onlyProperties();
   const n = node.node;
   if (n.children.length > 0) {
-    if (n.values.length > 0) node.error(`"${n.name}" takes a value or a block, not both`);
+    if (n.values.length > 0) {
+      node.error(`"${n.name}" takes a value or a block, not both; remove one`);
+    }
     const obj: Record<string, unknown> = {};
     for (const kid of node.children()) {
       const v = setBlockValue(kid);
@@ -308,7 +339,7 @@ function setBlockValue(node: NodeReader): unknown {
     return obj;
   }
   if (n.values.length === 0) {
-    node.error(`"${n.name}" in set needs a value`);
+    node.error(`"${n.name}" in set needs a value; write ${n.name} "..." or give it a block`);
     return undefined;
   }
   return n.values.length === 1 ? n.values[0] : [...n.values];
@@ -316,11 +347,13 @@ function setBlockValue(node: NodeReader): unknown {
 
 function readGraphql(node: NodeReader): GraphqlSpec | undefined {
   node.onlyProperties();
-  if (node.node.values.length > 0) node.error(`"graphql" takes a block, not arguments`);
+  if (node.node.values.length > 0) {
+    node.error(`"graphql" takes a block, not arguments; write graphql { document "..."; }`);
+  }
   const kids = node.onlyChildren(["document", "variable"]);
   const doc = onlyOnce(kids, "document");
   if (!doc) {
-    node.error(`"graphql" needs document "<query or mutation>"`);
+    node.error(`"graphql" needs document "<query or mutation>"; add it inside the block`);
     return undefined;
   }
   doc.onlyProperties();
@@ -336,11 +369,15 @@ function readGraphql(node: NodeReader): GraphqlSpec | undefined {
     const name = v.stringArg(0, "variable");
     if (!name) continue;
     if (!/^[_A-Za-z][_0-9A-Za-z]*$/.test(name)) {
-      v.error(`"${name}" is not a GraphQL variable name`);
+      v.error(
+        `"${name}" is not a GraphQL variable name (letters, digits, _; not starting with a digit); rename it`,
+      );
     } else if (variables.includes(name)) {
-      v.error(`variable "${name}" is declared twice`);
+      v.error(`variable "${name}" is declared twice; keep one`);
     } else if (document && !new RegExp(`\\$${name}\\b`).test(document)) {
-      v.error(`variable "${name}" is not used as $${name} in the document`);
+      v.error(
+        `variable "${name}" is not used as $${name} in the document; use it there or remove the variable`,
+      );
     } else {
       variables.push(name);
     }
@@ -374,7 +411,9 @@ function checkInputNames(at: NodeReader, grant: Grant): void {
   for (const q of grant.query) {
     const other = wires.get(q.wire);
     if (other !== undefined) {
-      at.error(`query inputs "${other}" and "${q.name}" are both sent as "${q.wire}"`);
+      at.error(
+        `query inputs "${other}" and "${q.name}" are both sent as "${q.wire}"; remove one, or give one another upstream= name`,
+      );
     }
     wires.set(q.wire, q.name);
   }

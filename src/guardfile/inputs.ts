@@ -20,11 +20,15 @@ export function readQuery(query: NodeReader, grant: Grant): void {
   const hasArgs = query.node.values.length > 0;
   const hasBlock = query.node.children.length > 0;
   if (hasArgs && hasBlock) {
-    query.error(`"query" takes either names or a block, not both`);
+    query.error(
+      `"query" takes either names or a block, not both; split it into two query nodes or move the names into the block as fields`,
+    );
     return;
   }
   if (!hasArgs && !hasBlock) {
-    query.error(`"query" needs names (query "status" "page") or a block of typed fields`);
+    query.error(
+      `"query" needs names (query "status" "page") or a block of typed fields; add one or remove the node`,
+    );
     return;
   }
   if (hasArgs) {
@@ -51,7 +55,9 @@ export function readQuery(query: NodeReader, grant: Grant): void {
     return;
   }
   if (Object.keys(query.node.properties).length > 0) {
-    query.error(`a typed "query" block takes no properties on "query" itself`);
+    query.error(
+      `a typed "query" block takes no properties on "query" itself; move them onto its fields`,
+    );
   }
   const groups: NodeReader[] = [];
   for (const kid of query.onlyChildren(["field", "array", "mutually-exclusive"])) {
@@ -69,13 +75,17 @@ export function readQuery(query: NodeReader, grant: Grant): void {
     if (names.some((n) => n === undefined)) continue;
     const unique = new Set(names as string[]);
     if (names.length < 2) {
-      group.error(`"mutually-exclusive" names at least two inputs of this query block`);
+      group.error(
+        `"mutually-exclusive" names at least two inputs of this query block; add the other names`,
+      );
     } else if (unique.size !== names.length) {
       group.error(`"mutually-exclusive" names an input twice`);
     } else {
       for (const n of unique) {
         if (!grant.query.some((q) => q.name === n)) {
-          group.error(`"mutually-exclusive" names "${n}", which this grant does not declare`);
+          group.error(
+            `"mutually-exclusive" names "${n}", which this grant does not declare; name a query input of this grant`,
+          );
         }
       }
       // A required member makes every other member of its group unusable
@@ -90,7 +100,7 @@ export function readQuery(query: NodeReader, grant: Grant): void {
       }
       const key = [...unique].sort().join("\u0000");
       if (grant.exclusive.some((g) => [...g].sort().join("\u0000") === key)) {
-        group.error(`this "mutually-exclusive" group repeats an earlier one`);
+        group.error(`this "mutually-exclusive" group repeats an earlier one; remove it`);
       } else {
         grant.exclusive.push([...unique]);
       }
@@ -123,7 +133,7 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
   );
   if (node.node.children.some((k) => k.name !== "enum")) {
     node.error(
-      `a query input's block holds only "enum" (objects cannot be sent in a query string)`,
+      `a query input's block holds only "enum" (objects cannot be sent in a query string); remove the other nodes`,
     );
   }
   if (!node.argCount(1, 1, "the input name")) return undefined;
@@ -159,7 +169,9 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
       input.minItems !== undefined && input.maxItems !== undefined &&
       input.minItems > input.maxItems
     ) {
-      node.error(`min-items=${input.minItems} is greater than max-items=${input.maxItems}`);
+      node.error(
+        `min-items=${input.minItems} is greater than max-items=${input.maxItems}; lower min-items or raise max-items`,
+      );
     }
     readValueRules(node, input.type, input);
     checkEnumAgainstRules(node, input);
@@ -167,14 +179,16 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
   }
   const type = node.node.properties.type;
   if (type === undefined) {
-    node.error(`"field" needs type= (string, boolean, integer or number)`);
+    node.error(
+      `"field" needs type= (string, boolean, integer or number); add one, e.g. type="string"`,
+    );
     return undefined;
   }
   if (type === "object" || type === "array") {
     node.error(
       type === "array"
-        ? `type="array" is declared with an "array" node: array "${name}" items="string"`
-        : `type="object" cannot be sent in a query string`,
+        ? `type="array" is declared with an "array" node: write array "${name}" items="string"`
+        : `type="object" cannot be sent in a query string; use a body field instead`,
     );
     return undefined;
   }
@@ -187,13 +201,19 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
   input.maximum = node.numberProp("maximum");
   const bounded = input.minimum !== undefined || input.maximum !== undefined;
   if (bounded && input.type !== "integer" && input.type !== "number") {
-    node.error(`minimum=/maximum= apply to integer and number fields, not ${input.type}`);
+    node.error(
+      `minimum=/maximum= apply to integer and number fields, not ${input.type}; remove them or change type=`,
+    );
   }
   if (input.minimum !== undefined && input.maximum !== undefined && input.minimum > input.maximum) {
-    node.error(`minimum=${input.minimum} is greater than maximum=${input.maximum}`);
+    node.error(
+      `minimum=${input.minimum} is greater than maximum=${input.maximum}; lower minimum or raise maximum`,
+    );
   }
   if ("min-items" in node.node.properties || "max-items" in node.node.properties) {
-    node.error(`min-items=/max-items= apply to "array" inputs, not "field"`);
+    node.error(
+      `min-items=/max-items= apply to "array" inputs, not "field"; remove them or declare an array node`,
+    );
   }
   if (input.type === "boolean" && input.metacharacters === "allow") {
     node.error(`metacharacters= applies to string values; a boolean is sent as true or false`);
@@ -207,7 +227,7 @@ function itemBound(node: NodeReader, key: string): number | undefined {
   const v = node.numberProp(key);
   if (v === undefined) return undefined;
   if (!Number.isInteger(v) || v < 0) {
-    node.error(`${key}=${v} must be a whole number of 0 or more`);
+    node.error(`${key}=${v} must be a whole number of 0 or more; write one such as ${key}=10`);
     return undefined;
   }
   return v;
@@ -219,11 +239,15 @@ export function readBody(body: NodeReader, grant: Grant): void {
   const hasBlock = body.node.children.length > 0;
   body.onlyProperties();
   if (hasArgs && hasBlock) {
-    body.error(`"body" takes either names or a block, not both`);
+    body.error(
+      `"body" takes either names or a block, not both; move the names into the block as fields`,
+    );
     return;
   }
   if (!hasArgs && !hasBlock) {
-    body.error(`"body" needs names (body "title" "details") or a block of typed fields`);
+    body.error(
+      `"body" needs names (body "title" "details") or a block of typed fields; add one or remove the node`,
+    );
     return;
   }
   if (hasArgs) {
@@ -247,14 +271,14 @@ function readBodyFields(parent: NodeReader, kids: NodeReader[]): BodyField[] {
   for (const kid of kids) {
     if (!allowed.includes(kid.name)) {
       kid.error(
-        `unknown node "${kid.name}" in a body block; expected "field", "object" or "array"`,
+        `unknown node "${kid.name}" in a body block; remove it, or use "field", "object" or "array"`,
       );
       continue;
     }
     const field = readBodyField(kid);
     if (!field) continue;
     if (fields.some((f) => f.name === field.name)) {
-      kid.error(`body field "${field.name}" is declared twice in ${parent.name}`);
+      kid.error(`body field "${field.name}" is declared twice in ${parent.name}; keep one`);
       continue;
     }
     fields.push(field);
@@ -264,7 +288,9 @@ function readBodyFields(parent: NodeReader, kids: NodeReader[]): BodyField[] {
 
 function readBodyField(node: NodeReader): BodyField | undefined {
   if ("metacharacters" in node.node.properties) {
-    node.error(`metacharacters= has no effect on a body field: body values are never gated`);
+    node.error(
+      `metacharacters= has no effect on a body field: body values are never gated; remove it`,
+    );
   }
   node.onlyProperties(["type", "items", "required", "raw", "metacharacters", ...RULE_PROPERTIES]);
   if (!node.argCount(1, 1, "the field name")) return undefined;
@@ -277,7 +303,9 @@ function readBodyField(node: NodeReader): BodyField | undefined {
   if (node.name === "field") {
     const t = node.node.properties.type;
     if (t === undefined) {
-      node.error(`"field" needs type= (string, boolean, integer, number, array or object)`);
+      node.error(
+        `"field" needs type= (string, boolean, integer, number, array or object); add one, e.g. type="string"`,
+      );
       return undefined;
     }
     if (![...SCALARS, "array", "object"].includes(t as string)) {
@@ -295,10 +323,10 @@ function readBodyField(node: NodeReader): BodyField | undefined {
   }
   const field: BodyField = { name, type, required };
   if (SCALARS.includes(type as ScalarType)) {
-    if (raw) node.error(`raw= applies to objects and arrays, not ${type}`);
+    if (raw) node.error(`raw= applies to objects and arrays, not ${type}; remove it`);
     if (itemsProp !== undefined) node.error(`items= applies to arrays, not ${type}`);
     if (node.node.children.some((k) => k.name !== "enum")) {
-      node.error(`a ${type} field's block holds only "enum"`);
+      node.error(`a ${type} field's block holds only "enum"; remove the other nodes`);
     }
     readValueRules(node, type, field);
     checkEnumAgainstRules(node, field);
@@ -313,9 +341,13 @@ function readBodyField(node: NodeReader): BodyField | undefined {
     if (raw) {
       if (itemsProp !== undefined) node.error(`raw=#true arrays take any items; remove items=`);
       for (const key of RULE_PROPERTIES) {
-        if (key in node.node.properties) node.error(`${key}= does not apply to a raw=#true array`);
+        if (key in node.node.properties) {
+          node.error(`${key}= does not apply to a raw=#true array; remove it`);
+        }
       }
-      if (node.node.children.length > 0) node.error(`"enum" does not apply to a raw=#true array`);
+      if (node.node.children.length > 0) {
+        node.error(`"enum" does not apply to a raw=#true array; remove it`);
+      }
       field.raw = true;
       return field;
     }
@@ -333,19 +365,21 @@ function readBodyField(node: NodeReader): BodyField | undefined {
     }
     return field;
   }
-  if (itemsProp !== undefined) node.error(`items= applies to arrays, not objects`);
+  if (itemsProp !== undefined) node.error(`items= applies to arrays, not objects; remove it`);
   for (const key of RULE_PROPERTIES) {
-    if (key in node.node.properties) node.error(`${key}= applies to string values, not objects`);
+    if (key in node.node.properties) {
+      node.error(`${key}= applies to string values, not objects; remove it`);
+    }
   }
   if (raw) {
     if (node.node.children.length > 0) {
-      node.error(`an object is either raw=#true or a block of fields, not both`);
+      node.error(`an object is either raw=#true or a block of fields, not both; remove one`);
     }
     field.raw = true;
     return field;
   }
   if (node.node.children.length === 0) {
-    node.error(`object "${name}" needs a block of fields, or raw=#true for any object`);
+    node.error(`object "${name}" needs a block of fields, or raw=#true for any object; add one`);
     return field;
   }
   field.fields = readBodyFields(node, node.children());
@@ -366,21 +400,31 @@ function readBodyMap(kids: NodeReader[], grant: Grant): void {
     const source = kid.stringArg(0, "the map source");
     const target = kid.node.properties.to;
     if (target === undefined) {
-      kid.error(`map needs to="<key>": the top-level body key the value is sent as`);
+      kid.error(`map needs to="<key>": add the top-level body key the value is sent as`);
       continue;
     }
     if (typeof target !== "string" || !MAP_SEGMENT.test(target)) {
-      kid.error(`to=${show(target)} must be one key of letters, digits, _ or - (no dots)`);
+      kid.error(
+        `to=${show(target)} must be one key of letters, digits, _ or - (no dots); rename it`,
+      );
       continue;
     }
     if (!source) continue;
     const segments = source.split(".");
     if (segments.some((s) => !MAP_SEGMENT.test(s))) {
-      kid.error(`map source ${JSON.stringify(source)} must be dot-separated non-empty names`);
+      kid.error(
+        `map source ${
+          JSON.stringify(source)
+        } must be dot-separated non-empty names; write it like "target.lane"`,
+      );
       continue;
     }
-    if (sources.has(source)) kid.error(`map source "${source}" appears twice`);
-    if (targets.has(target)) kid.error(`map target "${target}" appears twice`);
+    if (sources.has(source)) {
+      kid.error(`map source "${source}" appears twice; keep one map node per source`);
+    }
+    if (targets.has(target)) {
+      kid.error(`map target "${target}" appears twice; give each map its own to= key`);
+    }
     for (const other of sources) {
       if (other.startsWith(source + ".") || source.startsWith(other + ".")) {
         kid.error(`map sources "${other}" and "${source}" overlap (one is inside the other)`);

@@ -12,14 +12,20 @@ type Json = Parameters<typeof TreeInterpreter.search>[1];
 
 /**
  * Check that an expression compiles.
- * @returns `null` when it does, else the parser's message
+ * @returns `null` when it does, else the parser's message, without the
+ *   `undefined`, `NaN` or `[object Object]` the parser sometimes puts where a token's
+ *   text belongs (a generated-expression test found both)
  */
 export function compileJmesPath(expression: string): string | null {
   try {
     compile(expression);
     return null;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    const message = error instanceof Error ? error.message : String(error);
+    const clean = message
+      .replace(/,?\s*(?:value:\s*|:\s*)?"?(?:undefined|NaN|\[object \w+\])"?/g, "")
+      .replace(/[\s:,]+$/, "");
+    return clean === "" ? "the text is not a JMESPath expression" : clean;
   }
 }
 

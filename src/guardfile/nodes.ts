@@ -47,9 +47,9 @@ export class NodeReader {
         kid.error(
           allowed.length === 0
             ? `"${this.name}" takes no block; remove "${kid.name}"`
-            : `unknown node "${kid.name}" in ${this.name}; expected one of ${
-              allowed.map((a) => `"${a}"`).join(", ")
-            }`,
+            : `unknown node "${kid.name}" in ${this.name}${
+              suggest(kid.name, allowed)
+            }; remove it, or use one of ${allowed.map((a) => `"${a}"`).join(", ")}`,
         );
       }
     }
@@ -58,7 +58,9 @@ export class NodeReader {
 
   /** Refuse any block at all. */
   noChildren(): void {
-    if (this.node.children.length > 0) this.error(`"${this.name}" takes no block`);
+    if (this.node.children.length > 0) {
+      this.error(`"${this.name}" takes no block: remove the { ... } after it`);
+    }
   }
 
   /** Refuse properties not in `allowed`. */
@@ -68,9 +70,9 @@ export class NodeReader {
         this.error(
           allowed.length === 0
             ? `"${this.name}" takes no properties; remove ${key}=`
-            : `unknown property ${key}= on "${this.name}"; expected ${
-              allowed.map((a) => `${a}=`).join(", ")
-            }`,
+            : `unknown property ${key}= on "${this.name}"${
+              suggest(key, allowed)
+            }; remove it, or use one of ${allowed.map((a) => `${a}=`).join(", ")}`,
         );
       }
     }
@@ -85,8 +87,13 @@ export class NodeReader {
         : max === Infinity
         ? `at least ${min}`
         : `${min} to ${max}`;
+      const fix = n > max
+        ? `remove ${n - max === 1 ? "the extra one" : `the ${n - max} extra ones`}`
+        : `add ${min - n === 1 && min === 1 ? "it" : "what is missing"}`;
       this.error(
-        `"${this.name}" takes ${want} argument${max === 1 ? "" : "s"} (${what}); found ${n}`,
+        `"${this.name}" takes ${want} argument${
+          max === 1 ? "" : "s"
+        } (${what}); found ${n}: ${fix}`,
       );
       return false;
     }
@@ -97,11 +104,11 @@ export class NodeReader {
   stringArg(i: number, what: string): string | undefined {
     const v = this.node.values[i];
     if (typeof v !== "string") {
-      this.error(`${what} must be a quoted string, found ${show(v)}`);
+      this.error(`${what} must be a quoted string, found ${show(v)}: write it in double quotes`);
       return undefined;
     }
     if (v === "") {
-      this.error(`${what} must not be empty`);
+      this.error(`${what} must not be empty: write a value between the quotes`);
       return undefined;
     }
     return v;
@@ -112,7 +119,11 @@ export class NodeReader {
     if (!(key in this.node.properties)) return undefined;
     const v = this.node.properties[key];
     if (typeof v !== "string" || v === "") {
-      this.error(`${what} must be a non-empty quoted string, found ${show(v)}`);
+      this.error(
+        `${what} must be a non-empty quoted string, found ${
+          show(v)
+        }: write ${key}="..." with a value`,
+      );
       return undefined;
     }
     return v;
@@ -123,7 +134,9 @@ export class NodeReader {
     if (!(key in this.node.properties)) return undefined;
     const v = this.node.properties[key];
     if (typeof v !== "boolean") {
-      this.error(`${key}= must be #true or #false, found ${show(v)}`);
+      this.error(
+        `${key}= must be #true or #false, found ${show(v)}: write ${key}=#true or drop it`,
+      );
       return undefined;
     }
     return v;
@@ -134,7 +147,7 @@ export class NodeReader {
     if (!(key in this.node.properties)) return undefined;
     const v = this.node.properties[key];
     if (typeof v !== "number" || !Number.isFinite(v)) {
-      this.error(`${key}= must be a number (unquoted), found ${show(v)}`);
+      this.error(`${key}= must be a number (unquoted), found ${show(v)}: write it as ${key}=5`);
       return undefined;
     }
     return v;

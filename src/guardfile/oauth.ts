@@ -40,7 +40,9 @@ export function readOAuth(top: NodeReader[]): OAuthSetting | undefined {
   node.onlyProperties(["issuer", "resource"]);
   node.noChildren();
   if (node.node.values.length > 0) {
-    node.error(`"oauth" takes issuer= and resource= properties, not arguments`);
+    node.error(
+      `"oauth" takes issuer= and resource= properties, not arguments; write oauth issuer="https://..." resource="https://..."`,
+    );
     return undefined;
   }
   const issuer = node.stringProp("issuer");

@@ -205,20 +205,31 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
         `unknown top-level node "${node.name}"${
           suggest(node.name, [...SIBLINGS, ...Object.keys(NOT_YET)])
         } ` +
-          `(weir refuses unknown nodes so a typo cannot silently drop a control)`,
+          `(weir refuses unknown nodes so a typo cannot silently drop a control); remove it ` +
+          `or fix its name`,
       );
     }
   }
   const wraps = top.filter((n) => n.name === "wrap");
   if (wraps.length === 0) {
+    // Where the wrap block would go: before the first node (or at the start of an empty file).
     diags.error(
-      { path: "" },
+      { path: "", position: top[0]?.node.position ?? { line: 1, column: 1 } },
       `no "wrap" block: add wrap ward mcp <name> { base-url "..."; auth ...; can <verb> <resource> { path "..." } }`,
     );
+    // The nodes that do not need the grants are still read, so their errors show too.
+    readServerInfo(top, [], diags);
+    readInstructions(top);
+    readResources(top);
+    readPrompts(top);
+    readIcons(top);
+    readOAuth(top);
     return undefined;
   }
   for (const extra of wraps.slice(1)) {
-    extra.error(`a second "wrap" block; a guardfile wraps exactly one upstream`);
+    extra.error(
+      `a second "wrap" block; a guardfile wraps exactly one upstream: move its grants into the first wrap or into another file`,
+    );
   }
   const wrap = wraps[0];
   const body = readWrap(wrap);
@@ -262,19 +273,22 @@ function readServerInfo(top: NodeReader[], grants: Grant[], diags: Diagnostics):
     node.noChildren();
     const named = node.stringProp("name");
     if (node.node.values.length > 1) {
-      node.error(`"server-info" takes at most one argument (disabled)`);
+      node.error(`"server-info" takes at most one argument (disabled); remove the others`);
     }
     const arg = node.node.values[0];
     if (arg !== undefined) {
-      if (arg !== "disabled") node.error(`"server-info" argument must be the word disabled`);
-      else if (named !== undefined) node.error(`server-info disabled takes no name=`);
+      if (arg !== "disabled") {
+        node.error(
+          `"server-info" argument must be the word disabled; write server-info disabled, or server-info name="..."`,
+        );
+      } else if (named !== undefined) node.error(`server-info disabled takes no name=`);
       return null;
     }
     name = named ?? INFO_TOOL;
     if (!TOOL_NAME.test(name)) {
       node.error(
         `server-info name=${escaped(name)}: a tool name is 1-128 characters of ` +
-          `A-Z a-z 0-9 _ - . (MCP tool names)`,
+          `A-Z a-z 0-9 _ - . (MCP tool names); rename it`,
       );
     }
   }
@@ -297,7 +311,9 @@ function readWithholds(top: NodeReader[], grants: Grant[], infoTool: string | nu
   if (infoTool) served.add(infoTool);
   for (const node of top.filter((n) => n.name === "withhold")) {
     if (Object.keys(node.node.properties).length > 0) {
-      node.error(`withhold takes a block: withhold "<tool>" { reason "..." } (not properties)`);
+      node.error(
+        `withhold takes a block, not properties: write withhold "<tool>" { reason "..." }`,
+      );
     }
     if (!node.argCount(1, 1, "the withheld tool's name")) continue;
     const tool = node.stringArg(0, "the withheld tool name");
@@ -312,12 +328,14 @@ function readWithholds(top: NodeReader[], grants: Grant[], infoTool: string | nu
     };
     const reason = text(reasonNode, "why the tool is withheld");
     const alternative = text(altNode, "a served tool to use instead");
-    if (!reasonNode) node.error(`withhold needs reason "..." (say why it is withheld)`);
+    if (!reasonNode) {
+      node.error(`withhold needs reason "...": add one that says why it is withheld`);
+    }
     if (!tool) continue;
     if (!TOOL_NAME.test(tool)) {
       node.error(
         `withhold names the tool ${escaped(tool)}: a tool name is 1-128 characters of ` +
-          `A-Z a-z 0-9 _ - . (MCP tool names)`,
+          `A-Z a-z 0-9 _ - . (MCP tool names); name the tool as the grant would mint it`,
       );
       continue;
     }
@@ -332,7 +350,11 @@ function readWithholds(top: NodeReader[], grants: Grant[], infoTool: string | nu
       continue;
     }
     if (alternative !== undefined && !served.has(alternative)) {
-      altNode!.error(`alternative "${alternative}" is not a tool this guardfile serves`);
+      altNode!.error(
+        `alternative "${alternative}" is not a tool this guardfile serves; name a served tool${
+          suggest(alternative, [...served])
+        }`,
+      );
       continue;
     }
     if (reason) out.push({ tool, reason, alternative, position: node.node.position });
@@ -391,7 +413,7 @@ function readInstructions(top: NodeReader[]): string | undefined {
     node.error(`"instructions" takes no arguments; put text "..." lines in its block`);
   }
   if (Object.keys(node.node.properties).length > 0) {
-    node.error(`"instructions" takes no properties`);
+    node.error(`"instructions" takes no properties; remove them`);
   }
   const lines: string[] = [];
   for (const kid of node.onlyChildren(["text"])) {
@@ -399,13 +421,16 @@ function readInstructions(top: NodeReader[]): string | undefined {
     kid.noChildren();
     if (kid.argCount(1, 1, "one line of text")) {
       const v = kid.node.values[0];
-      if (typeof v !== "string") kid.error(`text must be a quoted string`);
-      else lines.push(v);
+      if (typeof v !== "string") {
+        kid.error(`text must be a quoted string: write it in double quotes`);
+      } else lines.push(v);
     }
   }
   const text = lines.join("\n").trim();
   if (text === "") {
-    node.error(`"instructions" needs at least one non-empty text "..." line`);
+    node.error(
+      `"instructions" needs at least one non-empty text "..." line; add one or remove instructions`,
+    );
     return undefined;
   }
   if (text.length > INSTRUCTIONS_BUDGET) {

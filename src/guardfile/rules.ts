@@ -44,7 +44,7 @@ export function readValueRules(
   const pattern = node.stringProp("pattern");
   if (pattern !== undefined) {
     if (type !== "string") {
-      node.error(`pattern= applies to string values, not ${type}`);
+      node.error(`pattern= applies to string values, not ${type}; remove it`);
     } else {
       try {
         new RegExp(pattern, "u");
@@ -52,14 +52,14 @@ export function readValueRules(
         if (!pattern.startsWith("^") || !pattern.endsWith("$")) {
           node.warn(
             `pattern ${JSON.stringify(pattern)} is not anchored with ^...$, so it accepts any ` +
-              `value that merely contains a match (JSON Schema patterns are unanchored)`,
+              `value that merely contains a match (JSON Schema patterns are unanchored); write ^...$ around it`,
           );
         }
       } catch (error) {
         node.error(
           `pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${
             (error as Error).message
-          }`,
+          }; fix it (JavaScript syntax, "u" flag)`,
         );
       }
     }
@@ -67,20 +67,22 @@ export function readValueRules(
   for (const [key, slot] of [["min-length", "minLength"], ["max-length", "maxLength"]] as const) {
     if (!(key in props)) continue;
     if (type !== "string") {
-      node.error(`${key}= applies to string values, not ${type}`);
+      node.error(`${key}= applies to string values, not ${type}; remove it`);
       continue;
     }
     const v = node.numberProp(key);
     if (v === undefined) continue;
     if (!Number.isInteger(v) || v < 0) {
-      node.error(`${key}=${v} must be a whole number of 0 or more`);
+      node.error(`${key}=${v} must be a whole number of 0 or more; write one such as ${key}=10`);
     } else rules[slot] = v;
   }
   if (
     rules.minLength !== undefined && rules.maxLength !== undefined &&
     rules.minLength > rules.maxLength
   ) {
-    node.error(`min-length=${rules.minLength} is greater than max-length=${rules.maxLength}`);
+    node.error(
+      `min-length=${rules.minLength} is greater than max-length=${rules.maxLength}; lower min-length or raise max-length`,
+    );
   }
   const enumNode = onlyOnce(node.children(), "enum");
   if (enumNode) readEnum(enumNode, type, rules);
@@ -90,7 +92,7 @@ function readEnum(node: NodeReader, type: string, rules: ValueRules): void {
   node.onlyProperties();
   node.noChildren();
   if (type !== "string" && type !== "integer" && type !== "number") {
-    node.error(`"enum" applies to string, integer and number values, not ${type}`);
+    node.error(`"enum" applies to string, integer and number values, not ${type}; remove it`);
     return;
   }
   if (!node.argCount(1, Infinity, `the allowed values, e.g. enum "open" "closed"`)) return;
@@ -107,7 +109,7 @@ function readEnum(node: NodeReader, type: string, rules: ValueRules): void {
       return;
     }
     if (values.includes(v as string | number)) {
-      node.error(`enum value ${show(v)} is listed twice`);
+      node.error(`enum value ${show(v)} is listed twice; keep one`);
       return;
     }
     values.push(v as string | number);
@@ -138,7 +140,11 @@ export function checkEnumAgainstRules(
         : rules.maximum !== undefined && v > rules.maximum
         ? `is above maximum=`
         : "");
-    if (problem) node.error(`enum value ${show(v)} ${problem}, so it could never be sent`);
+    if (problem) {
+      node.error(
+        `enum value ${show(v)} ${problem}, so it could never be sent; remove it or widen the rule`,
+      );
+    }
   }
 }
 
@@ -148,7 +154,9 @@ export function readGate(node: NodeReader): Metacharacters {
   const v = node.stringProp("metacharacters");
   if (v === undefined) return "refuse";
   if (!GATES.includes(v as Metacharacters)) {
-    node.error(`metacharacters=${show(v)} must be "refuse" (the default) or "allow"`);
+    node.error(
+      `metacharacters=${show(v)} must be "refuse" (the default) or "allow"; write one of them`,
+    );
     return "refuse";
   }
   return v as Metacharacters;
@@ -181,10 +189,12 @@ export function readParams(params: NodeReader[], grant: Grant): void {
     const index = grant.params.findIndex((p) => p.name === name);
     if (index === -1) {
       node.error(
-        `param "${name}" names no {${name}} in this grant's path` +
+        `param "${name}" names no {${name}} in this grant's path; ` +
           (grant.pathParams.length > 0
-            ? ` (path parameters: ${grant.pathParams.join(", ")})`
-            : ` (the path has no parameters)`),
+            ? `name one of its parameters (${
+              grant.pathParams.join(", ")
+            }) or add {${name}} to the path`
+            : `the path has no parameters: add {${name}} to the path or remove the param`),
       );
       continue;
     }
@@ -204,13 +214,19 @@ export function readParams(params: NodeReader[], grant: Grant): void {
     if ("slashes" in node.node.properties) {
       const v = node.stringProp("slashes");
       if (v !== undefined && !SLASHES.includes(v as Slashes)) {
-        node.error(`slashes=${show(v)} must be "refuse" (the default), "segments" or "encoded"`);
+        node.error(
+          `slashes=${
+            show(v)
+          } must be "refuse" (the default), "segments" or "encoded"; use one of them`,
+        );
       } else if (v !== undefined) param.slashes = v as Slashes;
     }
     if (type === "integer") {
       for (const key of ["slashes", "metacharacters"]) {
         if (key in node.node.properties) {
-          node.error(`${key}= applies to string parameters; an integer is sent as decimal digits`);
+          node.error(
+            `${key}= applies to string parameters; an integer is sent as decimal digits: remove it`,
+          );
         }
       }
       param.minimum = node.numberProp("minimum");
@@ -219,12 +235,16 @@ export function readParams(params: NodeReader[], grant: Grant): void {
         param.minimum !== undefined && param.maximum !== undefined &&
         param.minimum > param.maximum
       ) {
-        node.error(`minimum=${param.minimum} is greater than maximum=${param.maximum}`);
+        node.error(
+          `minimum=${param.minimum} is greater than maximum=${param.maximum}; lower minimum or raise maximum`,
+        );
       }
     } else {
       for (const key of ["minimum", "maximum"]) {
         if (key in node.node.properties) {
-          node.error(`${key}= applies to type="integer" parameters, not string`);
+          node.error(
+            `${key}= applies to type="integer" parameters, not string; remove it or add type="integer"`,
+          );
         }
       }
     }

@@ -16,7 +16,7 @@ import type {
   ServerIcon,
   StaticResource,
 } from "./model.ts";
-import { type NodeReader, onlyOnce, show } from "./nodes.ts";
+import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { PROVIDERS } from "./value.ts";
 
@@ -43,9 +43,10 @@ export function readResources(top: NodeReader[]): StaticResource[] {
     node.onlyProperties(["uri", "mime", "title", "priority"]);
     if (!node.argCount(1, 1, "the resource name")) continue;
     const name = node.stringArg(0, "resource name");
+    if (!name) continue;
     const uri = node.node.properties.uri;
     if (uri === undefined || uri === "") {
-      node.error(`resource needs uri="<scheme>:..." (a non-empty URI)`);
+      node.error(`resource needs uri="<scheme>:..." (a non-empty URI); add one`);
       continue;
     }
     if (typeof uri !== "string" || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(uri)) {
@@ -60,7 +61,7 @@ export function readResources(top: NodeReader[]): StaticResource[] {
       continue;
     }
     if (out.some((r) => r.uri === uri)) {
-      node.error(`resource uri "${uri}" is declared twice`);
+      node.error(`resource uri "${uri}" is declared twice; give each resource its own uri`);
       continue;
     }
     const resource: StaticResource = {
@@ -91,13 +92,15 @@ export function readResources(top: NodeReader[]): StaticResource[] {
       audience.noChildren();
       const roles: ("assistant" | "user")[] = [];
       if (audience.node.values.length === 0) {
-        audience.error(`audience needs at least one role: "assistant", "user"`);
+        audience.error(
+          `audience needs at least one role: write audience "assistant", "user" or both`,
+        );
       }
       for (const v of audience.node.values) {
         if (!ROLES.includes(v as "user")) {
           audience.error(`audience role ${show(v)} is unknown; use "assistant" or "user"`);
         } else if (roles.includes(v as "user")) {
-          audience.error(`audience role "${v}" is repeated`);
+          audience.error(`audience role "${v}" is repeated; keep one`);
         } else {
           roles.push(v as "user");
         }
@@ -108,7 +111,7 @@ export function readResources(top: NodeReader[]): StaticResource[] {
       t !== undefined
     );
     if (lines.length === 0) {
-      node.error(`resource "${name}" needs at least one text "..." line`);
+      node.error(`resource "${name}" needs at least one text "..." line; add one`);
       continue;
     }
     resource.text = lines.join("\n");
@@ -132,7 +135,7 @@ export function readPrompts(top: NodeReader[]): PromptTemplate[] {
     const name = node.stringArg(0, "prompt name");
     if (!name) continue;
     if (out.some((p) => p.name === name)) {
-      node.error(`prompt "${name}" is declared twice`);
+      node.error(`prompt "${name}" is declared twice; keep one`);
       continue;
     }
     const prompt: PromptTemplate = { name, arguments: [], text: "" };
@@ -151,12 +154,12 @@ export function readPrompts(top: NodeReader[]): PromptTemplate[] {
         arg.error(
           `required= must be a boolean (#true or #false), found ${
             show(arg.node.properties.required)
-          }`,
+          }: write required=#true or drop it`,
         );
         continue;
       }
       if (prompt.arguments.some((a) => a.name === argName)) {
-        arg.error(`argument "${argName}" is declared twice`);
+        arg.error(`argument "${argName}" is declared twice; keep one`);
         continue;
       }
       const entry: PromptTemplate["arguments"][number] = {
@@ -173,7 +176,7 @@ export function readPrompts(top: NodeReader[]): PromptTemplate[] {
       t !== undefined
     );
     if (lines.length === 0) {
-      node.error(`prompt "${name}" needs at least one text "..." line`);
+      node.error(`prompt "${name}" needs at least one text "..." line; add one`);
       continue;
     }
     prompt.text = lines.join("\n");
@@ -219,7 +222,9 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     const grant = byTool.get(tool);
     if (!grant) {
       node.error(
-        `"${tool}" is not a grant-backed tool of this guardfile; ${what} applies to grants`,
+        `"${tool}" is not a grant-backed tool of this guardfile; ${what} applies to grants: name the tool a "can" grant mints${
+          suggest(tool, grants.map((g) => g.tool))
+        }`,
       );
     }
     return grant;
@@ -231,7 +236,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     const grant = grantOf(node, "extract");
     const kind = node.node.properties.as;
     if (kind === undefined) {
-      node.error(`extract needs \`as="pdf-text"\` or \`as="feed-entries"\``);
+      node.error(`extract needs \`as="pdf-text"\` or \`as="feed-entries"\`; add one`);
       continue;
     }
     const rule = EXTRACTIONS[kind as string];
@@ -250,7 +255,9 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     if (rule.bound in node.node.properties) {
       const raw = node.node.properties[rule.bound];
       if (typeof raw !== "string" || !/^\d+$/.test(raw)) {
-        node.error(`${rule.bound}=${show(raw)} must be a whole number, quoted: ${rule.bound}="10"`);
+        node.error(
+          `${rule.bound}=${show(raw)} must be a whole number, quoted: write ${rule.bound}="10"`,
+        );
         continue;
       }
       max = Number(raw);
@@ -278,7 +285,9 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     node.onlyProperties(["message"]);
     node.noChildren();
     if (node.node.values.length === 0) {
-      node.error(`confirm needs the tool it gates: confirm "delete_issue" message="..."`);
+      node.error(
+        `confirm needs the tool it gates: add it, e.g. confirm "delete_issue" message="..."`,
+      );
       continue;
     }
     const grant = grantOf(node, "confirm");
@@ -286,7 +295,9 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     if ("message" in node.node.properties) {
       const m = node.node.properties.message;
       if (typeof m !== "string" || m.trim() === "") {
-        node.error(`message= must be a non-empty quoted string (or leave it out for the default)`);
+        node.error(
+          `message= must be a non-empty quoted string; write one, or leave it out for the default`,
+        );
         continue;
       }
       message = m.trim();
@@ -315,7 +326,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       continue;
     }
     if (ms <= 0) {
-      node.error(`ttl=${show(ttl)} must be positive`);
+      node.error(`ttl=${show(ttl)} must be positive; write a duration such as ttl="5m"`);
       continue;
     }
     if (ms > CACHE_CEILING_MS) {
@@ -337,7 +348,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     if (grant.tool in controls.confirm) {
       node.error(
         `"${grant.tool}" cannot be cached: it is confirm-gated, and a cached answer would ` +
-          `skip the human gate`,
+          `skip the human gate; remove the cache node`,
       );
       continue;
     }
@@ -363,7 +374,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     const field = node.stringProp("field");
     if (field === undefined) {
       if (!("field" in node.node.properties)) {
-        node.error(`reject-empty-argument needs field="<input>"`);
+        node.error(`reject-empty-argument needs field="<input>"; add it`);
       }
       continue;
     }
@@ -377,13 +388,15 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     ];
     if (!inputs.includes(field)) {
       node.error(
-        `"${grant.tool}" declares no input "${field}" (inputs: ${inputs.join(", ") || "none"})`,
+        `"${grant.tool}" declares no input "${field}"; name one of its inputs (${
+          inputs.join(", ") || "none"
+        })`,
       );
       continue;
     }
     const list = controls.rejectEmptyArguments[grant.tool] ??= [];
     if (list.includes(field)) {
-      node.error(`reject-empty-argument "${grant.tool}" field="${field}" is a duplicate`);
+      node.error(`reject-empty-argument "${grant.tool}" field="${field}" is a duplicate; keep one`);
       continue;
     }
     list.push(field);
@@ -391,12 +404,14 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
 
   for (const node of top.filter((n) => n.name === "pin")) {
     if (Object.keys(node.node.properties).length > 0) {
-      node.error(`pin takes a block of query pins, not properties`);
+      node.error(
+        `pin takes a block of query pins, not properties: write pin "<tool>" { query "<name>" env "<VAR>"; }`,
+      );
     }
     const grant = grantOf(node, "pin");
     const kids = node.onlyChildren(["query"]);
     if (node.node.children.length === 0) {
-      node.error(`pin needs a block: query "<name>" env "<VAR>"`);
+      node.error(`pin needs a block: add query "<name>" env "<VAR>" inside it`);
     }
     if (grant && controls.pins[grant.tool]) {
       node.error(`pin "${grant.tool}" is a duplicate; put every pinned query in one block`);
@@ -418,7 +433,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
         continue;
       }
       if (pins.some((p) => p.name === name)) {
-        q.error(`query "${name}" is pinned twice`);
+        q.error(`query "${name}" is pinned twice; keep one`);
         continue;
       }
       if (grant && grant.query.some((g) => g.name === name || g.wire === name)) {
@@ -435,7 +450,9 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
         if (from === "") {
           // An empty from= means no extraction, as in the reference.
         } else if (!m) {
-          q.error(`from=${show(from)} must be "query:<parameter>"`);
+          q.error(
+            `from=${show(from)} must be "query:<parameter>"; write it so, e.g. from="query:key"`,
+          );
           continue;
         } else {
           pin.fromQuery = m[1];
@@ -444,7 +461,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       if ("secret" in q.node.properties) {
         const secret = q.node.properties.secret;
         if (typeof secret !== "boolean") {
-          q.error(`secret=${show(secret)} must be #true or #false`);
+          q.error(`secret=${show(secret)} must be #true or #false; write secret=#true or drop it`);
           continue;
         }
         pin.secret = secret;
@@ -467,7 +484,9 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       const windowMs = m ? parseDuration(m[2]) : null;
       if (spec && (!m || !Number.isInteger(count) || count <= 0)) {
         limit.error(
-          `rate ${JSON.stringify(spec)} needs a positive whole count: "<count>/<duration>"`,
+          `rate ${
+            JSON.stringify(spec)
+          } needs a positive whole count: write "<count>/<duration>", e.g. "60/1m"`,
         );
       } else if (spec && (windowMs === null || windowMs <= 0)) {
         limit.error(`rate ${JSON.stringify(spec)} needs a positive duration such as 1s, 1m or 24h`);
@@ -501,7 +520,9 @@ function readStore(limit: NodeReader): RateStore | undefined {
       if (bucket === "") b.error(`bucket needs a non-empty key`);
     }
     if (!stores[0]) {
-      b.error(`bucket names a shared bucket, which needs a store: store redis env "REDIS_URL"`);
+      b.error(
+        `bucket names a shared bucket, which needs a store: add store redis env "REDIS_URL", or remove bucket`,
+      );
     }
   }
   const node = stores[0];
@@ -516,7 +537,9 @@ function readStore(limit: NodeReader): RateStore | undefined {
   const address = node.stringArg(2, "the address");
   if (driver === undefined || provider === undefined || address === undefined) return undefined;
   if (driver !== "redis") {
-    node.error(`unknown store driver "${driver}"; the only shared store is redis`);
+    node.error(
+      `unknown store driver "${driver}"; the only shared store is redis: write store redis env "REDIS_URL"`,
+    );
     return undefined;
   }
   if (provider !== "env" && provider !== "literal") {
@@ -556,7 +579,7 @@ function singleText(node: NodeReader): string | undefined {
   if (!node.argCount(1, 1, "one quoted string")) return undefined;
   const v = node.node.values[0];
   if (typeof v !== "string") {
-    node.error(`${node.name} must be a quoted string`);
+    node.error(`${node.name} must be a quoted string: write it in double quotes`);
     return undefined;
   }
   return v;

@@ -176,12 +176,14 @@ export function writingReason(scan: StatementScan): string | null {
  */
 export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
   node.onlyProperties();
-  if (node.node.values.length > 0) node.error(`"sql" takes a block, not arguments`);
+  if (node.node.values.length > 0) {
+    node.error(`"sql" takes a block, not arguments; write sql { statement "..."; }`);
+  }
   const kids = node.onlyChildren(["statement", "param", "max-rows"]);
   const statementNode = onlyOnce(kids, "statement");
   const maxRowsNode = onlyOnce(kids, "max-rows");
   if (!statementNode) {
-    node.error(`sql needs statement "SELECT ... WHERE id = $1"`);
+    node.error(`sql needs a statement: add statement "SELECT ... WHERE id = $1"`);
     return undefined;
   }
   statementNode.onlyProperties();
@@ -190,7 +192,7 @@ export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
   const statement = statementNode.stringArg(0, "statement");
   if (!statement) return undefined;
   if (statement.trim() === "") {
-    statementNode.error(`statement must not be blank`);
+    statementNode.error(`statement must not be blank; write one SQL statement`);
     return undefined;
   }
 
@@ -204,7 +206,11 @@ export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
     const name = p.stringArg(0, "param name");
     if (!name) continue;
     if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(name)) {
-      p.error(`param name ${show(name)} must be letters, digits, _ or - (starting with a letter)`);
+      p.error(
+        `param name ${
+          show(name)
+        } must be letters, digits, _ or - (starting with a letter); rename it`,
+      );
       continue;
     }
     const type = p.node.properties.type ?? "string";
@@ -214,11 +220,15 @@ export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
     }
     const required = p.node.properties.required ?? false;
     if (typeof required !== "boolean") {
-      p.error(`required= must be a boolean (#true or #false), found ${show(required)}`);
+      p.error(
+        `required= must be a boolean (#true or #false), found ${
+          show(required)
+        }: write required=#true or drop it`,
+      );
       continue;
     }
     if (params.some((q) => q.name === name)) {
-      p.error(`param "${name}" is declared twice`);
+      p.error(`param "${name}" is declared twice; keep one param per placeholder`);
       continue;
     }
     params.push({ name, type: type as ScalarType, required });

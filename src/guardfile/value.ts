@@ -17,7 +17,7 @@ export function readValue(node: NodeReader): ValueSource | undefined {
   const inline = node.node.values.length > 0;
   const block = node.node.children.length > 0;
   if (inline && block) {
-    node.error(`"value" is either inline (value env "X") or a block, not both`);
+    node.error(`"value" is either inline (value env "X") or a block, not both; remove one`);
     return undefined;
   }
   const provider = (name: string, address: string, at: NodeReader) => {

@@ -49,13 +49,15 @@ function readDatabase(kids: NodeReader[]): Database | undefined {
   if (!driver) return undefined;
   if (!SQL_DRIVERS.includes(driver)) {
     node.error(
-      `database driver "${driver}" is not available; weir speaks PostgreSQL: database pgx { ... }`,
+      `database driver "${driver}" is not available; weir speaks PostgreSQL: write database pgx { ... }`,
     );
     return undefined;
   }
   const values = node.onlyChildren(["value"]);
   if (values.length === 0) {
-    node.error(`database needs a DSN: database ${driver} { value env "DATABASE_URL" }`);
+    node.error(
+      `database needs a DSN: add it, e.g. database ${driver} { value env "DATABASE_URL" }`,
+    );
     return undefined;
   }
   for (const extra of values.slice(1)) {
@@ -81,7 +83,7 @@ export function readWrap(wrap: NodeReader): WrapBody | undefined {
     if (!WRAP_CHILDREN.includes(kid.name)) {
       kid.error(
         `unknown node "${kid.name}" in wrap${suggest(kid.name, WRAP_CHILDREN)}; ` +
-          `expected base-url | auth | header | restrict | database | can`,
+          `remove it, or use one of base-url | auth | header | restrict | database | can`,
       );
     }
   }
@@ -166,7 +168,7 @@ function readBaseUrl(wrap: NodeReader, kids: NodeReader[]): string | ValueSource
   node.onlyProperties();
   if (node.node.children.length > 0) {
     if (node.node.values.length > 0) {
-      node.error(`"base-url" takes a URL or a value block, not both`);
+      node.error(`"base-url" takes a URL or a value block, not both; remove one`);
       return undefined;
     }
     const values = node.onlyChildren(["value"]);
@@ -199,10 +201,13 @@ export function normalizeBaseUrl(raw: string): string | { error: string } {
   try {
     url = new URL(withScheme);
   } catch {
-    return { error: `base-url ${JSON.stringify(raw)} is not a URL` };
+    return { error: `base-url ${JSON.stringify(raw)} is not a URL; write it as https://host/path` };
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    return { error: `base-url must be http:// or https://, not ${url.protocol}//` };
+    return {
+      error:
+        `base-url must be http:// or https://, not ${url.protocol}//; use the upstream's HTTP address`,
+    };
   }
   if (url.username || url.password) {
     return { error: `base-url must not carry credentials; use an "auth" block` };
@@ -229,7 +234,9 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
   switch (scheme) {
     case "none":
       if (node.node.children.length > 0) {
-        node.error(`auth none takes no block: it sends no credential`);
+        node.error(
+          `auth none takes no block: it sends no credential; remove the block, or use another scheme`,
+        );
         return undefined;
       }
       return { scheme: "none" };
@@ -255,7 +262,9 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
         header.noChildren();
         if (header.argCount(1, 1, "the header name")) headerName = header.stringArg(0, "header");
         if (headerName && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(headerName)) {
-          header.error(`"${headerName}" is not a valid HTTP header name`);
+          header.error(
+            `"${headerName}" is not a valid HTTP header name (RFC 9110 token); rename it`,
+          );
           headerName = undefined;
         }
       }
@@ -265,8 +274,9 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
         prefix.noChildren();
         if (prefix.argCount(1, 1, "the prefix text")) {
           const p = prefix.node.values[0];
-          if (typeof p !== "string") prefix.error(`prefix must be a quoted string`);
-          else prefixText = p;
+          if (typeof p !== "string") {
+            prefix.error(`prefix must be a quoted string: write it in double quotes`);
+          } else prefixText = p;
         }
       }
       if (!value) node.error(`auth header-token needs value, e.g. value env "API_TOKEN"`);
@@ -282,14 +292,16 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
         const name = param.stringArg(0, "param");
         const value = onlyOnce(param.onlyChildren(["value"]), "value");
         if (!value) {
-          param.error(`param "${name}" needs value, e.g. value env "API_KEY"`);
+          param.error(`param ${name ? `"${name}" ` : ""}needs value, e.g. value env "API_KEY"`);
           continue;
         }
         const source = readValue(value);
         if (name && source) params.push({ name, value: source });
       }
       if (params.length === 0 && node.node.children.length === 0) {
-        node.error(`auth query-param needs at least one param "<name>" { value ... }`);
+        node.error(
+          `auth query-param needs at least one param: add param "<name>" { value env "API_KEY"; }`,
+        );
       }
       return params.length > 0 ? { scheme: "query-param", params } : undefined;
     }
@@ -347,13 +359,13 @@ function readHeaders(kids: NodeReader[]): [string, string][] {
     const value = node.stringArg(1, "the header value");
     if (!name || value === undefined) continue;
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      node.error(`"${name}" is not a valid HTTP header name`);
+      node.error(`"${name}" is not a valid HTTP header name (RFC 9110 token); rename it`);
     } else if (RESERVED_HEADERS.includes(name.toLowerCase())) {
       node.error(`header "${name}" is reserved: weir sets it (credentials belong in "auth")`);
     } else if (/[\r\n\x00]/.test(value)) {
       node.error(`header "${name}" value contains a line break or NUL`);
     } else if (out.some(([n]) => n.toLowerCase() === name.toLowerCase())) {
-      node.error(`header "${name}" is declared twice (header names ignore case)`);
+      node.error(`header "${name}" is declared twice (header names ignore case); keep one`);
     } else {
       out.push([name, value]);
     }
@@ -378,7 +390,9 @@ function readRestricts(kids: NodeReader[], grants: Grant[]): Restrict[] {
     }
     const param = node.stringArg(0, "the restricted parameter");
     if (node.node.values[1] !== "matches") {
-      node.error(`the second argument of restrict must be the word matches`);
+      node.error(
+        `the second argument of restrict must be the word matches: write restrict owner matches "team-*"`,
+      );
       continue;
     }
     const globs: string[] = [];
@@ -389,7 +403,7 @@ function readRestricts(kids: NodeReader[], grants: Grant[]): Restrict[] {
         compileGlob(glob);
         globs.push(glob);
       } catch (error) {
-        node.error(`${(error as GlobError).message}; a malformed glob would match nothing`);
+        node.error(`${(error as GlobError).message}; a malformed glob would match nothing: fix it`);
       }
     }
     if (!param) continue;

@@ -115,7 +115,7 @@ Deno.test("SSM: malformed policies are refused with the line and the fix", () =>
   );
   refuses(
     `wrap ward mcp aws ssm {\n  parameter "/x"\n  can get parameter\n  base-url "https://x"\n}`,
-    /unknown node "base-url" in an AWS SSM policy; expected region \| parameter \| can/,
+    /unknown node "base-url" in an AWS SSM policy; remove it, or use one of region \| parameter \| can/,
   );
   refuses(
     `withhold "x" { reason "y" }\nwrap ward mcp aws ssm {\n  parameter "/x"\n  can get parameter\n}`,

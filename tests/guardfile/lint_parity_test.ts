@@ -520,7 +520,7 @@ const FAILURES: [string, string, RegExp][] = [
       `raw-response; sql { statement "select 1" }`,
       /remove "raw-response"/,
     ],
-    ["sql without statement", `sql { max-rows "5" }`, /sql needs statement/],
+    ["sql without statement", `sql { max-rows "5" }`, /sql needs a statement/],
     ["sql twice", `sql { statement "select 1" }; sql { statement "select 2" }`, /"sql"/],
     [
       "sql multiple statements",
