@@ -13,7 +13,8 @@
  * `slashes="encoded"` sends `/` as `%2F` inside its one segment. Values the
  * WHATWG URL parser would reinterpret are refused: `.` and `..` (folded as dot
  * segments even when percent-encoded), empty values, and control characters.
- * An integer parameter is sent in decimal. Every `restrict` on the parameter
+ * An integer parameter, and an integer given for an untyped input (no `type=`;
+ * src/guard/untyped.ts), is sent in decimal. Every `restrict` on the parameter
  * must match the whole value (globs within one node are OR'd, nodes are
  * AND'd). Query and path values also pass the reference's metacharacter gate
  * unless the input states `metacharacters="allow"`.
@@ -25,10 +26,11 @@
  * @module
  */
 import type { ToolError } from "../mcp/server.ts";
-import type { BodyField, Grant, Guardfile, PathParam } from "../guardfile/model.ts";
+import type { BodyField, Grant, Guardfile, PathParam, ValueRules } from "../guardfile/model.ts";
 import { compileGlob } from "../guardfile/glob.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { WeirError } from "../errors/kinds.ts";
+import { decimalProblem, decimalText } from "./untyped.ts";
 
 /** Characters the reference refuses in path and query values (shell metacharacters). */
 export const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
@@ -123,8 +125,9 @@ export function planRequest(
   for (const param of grant.params) {
     const name = param.name;
     const raw = has(args, name) ? args[name] : "";
-    const value = pathText(param, raw);
+    const value = pathText(raw);
     const what = `path parameter "${name}"`;
+    if (param.untyped && typeof raw === "number") untypedInteger(what, value, param);
     if (param.type === "string" && /[\\]|%2f|%5c/i.test(collapsePercent25(value))) {
       throw policyDenied(
         `${what} contains "\\" or a percent-encoded "/" or "\\" (%2F, %5C); refused so an ` +
@@ -164,8 +167,11 @@ export function planRequest(
     if (!has(args, input.name)) continue;
     const value = args[input.name];
     for (const item of input.kind === "array" ? value as unknown[] : [value]) {
-      const text = queryText(item);
-      gate(`query parameter "${input.name}"`, text, input.metacharacters);
+      const what = `query parameter "${input.name}"`;
+      const untyped = input.untyped && typeof item === "number";
+      const text = untyped ? decimalText(item) : queryText(item);
+      if (untyped) untypedInteger(what, text, input);
+      gate(what, text, input.metacharacters);
       query.push([input.wire, text]);
     }
   }
@@ -203,12 +209,26 @@ function gate(what: string, value: string, metacharacters: "refuse" | "allow"): 
   }
 }
 
-/** A path value as text: an integer in decimal (never exponent notation), a string as is. */
-function pathText(param: PathParam, raw: unknown): string {
-  if (param.type === "integer" && typeof raw === "number" && Number.isInteger(raw)) {
-    return BigInt(raw).toString();
-  }
+/**
+ * A path value as text: an integer (of an integer or an untyped parameter)
+ * in decimal, never exponent notation; a string as is.
+ */
+function pathText(raw: unknown): string {
+  if (typeof raw === "number" && Number.isInteger(raw)) return decimalText(raw);
   return typeof raw === "string" ? raw : String(raw);
+}
+
+/**
+ * Hold an integer given for an untyped input to the input's string rules
+ * through its decimal text (src/guard/untyped.ts; the schema admits only
+ * integers that keep them, so this refuses only what a schema cannot say).
+ * @throws {ToolError} policy_denied naming the rule
+ */
+function untypedInteger(what: string, text: string, rules: ValueRules): void {
+  const problem = decimalProblem(text, rules);
+  if (problem) {
+    throw policyDenied(`${what}: the integer ${text} (sent as its decimal text) ${problem}`);
+  }
 }
 
 /**
@@ -328,7 +348,14 @@ function planBody(grant: Grant, args: Record<string, unknown>): unknown {
   }
   const body: Record<string, unknown> = {};
   for (const field of grant.body) {
-    if (has(args, field.name)) body[field.name] = args[field.name];
+    if (!has(args, field.name)) continue;
+    const value = args[field.name];
+    if (field.untyped && typeof value === "number") {
+      // An untyped body name is a string: the integer goes as its decimal text.
+      const text = decimalText(value);
+      untypedInteger(`body field "${field.name}"`, text, field);
+      body[field.name] = text;
+    } else body[field.name] = value;
   }
   return Object.keys(body).length > 0 ? body : undefined;
 }

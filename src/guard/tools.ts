@@ -39,6 +39,7 @@ import type {
 } from "../guardfile/model.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { grantReadsOnly } from "../guardfile/surface.ts";
+import { integerForm } from "./untyped.ts";
 
 /** `_meta` key marking a withheld stub. */
 export const WITHHELD_META = "weir.dev/withheld";
@@ -106,8 +107,9 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
       describeWith(schema, gated);
       define(q.name, nullable(schema, q.required), q.required);
     } else {
-      describeWith(item, gated);
-      define(q.name, nullable(item, q.required), q.required);
+      const typed = q.untyped ? orInteger(item, q) : item;
+      describeWith(typed, gated);
+      define(q.name, nullable(typed, q.required), q.required);
     }
   }
   for (const field of grant.body) {
@@ -172,7 +174,23 @@ function pathSchema(param: PathParam): JsonObject {
   if (param.slashes !== "refuse") {
     schema.maxLength = Math.min(param.maxLength ?? SEGMENTS_MAX_LENGTH, SEGMENTS_MAX_LENGTH);
   }
-  return schema;
+  return param.untyped ? orInteger(schema, param) : schema;
+}
+
+/**
+ * An untyped input's schema (src/guard/untyped.ts): the string schema also
+ * admits the integers whose decimal text keeps its rules, when there are any
+ * (`type: ["string", "integer"]`, with the bounds and enum values the string
+ * rules imply for integers).
+ */
+function orInteger(schema: JsonObject, rules: ValueRules): JsonObject {
+  const form = integerForm(rules);
+  if (!form) return schema;
+  const out: JsonObject = { ...schema, type: ["string", "integer"] };
+  if (form.minimum !== undefined) out.minimum = form.minimum;
+  if (form.maximum !== undefined) out.maximum = form.maximum;
+  if (form.enum !== undefined) out.enum = [...(schema.enum as string[]), ...form.enum];
+  return out;
 }
 
 /** Copy value rules onto a schema as their JSON Schema keywords. */
@@ -188,7 +206,8 @@ function addRules(schema: JsonObject, rules: ValueRules): void {
 /** An optional input also admits `null` ("not given"); a required one does not. */
 function nullable(schema: JsonObject, required: boolean): JsonObject {
   if (required) return schema;
-  const out: JsonObject = { ...schema, type: [schema.type as string, "null"] };
+  const types = Array.isArray(schema.type) ? schema.type as string[] : [schema.type as string];
+  const out: JsonObject = { ...schema, type: [...types, "null"] };
   if (Array.isArray(schema.enum)) out.enum = [...schema.enum, null];
   return out;
 }
@@ -217,7 +236,7 @@ function bodySchema(field: BodyField): JsonObject {
     default: {
       const schema: JsonObject = { type: field.type };
       addRules(schema, field);
-      return schema;
+      return field.untyped ? orInteger(schema, field) : schema;
     }
   }
 }

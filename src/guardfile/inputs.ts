@@ -48,6 +48,7 @@ export function readQuery(query: NodeReader, grant: Grant): void {
         wire: alias ?? name,
         kind: "field",
         type: "string",
+        untyped: true,
         required: false,
         metacharacters: "refuse",
       });
@@ -253,7 +254,7 @@ export function readBody(body: NodeReader, grant: Grant): void {
   if (hasArgs) {
     body.node.values.forEach((_, i) => {
       const name = body.stringArg(i, `body name ${i + 1}`);
-      if (name) grant.body.push({ name, type: "string", required: false });
+      if (name) grant.body.push({ name, type: "string", untyped: true, required: false });
     });
     return;
   }

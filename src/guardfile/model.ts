@@ -58,6 +58,12 @@ export interface ValueRules {
   maxLength?: number;
   /** The only values allowed (`enum "open" "closed"` in the input's block). */
   enum?: (string | number)[];
+  /**
+   * Declared without `type=` (a path parameter with no `param type=`, a bare
+   * `query "name"` or `body "name"`): a string, or an integer (models send
+   * numbers for ids) sent as its decimal text and held to the same rules.
+   */
+  untyped?: boolean;
 }
 
 /**

@@ -164,7 +164,7 @@ export function readGate(node: NodeReader): Metacharacters {
 
 /** The rules of a path parameter no `param` node refines. */
 export function defaultParam(name: string): PathParam {
-  return { name, type: "string", slashes: "refuse", metacharacters: "refuse" };
+  return { name, type: "string", untyped: true, slashes: "refuse", metacharacters: "refuse" };
 }
 
 /**
@@ -210,6 +210,7 @@ export function readParams(params: NodeReader[], grant: Grant): void {
       continue;
     }
     param.type = type;
+    if ("type" in node.node.properties) delete param.untyped;
     param.metacharacters = readGate(node);
     if ("slashes" in node.node.properties) {
       const v = node.stringProp("slashes");

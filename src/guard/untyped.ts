@@ -1,0 +1,102 @@
+/**
+ * Untyped inputs (a path parameter without `param type=`, a bare `query
+ * "name"` or `body "name"`): a string, or an integer sent as its decimal
+ * text. Models send `{"id": 7}` for ids; refusing it as a schema error costs
+ * a retry with most of them.
+ *
+ * The integer is held to the input's string rules through its decimal text,
+ * and the advertised schema says so in JSON Schema terms ({@link
+ * integerForm}): `type: ["string", "integer"]`, the string keywords as they
+ * are (they constrain strings only), and for integers the bounds and enum
+ * values the string rules imply (`maxLength: 3` -> `maximum: 999`). A
+ * `pattern` that does not accept the decimal forms of sample integers keeps
+ * the input a string only. The guard checks the decimal text against the
+ * rules again before anything is sent ({@link decimalProblem}).
+ *
+ * @module
+ */
+import type { ValueRules } from "../guardfile/model.ts";
+
+/** What an untyped input admits of integers, as JSON Schema keywords for integers. */
+export interface IntegerForm {
+  /** Least integer admitted (absent: no bound). */
+  minimum?: number;
+  /** Greatest integer admitted (absent: no bound). */
+  maximum?: number;
+  /** The integers admitted when the input has an `enum`. */
+  enum?: number[];
+}
+
+/** Decimal integers a `pattern` must accept for integers to be admitted. */
+const NON_NEGATIVE_SAMPLES = ["0", "7", "42", "100", "12345", "9007199254740991"];
+/** And the negative ones, for negative integers. */
+const NEGATIVE_SAMPLES = ["-1", "-42", "-9007199254740991"];
+
+/** A canonical decimal integer text (what `decimalText` writes). */
+const DECIMAL = /^-?(?:0|[1-9][0-9]*)$/;
+
+/**
+ * The integers an untyped input admits, or `null` when it admits none (a
+ * `pattern` that refuses decimal digits, an enum of no decimal integers, a
+ * `maxLength` of 0).
+ */
+export function integerForm(rules: ValueRules): IntegerForm | null {
+  let negatives = true;
+  if (rules.pattern !== undefined) {
+    const re = new RegExp(rules.pattern, "u");
+    if (!NON_NEGATIVE_SAMPLES.every((s) => re.test(s))) return null;
+    negatives = NEGATIVE_SAMPLES.every((s) => re.test(s));
+  }
+  const form: IntegerForm = {};
+  if (rules.minLength !== undefined || rules.maxLength !== undefined) {
+    // Lengths are counted on the decimal text: only non-negative integers,
+    // whose length is their digit count, are admitted under a length rule.
+    negatives = false;
+    const min = rules.minLength ?? 0;
+    const max = rules.maxLength;
+    if (max !== undefined && max < 1) return null;
+    if (min > 1) form.minimum = 10 ** (min - 1);
+    // Past 15 digits the bound is beyond what a double holds exactly (the
+    // core refuses such integers anyway): no maximum.
+    if (max !== undefined && max <= 15) form.maximum = 10 ** max - 1;
+  }
+  if (!negatives && form.minimum === undefined) form.minimum = 0;
+  if (rules.enum !== undefined) {
+    const integers = rules.enum
+      .filter((v): v is string => typeof v === "string" && DECIMAL.test(v))
+      .map(Number)
+      .filter((n) => Number.isSafeInteger(n) && (negatives || n >= 0));
+    if (integers.length === 0) return null;
+    form.enum = integers;
+  }
+  return form;
+}
+
+/**
+ * An integer's decimal text: `7` -> `"7"`, `1e21` -> `"1000000000000000000000"`
+ * (never exponent notation), `-0` -> `"0"`.
+ */
+export function decimalText(n: number): string {
+  return BigInt(n).toString();
+}
+
+/**
+ * Why an untyped input's decimal text breaks one of its string rules, or
+ * `undefined` when it keeps them all (the schema admits no such integer;
+ * this holds the guard to the rules even so).
+ */
+export function decimalProblem(text: string, rules: ValueRules): string | undefined {
+  if (rules.pattern !== undefined && !new RegExp(rules.pattern, "u").test(text)) {
+    return `does not match the pattern ${JSON.stringify(rules.pattern)}`;
+  }
+  if (rules.minLength !== undefined && text.length < rules.minLength) {
+    return `is shorter than ${rules.minLength} characters`;
+  }
+  if (rules.maxLength !== undefined && text.length > rules.maxLength) {
+    return `is longer than ${rules.maxLength} characters`;
+  }
+  if (rules.enum !== undefined && !rules.enum.includes(text)) {
+    return "is not one of the enum values";
+  }
+  return undefined;
+}
