@@ -31,6 +31,7 @@ import { compileGlob } from "../guardfile/glob.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { WeirError } from "../errors/kinds.ts";
 import { decimalProblem, decimalText } from "./untyped.ts";
+import { decodedForms, MAX_DECODING_ROUNDS } from "../guardfile/decoded.ts";
 
 /** Characters the reference refuses in path and query values (shell metacharacters). */
 export const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
@@ -85,25 +86,68 @@ export function encodeSegment(name: string, value: string): string {
 }
 
 /**
- * `%25` (an encoded `%`) folded into `%`, repeatedly (a few rounds): what an
- * upstream that decodes more than once before routing would see of the
- * escapes in a value.
- */
-function collapsePercent25(value: string): string {
-  let text = value;
-  for (let round = 0; round < 8 && /%25/i.test(text); round++) text = text.replace(/%25/gi, "%");
-  return text;
-}
-
-/**
- * Whether a segment is `.` or `..`, also spelled with `%2E` (RFC 3986
- * section 3.3 and WHATWG URL "single-dot / double-dot URL path segment"),
- * escaped any number of times: an upstream decoding before routing would
- * climb on it, as it would on `%2F`.
+ * Whether a segment is `.` or `..` in any form an upstream might decode it to
+ * (src/guard/decoded.ts: `%2e`, `%252e`, `%25%32%65`, `%C0%AE`, `%u002e`, ...;
+ * RFC 3986 section 3.3 and WHATWG URL "single-dot / double-dot URL path
+ * segment"): an upstream decoding before routing would climb on it, as it
+ * would on `%2F`.
  */
 function isDotSegment(segment: string): boolean {
   if (segment === "." || segment === "..") return true;
-  return segment.length <= 64 && /^(?:\.|%2e){1,2}$/i.test(collapsePercent25(segment));
+  return decodedForms(segment).forms.some((f) => f === "." || f === "..");
+}
+
+/**
+ * Decide a path or query value by every form an upstream might decode it to
+ * (src/guard/decoded.ts): each must pass the gate (no unpaired surrogate,
+ * control character or refused metacharacter), and, for a path value, hold
+ * no `\`, no `/` the value did not already hold, and no `.` or `..` segment.
+ * @returns the forms (the value itself first), for the `restrict` check
+ * @throws {ToolError} policy_denied naming the input, the rule and the decoding
+ */
+function checkDecodedForms(
+  what: string,
+  value: string,
+  metacharacters: "refuse" | "allow",
+  path: boolean,
+): string[] {
+  const { forms, unsettled } = decodedForms(value);
+  if (unsettled) {
+    throw policyDenied(
+      `${what} is still percent-encoded after ${MAX_DECODING_ROUNDS} rounds of decoding; ` +
+        `send the value itself`,
+    );
+  }
+  const slashes = path ? count(value, "/") : 0;
+  for (const [i, form] of forms.entries()) {
+    const how = i === 0 ? "" : ` once an upstream percent-decodes it`;
+    if (path && i > 0) pathForm(what, form, slashes);
+    gate(`${what}${how}`, form, metacharacters);
+  }
+  return forms;
+}
+
+/** A decoded form of a path value: no new separator, no dot segment. */
+function pathForm(what: string, form: string, slashes: number): void {
+  if (form.includes("\\") || count(form, "/") > slashes) {
+    throw policyDenied(
+      `${what} contains a percent-encoded "/" or "\\" (%2F, %5C, in any form an upstream ` +
+        `decodes); refused so an upstream that decodes before routing cannot see another path`,
+    );
+  }
+  const dot = form.split(/[/\\]/).find((piece) => piece === "." || piece === "..");
+  if (dot !== undefined) {
+    throw policyDenied(
+      `${what} decodes to a "${dot}" segment (a dot segment) once an upstream ` +
+        `percent-decodes it; dot segments are refused`,
+    );
+  }
+}
+
+function count(text: string, char: string): number {
+  let n = 0;
+  for (const c of text) if (c === char) n++;
+  return n;
 }
 
 /**
@@ -128,10 +172,10 @@ export function planRequest(
     const value = pathText(raw);
     const what = `path parameter "${name}"`;
     if (param.untyped && typeof raw === "number") untypedInteger(what, value, param);
-    if (param.type === "string" && /[\\]|%2f|%5c/i.test(collapsePercent25(value))) {
+    if (value.includes("\\")) {
       throw policyDenied(
-        `${what} contains "\\" or a percent-encoded "/" or "\\" (%2F, %5C); refused so an ` +
-          `upstream that decodes before routing cannot see another path`,
+        `${what} contains "\\"; refused so an upstream that reads it as "/" cannot see ` +
+          `another path`,
       );
     }
     if (param.slashes === "refuse" && value.includes("/")) {
@@ -140,10 +184,11 @@ export function planRequest(
           `param "${name}" slashes="segments" for a relative path)`,
       );
     }
-    gate(what, value, param.metacharacters);
+    const forms = checkDecodedForms(what, value, param.metacharacters, true);
     const encoded = encodePathValue(param, value);
     for (const rule of restricts.get(name) ?? []) {
-      if (!rule.match(value)) {
+      // Every form must match: what an upstream decodes is what it serves.
+      if (!forms.every(rule.match)) {
         throw policyDenied(
           `"${name}" value ${JSON.stringify(clip(value))} is outside this server's policy ` +
             `(allowed: ${rule.globs.map((g) => JSON.stringify(g)).join(" or ")})`,
@@ -171,7 +216,7 @@ export function planRequest(
       const untyped = input.untyped && typeof item === "number";
       const text = untyped ? decimalText(item) : queryText(item);
       if (untyped) untypedInteger(what, text, input);
-      gate(what, text, input.metacharacters);
+      checkDecodedForms(what, text, input.metacharacters, false);
       query.push([input.wire, text]);
     }
   }

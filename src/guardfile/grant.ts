@@ -10,6 +10,7 @@
 import type { Grant, GraphqlSpec, HttpMethod } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
 import { HTTP_METHODS, methodForVerb } from "./verbs.ts";
+import { decodedForms } from "./decoded.ts";
 import { compileJmesPath } from "./jmespath.ts";
 import { defaultParam, readParams } from "./rules.ts";
 import { readSql } from "./sql.ts";
@@ -248,10 +249,13 @@ function readPath(path: NodeReader, grant: Grant): void {
     return;
   }
   const literalSegments = template.split("/").map((seg) => seg.replace(/\{[^{}]*\}/g, "x"));
-  if (literalSegments.some((seg) => /^(?:\.|%2e){1,2}$/i.test(seg))) {
+  // A dot segment in any form an upstream might decode it to (src/guardfile/decoded.ts).
+  const dotted = (seg: string) =>
+    decodedForms(seg).forms.some((f) => f.split(/[/\\]/).some((p) => p === "." || p === ".."));
+  if (literalSegments.some(dotted)) {
     path.error(
-      `path ${JSON.stringify(template)} has a "." or ".." segment (also percent-encoded); ` +
-        `write the path it means`,
+      `path ${JSON.stringify(template)} has a "." or ".." segment (also percent-encoded, ` +
+        `in any form an upstream decodes); write the path it means`,
     );
     return;
   }
