@@ -2,13 +2,30 @@
  * Keeping secrets out of what goes back to the caller. Every value resolved
  * from the environment or a file for one call (credentials, pins) is redacted
  * from the result and from error messages, in each form an upstream could
- * echo it: as is, percent-encoded (either hex case, `+` for space) and
- * JSON-escaped (with or without `\/`). `literal` values are written in the
- * guardfile itself and are not secret.
+ * plausibly echo it ({@link secretPatterns}):
+ *
+ * - spelled character by character in any mix of: the character itself;
+ *   JSON escapes (`\u003c` in either hex case, `\/`, `\"`: plain and
+ *   "HTML-safe" JSON encoders); HTML references (`&amp;`, `&#60;`, `&#x3C;`);
+ *   percent-encoding of its UTF-8 bytes, once or twice (`%2520`), either hex
+ *   case, `+` for a space. So `encodeURIComponent`, form encoding, every byte
+ *   escaped, Go's `json.Marshal` and an HTML error page's echo all match,
+ *   as does any other mixture that spells the secret;
+ * - base64 and base64url, padded or not, and, for a secret inside a longer
+ *   base64 text (a `Basic` credential `user:secret`, a token wrapping it), the
+ *   run of characters that depends on the secret alone at each of the three
+ *   byte alignments (RFC 4648 sections 4 and 5);
+ * - hexadecimal, either case;
+ * - and the other way round: a secret that is itself base64 (a `Basic`
+ *   credential's value), base64url or percent-encoded text is also redacted
+ *   in its decoded form.
+ *
+ * `literal` values are written in the guardfile itself and are not secret.
  *
  * A credential shorter than {@link MIN_SECRET_LENGTH} characters is refused
  * before it is sent: a value that short cannot be redacted without mangling
- * ordinary text, so weir could not keep its promise for it.
+ * ordinary text, so weir could not keep its promise for it. A derived form
+ * shorter than that (the decoding of a short base64 value) is not redacted.
  *
  * @module
  */
@@ -23,37 +40,193 @@ export const MAX_ANSWER_DEPTH = 256;
 
 const REDACTED = "[redacted]";
 
+const encoder = new TextEncoder();
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+const toUrlAlphabet = (b64: string) => b64.replaceAll("+", "-").replaceAll("/", "_");
+
+/**
+ * The base64 characters that depend on `bytes` alone when they sit at byte
+ * offset k (mod 3) of a longer base64 text, for k = 0, 1, 2: character i
+ * covers bits [6i, 6i + 6), so with k bytes before them the characters from
+ * ceil(4k / 3) up to floor(8(k + n) / 6) are theirs alone.
+ */
+function base64Cores(bytes: Uint8Array): string[] {
+  const cores: string[] = [];
+  for (let k = 0; k < 3; k++) {
+    const padded = new Uint8Array(k + bytes.length);
+    padded.set(bytes, k);
+    cores.push(
+      base64(padded).slice(Math.ceil((4 * k) / 3), Math.floor((8 * (k + bytes.length)) / 6)),
+    );
+  }
+  return cores;
+}
+
+/** The text a base64 or base64url value decodes to, when it is UTF-8 text. */
+function base64Decoded(value: string): string | undefined {
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value) || value.length % 4 === 1) return undefined;
+  try {
+    const std = value.replaceAll("-", "+").replaceAll("_", "/").replace(/=+$/, "");
+    const binary = atob(std + "=".repeat((4 - (std.length % 4)) % 4));
+    const text = strictUtf8.decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
+    // Only printable text: a random token is seldom valid base64 of text.
+    return /^[\x20-\x7e]+$/.test(text) ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A hex byte as a regex matching either case: `3c` -> `3[cC]`. */
+function hexPattern(n: number, width: number): string {
+  return n.toString(16).padStart(width, "0")
+    .replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);
+}
+
+const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/g;
+const escapeRegex = (text: string) => text.replace(REGEX_SPECIAL, "\\$&");
+
+/** JSON's short escapes (RFC 8259 section 7), by character. */
+const JSON_SHORT: Record<string, string> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "/": "\\/",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+};
+
+/** HTML's named references for the characters escapers escape. */
+const HTML_NAMED: Record<string, string[]> = {
+  "&": ["&amp;"],
+  "<": ["&lt;"],
+  ">": ["&gt;"],
+  '"': ["&quot;"],
+  "'": ["&apos;"],
+};
+
+/**
+ * Every spelling of one character an echo might use, as a regex group: the
+ * character; a JSON `\uXXXX` escape (a surrogate pair for astral ones) or
+ * short escape; an HTML numeric or named reference; each UTF-8 byte
+ * percent-encoded, or percent-encoded twice (`%2520`), with `+` for a space.
+ * Hex digits in either case.
+ */
+function charPattern(c: string): string {
+  const alternatives = [escapeRegex(c)];
+  const units = c.length === 1 ? [c.charCodeAt(0)] : [c.charCodeAt(0), c.charCodeAt(1)];
+  alternatives.push(units.map((u) => `\\\\u${hexPattern(u, 4)}`).join(""));
+  if (JSON_SHORT[c]) alternatives.push(escapeRegex(JSON_SHORT[c]));
+  const code = c.codePointAt(0)!;
+  alternatives.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 1)};`);
+  for (const named of HTML_NAMED[c] ?? []) alternatives.push(escapeRegex(named));
+  const bytes = [...encoder.encode(c)];
+  alternatives.push(bytes.map((b) => `%${hexPattern(b, 2)}`).join(""));
+  alternatives.push(bytes.map((b) => `%25${hexPattern(b, 2)}`).join(""));
+  if (c === " ") alternatives.push("\\+");
+  return `(?:${alternatives.join("|")})`;
+}
+
+/**
+ * A secret as a regex that matches it however each character is spelled
+ * ({@link charPattern}): as is, percent-encoded (in part or in full, once or
+ * twice, `+` for space), JSON-escaped in any mix (HTML-safe encoders, `\/`),
+ * HTML-escaped.
+ */
+function spelledPattern(secret: string): string {
+  return [...secret].map(charPattern).join("");
+}
+
+/** The regex sources of one secret (computed once per value: see {@link secretPatterns}). */
+function patternsOf(secret: string): string[] {
+  const bytes = encoder.encode(secret);
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const b64 = base64(bytes);
+  // Encodings that are not character by character: the literal text of each.
+  const literal = [
+    b64,
+    b64.replace(/=+$/, ""),
+    toUrlAlphabet(b64),
+    toUrlAlphabet(b64).replace(/=+$/, ""),
+    ...base64Cores(bytes).flatMap((core) => [core, toUrlAlphabet(core)]),
+    hex,
+    hex.toUpperCase(),
+  ].filter((f) => f.length >= MIN_SECRET_LENGTH);
+  const spelled = [secret];
+  // The other way round: a secret that is an encoding of text is also that text.
+  const decodedBase64 = base64Decoded(secret);
+  if (decodedBase64 !== undefined) spelled.push(decodedBase64);
+  if (/%[0-9A-Fa-f]{2}/.test(secret)) {
+    try {
+      spelled.push(decodeURIComponent(secret.replaceAll("+", " ")));
+    } catch { /* not percent-encoded text */ }
+  }
+  return [
+    ...[...new Set(literal)].sort((a, b) => b.length - a.length).map(escapeRegex),
+    ...[...new Set(spelled)].filter((t) => [...t].length >= MIN_SECRET_LENGTH)
+      .map(spelledPattern),
+  ];
+}
+
+/** Patterns already built, by secret (a call resolves the same credential every time). */
+const patternCache = new Map<string, readonly string[]>();
+const PATTERN_CACHE_SIZE = 64;
+
+/**
+ * The regex sources that find `secret` in every form an upstream could
+ * plausibly echo it (see the module text).
+ * @example
+ * ```ts
+ * import { secretPatterns } from "./secrets.ts";
+ * const re = new RegExp(secretPatterns("tk-secret-9f8e7d6c").join("|"));
+ * console.assert(re.test(btoa("tk-secret-9f8e7d6c")));
+ * console.assert(re.test("tk%2Dsecret\\u002d9f8e7d6c"));
+ * ```
+ */
+export function secretPatterns(secret: string): readonly string[] {
+  let patterns = patternCache.get(secret);
+  if (patterns === undefined) {
+    patterns = patternsOf(secret);
+    if (patternCache.size >= PATTERN_CACHE_SIZE) {
+      patternCache.delete(patternCache.keys().next().value!);
+    }
+    patternCache.set(secret, patterns);
+  }
+  return patterns;
+}
+
 /** The secrets of one call, and the functions that redact them. */
 export class Redactor {
-  readonly #forms = new Set<string>();
+  readonly #secrets = new Set<string>();
 
   /** Register a secret value (ignored when shorter than {@link MIN_SECRET_LENGTH}). */
   add(secret: string): void {
-    if (secret.length < MIN_SECRET_LENGTH) return;
-    const encoded = encodeURIComponent(secret);
-    const json = JSON.stringify(secret).slice(1, -1);
-    for (
-      const form of [
-        secret,
-        encoded,
-        encoded.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
-        encoded.replaceAll("%20", "+"),
-        json,
-        json.replaceAll("/", "\\/"),
-      ]
-    ) this.#forms.add(form);
+    if (secret.length < MIN_SECRET_LENGTH || this.#secrets.has(secret)) return;
+    this.#secrets.add(secret);
+    this.#pattern = undefined;
   }
 
   /** Whether any secret is registered. */
   get active(): boolean {
-    return this.#forms.size > 0;
+    return this.#secrets.size > 0;
   }
+
+  /** Every secret's patterns as one alternation (built on first use). */
+  #pattern: RegExp | undefined;
 
   /** Redact every form of every secret in `text`. */
   text(text: string): string {
-    let out = text;
-    for (const form of this.#forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
-    return out;
+    if (this.#secrets.size === 0) return text;
+    this.#pattern ??= combined([...this.#secrets]);
+    return text.replace(this.#pattern, REDACTED);
   }
 
   /**
@@ -81,4 +254,24 @@ export class Redactor {
     };
     return walk(value);
   }
+}
+
+/** The alternation of several secrets' patterns, compiled once per set of secrets. */
+const combinedCache = new Map<string, RegExp>();
+
+function combined(secrets: string[]): RegExp {
+  const key = secrets.join("\u0000");
+  let re = combinedCache.get(key);
+  if (re === undefined) {
+    // Literal encodings (longest first) before the character-wise patterns.
+    const patterns = secrets.map(secretPatterns);
+    const literal = patterns.flatMap((p) => p.filter((x) => !x.startsWith("(?:")));
+    const spelled = patterns.flatMap((p) => p.filter((x) => x.startsWith("(?:")));
+    re = new RegExp([...literal, ...spelled].join("|"), "g");
+    if (combinedCache.size >= PATTERN_CACHE_SIZE) {
+      combinedCache.delete(combinedCache.keys().next().value!);
+    }
+    combinedCache.set(key, re);
+  }
+  return re;
 }

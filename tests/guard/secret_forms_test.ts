@@ -1,0 +1,155 @@
+/**
+ * A secret echoed by an upstream in any plausible encoding is redacted:
+ * generated secrets in every encoding (raw, percent-encoded in four ways,
+ * JSON-escaped three ways, HTML-escaped, base64/base64url padded or not,
+ * inside longer base64 such as Basic credentials at every alignment, hex),
+ * through the Redactor every mode shares; then through the shipped CLI in
+ * spec mode (a JSON result, a raw-response text, an error excerpt) and in
+ * serve-upstream (a tool result echoing the header it was sent).
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { McpServer } from "../../mod.ts";
+import { createHttpHandler } from "../../mod.ts";
+import { Redactor } from "../../src/guard/secrets.ts";
+import { base64Holds, hexHolds, secretEchoes } from "../support/secret_echoes.ts";
+import { serveHttp, tempGuardfile } from "../support/cli.ts";
+import { startRecorder } from "../support/upstream.ts";
+import { startWrapper, textOf, v2Http } from "../support/upstream_cli.ts";
+
+const secrets = fc.oneof(
+  fc.string({
+    minLength: 8,
+    maxLength: 48,
+    unit: fc.constantFrom(..."abcXYZ0189+/=_-.~:@ &<>\"'%!"),
+  }),
+  fc.string({ minLength: 8, maxLength: 24, unit: "grapheme" }),
+  fc.base64String({ minLength: 12, maxLength: 44 }),
+);
+
+function assertClean(text: string, secret: string, where: string): void {
+  const echoes = secretEchoes(secret);
+  for (const [how, echo] of Object.entries(echoes)) {
+    assert.ok(!text.includes(echo.replace(/^Basic /, "")), `${where}: ${how} survives in ${text}`);
+  }
+  assert.ok(
+    !base64Holds(text, secret),
+    `${where}: a base64 run still decodes to the secret: ${text}`,
+  );
+  assert.ok(!hexHolds(text, secret), `${where}: hex survives: ${text}`);
+}
+
+Deno.test("Redactor: a generated secret is redacted in every echo, standing alone or amid text", () => {
+  fc.assert(
+    fc.property(secrets, fc.string({ maxLength: 6 }), (secret, around) => {
+      fc.pre([...secret].length >= 8);
+      const r = new Redactor();
+      r.add(secret);
+      for (const [how, echo] of Object.entries(secretEchoes(secret))) {
+        const out = r.text(`${around}${echo}${around}`);
+        assertClean(out, secret, how);
+      }
+    }),
+    { numRuns: 150 },
+  );
+});
+
+Deno.test("Redactor: a secret that is itself base64 of text is redacted decoded too (a Basic credential's value)", () => {
+  const credential = btoa("deploy-bot:hunter2hunter2");
+  const r = new Redactor();
+  r.add(credential);
+  assert.equal(r.text("user deploy-bot:hunter2hunter2 logged in"), "user [redacted] logged in");
+  assert.equal(r.text(`Basic ${credential}`), "Basic [redacted]");
+});
+
+const TOKEN = "tk+9f8e/7d6c==secret&<key>";
+
+Deno.test("weir serve: an upstream echoing the credential in every encoding shows none of them", async () => {
+  const upstream = await startRecorder((req) => {
+    const echoes = secretEchoes(req.headers.get("x-key") ?? "");
+    if (req.path.startsWith("/fail")) {
+      return new Response(`denied: ${Object.values(echoes).join(" ")}`, { status: 401 });
+    }
+    if (req.path.startsWith("/text")) return new Response(Object.values(echoes).join("\n"));
+    return Response.json({
+      echoes,
+      keys: Object.fromEntries(Object.values(echoes).map((e) => [e, 1])),
+    });
+  });
+  const file = await tempGuardfile(`wrap ward mcp leaky {
+    base-url "${upstream.url}"
+    auth header-token { header "X-Key"; value env "LEAKY_KEY"; }
+    can get json { path "/json"; }
+    can get text { path "/text"; raw-response; }
+    can get fail { path "/fail"; }
+}
+`);
+  const server = await serveHttp(file, {
+    env: { LEAKY_KEY: TOKEN, PATH: Deno.env.get("PATH") ?? "" },
+  });
+  try {
+    for (const tool of ["get_json", "get_text", "get_fail"]) {
+      const r = await fetch(`${server.url}/api/${tool}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      const text = await r.text();
+      assert.equal(
+        upstream.requests.at(-1)!.headers.get("x-key"),
+        TOKEN,
+        "the credential was sent",
+      );
+      // The answer as JSON text (escapes and all), and as the caller decodes it.
+      assertClean(text, TOKEN, tool);
+      assertClean(JSON.stringify(JSON.parse(text)), TOKEN, `${tool} decoded`);
+      assert.match(text, /\[redacted\]/);
+    }
+    assert.ok(!server.stderr().includes(TOKEN));
+  } finally {
+    await server.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("weir serve-upstream: a tool result echoing the header secret in every encoding shows none of them", async () => {
+  let lastKey = "";
+  const mcp = new McpServer({
+    name: "leaky-upstream",
+    log: () => {},
+    catalog: {
+      tools: [{ name: "leak", inputSchema: { type: "object", properties: {} } }],
+      resources: [],
+      prompts: [],
+    },
+    dispatch: () => ({
+      content: [{ type: "text", text: Object.values(secretEchoes(lastKey)).join("\n") }],
+    }),
+  });
+  const handler = createHttpHandler(mcp, { authorize: () => true, allowedOrigins: [] });
+  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    lastKey = req.headers.get("x-api-key") ?? "";
+    return handler(req);
+  });
+  const weir = await startWrapper([
+    "--tool",
+    "leak",
+    "--upstream-header",
+    "x-api-key={env:LEAKY_UP_KEY}",
+    "--upstream",
+    `http://127.0.0.1:${upstream.addr.port}/mcp`,
+  ], { env: { LEAKY_UP_KEY: TOKEN } });
+  const client = await v2Http(weir.url);
+  try {
+    const r = await client.callTool({ name: "leak", arguments: {} });
+    assert.equal(lastKey, TOKEN, "the header was sent");
+    assertClean(JSON.stringify(r), TOKEN, "serve-upstream result");
+    assertClean(textOf(r), TOKEN, "serve-upstream text");
+    assert.match(textOf(r), /\[redacted\]/);
+  } finally {
+    await client.close();
+    await weir.stop();
+    await upstream.shutdown();
+  }
+});

@@ -1,0 +1,62 @@
+/**
+ * How an upstream might echo a secret it was sent, written independently of
+ * src/guard/secrets.ts: the encodings a test expects weir to redact, and a
+ * check that no base64 run of a text still decodes to the secret.
+ */
+
+const bytesOf = (text: string) => new TextEncoder().encode(text);
+const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/** Every echo of `secret` a test sends back, by name. */
+export function secretEchoes(secret: string): Record<string, string> {
+  const bytes = bytesOf(secret);
+  const uri = encodeURIComponent(secret);
+  return {
+    raw: secret,
+    "percent-encoded": uri,
+    "percent-encoded lower": uri.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+    "form-encoded": new URLSearchParams({ k: secret }).toString().slice(2),
+    "every byte escaped": [...bytes].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`)
+      .join(""),
+    "percent-encoded twice": encodeURIComponent(uri),
+    "JSON-escaped": JSON.stringify(secret).slice(1, -1),
+    "JSON with \\/": JSON.stringify(secret).slice(1, -1).replaceAll("/", "\\/"),
+    "HTML-safe JSON": JSON.stringify(secret).slice(1, -1)
+      .replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
+    "HTML-escaped": secret.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;"),
+    base64: b64(bytes),
+    "base64 unpadded": b64(bytes).replace(/=+$/, ""),
+    base64url: b64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, ""),
+    "Basic user:secret": `Basic ${b64(bytesOf(`user:${secret}`))}`,
+    "Basic ab:secret": `Basic ${b64(bytesOf(`ab:${secret}`))}`,
+    "Basic x:secret": `Basic ${b64(bytesOf(`x:${secret}`))}`,
+    "base64 of a token wrapping it": b64(bytesOf(`{"key":"${secret}","n":1}`)),
+    hex: hex(bytes),
+    "hex upper": hex(bytes).toUpperCase(),
+  };
+}
+
+/**
+ * Whether any run of base64 or base64url characters in `text`, read from any
+ * of its first four characters, decodes to bytes that hold the secret.
+ */
+export function base64Holds(text: string, secret: string): boolean {
+  const needle = [...bytesOf(secret)].map((b) => String.fromCharCode(b)).join("");
+  for (const run of text.match(/[A-Za-z0-9+/_-]{8,}/g) ?? []) {
+    const std = run.replaceAll("-", "+").replaceAll("_", "/");
+    for (let start = 0; start < 4; start++) {
+      let piece = std.slice(start);
+      piece = piece.slice(0, piece.length - (piece.length % 4));
+      try {
+        if (atob(piece).includes(needle)) return true;
+      } catch { /* not base64 from here */ }
+    }
+  }
+  return false;
+}
+
+/** Whether `text` holds the secret's hex, in either case. */
+export function hexHolds(text: string, secret: string): boolean {
+  return text.toLowerCase().includes(hex(bytesOf(secret)));
+}
