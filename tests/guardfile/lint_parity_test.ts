@@ -1061,10 +1061,11 @@ Deno.test("param nodes, value rules and the gate opt-out are read into the model
   }`));
   const grant = g.grants[0];
   assert.deepEqual(grant.params, [
-    { name: "owner", type: "string", slashes: "refuse", metacharacters: "refuse" },
+    { name: "owner", type: "string", untyped: true, slashes: "refuse", metacharacters: "refuse" },
     {
       name: "path",
       type: "string",
+      untyped: true,
       slashes: "segments",
       metacharacters: "allow",
       maxLength: 200,
