@@ -125,7 +125,8 @@ Deno.test("a path value that decodes to a dot segment or a separator is refused 
   const upstream = await startRecorder();
   const call = guardApi(upstream);
   try {
-    const dots = /dot segment|percent-encoded "\/" or|contains "\/"|"\.\." segment|still percent-encoded/;
+    const dots =
+      /dot segment|percent-encoded "\/" or|contains "\/"|"\.\." segment|still percent-encoded/;
     const cases = fc.oneof(
       fc.constantFrom(".", "..", "../x", "x/..").chain(encodingOf)
         .filter((v) => !["../x", "x/.."].includes(v)) // the raw forms have their own messages
