@@ -111,7 +111,7 @@ const CASES: { name: string; next: string; expect: [Change["effect"], string, Re
   },
   {
     name: "a type widened",
-    next: edit(`param "number" type="integer" minimum=1`, `param "number"`),
+    next: edit(`param "number" type="integer" minimum=1`, `param "number" type="string"`),
     expect: [["widen", "get_issue", /input "number": type integer -> string/]],
   },
   {
