@@ -15,7 +15,7 @@ import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
-import { Http1Error, sharedClient } from "../outbound/http1_client.ts";
+import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
 import { WeirError } from "../errors/kinds.ts";
 
 /** Limits of one upstream exchange. */
@@ -265,6 +265,15 @@ async function exchange(
   } catch (error) {
     throw abortOrNetwork(error, combined, what, limits);
   }
+  if (headBytesAtLeast(response) > MAX_HEAD_BYTES) {
+    // fetch takes heads of several hundred KiB; weir's cap is the same on both routes.
+    await response.body?.cancel().catch(() => {});
+    throw new WeirError(
+      "upstream_unreachable",
+      `${what} could not be sent (the answer's head is over ${MAX_HEAD_BYTES} bytes); ` +
+        `check that the upstream is up`,
+    );
+  }
   const tooLarge = () => tooLargeError(what, limits);
   const declared = response.headers.get("content-length");
   if (Number(declared ?? "NaN") > limits.maxResponseBytes) {
@@ -297,6 +306,23 @@ async function exchange(
     contentType: response.headers.get("content-type") ?? "",
     body: bytes,
   };
+}
+
+/**
+ * The least the answer's head can have taken on the wire: the status line,
+ * each field as `name: value` with its line end, and the empty line. fetch
+ * hands back values trimmed and repeated fields joined, so the head sent was
+ * at least this long (never less): refusing past the cap never refuses a
+ * head within it.
+ */
+function headBytesAtLeast(response: Response): number {
+  let bytes = `HTTP/1.1 ${response.status} ${response.statusText}\r\n\r\n`.length;
+  for (const [name, value] of response.headers) {
+    if (name === "set-cookie") continue;
+    bytes += name.length + 4 + value.length;
+  }
+  for (const cookie of response.headers.getSetCookie()) bytes += 14 + cookie.length;
+  return bytes;
 }
 
 /**

@@ -17,10 +17,12 @@
  * - answers: status line, header fields (obsolete line folding, a malformed
  *   field, a field value holding a bare CR or a NUL, a status code under
  *   100, a `Content-Length` that is not one number, or a head over 64 KiB
+ *   (status line through the empty line that ends it, however it arrives)
  *   are errors: RFC 9110 section 5.5, RFC 9112 sections 2.2, 4, 5 and 6.3),
- *   interim 1xx answers skipped, bodies framed by `Content-Length`, `chunked`
- *   (trailers read and dropped; chunk extensions and trailers together at
- *   most 64 KiB), or the connection's end; no body for `HEAD`, 204 and 304.
+ *   at most 8 interim 1xx answers skipped, bodies framed by `Content-Length`,
+ *   `chunked` (trailers read and dropped; each framing line at most 8 KiB,
+ *   chunk extensions and trailers together at most 64 KiB), or the
+ *   connection's end; no body for `HEAD`, 204 and 304.
  *   A `Content-Encoding` of gzip, deflate or br is decoded as it arrives by
  *   `node:zlib`'s streaming decoders, which hand out at most 16 KiB at a
  *   time, and the cap applies to the decoded bytes (a small compressed body
@@ -72,6 +74,9 @@ export const IDLE_TIMEOUT_MS = 30_000;
 
 /** Longest answer head (status line and header fields) accepted, in bytes. */
 export const MAX_HEAD_BYTES = 64 * 1024;
+
+/** Longest line of chunk framing (a chunk size with extensions, a trailer field), in bytes. */
+export const MAX_CHUNK_LINE_BYTES = 8 * 1024;
 
 /** One request. */
 export interface Http1Request {
@@ -533,15 +538,17 @@ async function readHead(connection: Connection): Promise<Head> {
     for (let i = start + scanned; i < end; i++) {
       if (buf[i] !== 10 || i === start) continue;
       if (buf[i - 1] === 10 || (i - 2 >= start && buf[i - 1] === 13 && buf[i - 2] === 10)) {
+        // The cap holds however the bytes arrived: a head found whole in one
+        // read is measured as one found piece by piece.
+        if (i + 1 - start > MAX_HEAD_BYTES) throw headTooLarge();
         const text = latin1.decode(buf.subarray(start, i + 1));
         connection.start = i + 1;
         return parseHead(text);
       }
     }
     scanned = end - start;
-    if (scanned > MAX_HEAD_BYTES) {
-      throw new Http1Error(`the answer's head is over ${MAX_HEAD_BYTES} bytes`, "send");
-    }
+    // No end yet after MAX_HEAD_BYTES bytes: the head is longer than that.
+    if (scanned >= MAX_HEAD_BYTES) throw headTooLarge();
     let more: boolean;
     try {
       more = await connection.fill();
@@ -555,6 +562,10 @@ async function readHead(connection: Connection): Promise<Head> {
     }
     sawByte = true;
   }
+}
+
+function headTooLarge(): Http1Error {
+  return new Http1Error(`the answer's head is over ${MAX_HEAD_BYTES} bytes`, "send");
 }
 
 function parseHead(text: string): Head {
@@ -756,7 +767,9 @@ async function* readToEnd(connection: Connection): AsyncGenerator<Uint8Array> {
 async function* readChunked(connection: Connection): AsyncGenerator<Uint8Array> {
   // Chunk extensions and trailer fields carry nothing weir reads: together
   // they may take MAX_HEAD_BYTES, so an endless stream of them is refused
-  // rather than read until the deadline (or forever, with none).
+  // rather than read until the deadline (or forever, with none). Counted: the
+  // bytes of each chunk-size line beyond its size digits, and of each trailer
+  // field line, line ends not counted.
   let extra = 0;
   const spend = (bytes: number) => {
     extra += bytes;
@@ -777,7 +790,7 @@ async function* readChunked(connection: Connection): AsyncGenerator<Uint8Array> 
     if (left === 0) {
       // Trailer fields, then the empty line.
       for (let trailer = await readLine(connection); trailer !== "";) {
-        spend(trailer.length + 2);
+        spend(trailer.length);
         trailer = await readLine(connection);
       }
       return;
@@ -789,21 +802,27 @@ async function* readChunked(connection: Connection): AsyncGenerator<Uint8Array> 
   }
 }
 
-/** One line (without CRLF or LF), at most 8 KiB. */
+/**
+ * One line of chunk framing (without CRLF or LF), at most
+ * {@link MAX_CHUNK_LINE_BYTES} bytes before its line end, however it arrives.
+ */
 async function readLine(connection: Connection): Promise<string> {
   let scanned = 0;
+  const tooLong = () => new Http1Error("the answer has an over-long chunk line", "body");
   for (;;) {
     const { buf, start, end } = connection;
     const i = buf.subarray(start + scanned, end).indexOf(10);
     if (i >= 0) {
       const at = start + scanned + i;
       const lineEnd = at > start && buf[at - 1] === 13 ? at - 1 : at;
+      if (lineEnd - start > MAX_CHUNK_LINE_BYTES) throw tooLong();
       const line = latin1.decode(buf.subarray(start, lineEnd));
       connection.start = at + 1;
       return line;
     }
     scanned = end - start;
-    if (scanned > 8192) throw new Http1Error("the answer has an over-long chunk line", "body");
+    // Past the cap with no line end (a CR may still come before the LF).
+    if (scanned > MAX_CHUNK_LINE_BYTES + 1) throw tooLong();
     if (!(await fillBody(connection))) {
       throw new Http1Error("the body ended inside chunk framing", "body");
     }
