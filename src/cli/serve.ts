@@ -5,8 +5,11 @@
  * @module
  */
 import { browserFlagProblem } from "../modes/listen.ts";
-import { errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
+import { denoResolver, errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { upstreamClientProblem } from "../guard/send.ts";
+import { dsnOrigin, dsnProblem } from "../guard/sql.ts";
+import { resolveValue } from "../guard/values.ts";
+import type { Database } from "../guardfile/model.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import {
   authSettings,
@@ -104,6 +107,12 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
   // A proxy or client setting weir cannot use would refuse every call: refuse to start instead.
   const clientProblem = loaded.guardfile ? upstreamClientProblem() : proxySetting().problem;
   if (clientProblem) throw new UsageError(clientProblem);
+  // So would a database URL the driver cannot read (checked when it can be read now).
+  const database = loaded.guardfile?.database;
+  if (database) {
+    const problem = await startupDsnProblem(database);
+    if (problem) throw new UsageError(problem);
+  }
   // The guardfile's `oauth` node, unless the flags say otherwise (they win).
   const fromFile = loaded.guardfile?.oauth;
   if (!oauth && fromFile) {
@@ -218,4 +227,20 @@ function rateLimitStore(
       url: Deno.env.get(store.url.address),
     }
     : { what: "the rate-limit store (a literal URL)", url: store.url.address };
+}
+
+/**
+ * Why the guardfile's database URL would refuse every call, naming where it
+ * comes from but never its value (it holds a password); `undefined` when it is
+ * usable or cannot be read yet (then each call says so, as for a credential).
+ */
+async function startupDsnProblem(database: Database): Promise<string | undefined> {
+  let dsn: string;
+  try {
+    dsn = (await resolveValue(database.dsn, denoResolver, "the database DSN")).value;
+  } catch {
+    return undefined;
+  }
+  const problem = dsnProblem(dsn);
+  return problem && `the database DSN (from ${dsnOrigin(database)}) ${problem}`;
 }

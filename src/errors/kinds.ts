@@ -70,6 +70,7 @@ export const ERROR_KINDS = {
   base_url_invalid: { status: 500 },
   pin_invalid: { status: 500 },
   dsn_missing: { status: 500 },
+  dsn_invalid: { status: 500 },
   upstream_client_invalid: { status: 500 },
   upstream_error: { status: 502 },
   upstream_redirect: { status: 502 },

@@ -48,6 +48,7 @@ type AuditOutcome =
   | "confirmation_asked"
   | "tool_error"
   | "handler_error";
+import { Deadline } from "../outbound/deadline.ts";
 
 /** Upstream answers as text (non-fatal: a bad byte becomes U+FFFD, as before). */
 const utf8 = new TextDecoder();
@@ -159,14 +160,16 @@ export function createGuard(
     structuredContent: env as unknown as JsonObject,
   });
 
-  const callSql = async (grant: Grant, args: Record<string, unknown>, ctx: CallContext) => {
-    const answer = await sql!.run(grant, args, ctx.signal);
+  const callSql = async (grant: Grant, args: Record<string, unknown>, call: CallBudget) => {
+    const answer = await sql!.run(grant, args, call.signal, {
+      ...call,
+      maxBytes: limits.maxResponseBytes,
+    });
     if (limits.maxResponseBytes > 0 && answer.bytes > limits.maxResponseBytes) {
       throw new WeirError(
         "sql_too_large",
-        `${grant.tool} produced ${answer.bytes} bytes, over the ` +
-          `${limits.maxResponseBytes}-byte answer cap; lower max-rows or select fewer or ` +
-          `narrower columns`,
+        `${grant.tool} produced more than the ${limits.maxResponseBytes}-byte answer cap (the ` +
+          `read stopped there); lower max-rows or select fewer or narrower columns`,
         { status: 502 },
       );
     }
@@ -191,20 +194,22 @@ export function createGuard(
   const callGrant = async (
     grant: Grant,
     args: Record<string, unknown>,
-    ctx: CallContext,
+    call: CallBudget,
     seen: { upstreamStatus?: number },
   ) => {
-    if (grant.sql) return await callSql(grant, args, ctx);
+    if (grant.sql) return await callSql(grant, args, call);
     const planned = planRequest(grant, args, restricts);
     const redactor = new Redactor();
+    call.phase(UPSTREAM_ANSWER, false);
     const answer = await sendUpstream(
       guardfile,
       grant,
       planned,
       options.resolver,
-      limits,
-      ctx.signal,
+      { ...limits, timeoutMs: call.remainingMs() },
+      call.signal,
       redactor,
+      () => call.phase(UPSTREAM_ANSWER, true),
     );
     seen.upstreamStatus = answer.status;
     const what = `${grant.method} ${grant.path}`;
@@ -223,12 +228,13 @@ export function createGuard(
     }
     const extraction = controls.extract[grant.tool];
     if (extraction) {
+      call.phase(`extracting the answer (${extraction.as})`, true);
       const parsed = await extract(
         grant.tool,
         extraction,
         answer.body,
-        limits.timeoutMs,
-        ctx.signal,
+        call.remainingMs(),
+        call.signal,
       );
       const result = redactor.deep(parsed.result);
       const env = envelope(result, 0);
@@ -337,9 +343,14 @@ export function createGuard(
     if (!grant) throw new ToolError(`unknown tool "${name}"`, { status: 404 });
     // An optional input sent as null was not given: no check, cache key or request sees it.
     args = withoutNulls(grant, args);
+    const call = callBudget(name, grant, ctx, started, limits.timeoutMs);
     try {
       checkBlankArguments(name, controls.rejectEmptyArguments[name] ?? [], args);
-      if (confirmGate.gates(name)) await confirmGate.confirm(name, args, ctx);
+      if (confirmGate.gates(name)) {
+        call.phase("waiting for the confirmation", false);
+        await confirmGate.confirm(name, args, { ...ctx, signal: call.signal });
+        call.signal.throwIfAborted();
+      }
       const ttl = controls.cache[name];
       const key = ttl ? ResponseCache.key(args) : "";
       const hit = ttl ? cache.get(name, key) : undefined;
@@ -347,12 +358,20 @@ export function createGuard(
         done("cache_hit", 200);
         return hit;
       }
-      await bucket?.take(limits.timeoutMs > 0 ? limits.timeoutMs : Infinity, ctx.signal);
-      const result = await callGrant(grant, args, ctx, seen);
+      if (bucket) {
+        call.phase("waiting for the rate limit", false);
+        await bucket.take(limits.timeoutMs > 0 ? call.remainingMs() : Infinity, call.signal);
+        // Work that has not started when the deadline passes never starts.
+        call.signal.throwIfAborted();
+      }
+      const result = await callGrant(grant, args, call, seen);
       if (ttl) cache.set(name, key, ttl, result);
       done("ok", 200);
       return result;
-    } catch (error) {
+    } catch (thrown) {
+      // Past the call's deadline the answer is the deadline's, naming what was
+      // pending and whether anything was sent (a wait's own error says less).
+      const error = ownTimeout(thrown) ? thrown : call.timedOut() ?? thrown;
       if (error instanceof InputRequiredError) {
         done("confirmation_asked", 200);
         throw error;
@@ -374,6 +393,8 @@ export function createGuard(
           `(the log names its kind)`,
         { cause: error },
       );
+    } finally {
+      call.clear();
     }
   };
 
@@ -409,4 +430,75 @@ function inputNames(grant: Grant): string[] {
     ...grant.bodyMap.map((m) => m.source[0]),
     ...(grant.sql?.params.map((p) => p.name) ?? []),
   ];
+}
+
+/** The step of a call that waits for the upstream (its timeout says "did not answer"). */
+const UPSTREAM_ANSWER = "waiting for the upstream's answer";
+
+/**
+ * One call's deadline (`--upstream-timeout`, counted from the start of the
+ * call) over every wait in it: the confirmation, the rate-limit queue, a
+ * database connection and the upstream's answer all share it, and work that
+ * has not started when it passes never starts. A caller told the call timed
+ * out can rely on it: nothing was sent after that, and the message says
+ * whether anything had been (docs/spec-mode.md, "One deadline per call").
+ */
+export interface CallBudget {
+  /** Aborted when the caller cancels or the deadline passes (then with the timeout error). */
+  readonly signal: AbortSignal;
+  /** Milliseconds left (at least 1), or 0 when the call has no deadline. */
+  remainingMs(): number;
+  /** What the call waits for now, and whether its request has been sent. */
+  phase(doing: string, sent: boolean): void;
+  /** The timeout error when the deadline passed (and the caller had not cancelled). */
+  timedOut(): ToolError | undefined;
+  /** Release the deadline's timer slot. */
+  clear(): void;
+}
+
+function callBudget(
+  name: string,
+  grant: Grant,
+  ctx: CallContext,
+  started: number,
+  timeoutMs: number,
+): CallBudget {
+  let doing = "starting";
+  let sent = false;
+  const kind: ErrorKind = grant.sql ? "sql_timeout" : "upstream_timeout";
+  // An HTTP grant is named as its errors name it: method and path template.
+  const what = grant.sql ? `"${name}"` : `${grant.method} ${grant.path}`;
+  const deadline = new Deadline(ctx.signal, timeoutMs, () =>
+    new WeirError(
+      kind,
+      sent && !grant.sql && doing === UPSTREAM_ANSWER
+        ? `${what} did not answer within ${timeoutMs} ms; the request was sent and may have ` +
+          `taken effect`
+        : `${what} did not finish within ${timeoutMs} ms (${doing}); ` +
+          (sent
+            ? "the request was sent and may have taken effect"
+            : "nothing was sent, and nothing will be"),
+    ));
+  return {
+    signal: deadline.signal,
+    remainingMs: () =>
+      timeoutMs > 0 ? Math.max(1, Math.ceil(started + timeoutMs - performance.now())) : 0,
+    phase(now, wasSent) {
+      doing = now;
+      sent ||= wasSent;
+    },
+    timedOut() {
+      const reason = deadline.signal.reason;
+      return deadline.signal.aborted && !ctx.signal.aborted && reason instanceof ToolError
+        ? reason
+        : undefined;
+    },
+    clear: () => deadline.clear(),
+  };
+}
+
+/** A timeout that names its own step more precisely than the call's deadline would. */
+function ownTimeout(error: unknown): boolean {
+  const kind = kindOf(error);
+  return kind === "extract_timeout" || kind === "sql_timeout";
 }

@@ -45,6 +45,8 @@ export const MAX_URL_BYTES = 8192;
  *
  * @param redactor receives every secret resolved for this call (credentials,
  *   pins from `env`/`file`), so the caller can redact them from what it returns
+ * @param sending called just before the request goes out (after the URL,
+ *   credential and checks are settled): from then on it may take effect
  * @throws {ToolError} 504 on timeout; 502 on a network failure, a cut-off or
  *   oversize answer; 400 when the planned URL is too long; 500 when a
  *   credential is unset or too short to be redacted
@@ -57,6 +59,7 @@ export async function sendUpstream(
   limits: UpstreamLimits,
   signal: AbortSignal,
   redactor: Redactor,
+  sending?: () => void,
 ): Promise<UpstreamAnswer> {
   const base = await baseUrlOf(guardfile, resolver);
   // Header fields by lower-case name; a `Headers` object is made only for
@@ -108,7 +111,10 @@ export async function sendUpstream(
       status: 500,
     });
   }
+  // A call whose deadline has passed sends nothing (its caller was told it failed).
+  signal.throwIfAborted();
   const deadline = new Deadline(signal, limits.timeoutMs);
+  sending?.();
   try {
     let headers: Headers | undefined;
     const send = () =>

@@ -37,9 +37,94 @@ export interface SqlAnswer {
   bytes: number;
   /** A read had more rows than `max-rows`. */
   truncated: boolean;
+  /** The read stopped as soon as its rows passed the answer cap (`bytes` is then over it). */
+  tooLarge?: boolean;
 }
 
 const POOLS = new Map<string, Promise<Sql>>();
+
+/** Connections a pool holds: calls beyond them wait for a slot (inside their deadline). */
+export const POOL_SIZE = 4;
+
+/** The deadline a call gives its sql work (src/guard/host.ts, `CallBudget`). */
+export interface SqlBudget {
+  /** Milliseconds the call has left (at least 1), or 0 for no deadline. */
+  remainingMs(): number;
+  /** What the call waits for now, and whether its statement has been sent. */
+  phase(doing: string, sent: boolean): void;
+  /** The answer cap in bytes (0: none): a read stops as soon as its rows pass it. */
+  maxBytes?: number;
+}
+
+/**
+ * The pool's connections as slots a call waits for in order, giving up when
+ * its signal aborts (then it never runs): postgres.js's own queue has no
+ * deadline, and a query queued there runs whenever a connection comes free,
+ * long after its caller was told it failed.
+ */
+class Slots {
+  #free = POOL_SIZE;
+  readonly #waiting: { grant: () => void }[] = [];
+
+  /** Wait for a slot; resolves with its release, rejects with the signal's reason. */
+  take(signal: AbortSignal): Promise<() => void> {
+    signal.throwIfAborted();
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiting.shift();
+      if (next) next.grant();
+      else this.#free++;
+    };
+    if (this.#free > 0) {
+      this.#free--;
+      return Promise.resolve(release);
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        grant: () => {
+          signal.removeEventListener("abort", abort);
+          resolve(release);
+        },
+      };
+      const abort = () => {
+        const i = this.#waiting.indexOf(waiter);
+        if (i >= 0) this.#waiting.splice(i, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", abort, { once: true });
+      this.#waiting.push(waiter);
+    });
+  }
+}
+
+const SLOTS = new Map<string, Slots>();
+
+function slotOf(dsn: string): Slots {
+  let slots = SLOTS.get(dsn);
+  if (!slots) SLOTS.set(dsn, slots = new Slots());
+  return slots;
+}
+
+/**
+ * The transaction's outcome, or its signal's reason as soon as it aborts; the
+ * slot is given back only when the transaction has settled (its connection is
+ * free again), whichever the caller saw first.
+ */
+function untilSettledOrAborted<T>(
+  work: Promise<T>,
+  signal: AbortSignal,
+  release: () => void,
+): Promise<T> {
+  work.then(release, release);
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}
 
 /** Runs sql grants; connection pools are kept per DSN for the process. */
 export class SqlRunner {
@@ -64,34 +149,85 @@ export class SqlRunner {
    * @throws {ToolError} `sql_unavailable` 503 (no connection), `sql_error` 400 (the
    *   database refused the statement or a value), `sql_timeout` 504, `cancelled` 499
    */
-  async run(grant: Grant, args: Record<string, unknown>, signal: AbortSignal): Promise<SqlAnswer> {
+  async run(
+    grant: Grant,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    budget?: SqlBudget,
+  ): Promise<SqlAnswer> {
     const spec = grant.sql!;
     const values = spec.params.map((p) => toParam(args[p.name]));
     const dsn = (await resolveValue(this.#database.dsn, this.#resolver, "the database DSN", {
       code: "dsn_missing",
     })).value;
+    const problem = dsnProblem(dsn);
+    if (problem) {
+      throw new WeirError(
+        "dsn_invalid",
+        `the database DSN (from ${dsnOrigin(this.#database)}) ${problem}; nothing was run`,
+      );
+    }
     const sql = await this.#connect(dsn);
-    const timeout = this.#timeoutMs > 0 ? Math.ceil(this.#timeoutMs) : 0;
+    // The statement may run only as long as the call has left.
+    const timeout = () =>
+      budget ? budget.remainingMs() : this.#timeoutMs > 0 ? Math.ceil(this.#timeoutMs) : 0;
+    // Nothing runs once the call is over: checked in the transaction, before the
+    // statement, since a connection can come free (or connect) after the deadline.
+    const start = (tx: Tx) => {
+      signal.throwIfAborted();
+      budget?.phase("running the statement", true);
+      return tx.unsafe(`set local statement_timeout = ${timeout()}`);
+    };
+    budget?.phase("waiting for a database connection", false);
+    let release: () => void;
+    try {
+      release = await slotOf(dsn).take(signal);
+    } catch (error) {
+      throw this.#refusal(error, grant, signal);
+    }
     try {
       if (spec.reads) {
-        return await sql.begin("read only", async (tx) => {
-          await tx.unsafe(`set local statement_timeout = ${timeout}`);
-          return await readRows(tx, spec, values, signal);
-        }) as SqlAnswer;
-      }
-      return await sql.begin(async (tx) => {
-        await tx.unsafe(`set local statement_timeout = ${timeout}`);
-        const query = tx.unsafe(spec.statement, values as never[], EXTENDED);
-        const stop = () => query.cancel();
-        signal.addEventListener("abort", stop, { once: true });
+        // A read that stopped itself (max-rows, the cap) cancelled its query,
+        // which fails the read-only transaction: its answer stands all the same.
+        const read: { answer?: SqlAnswer } = {};
         try {
-          const done = await query;
-          const result = { rows_affected: typeof done.count === "number" ? done.count : null };
-          return { result, bytes: JSON.stringify(result).length, truncated: false };
-        } finally {
-          signal.removeEventListener("abort", stop);
+          return await untilSettledOrAborted(
+            sql.begin("read only", async (tx) => {
+              await start(tx);
+              signal.throwIfAborted();
+              read.answer = await readRows(tx, spec, values, signal, budget?.maxBytes ?? 0);
+              return read.answer;
+            }) as Promise<SqlAnswer>,
+            signal,
+            release,
+          );
+        } catch (error) {
+          if (read.answer && !signal.aborted) return read.answer;
+          throw error;
         }
-      }) as SqlAnswer;
+      }
+      return await untilSettledOrAborted(
+        sql.begin(async (tx) => {
+          await start(tx);
+          // The setting took a round trip: check again, then send in the same turn.
+          signal.throwIfAborted();
+          const query = tx.unsafe(spec.statement, values as never[], EXTENDED);
+          const stop = () => query.cancel();
+          signal.addEventListener("abort", stop, { once: true });
+          try {
+            const done = await query;
+            // Past the deadline the caller was told it timed out: roll back
+            // rather than commit what it gave up on.
+            signal.throwIfAborted();
+            const result = { rows_affected: typeof done.count === "number" ? done.count : null };
+            return { result, bytes: JSON.stringify(result).length, truncated: false };
+          } finally {
+            signal.removeEventListener("abort", stop);
+          }
+        }) as Promise<SqlAnswer>,
+        signal,
+        release,
+      );
     } catch (error) {
       throw this.#refusal(error, grant, signal);
     }
@@ -117,7 +253,7 @@ export class SqlRunner {
     const sql = (async () => {
       const { default: postgres } = await import("postgres");
       return postgres(dsn, {
-        max: 4,
+        max: POOL_SIZE,
         idle_timeout: 30,
         connect_timeout: 10,
         // Tell PostgreSQL the application; its notices are not ours to print.
@@ -133,21 +269,22 @@ export class SqlRunner {
     if (error instanceof ToolError) return error;
     const code = String((error as { code?: unknown })?.code ?? "");
     if (signal.aborted) {
+      // A deadline (or a shutdown) aborts with its own words.
+      if (signal.reason instanceof ToolError) return signal.reason;
       return new WeirError("cancelled", `${grant.tool} was cancelled; its query was stopped`, {
         status: 499,
       });
     }
     if (code === "57014") {
+      // The statement timeout is what the call had left of its deadline.
       return new WeirError(
         "sql_timeout",
-        `${grant.tool} ran past the statement timeout (${this.#timeoutMs} ms) and was ` +
-          `stopped`,
+        `"${grant.tool}" did not finish within ${this.#timeoutMs} ms (running the statement); ` +
+          `it was stopped and nothing was committed`,
         { status: 504 },
       );
     }
-    const origin = this.#database.dsn.chain.map((c) =>
-      c.provider === "literal" ? "a literal" : `${c.provider} ${c.address}`
-    ).join(", else ");
+    const origin = dsnOrigin(this.#database);
     // Class 08 connection exceptions, 28 authorization, 3D unknown database,
     // 53/57P server unavailable, and the client's own socket errors.
     if (/^(08|28|3D|53|57P)/.test(code) || /^E[A-Z]+$/.test(code) || code === "CONNECT_TIMEOUT") {
@@ -203,31 +340,67 @@ async function readRows(
   spec: SqlSpec,
   values: unknown[],
   signal: AbortSignal,
+  maxBytes: number,
 ): Promise<SqlAnswer> {
   const query = tx.unsafe(spec.statement, values as never[], EXTENDED);
   const stop = () => query.cancel();
   signal.addEventListener("abort", stop, { once: true });
-  let rows: Record<string, unknown>[] = [];
+  if (signal.aborted) stop();
+  // Rows are taken one by one as they arrive (forEach), each measured as JSON:
+  // the read stops (the query is cancelled) at max-rows + 1 rows or once the
+  // kept rows pass the answer cap, so memory holds at most the cap plus the
+  // row being read, never the whole result.
+  const kept: Record<string, unknown>[] = [];
   let columns: string[] | undefined;
+  let bytes = 0;
+  let truncated = false;
+  let tooLarge = false;
+  let stopped: Promise<unknown> | undefined;
+  // The query is stopped with a cancel request; it is awaited before the
+  // transaction ends, so it cannot reach a later statement on this connection.
+  const stopHere = () => stopped = Promise.resolve(query.cancel()).catch(() => {});
   try {
-    // One portal fetch of max-rows + 1: the extra row only tells "there is more".
-    for await (const batch of query.cursor(spec.maxRows + 1)) {
-      rows = batch as unknown as Record<string, unknown>[];
-      columns = (batch as unknown as { columns?: { name: string }[] }).columns?.map((c) => c.name);
-      break;
-    }
+    const done = await query.forEach((row) => {
+      if (stopped) return;
+      if (kept.length === spec.maxRows) {
+        truncated = true;
+        stopHere();
+        return;
+      }
+      const json = jsonRow(row as Record<string, unknown>);
+      columns ??= Object.keys(json);
+      bytes += utf8Length(JSON.stringify(json)) + 1;
+      if (maxBytes > 0 && bytes > maxBytes) {
+        tooLarge = true;
+        stopHere();
+        return;
+      }
+      kept.push(json);
+    });
+    columns ??= (done as unknown as { columns?: { name: string }[] }).columns?.map((c) => c.name);
+  } catch (error) {
+    // Our own cancellation ends the query with an error (57014): the rows are read.
+    if (!stopped || signal.aborted) throw error;
   } finally {
     signal.removeEventListener("abort", stop);
+    await stopped;
   }
+  if (tooLarge) return { result: {}, bytes: maxBytes + 1, truncated: false, tooLarge: true };
   if (!columns) {
     const described = await tx.unsafe(spec.statement, values as never[], EXTENDED)
       .describe();
     columns = (described.columns ?? []).map((c: { name: string }) => c.name);
   }
-  const truncated = rows.length > spec.maxRows;
-  const kept = rows.slice(0, spec.maxRows).map(jsonRow);
   const result = { rows: kept, columns, truncated };
-  return { result, bytes: new TextEncoder().encode(JSON.stringify(result)).length, truncated };
+  return { result, bytes: utf8Length(JSON.stringify(result)), truncated };
+}
+
+const utf8 = new TextEncoder();
+
+/** The UTF-8 length of a text, without keeping its bytes. */
+function utf8Length(text: string): number {
+  // One byte per character below U+0080 (most JSON); encode only otherwise.
+  return /^[\x00-\x7f]*$/.test(text) ? text.length : utf8.encode(text).length;
 }
 
 /** A row as plain JSON: bytes as `\x<hex>` (PostgreSQL's bytea text form), dates as ISO text. */
@@ -252,4 +425,60 @@ function jsonValue(v: unknown): unknown {
 /** An argument as a bind value: absent -> NULL; objects never reach here (schema types). */
 function toParam(v: unknown): unknown {
   return v === undefined ? null : v;
+}
+
+/** Where a database's DSN comes from, for messages: `env SHOP_DSN, else file /run/dsn`. */
+export function dsnOrigin(database: Database): string {
+  return database.dsn.chain.map((c) =>
+    c.provider === "literal" ? "a literal" : `${c.provider} ${c.address}`
+  ).join(", else ");
+}
+
+/**
+ * Why a DSN cannot be used, in words that never repeat it (it holds a
+ * password), or `undefined` when it is a PostgreSQL URL the driver can read:
+ * `postgres://` or `postgresql://`, a URL (a port of 1-65535, IPv6 hosts in
+ * brackets), and a user and password whose percent-escapes decode (RFC 3986
+ * section 2.1: `%` followed by two hex digits).
+ * @example
+ * ```ts
+ * import { dsnProblem } from "./sql.ts";
+ * console.assert(dsnProblem("postgres://app:pw@127.0.0.1:5432/shop") === undefined);
+ * console.assert(dsnProblem("postgres://app:pw@127.0.0.1:99999/shop")!.includes("port"));
+ * ```
+ */
+export function dsnProblem(dsn: string): string | undefined {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(dsn)?.[1]?.toLowerCase();
+  if (scheme !== "postgres" && scheme !== "postgresql") {
+    return "is not a PostgreSQL URL: write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE";
+  }
+  const host = /^[^:]+:\/\/(?:[^@/?#]*@)?([^/?#]*)/.exec(dsn)?.[1] ?? "";
+  if (host.startsWith("[") && !host.includes("]")) {
+    return "has an IPv6 host without its closing bracket: write it as [::1]";
+  }
+  const port = /^[^:]+:\/\/(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*)(?::([^/?#]*))?/.exec(dsn)?.[1];
+  if (
+    port !== undefined && port !== "" && !(/^\d{1,5}$/.test(port) && +port >= 1 && +port <= 65535)
+  ) {
+    return "has a port that is not a number from 1 to 65535: fix the port";
+  }
+  let url: URL;
+  try {
+    url = new URL(dsn);
+  } catch {
+    return "is not a URL (check the host, and brackets around an IPv6 address such as [::1]): " +
+      "write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE";
+  }
+  for (const [part, text] of [["user", url.username], ["password", url.password]]) {
+    try {
+      decodeURIComponent(text);
+    } catch {
+      return `has a ${part} with a "%" that is not followed by two hex digits: percent-encode ` +
+        `"%" as %25 (and other reserved characters as %XX)`;
+    }
+  }
+  if (url.hostname === "" && !url.searchParams.has("host")) {
+    return "names no host: write postgres://USER:PASSWORD@HOST:PORT/DATABASE";
+  }
+  return undefined;
 }
