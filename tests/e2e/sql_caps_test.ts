@@ -9,7 +9,6 @@
  * with exit 2, and one read per call from a file says `dsn_invalid`.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
 import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { postgresMissing, startPostgres } from "../support/postgres.ts";
 
