@@ -26,8 +26,9 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
  * Whether a decoded JSON value is plain enough for the core's argument checks
  * to have nothing to say: it nests fewer than `limit` levels (as
  * {@link nestsDeeperThan} counts), and every number in it is finite and
- * either a safe integer or not an integer at all, and it holds no
- * `JSON.rawJSON` value. One read-only walk, recursion bounded by `limit`.
+ * either a safe integer or not an integer at all, every string and key is
+ * well-formed Unicode, and it holds no `JSON.rawJSON` value. One read-only
+ * walk, recursion bounded by `limit`.
  * `false` says only "look closer": the core then runs its exact checks.
  */
 export function isShallowAndExact(value: unknown, limit: number): boolean {
@@ -35,6 +36,7 @@ export function isShallowAndExact(value: unknown, limit: number): boolean {
 }
 
 function shallowAndExact(v: unknown, depth: number, limit: number): boolean {
+  if (typeof v === "string") return v.isWellFormed();
   if (typeof v === "number") {
     return Number.isFinite(v) && (Number.isSafeInteger(v) || !Number.isInteger(v));
   }
@@ -48,6 +50,7 @@ function shallowAndExact(v: unknown, depth: number, limit: number): boolean {
   }
   // for-in also visits inherited enumerable keys: a superset, so never a missed value.
   for (const key in v) {
+    if (!key.isWellFormed()) return false;
     if (!shallowAndExact((v as Record<string, unknown>)[key], depth + 1, limit)) return false;
   }
   return true;

@@ -8,6 +8,7 @@
 import type { PreparedPrompt } from "./catalog.ts";
 import { ErrorCode, McpError } from "./jsonrpc.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
+import { illFormedAt, illFormedMessage } from "./text.ts";
 import { NotFoundError } from "./errors.ts";
 import type { CallContext } from "./options.ts";
 import { cleanOut, clip, isObject, pick } from "./results.ts";
@@ -39,6 +40,13 @@ export async function getPrompt(
   }
   if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
     throw new McpError(ErrorCode.InvalidParams, `Arguments for prompt "${name}" nest too deeply`);
+  }
+  const illFormed = illFormedAt(args);
+  if (illFormed) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Invalid arguments for prompt "${name}": ${illFormedMessage(illFormed)}`,
+    );
   }
   const problems = prompt.validate(args);
   if (problems.length > 0) {

@@ -162,3 +162,57 @@ export function parseJsonExact(text: string): unknown {
     return String(value) === context.source ? value : rawJSON(context.source);
   });
 }
+
+/** Where a decoded value holds text that is not well-formed Unicode. */
+export interface IllFormedText {
+  /** Where: `a.b[2]` (empty at the top). */
+  at: string;
+  /** Whether it is an object key (an argument name) rather than a string value. */
+  key: boolean;
+}
+
+/**
+ * The first string or object key in a decoded JSON value that is not
+ * well-formed Unicode (it holds a lone UTF-16 surrogate, which JSON text can
+ * spell as `"\\ud800"` but UTF-8 cannot encode), or `null` when every one
+ * is. Iterative; the caller has bounded the depth. RFC 8259 section 8.2 leaves
+ * such strings' behaviour unpredictable; I-JSON (RFC 7493 section 2.1)
+ * forbids them.
+ * @example
+ * ```ts
+ * import { illFormedAt } from "./text.ts";
+ * console.assert(illFormedAt({ a: ["ok", "x\ud800"] })?.at === "a[1]");
+ * console.assert(illFormedAt({ a: "\ud83d\ude00" }) === null);
+ * ```
+ */
+export function illFormedAt(value: unknown): IllFormedText | null {
+  const stack: [unknown, string][] = [[value, ""]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === "string") {
+      if (!v.isWellFormed()) return { at, key: false };
+      continue;
+    }
+    if (v === null || typeof v !== "object" || isRawJson(v)) continue;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}[${i}]`]);
+      continue;
+    }
+    for (const key of Object.keys(v)) {
+      if (!key.isWellFormed()) return { at, key: true };
+      const name = cleanText(key.length > 60 ? `${key.slice(0, 57)}...` : key);
+      stack.push([(v as Record<string, unknown>)[key], at ? `${at}.${name}` : name]);
+    }
+  }
+  return null;
+}
+
+/** What to tell a caller whose arguments hold text that is not well-formed Unicode. */
+export function illFormedMessage(found: IllFormedText): string {
+  return found.key
+    ? `an argument name is not well-formed Unicode (it holds a lone surrogate${
+      found.at ? `, in ${found.at}` : ""
+    }): rename it`
+    : `the text at ${found.at || "(top)"} is not well-formed Unicode (it holds a lone UTF-16 ` +
+      `surrogate, which UTF-8 cannot carry): send well-formed text`;
+}

@@ -10,7 +10,7 @@
 import type { PreparedCatalog, PreparedTool } from "./catalog.ts";
 import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
 import { ERAS, MetaKey, MODERN_VERSION } from "./revisions.ts";
-import { isRawJson } from "./text.ts";
+import { illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import { InputRequiredError, ToolError } from "./errors.ts";
 import type { CallContext } from "./options.ts";
@@ -214,6 +214,16 @@ function runTool(
           `which cannot be passed on exactly; ` +
           `send it as a string`,
       ),
+    };
+  }
+  // Text that is not well-formed Unicode is refused by where it is: no host
+  // would pass it on (or write it) as the caller sent it.
+  const illFormed = plain ? null : illFormedAt(args);
+  if (illFormed !== null) {
+    refused(s, "schema", 400, name);
+    return {
+      status: 400,
+      result: errorResult(`Invalid arguments for tool "${name}": ${illFormedMessage(illFormed)}`),
     };
   }
   const problems = tool.validate(args);

@@ -13,7 +13,8 @@
  * counted; the next written batch starts with a `log_lines_dropped` line.
  *
  * Line shape: `{"time": ISO-8601 UTC, "level": "debug|info|warn|error",
- * "event": string, ...fields}`. Control characters (C0, DEL, C1, U+2028,
+ * "event": string, ...fields}`. Every string is well-formed Unicode (a lone
+ * surrogate becomes U+FFFD). Control characters (C0, DEL, C1, U+2028,
  * U+2029) are escaped as `\uXXXX` so a line stays one line, and a terminal
  * reading the log interprets none of them (RFC 8259 section 7 allows any
  * character to be escaped). Nothing here knows about arguments or secrets:
@@ -124,8 +125,25 @@ export function formatLogLine(event: LogEvent, time = Date.now()): string {
       unserializable: true,
     });
   }
+  // A lone UTF-16 surrogate (a client's tool name, a slice through a pair)
+  // comes out of JSON.stringify as a `\udXXX` escape, which decodes to text
+  // that is not well-formed: such lines are written again with U+FFFD in its place.
+  if (LONE_SURROGATE_ESCAPE.test(json)) json = JSON.stringify(wellFormed(JSON.parse(json)));
   // JSON.stringify escapes C0 controls already; DEL, C1 and the JS line separators it leaves.
   return UNSAFE.test(json) ? json.replace(UNSAFE_ALL, escapeChar) : json;
+}
+
+/** What JSON.stringify writes for a lone surrogate (a false alarm only costs a rewrite). */
+const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F][0-9a-fA-F]{2}/;
+
+/** A decoded log line with every string and key made well-formed (U+FFFD for a lone surrogate). */
+function wellFormed(v: unknown): unknown {
+  if (typeof v === "string") return v.toWellFormed();
+  if (Array.isArray(v)) return v.map(wellFormed);
+  if (v === null || typeof v !== "object") return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, child] of Object.entries(v)) out[k.toWellFormed()] = wellFormed(child);
+  return out;
 }
 
 /**
