@@ -270,7 +270,7 @@ function readPath(path: NodeReader, grant: Grant): void {
           `for a value of several segments`,
       );
     } else if (!PARAM.test(name)) {
-      path.error(`path parameter {${name}} must be a name of letters, digits, _ or -`);
+      path.error(`path parameter {${name}} must be a name of letters, digits, _ or -: rename it`);
     } else if (params.includes(name)) {
       path.error(
         `path parameter {${name}} appears twice; each parameter fills one place: rename one`,

@@ -435,7 +435,7 @@ function readInstructions(top: NodeReader[]): string | undefined {
   }
   if (text.length > INSTRUCTIONS_BUDGET) {
     node.error(
-      `instructions are ${text.length} characters, over the ${INSTRUCTIONS_BUDGET}-character budget`,
+      `instructions are ${text.length} characters, over the ${INSTRUCTIONS_BUDGET}-character budget; shorten them`,
     );
     return undefined;
   }

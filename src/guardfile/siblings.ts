@@ -76,9 +76,11 @@ export function readResources(top: NodeReader[]): StaticResource[] {
     if ("priority" in node.node.properties) {
       const p = node.node.properties.priority;
       if (typeof p !== "number" || !Number.isFinite(p)) {
-        node.error(`priority=${show(p)} must be a number between 0 and 1`);
+        node.error(
+          `priority=${show(p)} must be a number between 0 and 1: write one such as priority=0.5`,
+        );
       } else if (p < 0 || p > 1) {
-        node.error(`priority=${p} is outside 0..1`);
+        node.error(`priority=${p} is outside 0..1: write a number from 0 to 1`);
       } else {
         resource.priority = p;
       }

@@ -160,7 +160,7 @@ wrap ward mcp tickets {
     const text = (result.content as { text: string }[])[0].text;
     assert.match(
       text,
-      /^upstream_timeout: "delete_ticket" did not finish within 1500 ms \(waiting for the confirmation\); nothing was sent/,
+      /^upstream_timeout: DELETE \/tickets\/\{id\} did not finish within 1500 ms \(waiting for the confirmation\); nothing was sent/,
     );
     answerNow();
     await sleep(1500);

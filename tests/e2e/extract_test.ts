@@ -212,7 +212,7 @@ wrap ward mcp docs {
     assert.equal(late.status, 504, late.text);
     assert.match(
       late.text,
-      /^(?:extract_timeout: parsing the PDF from get_doc passed the \d+ ms deadline|upstream_timeout: "get_doc" did not finish within 100 ms \(extracting the answer \(pdf-text\)\))/,
+      /^(?:extract_timeout: parsing the PDF from get_doc passed the \d+ ms deadline|upstream_timeout: GET \/\S+ did not finish within 100 ms \(extracting the answer \(pdf-text\)\))/,
     );
     const big = await callApi(roomy.url, "get_big", {});
     assert.equal(big.status, 502, big.text);
