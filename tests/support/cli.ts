@@ -78,8 +78,6 @@ export async function runCommand(
 export interface Served {
   /** `http://127.0.0.1:<port>` */
   url: string;
-  /** The process id (for /proc measurements). */
-  pid: number;
   /** Everything the server wrote to stderr so far. */
   stderr(): string;
   /** SIGTERM, wait for exit; returns the exit code. */
