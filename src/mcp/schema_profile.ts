@@ -10,7 +10,8 @@
  * - `gemini`: what Google's Gemini function declarations read through the
  *   OpenAPI 3.0 subset of their `Schema` object (the `parameters` field, as the
  *   Vercel AI SDK's Google provider before 4.0, LangChain and `@google/genai`'s
- *   schema transformer send it): one `type` per schema (no type unions), string
+ *   schema transformer send it): one `type` per schema (no type unions; a
+ *   string-or-integer input is listed as a string), string
  *   `enum`s only, and only `type`, `description`, `enum`, `properties`,
  *   `required`, `items`, `minLength` and `format`, the keywords that also
  *   survive the AI SDK's converter. Bounds, lengths, patterns and item counts
@@ -185,8 +186,15 @@ function gemini(schema: JsonObject, path: string): JsonObject {
   const dropped: string[] = [];
   const words: string[] = [];
   let type = schema.type;
+  // A string-or-integer input (a guard's untyped id) is listed as the string it
+  // also is: narrower than enforced, never wider; its integer-only keywords go.
+  let asString = false;
   if (Array.isArray(type)) {
-    const kinds = type.filter((t) => t !== "null");
+    let kinds = type.filter((t) => t !== "null");
+    if (kinds.length === 2 && kinds.includes("string") && kinds.includes("integer")) {
+      kinds = ["string"];
+      asString = true;
+    }
     if (kinds.length !== 1) throw refuse(path, `type ${JSON.stringify(type)}`);
     type = kinds[0];
   }
@@ -194,6 +202,11 @@ function gemini(schema: JsonObject, path: string): JsonObject {
   if (type !== undefined) out.type = type;
   for (const [key, value] of Object.entries(schema)) {
     if (key === "type" || key === "description") continue;
+    if (asString && (key === "minimum" || key === "maximum")) continue;
+    if (asString && key === "enum") {
+      out.enum = (value as unknown[]).filter((v) => typeof v === "string");
+      continue;
+    }
     if (key === "allOf") {
       words.push(...exclusionWords(schema, path));
       continue;
