@@ -79,12 +79,30 @@ Deno.test("gemini: one type, string enums, bounds and patterns in words, no addi
   });
 });
 
+Deno.test("gemini lists a string-or-integer input (an untyped id) as the string it also is", () => {
+  const listed = profileSchema(
+    {
+      type: "object",
+      properties: {
+        id: { type: ["string", "integer"], minLength: 1, maximum: 999, enum: ["a", 7] },
+      },
+    },
+    "gemini",
+    'tool "t"',
+  );
+  assert.deepEqual((listed.properties as JsonObject).id, {
+    type: "string",
+    enum: ["a"],
+    minLength: 1,
+  });
+});
+
 Deno.test("gemini refuses what it cannot say: unions of two types, open maps, unknown keywords", () => {
   for (
     const [schema, what] of [
       [
-        { type: "object", properties: { x: { type: ["string", "integer"] } } },
-        /type \["string","integer"\]/,
+        { type: "object", properties: { x: { type: ["string", "number"] } } },
+        /type \["string","number"\]/,
       ],
       [{ type: "object", additionalProperties: { type: "integer" } }, /additionalProperties/],
       [
