@@ -18,10 +18,12 @@ import {
   nameOperations,
   type ScaffoldOptions,
   scaffoldSummary,
+  SelectionError,
   serverName,
 } from "./scaffold.ts";
 import { writeFileAtomically } from "./write.ts";
 import { chooseAuth } from "./upstream.ts";
+import { printable } from "../guardfile/diagnostics.ts";
 
 /** One line of the list: a group heading or an operation. */
 export type Row =
@@ -146,7 +148,9 @@ export function press(state: ChooserState, key: string, page = 10): ChooserState
     }
     if (key === "ctrl-u") return settle({ ...s, filter: "" }, page);
     if ([...key].length === 1 && key >= " ") {
-      return settle({ ...s, filter: s.filter + key, cursor: 0 }, page);
+      const next = { ...s, filter: s.filter + key };
+      const first = visibleRows(next).findIndex((r) => r.kind === "op");
+      return settle({ ...next, cursor: Math.max(0, first) }, page);
     }
     return s;
   }
@@ -204,8 +208,7 @@ export function press(state: ChooserState, key: string, page = 10): ChooserState
 /** Keep the cursor on a visible row and in the drawn window. */
 function settle(s: ChooserState, page: number): ChooserState {
   const rows = visibleRows(s);
-  let cursor = Math.max(0, Math.min(rows.length - 1, s.cursor));
-  if (s.cursor === 0 && rows[0]?.kind === "group" && rows[1]) cursor = 1;
+  const cursor = Math.max(0, Math.min(rows.length - 1, s.cursor));
   let top = s.top;
   if (cursor < top) top = cursor;
   if (cursor >= top + page) top = cursor - page + 1;
@@ -226,7 +229,7 @@ export function draw(
   color: boolean,
 ): string[] {
   const rows = visibleRows(state);
-  const fit = (text: string) => [...text].slice(0, cols).join("");
+  const fit = (text: string) => [...shown(text)].slice(0, cols).join("");
   const lines = [
     fit(title),
     fit(
@@ -272,6 +275,19 @@ export function draw(
     fit(state.message),
   );
   return lines;
+}
+
+/**
+ * Text from the document as the terminal shows it: control characters (an
+ * escape sequence could move the cursor, retitle the window or write the
+ * clipboard) escaped as `\uXXXX`, and bidirectional overrides, which could
+ * show a reviewer text in another order than it is, likewise.
+ */
+function shown(text: string): string {
+  return printable(text).replace(
+    /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** Key names from terminal input bytes (xterm sequences). */
@@ -397,7 +413,13 @@ export async function choose(
   return result;
 
   async function writeChosen(s: ChooserState): Promise<string | undefined> {
-    const scaffold = buildScaffold(doc, { ...options, server, select: [...s.selected] });
+    let scaffold;
+    try {
+      scaffold = buildScaffold(doc, { ...options, server, select: [...s.selected] });
+    } catch (error) {
+      if (error instanceof SelectionError) return `${error.message} (escape to go back)`;
+      throw error;
+    }
     const problem = await writeFileAtomically(s.output, scaffold.text, out.force);
     if (problem) return `${problem} (escape to go back, or type another name)`;
     finished = scaffoldSummary(scaffold, s.output);

@@ -34,6 +34,7 @@ import { isObject, type Json, type Operation } from "./document.ts";
 import { type ReadSchema, readSchema } from "./schema.ts";
 import type { GrantName } from "./naming.ts";
 import type { AuthPlan } from "./upstream.ts";
+import { writtenExactly } from "./kdl_text.ts";
 
 /** A grant derived from an operation. */
 export interface ScaffoldGrant {
@@ -79,6 +80,10 @@ const NUMBER_PATTERN = "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$"
 const JSON_MEDIA = /^(?:application\/(?:[\w.+-]+\+)?json|\*\/\*|application\/\*)(?:\s*;.*)?$/i;
 
 class Inexpressible extends Error {}
+
+/** Why a name with characters {@link writtenExactly} refuses cannot be written. */
+const UNWRITABLE =
+  "its name holds characters a guardfile cannot hold (controls, bidirectional marks)";
 
 /**
  * Derive the grant of one operation.
@@ -266,6 +271,10 @@ function deriveQuery(
       skip("has no name");
       continue;
     }
+    if (!writtenExactly(wire)) {
+      skip("has a name holding characters a guardfile cannot hold (controls, bidirectional marks)");
+      continue;
+    }
     const s = paramSchema(p);
     const style = typeof p.style === "string" ? p.style : "form";
     const explode = typeof p.explode === "boolean" ? p.explode : style === "form";
@@ -393,6 +402,11 @@ function deriveBody(op: Operation, notes: string[], used: Set<string>): {
   const body: BodyField[] = [];
   for (const [n, v] of props) {
     if (RESERVED_INPUTS.includes(n) || n === "") continue;
+    if (!writtenExactly(n)) {
+      if (requiredNames.has(n)) throw new Inexpressible(`required body field ${UNWRITABLE}`);
+      notes.push(`an optional body field is left out: ${UNWRITABLE}`);
+      continue;
+    }
     const field = bodyField(n, v, requiredNames.has(n), notes, n);
     if (field) {
       body.push(field);
@@ -425,6 +439,7 @@ function bodyField(
     case "boolean": {
       const f: BodyField = { name, type: s.type, required };
       copyRules(f, s);
+      lostNotes(notes, `body "${where}"`, s);
       return f;
     }
     case "array": {
@@ -445,7 +460,12 @@ function bodyField(
       if (s.circular || props.length === 0) return { name, type: "object", required, raw: true };
       const req = new Set(s.required ?? []);
       const fields = props
-        .filter(([n]) => n !== "")
+        .filter(([n]) => {
+          if (n !== "" && !writtenExactly(n)) {
+            notes.push(`a body field of "${where}" is left out: ${UNWRITABLE}`);
+          }
+          return n !== "" && writtenExactly(n);
+        })
         .map(([n, v]) => bodyField(n, v, req.has(n), notes, `${where}.${n}`))
         .filter((f): f is BodyField => f !== undefined);
       if (fields.length === 0) return { name, type: "object", required, raw: true };
@@ -494,9 +514,16 @@ function copyRules(
 ): void {
   const type = to.type === "array" ? to.items : to.type;
   if (type === "string") {
-    if (s.pattern !== undefined && compiles(s.pattern)) to.pattern = s.pattern;
-    else if (s.pattern !== undefined) {
-      s.lost.push(`pattern ${JSON.stringify(s.pattern)} (not an ECMA-262 "u" regular expression)`);
+    if (s.pattern !== undefined && compiles(s.pattern) && writtenExactly(s.pattern)) {
+      to.pattern = s.pattern;
+    } else if (s.pattern !== undefined) {
+      s.lost.push(
+        `pattern ${JSON.stringify(s.pattern)} (${
+          compiles(s.pattern)
+            ? "it holds characters a guardfile cannot hold"
+            : `not an ECMA-262 "u" regular expression`
+        })`,
+      );
     }
     if (s.minLength !== undefined && s.minLength > 0) to.minLength = s.minLength;
     if (s.maxLength !== undefined) to.maxLength = s.maxLength;
@@ -508,10 +535,11 @@ function copyRules(
   if (s.enum && (type === "string" || type === "integer" || type === "number")) {
     const ok = s.enum.filter((v) =>
       type === "string"
-        ? typeof v === "string" && passes(v, to)
+        ? typeof v === "string" && passes(v, to) && writtenExactly(v)
         : typeof v === "number" && (type === "number" || Number.isInteger(v))
     );
     if (ok.length > 0) to.enum = ok;
+    else s.lost.push(`enum ${JSON.stringify(s.enum)} (no value a guardfile can hold and check)`);
   }
 }
 

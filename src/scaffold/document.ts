@@ -97,6 +97,7 @@ export class DocumentError extends Error {
  * @returns its operations with every internal `$ref` resolved (circular
  *   schemas stay circular objects: walk them with a visited set)
  * @throws {DocumentError} on text that is neither JSON nor YAML, a document
+ *   nested deeper than {@link MAX_DOCUMENT_DEPTH}, a document
  *   without `openapi: 3.x` or `swagger: "2.0"`, or a `$ref` that does not resolve
  */
 export async function readOpenApi(text: string, source: string): Promise<OpenApiDocument> {
@@ -112,6 +113,12 @@ export async function readOpenApi(text: string, source: string): Promise<OpenApi
   if (!isObject(raw)) {
     throw new DocumentError(`${source}: not an OpenAPI document (the top level is not an object)`);
   }
+  if (depthOf(raw) > MAX_DOCUMENT_DEPTH) {
+    throw new DocumentError(
+      `${source}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep (real API documents ` +
+        `nest about 25): weir scaffold does not read it; flatten the schemas with $ref`,
+    );
+  }
   const declared = typeof raw.openapi === "string"
     ? raw.openapi
     : typeof raw.swagger === "string"
@@ -125,14 +132,27 @@ export async function readOpenApi(text: string, source: string): Promise<OpenApi
     );
   }
   let spec: Json;
+  let resolved: Awaited<ReturnType<typeof dereference>>;
+  const tooDeep = `${source}: its $ref chains nest too deeply to resolve (a reference to a ` +
+    `reference to ... hundreds of levels down): weir scaffold does not read it`;
   try {
     spec = upgrade(raw).specification as Json;
   } catch (error) {
     throw new DocumentError(
-      `${source}: cannot upgrade to OpenAPI 3.1: ${(error as Error).message}`,
+      error instanceof RangeError
+        ? tooDeep
+        : `${source}: cannot upgrade to OpenAPI 3.1: ${(error as Error).message}`,
     );
   }
-  const resolved = await dereference(spec);
+  try {
+    resolved = await dereference(spec);
+  } catch (error) {
+    throw new DocumentError(
+      error instanceof RangeError
+        ? tooDeep
+        : `${source}: cannot resolve the document's references: ${(error as Error).message}`,
+    );
+  }
   const unresolved = (resolved.errors ?? []).filter((e) => e.code !== undefined);
   if (!isObject(resolved.schema)) {
     throw new DocumentError(
@@ -142,8 +162,12 @@ export async function readOpenApi(text: string, source: string): Promise<OpenApi
     );
   }
   if (unresolved.length > 0) {
+    const message = unresolved[0].message;
     throw new DocumentError(
-      `${source}: ${unresolved[0].message}; weir resolves only references inside the document`,
+      /reference: #/.test(message)
+        ? `${source}: ${message}: it points to nothing in the document, or ends a chain of ` +
+          `references too deep to follow (weir scaffold does not read it)`
+        : `${source}: ${message}; weir resolves only references inside the document`,
     );
   }
   const doc = resolved.schema as Json;
@@ -224,6 +248,46 @@ function securityOf(value: unknown): Record<string, string[]>[] | undefined {
 
 function sameServers(a: Json[], b: Json[]): boolean {
   return a.length === b.length && a.every((s, i) => s.url === b[i]?.url);
+}
+
+/**
+ * Nesting weir reads in a document. GitHub's REST document and every document
+ * of `@readme/oas-examples` nest at most 24 levels; parsing, upgrading and
+ * dereferencing recurse, so a far deeper document would exhaust the stack.
+ */
+export const MAX_DOCUMENT_DEPTH = 256;
+
+/**
+ * The deepest nesting of objects and arrays in a parsed value (a scalar is 0),
+ * without recursion. Shared values (YAML aliases) are measured once; a value
+ * reached again while it is being measured (a circular alias) adds nothing.
+ */
+function depthOf(root: unknown): number {
+  const height = new Map<object, number>();
+  const stack: { node: object; expanded: boolean }[] = [];
+  if (typeof root === "object" && root !== null) stack.push({ node: root, expanded: false });
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    if (!top.expanded && height.has(top.node)) {
+      stack.pop(); // measured already, or being measured (reached twice)
+      continue;
+    }
+    const kids = Object.values(top.node).filter(
+      (v): v is object => typeof v === "object" && v !== null,
+    );
+    if (!top.expanded) {
+      top.expanded = true;
+      height.set(top.node, -1); // being measured
+      for (const k of kids) if (!height.has(k)) stack.push({ node: k, expanded: false });
+      continue;
+    }
+    stack.pop();
+    let h = 0;
+    for (const k of kids) h = Math.max(h, height.get(k) ?? 0);
+    height.set(top.node, h + 1);
+    if (h + 1 > MAX_DOCUMENT_DEPTH) return h + 1;
+  }
+  return typeof root === "object" && root !== null ? height.get(root) ?? 0 : 0;
 }
 
 /** A plain object (not an array, not null). */

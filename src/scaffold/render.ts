@@ -11,6 +11,7 @@
 import type { BodyField, PathParam, QueryInput } from "../guardfile/model.ts";
 import type { Derivation, ScaffoldGrant } from "./derive.ts";
 import type { AuthPlan, BaseUrlPlan } from "./upstream.ts";
+import { oneLine, str } from "./kdl_text.ts";
 
 /** What the text is made from. */
 export interface RenderInput {
@@ -24,8 +25,12 @@ export interface RenderInput {
   selected: Set<string>;
   /** Write every expressible grant active (for checking each one); no withholds. */
   allActive?: boolean;
-  /** Write unchosen grants as one comment line each instead of in full (to stay under the size cap). */
-  compact?: boolean;
+  /**
+   * How unchosen operations are written, to stay under weir's guardfile size
+   * cap: `full` (each grant in full, off), `lines` (one comment line each), or
+   * `none` (not listed; nor are withhold suggestions or inexpressible ones).
+   */
+  listing?: "full" | "lines" | "none";
 }
 
 /** The text, and the lines (1-based, inclusive) each grant occupies. */
@@ -38,10 +43,12 @@ const IND = "    ";
 
 /** Render the guardfile. */
 export function renderScaffold(input: RenderInput): Rendered {
-  const lines: string[] = input.header.map((h) => (h === "" ? "//" : `// ${h}`));
+  // Every header line is one comment line whatever the document's title holds.
+  const lines: string[] = input.header.map((h) => (h === "" ? "//" : `// ${oneLine(h)}`));
   const spans = new Map<string, { from: number; to: number }>();
   const active = (d: Derivation) => input.allActive || input.selected.has(d.key);
-  if (!input.allActive) {
+  const listing = input.listing ?? "full";
+  if (!input.allActive && listing !== "none") {
     const withholds = input.derivations.filter((d) =>
       d.grant && !active(d) && d.grant.method === "DELETE"
     );
@@ -77,8 +84,10 @@ export function renderScaffold(input: RenderInput): Rendered {
   }
   const reads = (d: Derivation) => (d.op.method === "GET" || d.op.method === "HEAD" ? 0 : 1);
   for (const [tag, list] of groups) {
+    const shown = listing === "none" ? list.filter(active) : list;
+    if (shown.length === 0) continue;
     lines.push("", `${IND}// ---- ${tag === "" ? "(no tag)" : `tag ${oneLine(tag)}`} ----`);
-    for (const d of [...list].sort((x, y) => reads(x) - reads(y))) {
+    for (const d of [...shown].sort((x, y) => reads(x) - reads(y))) {
       const title = `${d.op.method} ${d.op.path}${
         d.op.operationId ? ` (${d.op.operationId})` : ""
       }`;
@@ -86,7 +95,7 @@ export function renderScaffold(input: RenderInput): Rendered {
         lines.push(`${IND}// not expressible: ${oneLine(title)}: ${oneLine(d.reason ?? "")}`);
         continue;
       }
-      if (input.compact && !active(d)) {
+      if (listing === "lines" && !active(d)) {
         lines.push(
           `${IND}// off: ${oneLine(title)} -> ${d.name.tool} (weir scaffold --select ${
             oneLine(d.op.operationId ?? d.key)
@@ -229,26 +238,9 @@ function num(n: number): string {
   return String(n);
 }
 
-/** A KDL v2 quoted string. Characters a guardfile refuses (controls, bidi overrides) are dropped. */
-export function str(text: string): string {
-  const clean = text.replace(DISALLOWED, "");
-  return `"${
-    clean.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\t/g, "\\t")
-  }"`;
-}
-
 /** A bare KDL identifier when it is one, else a quoted string. */
 function ident(text: string): string {
   return /^[a-z][a-z0-9-]*$/.test(text) && !["true", "false", "null", "inf", "nan"].includes(text)
     ? text
     : str(text);
-}
-
-// deno-lint-ignore no-control-regex
-const DISALLOWED =
-  /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029]/g;
-
-/** One comment line: line breaks and refused characters out. */
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").replace(DISALLOWED, "").trim();
 }

@@ -23,6 +23,7 @@ import {
   type BaseUrlPlan,
   chooseAuth,
   chooseBaseUrl,
+  envName,
 } from "./upstream.ts";
 
 /** What to choose. */
@@ -52,13 +53,17 @@ export interface Scaffold {
   derivations: Derivation[];
   /** The chosen ones (each a grant in the text). */
   selected: Derivation[];
-  /** Unchosen grants are one comment line each, to keep the file under weir's size cap. */
+  /**
+   * Unchosen operations are listed one comment line each, or not at all, to
+   * keep the file under weir's size cap.
+   */
   compact: boolean;
 }
 
 /**
- * A selector matched nothing (`unknown`: the command line is wrong), or
- * matched an operation the grammar cannot express.
+ * A selector matched nothing (`unknown`: the command line is wrong), matched
+ * an operation the grammar cannot express, or the selection is too large for
+ * one guardfile.
  */
 export class SelectionError extends Error {
   override name = "SelectionError";
@@ -90,11 +95,58 @@ export function nameOperations(doc: OpenApiDocument): { op: Operation; name: Gra
   }));
 }
 
-/** The server name from a title: `Swagger Petstore` -> `swagger-petstore`. */
+/** Title words that name no API: left out of a server name. */
+const FILLER = new Set([
+  "a",
+  "an",
+  "and",
+  "api",
+  "apis",
+  "definition",
+  "extension",
+  "extensions",
+  "for",
+  "of",
+  "official",
+  "openapi",
+  "rest",
+  "spec",
+  "specification",
+  "the",
+  "with",
+]);
+
+/**
+ * The server name (`wrap ward mcp <name>`, and the stem of the environment
+ * variables the file names): the API's own name when its first server is
+ * `api.<name>.<tld>` (`https://api.github.com` -> `github`), else up to
+ * three words of the title without filler (`Swagger Petstore` ->
+ * `swagger-petstore`, `GitHub's official OpenAPI spec` -> `github`), else
+ * the file name's stem, else `api`.
+ */
 export function serverName(doc: OpenApiDocument, fallback: string): string {
-  const slug = (doc.title || fallback).toLowerCase().replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "").slice(0, 40).replace(/-+$/, "");
-  return slug === "" ? "api" : slug;
+  const first = doc.servers[0]?.url;
+  if (typeof first === "string") {
+    const host = /^https?:\/\/api\.([a-z0-9][a-z0-9-]*)\.[a-z]{2,}(?:\.[a-z]{2,})?(?:[:/]|$)/i.exec(
+      first,
+    );
+    if (host && !/^(?:co|com|org|net|gov|ac|edu|example|localhost|test|invalid)$/i.test(host[1])) {
+      return host[1].toLowerCase();
+    }
+  }
+  const slug = (text: string) => {
+    const words = text.toLowerCase().replace(/['\u2019]s\b/g, "").split(/[^a-z0-9]+/)
+      .filter((w) => w !== "" && !FILLER.has(w) && !/^v\d+$/.test(w));
+    let out = "";
+    for (const w of words.slice(0, 3)) {
+      const next = out === "" ? w : `${out}-${w}`;
+      if (next.length > 32) break;
+      out = next;
+    }
+    if (out === "" && words.length > 0) out = words[0].slice(0, 32);
+    return out === "" ? "" : /^[a-z]/.test(out) ? out : `api-${out}`;
+  };
+  return slug(doc.title) || slug(fallback.replace(/\.[^.]*$/, "")) || "api";
 }
 
 /**
@@ -143,8 +195,9 @@ export function resolveSelectors(
 
 /**
  * Build the scaffold.
- * @throws {SelectionError} when a selector matches nothing or an explicitly
- *   selected operation cannot be expressed (the message says why)
+ * @throws {SelectionError} when a selector matches nothing, an explicitly
+ *   selected operation cannot be expressed, or the chosen grants alone would
+ *   pass `maxBytes` (the message says why and what to do)
  */
 export function buildScaffold(doc: OpenApiDocument, options: ScaffoldOptions): Scaffold {
   const named = nameOperations(doc);
@@ -153,8 +206,11 @@ export function buildScaffold(doc: OpenApiDocument, options: ScaffoldOptions): S
   const chosen = new Set(explicit);
   if (options.selectReads) named.forEach(({ op }, i) => op.method === "GET" && chosen.add(i));
   const voters = chosen.size > 0 ? [...chosen].map((i) => named[i].op) : doc.operations;
-  const auth = chooseAuth(doc, voters, server);
-  const baseUrl = chooseBaseUrl(doc, server);
+  const { auth, baseUrl } = checkUpstream(
+    server,
+    chooseBaseUrl(doc, server),
+    chooseAuth(doc, voters, server),
+  );
   const derivations = named.map(({ op, name }) => {
     const d = deriveGrant(op, name, auth);
     if (d.grant && !acceptsAuth(op, auth)) {
@@ -182,17 +238,44 @@ export function buildScaffold(doc: OpenApiDocument, options: ScaffoldOptions): S
   const selected = derivations.filter((d) => selectedKeys.has(d.key));
   const header = headerLines(doc, options.source, derivations, selected);
   const input = { header, server, baseUrl, auth, derivations, selected: selectedKeys };
-  let compact = false;
+  const bytes = (text: string) => new TextEncoder().encode(text).length;
+  let listing: "full" | "lines" | "none" = "full";
   let rendered = renderScaffold(input);
-  if (new TextEncoder().encode(rendered.text).length > options.maxBytes) {
-    compact = true;
-    header.push(
-      "",
-      `Listed compactly: in full the file would pass weir's ${options.maxBytes} byte`,
-      "guardfile cap. Rerun with --select for the operations you want written as grants.",
-    );
-    rendered = renderScaffold({ ...input, compact });
+  if (bytes(rendered.text) > options.maxBytes) {
+    listing = "lines";
+    rendered = renderScaffold({
+      ...input,
+      header: [
+        ...header,
+        "",
+        `Listed compactly: in full the file would pass weir's ${options.maxBytes}-byte`,
+        "guardfile cap. Rerun with --select for the operations you want written as grants.",
+      ],
+      listing,
+    });
   }
+  if (bytes(rendered.text) > options.maxBytes) {
+    listing = "none";
+    const unlisted = derivations.length - selected.length;
+    rendered = renderScaffold({
+      ...input,
+      header: [
+        ...header,
+        "",
+        `Only the chosen grants are written: the other ${unlisted} operations, even one line`,
+        `each, would pass weir's ${options.maxBytes}-byte guardfile cap.`,
+      ],
+      listing,
+    });
+  }
+  if (bytes(rendered.text) > options.maxBytes) {
+    throw new SelectionError(
+      `the ${selected.length} chosen grants alone take ${bytes(rendered.text)} bytes, over ` +
+        `weir's ${options.maxBytes}-byte guardfile cap: choose fewer operations (e.g. one ` +
+        `tag's, with --select) and write them to several guardfiles`,
+    );
+  }
+  const compact = listing !== "full";
   const check = parseGuardfile(rendered.text, `${server}.mcp.kdl`);
   const errors = check.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) {
@@ -203,6 +286,61 @@ export function buildScaffold(doc: OpenApiDocument, options: ScaffoldOptions): S
     );
   }
   return { text: rendered.text, server, baseUrl, auth, derivations, selected, compact };
+}
+
+/**
+ * The base URL and auth as weir's loader accepts them: a base URL it refuses
+ * (the document's server holds something a guardfile's does not) is read from
+ * the environment instead, an auth it refuses becomes `auth none`, each with a
+ * note quoting the loader.
+ */
+function checkUpstream(
+  server: string,
+  baseUrl: BaseUrlPlan,
+  auth: AuthPlan,
+): { baseUrl: BaseUrlPlan; auth: AuthPlan } {
+  /** The loader's errors on a file of just this base-url and auth, each with its line's text. */
+  const refusals = (b: BaseUrlPlan, a: AuthPlan) => {
+    const text = renderScaffold({
+      header: [],
+      server,
+      baseUrl: b,
+      auth: a,
+      derivations: [],
+      selected: new Set(),
+    }).text;
+    const lines = text.split("\n");
+    return parseGuardfile(text, "check.mcp.kdl").diagnostics
+      .filter((d) => d.severity === "error")
+      .map((d) => ({ message: d.message, line: lines[(d.position?.line ?? 0) - 1] ?? "" }));
+  };
+  let errors = refusals(baseUrl, auth);
+  const atBaseUrl = errors.find((e) => /^\s*base-url\b/.test(e.line));
+  if (baseUrl.kind === "literal" && atBaseUrl) {
+    const env = envName(server, "BASE_URL");
+    baseUrl = {
+      kind: "env",
+      env,
+      note: `the document's server URL is not one base-url takes (${atBaseUrl.message}): ` +
+        `set ${env} to the API's base URL`,
+    };
+    errors = refusals(baseUrl, auth);
+  }
+  if (errors.length > 0 && auth.kind !== "none") {
+    auth = {
+      kind: "none",
+      note: `the security scheme "${auth.scheme}" cannot be written as weir's auth ` +
+        `(${errors[0].message}); write the auth block by hand (docs/guardfile.md, "auth")`,
+    };
+    errors = refusals(baseUrl, auth);
+  }
+  if (errors.length > 0) {
+    throw new Error(
+      `weir scaffold wrote a base-url or auth its own loader refuses (a defect; please ` +
+        `report it): ${errors.map((e) => e.message).join("; ")}`,
+    );
+  }
+  return { baseUrl, auth };
 }
 
 /**
@@ -303,8 +441,8 @@ export function scaffoldSummary(s: Scaffold, output: string | undefined): string
   }
   if (s.compact) {
     lines.push(
-      `Unchosen operations are listed one line each: in full the file would pass ` +
-        `the guardfile size cap.`,
+      `Unchosen operations are listed one line each, or not at all: in full the file would ` +
+        `pass the guardfile size cap.`,
     );
   }
   if (output !== undefined) {

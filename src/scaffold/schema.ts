@@ -43,6 +43,8 @@ export interface ReadSchema extends ValueRules {
 const SCALARS = new Set(["string", "integer", "number", "boolean"]);
 /** Nesting weir reads before treating an object as any object (`raw=#true`). */
 const MAX_DEPTH = 8;
+/** `allOf` inside `allOf` weir merges before ignoring deeper members (real documents nest 2 or 3). */
+const MAX_ALLOF_DEPTH = 32;
 
 /**
  * Read a schema.
@@ -132,6 +134,14 @@ function readBounds(s: Json, type: "integer" | "number", out: ReadSchema): void 
     if (out.minimum !== undefined) out.minimum = Math.ceil(out.minimum);
     if (out.maximum !== undefined) out.maximum = Math.floor(out.maximum);
   }
+  for (const side of ["minimum", "maximum"] as const) {
+    const v = out[side];
+    if (v !== undefined && Math.abs(v) > Number.MAX_SAFE_INTEGER) {
+      // A guardfile holds numbers exactly; a bound this far out bounds nothing real.
+      out.lost.push(`${side} ${v} (beyond the numbers a guardfile holds exactly)`);
+      delete out[side];
+    }
+  }
   if (out.minimum !== undefined && out.maximum !== undefined && out.minimum > out.maximum) {
     out.lost.push(`bounds ${out.minimum}..${out.maximum} that admit nothing`);
     delete out.minimum;
@@ -139,14 +149,20 @@ function readBounds(s: Json, type: "integer" | "number", out: ReadSchema): void 
   }
 }
 
-/** `allOf` members merged into the schema: properties and required united, the rest first-wins. */
-function mergeAllOf(schema: Json): Json {
+/**
+ * `allOf` members merged into the schema: properties and required united, the
+ * rest first-wins. A member already being merged (an `allOf` that reaches
+ * itself, directly or through others) adds nothing more.
+ */
+function mergeAllOf(schema: Json, merging: Set<object> = new Set()): Json {
   if (!Array.isArray(schema.allOf)) return schema;
   const out: Json = { ...schema };
   delete out.allOf;
+  if (merging.has(schema) || merging.size >= MAX_ALLOF_DEPTH) return out;
+  merging = new Set(merging).add(schema);
   for (const part of schema.allOf) {
     if (!isObject(part)) continue;
-    const p = mergeAllOf(part);
+    const p = mergeAllOf(part, merging);
     for (const [k, v] of Object.entries(p)) {
       if (k === "properties" && isObject(v)) {
         out.properties = { ...(isObject(out.properties) ? out.properties : {}), ...v };

@@ -58,7 +58,10 @@ export function chooseBaseUrl(doc: OpenApiDocument, server: string): BaseUrlPlan
     return {
       kind: "env",
       env,
-      note: `the document's server ${first.url} has variable {${missing}} without a default: ` +
+      note:
+        `the document's server ${
+          shownUrl(first.url)
+        } has variable {${missing}} without a default: ` +
         `set ${env} to the API's base URL`,
     };
   }
@@ -72,7 +75,10 @@ export function chooseBaseUrl(doc: OpenApiDocument, server: string): BaseUrlPlan
     return {
       kind: "env",
       env,
-      note: `the document's server ${JSON.stringify(first.url)} is not an absolute http(s) URL ` +
+      note:
+        `the document's server ${
+          JSON.stringify(shownUrl(first.url))
+        } is not an absolute http(s) URL ` +
         `(a relative one is relative to wherever the document is served): set ${env} to the API's base URL`,
     };
   }
@@ -92,6 +98,15 @@ export function chooseBaseUrl(doc: OpenApiDocument, server: string): BaseUrlPlan
       note: `the first of ${doc.servers.length} servers the document lists`,
     }
     : { kind: "literal", url: literal };
+}
+
+/**
+ * A server URL as a note shows it: any userinfo (`user:password@`, RFC 3986
+ * section 3.2.1) before the host is replaced, so a credential written into a
+ * document is not copied into the guardfile.
+ */
+function shownUrl(url: string): string {
+  return url.replace(/^([^/?#]*\/\/)[^/?#]*@/, "$1[redacted]@");
 }
 
 /**

@@ -268,8 +268,12 @@ Deno.test("press(): nothing selected at first; space toggles; an inexpressible o
 });
 
 Deno.test("press(): space on a group selects its expressible operations; the filter narrows the list", () => {
+  assert.equal(run(["up"]).cursor, 0, "the first group's row can be reached");
   const group = run(["up", "space"]);
   assert.deepEqual([...group.selected], ["GET /pets"]);
+  assert.equal(group.message, "Selected 1 in pet.");
+  assert.equal(run(["up", "space", "space"]).selected.size, 0, "space again deselects the group");
+  assert.equal(run(["/", "o"]).cursor, 1, "typing a filter puts the cursor on the first match");
   const filtered = run(["/", "o", "r", "d", "enter", "space"]);
   assert.deepEqual([...filtered.selected], ["GET /orders"]);
   assert.equal(run(["/", "x", "escape"]).filter, "");
