@@ -272,7 +272,10 @@ stdio command), re-checking each tool's definition on every call.`,
 
 Serves exactly the allowlisted tools of an existing MCP server (an HTTP URL, or a
 command weir starts and talks to over stdio), re-checking each tool's definition
-against its start-up fingerprint on every call.
+against its start-up fingerprint on every call. A tool weir cannot serve as written
+(a schema keyword it cannot enforce, a pin that does not fit) or whose definition
+drifted is listed as a NOT AVAILABLE stub saying why; the others keep serving. Calls
+go out once, arguments as sent; no redirect is followed.
 
   --tool NAME                   An upstream tool to serve (repeatable, at least one).
   --name NAME                   The server name clients see (default weir-upstream).
@@ -314,9 +317,12 @@ Checks an allowlist as serve-upstream would, without listening.
 
   --tool NAME                   An allowlisted tool (repeatable, at least one).
   --read-only heuristic         Refuse names that look like mutations (offline).
-  --read-only strict            Refuse tools without annotations.readOnlyHint: true (needs an
+  --read-only strict            Withhold tools without annotations.readOnlyHint: true (needs an
                                 upstream).
-  --upstream URL | -- CMD       Connect and report each tool as present, missing or drifted.
+  --upstream URL | -- CMD       Connect and report serve-upstream's decision for each tool:
+                                present, missing, or the stub it would list (unservable,
+                                drifted, withheld) with the stub's words.
+  --pin TOOL.ARG=VALUE          As for serve-upstream (a pin that does not fit: unservable).
   --fingerprints FILE           Compare each tool's SHA-256 fingerprint with FILE.
   --write-fingerprints FILE     When clean, write the fingerprints to FILE.
   --upstream-header 'N=T'       As for serve-upstream.

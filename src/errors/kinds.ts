@@ -84,6 +84,9 @@ export const ERROR_KINDS = {
   upstream_unavailable: { status: 502 },
   upstream_auth: { status: 500 },
   schema_drift: { status: 409 },
+  // serve-upstream: an allowlisted tool listed as a stub (a schema weir cannot enforce, a pin
+  // that does not fit, a policy), refused without reaching the upstream.
+  tool_unavailable: { status: 403, rule: "withheld" },
   reject_empty: { status: 502 },
   extract_failed: { status: 502 },
   extract_timeout: { status: 504, errorType: "timeout" },

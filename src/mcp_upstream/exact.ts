@@ -2,9 +2,9 @@
  * Exact numbers through serve-upstream. The official SDK client parses the
  * upstream's answers with `JSON.parse`, which rounds integers beyond 2^53 and
  * re-spells `1.0` as `1` before weir sees them. The transports weir hands the
- * client see the raw answer first: for a `tools/call` made inside
- * {@link exactCalls}, they parse it again with `parseJsonExact`
- * (src/mcp/text.ts) and keep its `result` in the call's {@link ExactCapture}.
+ * client see the raw answer first: for a `tools/call`, they parse it again
+ * with `parseJsonExact` (src/mcp/text.ts) and keep its `result` in the
+ * call's request scope (`scope.ts`).
  * {@link withExactNumbers} then puts the exact `structuredContent` in place of
  * the client's, but only when the two are the same value once numbers are
  * read as JavaScript reads them (so nothing but digits can differ). Text
@@ -12,24 +12,10 @@
  *
  * @module
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { isRawJson, parseJsonExact } from "../mcp/text.ts";
 import type { CallToolResult } from "../mcp/types.ts";
 
-/** What a transport learned about one `tools/call`: its id, then its exact result. */
-export interface ExactCapture {
-  /** The JSON-RPC id the client gave the request (set by the transport). */
-  id?: string | number;
-  /** The answer's `result`, parsed with exact numbers (set by the transport). */
-  result?: unknown;
-  /** Settles once the transport has read the answer (SSE is read beside the client). */
-  read?: Promise<void>;
-}
-
-/** The capture of the `tools/call` being made in the current async context. */
-export const exactCalls: AsyncLocalStorage<ExactCapture> = new AsyncLocalStorage<ExactCapture>();
-
-/** The request id of a JSON-RPC `tools/call` message, if it is one. */
+/** The id of a JSON-RPC `tools/call` request message, if it is one. */
 export function toolsCallId(message: unknown): string | number | undefined {
   if (typeof message !== "object" || message === null) return undefined;
   const m = message as { method?: unknown; id?: unknown };
@@ -71,57 +57,16 @@ function holdsRawNumber(value: unknown, depth = 0): boolean {
 }
 
 /**
- * The client's result with the exact `structuredContent`, when the capture
- * holds one that equals the client's once its numbers are rounded as
+ * The client's result with the exact `structuredContent`, when `exactResult`
+ * (the answer's `result` as `parseJsonExact` read it) holds one that equals the client's once its numbers are rounded as
  * `JSON.parse` rounds them; otherwise the client's result unchanged.
  */
-export function withExactNumbers(result: CallToolResult, capture: ExactCapture): CallToolResult {
-  const exact = capture.result as { structuredContent?: unknown } | undefined;
+export function withExactNumbers(result: CallToolResult, exactResult: unknown): CallToolResult {
+  const exact = exactResult as { structuredContent?: unknown } | undefined;
   if (!exact || typeof exact !== "object" || !("structuredContent" in result)) return result;
   const precise = exact.structuredContent;
   if (!holdsRawNumber(precise)) return result;
   const rounded = JSON.stringify(JSON.parse(JSON.stringify(precise)));
   if (rounded !== JSON.stringify(result.structuredContent)) return result;
   return { ...result, structuredContent: precise as CallToolResult["structuredContent"] };
-}
-
-/**
- * Read the answer to `capture.id` from a text/event-stream body (the `data:`
- * lines of each event), stopping at the first answer to that id.
- */
-export async function readEventStream(
-  body: ReadableStream<Uint8Array>,
-  capture: ExactCapture,
-): Promise<void> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  let data: string[] = [];
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl).replace(/\r$/, "");
-        buffer = buffer.slice(nl + 1);
-        if (line === "") {
-          if (data.length > 0 && capture.id !== undefined) {
-            const result = exactResult(data.join("\n"), capture.id);
-            if (result !== undefined) {
-              capture.result = result;
-              return;
-            }
-          }
-          data = [];
-        } else if (line.startsWith("data:")) {
-          data.push(line.slice(5).replace(/^ /, ""));
-        }
-      }
-    }
-  } catch {
-    // The client's branch reports a broken stream; this one only loses digits.
-  } finally {
-    reader.cancel().catch(() => {});
-  }
 }

@@ -7,15 +7,19 @@
  * the child weir's whole environment (a wrapped server usually needs its own
  * credentials from it) except the variables named in `withoutEnv` (weir's own
  * inbound token), lets the child's stderr through to weir's stderr, and
- * caps each line: a line longer than `maxLineBytes` closes the connection
- * (the answer in it cannot be matched to a request without reading it), which
- * fails the requests in flight and makes the next call start a new child.
+ * caps each line: a line longer than `maxLineBytes` fails every request in
+ * flight at once as over the cap (the answer in it cannot be matched to a
+ * request without reading it) and closes the connection, so the next call
+ * starts a new child. Memory stays bounded by the cap: an over-long line is
+ * not kept.
  *
  * @module
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { exactCalls, type ExactCapture, exactResult, toolsCallId } from "./exact.ts";
+import { exactResult } from "./exact.ts";
+import { UpstreamTooLarge } from "./errors.ts";
+import { type RequestScope, requestScopes } from "./scope.ts";
 
 /** Options of {@link ChildStdioTransport}. */
 export interface ChildStdioOptions {
@@ -41,8 +45,8 @@ export class ChildStdioTransport implements Transport {
   #child?: Deno.ChildProcess;
   #writer?: WritableStreamDefaultWriter<Uint8Array>;
   #closed = false;
-  /** tools/call requests in flight whose exact answers are wanted, by id. */
-  readonly #exact = new Map<string | number, ExactCapture>();
+  /** Requests in flight sent from a request scope, by id. */
+  readonly #scopes = new Map<string | number, RequestScope>();
 
   constructor(options: ChildStdioOptions) {
     this.#options = options;
@@ -95,6 +99,8 @@ export class ChildStdioTransport implements Transport {
       }
       if (size > max) {
         this.onerror?.(new Error(`the upstream sent a message longer than ${max} bytes`));
+        for (const scope of this.#scopes.values()) scope.fail(new UpstreamTooLarge(max));
+        this.#scopes.clear();
         await this.close();
         return;
       }
@@ -111,13 +117,14 @@ export class ChildStdioTransport implements Transport {
       return;
     }
     const id = (message as { id?: unknown }).id;
-    const capture = (typeof id === "string" || typeof id === "number")
-      ? this.#exact.get(id)
+    const answer = "result" in message || "error" in message;
+    const scope = answer && (typeof id === "string" || typeof id === "number")
+      ? this.#scopes.get(id)
       : undefined;
-    if (capture) {
-      // A tools/call made inside exactCalls: keep its answer's exact numbers.
-      this.#exact.delete(id as string | number);
-      capture.result = exactResult(line, id as string | number);
+    if (scope) {
+      this.#scopes.delete(id as string | number);
+      // A tools/call: keep its answer's exact numbers.
+      if (scope.method === "tools/call") scope.result = exactResult(line, id as string | number);
     }
     this.onmessage?.(message);
   }
@@ -125,11 +132,14 @@ export class ChildStdioTransport implements Transport {
   /** Write one message as one line. */
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed || !this.#writer) throw new Error("the upstream process has exited");
-    const capture = exactCalls.getStore();
-    const callId = capture ? toolsCallId(message) : undefined;
-    if (capture && callId !== undefined) {
-      capture.id = callId;
-      this.#exact.set(callId, capture);
+    const scope = requestScopes.getStore();
+    const m = message as { method?: unknown; id?: unknown };
+    if (
+      scope && scope.id === undefined && m.method === scope.method &&
+      (typeof m.id === "string" || typeof m.id === "number")
+    ) {
+      scope.id = m.id;
+      this.#scopes.set(m.id, scope);
     }
     await this.#writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
   }

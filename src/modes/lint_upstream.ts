@@ -5,12 +5,15 @@
  * - `--read-only heuristic` (offline): refuses allowlisted names with a
  *   mutation segment (the reference's word list, whole segments split on
  *   `_ - . /`, space and camelCase);
- * - `--read-only strict` (needs an upstream): refuses allowlisted tools whose
- *   definition lacks `annotations.readOnlyHint: true`;
- * - with an upstream (`--upstream URL` or `-- CMD`): reports each allowlisted
- *   tool as present or missing (with the nearest names), and with
- *   `--fingerprints FILE` as drifted when its SHA-256 fingerprint differs from
- *   the one a previous `--write-fingerprints FILE` recorded.
+ * - with an upstream (`--upstream URL` or `-- CMD`): decides each
+ *   allowlisted tool exactly as `serve-upstream` does at start-up
+ *   (`src/mcp_upstream/decision.ts`, with the same `--pin` values) and prints
+ *   that decision: `present` (served), `missing` (with the nearest names), or
+ *   the kind of stub serve-upstream would list in its place (`unservable`,
+ *   `drifted`, `withheld`) with the stub's own words. With `--fingerprints
+ *   FILE`, a tool whose SHA-256 fingerprint differs from the one a previous
+ *   `--write-fingerprints FILE` recorded is `drifted`; `--read-only strict`
+ *   withholds a tool whose definition lacks `annotations.readOnlyHint: true`.
  *
  * Output: text (`name<TAB>status` per tool, sorted; problems on stderr) or
  * `--format json` (one document on stdout). Exit 0 clean, 1 problems found or
@@ -20,10 +23,10 @@
  *
  * @module
  */
-import { mutationSegment } from "../mcp_upstream/allowlist.ts";
+import { AllowlistError, mutationSegment, parsePins } from "../mcp_upstream/allowlist.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { UpstreamConnection } from "../mcp_upstream/connection.ts";
-import { matchAllowlist } from "../mcp_upstream/surface.ts";
+import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decision.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import { cleanText } from "../mcp/text.ts";
 import {
@@ -37,8 +40,11 @@ import {
 /** One allowlisted tool's verdict. */
 export interface ToolVerdict {
   name: string;
-  /** `unchecked` when no upstream was consulted. */
-  status: "present" | "missing" | "drifted" | "unchecked";
+  /**
+   * `present` (served), `missing`, a stub's kind (`unservable`, `drifted`,
+   * `withheld`), or `unchecked` when no upstream was consulted.
+   */
+  status: "present" | "missing" | "drifted" | "unservable" | "withheld" | "unchecked";
   fingerprint?: string;
   problems: string[];
 }
@@ -57,7 +63,16 @@ export interface LintUpstreamConfig extends SharedConfig {
   fingerprints?: string;
   writeFingerprints?: string;
   requestTimeoutMs: number;
+  /** `--pin` values as written (decided as serve-upstream decides them). */
+  pins?: string[];
 }
+
+/** `--read-only strict`: a tool without `readOnlyHint: true` is withheld. */
+const readOnlyStrict: SurfaceInput["withhold"] = (_name, definition) =>
+  definition.annotations?.readOnlyHint === true ? undefined : {
+    reason: "it does not carry annotations.readOnlyHint: true",
+    remedy: "drop the tool from the allowlist, or have the upstream mark it read-only",
+  };
 
 /**
  * Run the checks.
@@ -114,34 +129,37 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       await connection?.close();
     }
     if (listed) {
-      const report = await matchAllowlist(config.allowlist, listed);
-      for (const m of report.missing) {
-        const v = verdicts.get(m.name)!;
-        v.status = "missing";
-        v.problems.push(
-          "the upstream does not list it" +
-            (m.nearest.length ? ` (nearest: ${m.nearest.join(", ")})` : ""),
-        );
-      }
-      for (const name of report.ambiguous) {
-        const v = verdicts.get(name)!;
-        v.status = "drifted";
-        v.problems.push("the upstream lists it more than once with different definitions");
-      }
-      for (const [name, tool] of report.present) {
-        const v = verdicts.get(name)!;
-        v.status = "present";
-        v.fingerprint = tool.fingerprint;
-        if (expected && expected[name] === undefined) {
-          v.problems.push(`the fingerprints file has no entry for it`);
-        } else if (expected && expected[name] !== tool.fingerprint) {
-          v.status = "drifted";
-          v.problems.push(`its definition changed since the fingerprints were written`);
+      const fingerprints = new Map(
+        Object.entries(expected ?? {}).filter(([, v]) => typeof v === "string"),
+      );
+      const decisions = await decideTools({
+        allowlist: config.allowlist,
+        listed,
+        pins: parsePins(config.pins ?? [], config.allowlist),
+        baseline: expected
+          ? { fingerprints, since: "the fingerprints were written", running: false }
+          : undefined,
+        withhold: config.readOnly === "strict" ? readOnlyStrict : undefined,
+      });
+      for (const d of decisions) {
+        const v = verdicts.get(d.name)!;
+        if (d.status === "missing") {
+          v.status = "missing";
+          v.problems.push(
+            "the upstream does not list it" +
+              (d.nearest.length ? ` (nearest: ${d.nearest.join(", ")})` : ""),
+          );
+          continue;
         }
-        if (
-          config.readOnly === "strict" && tool.definition.annotations?.readOnlyHint !== true
-        ) {
-          v.problems.push(`it does not carry annotations.readOnlyHint: true`);
+        v.fingerprint = d.fingerprint;
+        if (d.status === "stubbed") {
+          v.status = d.why;
+          v.problems.push(stubWords(d));
+          continue;
+        }
+        v.status = "present";
+        if (expected && !fingerprints.has(d.name)) {
+          v.problems.push(`the fingerprints file has no entry for it`);
         }
       }
     }
@@ -175,6 +193,7 @@ export async function lintUpstreamMain(args: string[]): Promise<number> {
   try {
     const { values, command } = parseUpstreamArgs(args, {
       "read-only": { type: "string" },
+      pin: { type: "string", multiple: true },
       fingerprints: { type: "string" },
       "write-fingerprints": { type: "string" },
       "request-timeout": { type: "string" },
@@ -204,8 +223,16 @@ export async function lintUpstreamMain(args: string[]): Promise<number> {
         );
       }
     }
+    const pins = (values.pin as string[] | undefined) ?? [];
+    try {
+      parsePins(pins, shared.allowlist);
+    } catch (error) {
+      if (error instanceof AllowlistError) throw new UpstreamUsageError(error.message);
+      throw error;
+    }
     config = {
       ...shared,
+      pins,
       readOnly: readOnly as LintUpstreamConfig["readOnly"],
       fingerprints: values.fingerprints as string | undefined,
       writeFingerprints: values["write-fingerprints"] as string | undefined,

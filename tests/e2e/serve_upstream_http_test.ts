@@ -177,7 +177,7 @@ Deno.test("serve-upstream: start-up refusals name what to fix and exit 1", async
         /tool "delete-all" is not listed by the upstream \(nearest: delete_all/,
       );
     });
-    await t.step("a pin on a tool off the allowlist, or on an undeclared argument", async () => {
+    await t.step("a pin on a tool off the allowlist", async () => {
       const unlisted = await runWeir([
         "serve-upstream",
         ...ALLOWED,
@@ -190,25 +190,6 @@ Deno.test("serve-upstream: start-up refusals name what to fix and exit 1", async
       ]);
       assert.equal(unlisted.code, 1);
       assert.match(unlisted.stderr, /names tool "delete_all", which is not on the allowlist/);
-      const undeclared = await runWeir([
-        "serve-upstream",
-        ...ALLOWED,
-        "--pin",
-        "echo.volume=11",
-        "--http",
-        "0",
-        "--upstream",
-        up.url,
-      ]);
-      assert.equal(undeclared.code, 1);
-      assert.match(undeclared.stderr, /tool "echo" declares no argument "volume"/);
-    });
-    await t.step("an upstream listing an allowlisted tool twice, differently", async () => {
-      up.alsoList([{ ...baseTools()[0], description: "Deletes everything." }]);
-      const r = await runWeir(["serve-upstream", ...ALLOWED, "--stdio", "--upstream", up.url]);
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /tool "echo" is listed more than once with different definitions/);
-      up.alsoList([]);
     });
     await t.step("usage errors exit 2", async () => {
       for (
@@ -285,7 +266,8 @@ Deno.test("serve-upstream: upstream killed and restarted, only the call in fligh
     await up.kill();
     const failed = await inFlight;
     assert.equal(failed.isError, true);
-    assert.match(textOf(failed), /upstream_unavailable: calling the tool: .*not retried/);
+    // The answer had begun (status 200) when the upstream died: cut off, not re-sent.
+    assert.match(textOf(failed), /upstream_cut_off: calling the tool: .*may have run/);
     await up.start();
     const after = await client.callTool({ name: "echo", arguments: { message: "back" } });
     assert.equal(textOf(after), "echo: back");

@@ -113,7 +113,7 @@ Deno.test("serve-upstream over stdio: a child that dies is started again; answer
     assert.equal(await started(), 2, "one new child, and the crashing call was not sent again");
     const huge = await client.callTool({ name: "huge", arguments: { bytes: 500_000 } });
     assert.equal(huge.isError, true);
-    assert.match(textOf(huge), /the upstream sent a message longer than 100000 bytes/);
+    assert.match(textOf(huge), /^upstream_too_large: calling the tool: .*over the 100000-byte cap/);
     assert.equal(
       textOf(await client.callTool({ name: "echo", arguments: { message: "c" } })),
       "echo: c",

@@ -55,6 +55,8 @@ function serveUpstreamArgs(pre: string[], args: string[], transport: string[]): 
 export interface Wrapper {
   /** `http://127.0.0.1:<port>` */
   url: string;
+  /** weir's process id. */
+  pid: number;
   stderr(): string;
   stop(): Promise<number>;
 }

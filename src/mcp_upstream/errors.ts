@@ -1,0 +1,170 @@
+/**
+ * What can go wrong between weir and an upstream MCP server, one class per
+ * kind, each with the stable code weir's error messages and audit lines
+ * start with (`upstream_unavailable`, `upstream_error`, ...), and a
+ * summary of the official clients' long schema-error messages.
+ *
+ * The kinds, and whether the request may have reached the upstream:
+ * - {@link UpstreamUnavailable}: no connection, or it broke before an answer
+ *   began (a request in flight may or may not have run);
+ * - {@link UpstreamCutOff}: the answer began (HTTP status and head, or an
+ *   event stream) and broke off before the result (the request was
+ *   delivered and may have run);
+ * - {@link UpstreamRedirected}: the upstream answered 3xx; weir follows no
+ *   redirect (the request was delivered to the configured URL only);
+ * - {@link UpstreamTooLarge}: the answer passed the size cap while being
+ *   read (the request was delivered);
+ * - {@link UpstreamTimeout}: no answer within the request timeout;
+ * - {@link UpstreamRefused}: the upstream answered with a JSON-RPC error.
+ *
+ * @module
+ */
+import type { ErrorKind } from "../errors/kinds.ts";
+
+/** A failure talking to the upstream; `code` names its kind (src/errors/kinds.ts). */
+export abstract class UpstreamFailure extends Error {
+  /** The error kind weir's messages and audit lines use for this failure. */
+  abstract readonly code: ErrorKind;
+}
+
+/** The connection broke (or could not be made) before an answer began. */
+export class UpstreamUnavailable extends UpstreamFailure {
+  readonly code = "upstream_unavailable" as const;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "UpstreamUnavailable";
+  }
+}
+
+/** The answer began and broke off before its result: the request was delivered. */
+export class UpstreamCutOff extends UpstreamFailure {
+  readonly code = "upstream_cut_off" as const;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "UpstreamCutOff";
+  }
+}
+
+/**
+ * The upstream answered with a redirect (any 3xx), which weir never follows:
+ * weir's credential goes nowhere but the configured URL.
+ */
+export class UpstreamRedirected extends UpstreamFailure {
+  readonly code = "upstream_redirect" as const;
+  /** The answer's status (301, 302, 303, 307, 308...). */
+  readonly status: number;
+  /** The origin of its `Location`, or `undefined` when it had none (or not a URL). */
+  readonly location?: string;
+  constructor(status: number, location: string | undefined) {
+    super(
+      `the upstream answered ${status} ` +
+        (location ? `redirecting to ${location}` : "(a redirect, with no usable Location)") +
+        `; weir follows no redirect, so nothing was sent there (give --upstream the final URL)`,
+    );
+    this.name = "UpstreamRedirected";
+    this.status = status;
+    this.location = location;
+  }
+}
+
+/** The answer passed the size cap while it was read. */
+export class UpstreamTooLarge extends UpstreamFailure {
+  readonly code = "upstream_too_large" as const;
+  constructor(maxBytes: number) {
+    super(`the upstream's answer is over the ${maxBytes}-byte cap (--max-response-bytes)`);
+    this.name = "UpstreamTooLarge";
+  }
+}
+
+/** The request timeout passed before the upstream answered. */
+export class UpstreamTimeout extends UpstreamFailure {
+  readonly code = "upstream_timeout" as const;
+  constructor(ms: number) {
+    super(`the upstream did not answer within ${ms} ms`);
+    this.name = "UpstreamTimeout";
+  }
+}
+
+/** The upstream answered a request with a JSON-RPC error. */
+export class UpstreamRefused extends UpstreamFailure {
+  readonly code = "upstream_error" as const;
+  /** The JSON-RPC error code the upstream answered (0 when weir refused its answer). */
+  readonly rpcCode: number;
+  constructor(rpcCode: number, message: string) {
+    super(message);
+    this.name = "UpstreamRefused";
+    this.rpcCode = rpcCode;
+  }
+}
+
+/**
+ * The official clients reject an answer that is not MCP (say, a URL that
+ * serves some other JSON API) with a schema error whose message is the whole
+ * list of schema issues as indented JSON: hundreds of lines for one answer.
+ * Each such list inside `message` becomes one line naming the first few
+ * distinct `path: message` issues; any other text is kept as it is.
+ * @param message an error message, possibly holding such a list
+ * @returns the message with every issue list summarized
+ */
+export function conciseMessage(message: string): string {
+  let out = "";
+  let rest = message;
+  for (let guard = 0; guard < 8; guard++) {
+    const start = rest.search(/\[\s*\{\s*"(?:code|expected|path|message)"/);
+    if (start < 0) break;
+    const end = closingBracket(rest, start);
+    if (end < 0) break;
+    let issues: unknown;
+    try {
+      issues = JSON.parse(rest.slice(start, end + 1));
+    } catch {
+      break;
+    }
+    const found: string[] = [];
+    collectIssues(issues, found);
+    const shown = [...new Set(found)].slice(0, 3);
+    out += rest.slice(0, start) +
+      `the answer is not a valid MCP message (${shown.join("; ") || "schema mismatch"}` +
+      `${new Set(found).size > shown.length ? "; ..." : ""})`;
+    rest = rest.slice(end + 1);
+  }
+  return out + rest;
+}
+
+/** The index of the `]` closing the `[` at `start` (JSON strings skipped), or -1. */
+function closingBracket(text: string, start: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "[" || c === "{") depth++;
+    else if (c === "]" || c === "}") {
+      depth--;
+      if (depth === 0) return c === "]" ? i : -1;
+    }
+  }
+  return -1;
+}
+
+/** Leaf issues as `path: message` (a union's branches are walked in order). */
+function collectIssues(value: unknown, into: string[]): void {
+  if (Array.isArray(value)) {
+    for (const item of value) collectIssues(item, into);
+    return;
+  }
+  if (!value || typeof value !== "object") return;
+  const issue = value as { path?: unknown; message?: unknown; errors?: unknown };
+  if (Array.isArray(issue.errors) && issue.errors.length > 0) {
+    collectIssues(issue.errors, into);
+    return;
+  }
+  if (typeof issue.message !== "string") return;
+  const path = Array.isArray(issue.path) && issue.path.length > 0
+    ? `${issue.path.join(".")}: `
+    : "";
+  into.push(`${path}${issue.message.slice(0, 120)}`);
+}

@@ -1,0 +1,342 @@
+/**
+ * The `fetch` the official clients' Streamable HTTP transports use to reach
+ * an HTTP upstream: the only way weir's requests leave for it, so the rules
+ * of that hop live here and hold for every request (the handshake, each
+ * `tools/list`, each `tools/call`, `notifications/cancelled`, the
+ * standalone event stream):
+ *
+ * - headers: the `--upstream-header` templates resolved at each request, and
+ *   the span's `traceparent` when telemetry is on;
+ * - no redirect is followed: the request is made with `redirect: "manual"`,
+ *   whatever the client asked (SDK 1.32 follows same-origin redirects by
+ *   default), and any 3xx answer fails the request with
+ *   {@link UpstreamRedirected} naming the status and the origin of its
+ *   `Location`. The credential therefore goes to the configured URL only, and
+ *   a request is delivered there once;
+ * - a request is delivered at most once: a failed `fetch` is the request's
+ *   failure, never re-sent. Deno's `fetch` (2.9) re-sends a request whose
+ *   body it can copy when a pooled keep-alive connection closes before the
+ *   answer, even after the upstream has read the request (measured: a
+ *   `tools/call` arrived twice); it never re-sends a streamed body. So
+ *   request bodies are handed to `fetch` as a stream, and go out with
+ *   `Transfer-Encoding: chunked` (RFC 9112 section 7.1, which every HTTP/1.1
+ *   server reads) instead of `Content-Length`, keeping keep-alive;
+ * - the size cap holds for every framing, counted on the decoded bytes as
+ *   they are read (`fetch` decodes gzip, deflate and br in pieces of a few
+ *   KiB, so a compression bomb costs no more than the cap): a JSON body (or
+ *   any other non-stream body, error pages included) is read here up to
+ *   `maxResponseBytes`; an event stream (SSE) is read here and handed on to
+ *   the client re-framed, one `data:` event per JSON-RPC message, until its
+ *   bytes pass the cap. Passing the cap fails the request at once with
+ *   {@link UpstreamTooLarge} (through its {@link RequestScope}), rather than
+ *   leaving the client to wait for the request timeout. A standalone stream
+ *   (no request) is held to the cap per event;
+ * - an event stream that ends or breaks before the answer to its request
+ *   fails that request at once with {@link UpstreamCutOff}; so does a JSON
+ *   body that breaks off;
+ * - exact numbers: for a `tools/call`, the answer's `result` is parsed again
+ *   with exact numbers (`exact.ts`) into the request's scope.
+ *
+ * The re-framed stream carries no `id:` or `retry:` field, so the client
+ * never resumes a request's stream with a `GET` (weir does not resume), and
+ * no notification weir drops anyway (logging, resource updates): only
+ * answers, the upstream's requests, and progress, cancellation and
+ * `tools/list_changed` notifications.
+ *
+ * @module
+ */
+import { readAtMost } from "../transport/bytes.ts";
+import { upstreamTracing } from "../ops/trace_hooks.ts";
+import { UpstreamCutOff, UpstreamRedirected, UpstreamTooLarge } from "./errors.ts";
+import { exactResult } from "./exact.ts";
+import { type RequestScope, requestScopes } from "./scope.ts";
+
+/** Options of {@link upstreamFetch}. */
+export interface UpstreamFetchOptions {
+  /** Headers for one request, resolved now; throws to refuse the request. */
+  headers?: () => Record<string, string>;
+  /** Largest answer accepted, in bytes (decoded; a whole event stream of a request). */
+  maxResponseBytes: number;
+}
+
+const encoder = new TextEncoder();
+
+/** The `fetch` for the SDK transports (see the module doc). */
+export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
+  const max = options.maxResponseBytes;
+  return async (input, init) => {
+    const scope = requestScopes.getStore();
+    const headers = new Headers(init?.headers);
+    if (options.headers) {
+      for (const [name, value] of Object.entries(options.headers())) headers.set(name, value);
+    }
+    upstreamTracing()?.inject(headers);
+    if (scope && scope.id === undefined && typeof init?.body === "string") {
+      scope.id = requestIdOf(init.body, scope.method);
+    }
+    const url = input instanceof Request ? input.url : String(input);
+    // A streamed body: never re-sent by fetch (see the module doc).
+    const body = typeof init?.body === "string" ? streamOf(init.body) : init?.body;
+    const response = await fetch(input, { ...init, headers, body, redirect: "manual" });
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => {});
+      throw failed(scope, new UpstreamRedirected(response.status, locationOrigin(response, url)));
+    }
+    if (!response.body) return response;
+    const type = (response.headers.get("content-type") ?? "").toLowerCase();
+    if (type.startsWith("text/event-stream")) {
+      return new Response(reframe(response.body, scope, max), copyOf(response));
+    }
+    const declared = Number(response.headers.get("content-length") ?? "NaN");
+    if (declared > max) {
+      await response.body.cancel().catch(() => {});
+      throw failed(scope, new UpstreamTooLarge(max));
+    }
+    let bytes: Uint8Array | null;
+    try {
+      bytes = await readAtMost(response.body, max, scope?.stopped);
+    } catch (error) {
+      if (scope?.failure) throw scope.failure;
+      throw failed(
+        scope,
+        new UpstreamCutOff(
+          `the upstream answered ${response.status} and the body broke off ` +
+            `(${(error as Error).name ?? "error"}); the request was delivered and may have run`,
+        ),
+      );
+    }
+    if (bytes === null) throw failed(scope, new UpstreamTooLarge(max));
+    if (scope?.method === "tools/call" && scope.id !== undefined && response.ok) {
+      scope.result = exactResult(new TextDecoder().decode(bytes), scope.id);
+    }
+    return new Response(bytes as Uint8Array<ArrayBuffer>, copyOf(response));
+  };
+}
+
+/** `text` as a one-chunk byte stream. */
+function streamOf(text: string): ReadableStream<Uint8Array> {
+  const bytes = encoder.encode(text);
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
+
+/** Fail the request (when there is one) and return the failure to throw. */
+function failed<T extends UpstreamRedirected | UpstreamTooLarge | UpstreamCutOff>(
+  scope: RequestScope | undefined,
+  failure: T,
+): T {
+  scope?.fail(failure);
+  return failure;
+}
+
+function copyOf(response: Response): ResponseInit {
+  return { status: response.status, statusText: response.statusText, headers: response.headers };
+}
+
+/** The origin of a redirect's `Location` (resolved against the request URL), if it has one. */
+function locationOrigin(response: Response, url: string): string | undefined {
+  const location = response.headers.get("location");
+  if (location === null) return undefined;
+  try {
+    const origin = new URL(location, url).origin;
+    return origin === "null" ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The id of the JSON-RPC request `method` in a message text, if it is one. */
+function requestIdOf(body: string, method: string): string | number | undefined {
+  try {
+    const message = JSON.parse(body) as { method?: unknown; id?: unknown };
+    if (message?.method !== method) return undefined;
+    return typeof message.id === "string" || typeof message.id === "number"
+      ? message.id
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An event stream read under the cap (see the module doc) and handed on as
+ * one `data:` event per message. Lines follow the WHATWG event-stream
+ * format: CRLF, LF or CR end a line; `data` lines of one event are joined
+ * with LF; comments, `id`, `retry` and events of other types are dropped.
+ */
+function reframe(
+  source: ReadableStream<Uint8Array>,
+  scope: RequestScope | undefined,
+  max: number,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  const decoder = new TextDecoder();
+  const lines = new LineSplitter();
+  let data: string[] = [];
+  let type = "";
+  /** Bytes read: of the whole stream (a request's), or since the last event (standalone). */
+  let counted = 0;
+  let answered = false;
+  let out: ReadableStreamDefaultController<Uint8Array>;
+  const stop = () => reader.cancel().catch(() => {});
+  scope?.stopped.addEventListener("abort", stop, { once: true });
+
+  const event = (): void => {
+    if (data.length > 0 && (type === "" || type === "message")) {
+      const text = data.join("\n");
+      const kind = kindOf(text, scope?.id);
+      if (kind === "answer" && !answered) {
+        answered = true;
+        if (scope?.method === "tools/call") scope.result = exactResult(text, scope.id!);
+      }
+      // What weir drops anyway (logging, resource updates) never reaches the client.
+      if (kind !== "dropped") {
+        out.enqueue(encoder.encode(`data: ${text.replaceAll("\n", "\ndata: ")}\n\n`));
+      }
+    }
+    data = [];
+    type = "";
+    if (!scope) counted = 0;
+  };
+  const line = (text: string): void => {
+    if (text === "") return event();
+    if (text.startsWith(":")) return;
+    const colon = text.indexOf(":");
+    const field = colon < 0 ? text : text.slice(0, colon);
+    let value = colon < 0 ? "" : text.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") data.push(value);
+    else if (field === "event") type = value;
+  };
+  const end = (failure?: UpstreamTooLarge | UpstreamCutOff): void => {
+    scope?.stopped.removeEventListener("abort", stop);
+    if (failure) {
+      scope?.fail(failure);
+      out.error(failure);
+    } else out.close();
+  };
+
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      out = controller;
+    },
+    async pull() {
+      for (;;) {
+        let step: ReadableStreamReadResult<Uint8Array>;
+        try {
+          step = await reader.read();
+        } catch (error) {
+          if (scope?.failure || scope?.stopped.aborted || answered || !scope) return end();
+          return end(
+            new UpstreamCutOff(
+              `the upstream's event stream broke off before the answer ` +
+                `(${(error as Error).name ?? "error"}); the request was delivered and may have run`,
+            ),
+          );
+        }
+        if (step.done) {
+          lines.feed(decoder.decode(), true, line);
+          if (scope && !answered && !scope.failure && !scope.stopped.aborted) {
+            return end(
+              new UpstreamCutOff(
+                "the upstream's event stream ended before the answer; " +
+                  "the request was delivered and may have run",
+              ),
+            );
+          }
+          return end();
+        }
+        counted += step.value.byteLength;
+        if (counted > max) {
+          await stop();
+          return end(new UpstreamTooLarge(max));
+        }
+        const before = out.desiredSize;
+        lines.feed(decoder.decode(step.value, { stream: true }), false, line);
+        // Something went out: let the client read it before reading on.
+        if (out.desiredSize !== before) return;
+      }
+    },
+    cancel(reason) {
+      scope?.stopped.removeEventListener("abort", stop);
+      return reader.cancel(reason);
+    },
+  });
+}
+
+/** Notifications the client acts on; weir drops every other one. */
+const KEPT_NOTIFICATIONS = new Set([
+  "notifications/progress",
+  "notifications/cancelled",
+  "notifications/tools/list_changed",
+]);
+
+/**
+ * What one event's JSON-RPC text is to the request `id`: its `answer`, a
+ * message the client acts on (`other`: another answer, a request, a kept
+ * notification, or text it will reject itself), or a notification weir
+ * drops (`dropped`).
+ */
+function kindOf(text: string, id: string | number | undefined): "answer" | "other" | "dropped" {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return "other";
+  }
+  const messages = Array.isArray(value) ? value : [value];
+  let dropped = messages.length > 0;
+  for (const m of messages) {
+    if (typeof m !== "object" || m === null) return "other";
+    const message = m as { id?: unknown; method?: unknown };
+    if (
+      id !== undefined && message.id === id && message.method === undefined &&
+      ("result" in m || "error" in m)
+    ) return "answer";
+    if (
+      message.id !== undefined || typeof message.method !== "string" ||
+      KEPT_NOTIFICATIONS.has(message.method)
+    ) dropped = false;
+  }
+  return dropped ? "dropped" : "other";
+}
+
+/**
+ * Splits text into lines at CRLF, LF or a lone CR, across pieces, in time
+ * linear in the text (an unterminated line is kept as pieces, not re-joined
+ * at every read).
+ */
+class LineSplitter {
+  #pieces: string[] = [];
+  /** The last piece ended with CR: an LF starting the next one belongs to it. */
+  #afterCR = false;
+
+  /** Feed `text`; `line` gets each complete line. At the `final` piece a partial line is dropped. */
+  feed(text: string, final: boolean, line: (text: string) => void): void {
+    let at = 0;
+    if (this.#afterCR && text.startsWith("\n")) at = 1;
+    this.#afterCR = false;
+    let lf = text.indexOf("\n", at);
+    let cr = text.indexOf("\r", at);
+    while (lf >= 0 || cr >= 0) {
+      const i = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr);
+      this.#pieces.push(text.slice(at, i));
+      const whole = this.#pieces.length === 1 ? this.#pieces[0] : this.#pieces.join("");
+      this.#pieces = [];
+      line(whole);
+      at = i + 1;
+      if (text[i] === "\r") {
+        if (at === text.length) this.#afterCR = true;
+        else if (text[at] === "\n") at++;
+      }
+      if (lf >= 0 && lf < at) lf = text.indexOf("\n", at);
+      if (cr >= 0 && cr < at) cr = text.indexOf("\r", at);
+    }
+    if (at < text.length) this.#pieces.push(text.slice(at));
+    if (final) this.#pieces = [];
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * `--pin TOOL.ARG=VALUE` on a wrapped tool: how a pin fits a definition, the
+ * definition weir serves for a pinned tool, and the pins put into a call.
+ *
+ * A pin is the one change weir makes to a caller's arguments, and it is made
+ * by key and visibly: the served definition no longer lists the pinned
+ * argument as `required` (weir supplies it); a caller who leaves it out gets
+ * the pinned value; a caller who sends a different value is refused, naming
+ * the argument, and nothing is sent; the arguments with the pins in place
+ * must still satisfy the upstream's own schema, or the call is refused.
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import type { ToolSpec } from "../mcp/types.ts";
+import { compileSchema, type ValidateFn } from "../mcp/schema.ts";
+import { canonicalJson } from "./fingerprint.ts";
+
+/** A pin as injected: the value converted to the argument's JSON type. */
+export interface InjectedPin {
+  arg: string;
+  /** The value as written on the command line. */
+  written: string;
+  value: string | number | boolean;
+}
+
+/** The pins of one tool, ready for calls. */
+export interface ToolPins {
+  pins: InjectedPin[];
+  /** The upstream's own input schema, which the pinned arguments must satisfy. */
+  validate: ValidateFn;
+}
+
+/**
+ * Fit the `--pin` values of one tool to its definition.
+ * @param pins argument -> value as written
+ * @returns the pins, or a sentence saying why they do not fit (the tool is then not served)
+ */
+export function fitPins(
+  tool: string,
+  definition: ToolSpec,
+  pins: ReadonlyMap<string, string>,
+): InjectedPin[] | string {
+  const properties = (definition.inputSchema?.properties ?? {}) as Record<string, unknown>;
+  const fitted: InjectedPin[] = [];
+  for (const [arg, written] of pins) {
+    const property = Object.hasOwn(properties, arg)
+      ? properties[arg] as Record<string, unknown>
+      : undefined;
+    if (!property || typeof property !== "object") {
+      const declared = Object.keys(properties);
+      return `--pin ${tool}.${arg}: the tool declares no argument "${arg}" ` +
+        `(it declares: ${declared.length ? declared.join(", ") : "none"})`;
+    }
+    const types = [property.type].flat().filter((t) => typeof t === "string");
+    let value: string | number | boolean = written;
+    if (types.includes("string") || types.length === 0) value = written;
+    else if (types.includes("integer") || types.includes("number")) {
+      value = Number(written);
+      if (!Number.isFinite(value) || (!types.includes("number") && !Number.isInteger(value))) {
+        return `--pin ${tool}.${arg}=${written}: the argument is ${types.join(" or ")}, ` +
+          `and ${JSON.stringify(written)} is not one`;
+      }
+    } else if (types.includes("boolean")) {
+      if (written !== "true" && written !== "false") {
+        return `--pin ${tool}.${arg}: the argument is boolean; pin true or false`;
+      }
+      value = written === "true";
+    } else {
+      return `--pin ${tool}.${arg}: the argument is ${types.join(" or ")}; pins hold strings, ` +
+        `numbers and booleans`;
+    }
+    fitted.push({ arg, written, value });
+  }
+  return fitted;
+}
+
+/** The upstream's definition, with pinned arguments no longer required (weir supplies them). */
+export function pinnedDefinition(definition: ToolSpec, pins: readonly InjectedPin[]): ToolSpec {
+  const required = definition.inputSchema?.required;
+  if (pins.length === 0 || !Array.isArray(required)) return definition;
+  const pinned = new Set(pins.map((p) => p.arg));
+  return {
+    ...definition,
+    inputSchema: {
+      ...definition.inputSchema,
+      required: required.filter((r) => !pinned.has(r as string)),
+    },
+  };
+}
+
+/** Prepare a tool's fitted pins for calls (the upstream's schema compiled once). */
+export function toolPins(definition: ToolSpec, pins: InjectedPin[]): ToolPins {
+  return { pins, validate: compileSchema(definition.inputSchema ?? { type: "object" }) };
+}
+
+/** The arguments to send, or why a call's arguments cannot carry the pins. */
+export type Pinned =
+  | { ok: true; sent: JsonObject }
+  | {
+    ok: false;
+    /** The pinned argument the caller sent another value for, if that is why. */
+    arg?: string;
+    message: string;
+  };
+
+/**
+ * The arguments to send: the caller's, with each pin in place.
+ * @param args the arguments as validated (numbers as numbers: compared with the pins)
+ * @param spelled the same arguments with numbers as the caller spelled them, if any differ
+ * @returns what to send, or why the call is refused (nothing is sent then)
+ */
+export function withPins(
+  tool: string,
+  args: Record<string, unknown>,
+  spelled: Record<string, unknown> | undefined,
+  pinned: ToolPins,
+): Pinned {
+  const sent = copyOwn(spelled ?? args);
+  for (const pin of pinned.pins) {
+    if (Object.hasOwn(args, pin.arg)) {
+      const given = args[pin.arg];
+      if (canonicalJson(given) !== canonicalJson(pin.value) && String(given) !== pin.written) {
+        return {
+          ok: false,
+          arg: pin.arg,
+          message: `argument "${pin.arg}" of tool "${tool}" is pinned by the operator; ` +
+            `leave it out (weir sends the pinned value)`,
+        };
+      }
+    }
+    Object.defineProperty(sent, pin.arg, {
+      value: pin.value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  const check = copyOwn(args);
+  for (const pin of pinned.pins) {
+    Object.defineProperty(check, pin.arg, { value: pin.value, enumerable: true, writable: true });
+  }
+  const problems = pinned.validate(check);
+  if (problems.length > 0) {
+    return {
+      ok: false,
+      message: `with the operator's pins in place the arguments no longer match the tool's ` +
+        `own schema (${problems.slice(0, 3).join("; ")}); nothing was sent`,
+    };
+  }
+  return { ok: true, sent: sent as JsonObject };
+}
+
+/** A shallow copy keeping every own key as a data property (`__proto__` included). */
+function copyOwn(source: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) {
+    Object.defineProperty(out, key, {
+      value: source[key],
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,155 @@
+/**
+ * One connected official MCP client, whichever revision it speaks, behind
+ * one small interface ({@link Session}) the connection drives: the v1 client
+ * (`@modelcontextprotocol/sdk`) for the 2025-11-25 handshake, the v2 client
+ * (`@modelcontextprotocol/client`) pinned to 2026-07-28.
+ *
+ * Both are set up so that a request reaches the upstream once and nothing
+ * is done on weir's behalf: no client capabilities are declared (the
+ * upstream's sampling, elicitation and roots requests get "Method not
+ * found"); the v2 client does not fulfil an `input_required` answer by
+ * re-sending the call (`inputRequired.autoFulfill: false`) and is handed the
+ * tool's definition, so it never re-lists and re-sends a call after a
+ * header mismatch; `notifications/tools/list_changed` is reported, other
+ * notifications are dropped (progress reaches the request's `onprogress`).
+ *
+ * @module
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from "@modelcontextprotocol/client";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolResultSchema,
+  ListToolsResultSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import type { ToolSpec } from "../mcp/types.ts";
+
+/** A progress notification of one request, as the upstream sent it. */
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** Options of one request. */
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Milliseconds before the client gives up (the SDK's own bound). */
+  timeout: number;
+  /** Receives the request's progress notifications (the client then asks for them). */
+  onprogress?: (progress: Progress) => void;
+}
+
+/** One connected official client. */
+export interface Session {
+  revision: "2025-11-25" | "2026-07-28";
+  serverInfo?: { name: string; version: string };
+  page(params: { cursor?: string }, options: RequestOptions): Promise<unknown>;
+  call(
+    params: { name: string; arguments: JsonObject; _meta?: JsonObject },
+    definition: ToolSpec | undefined,
+    options: RequestOptions,
+  ): Promise<unknown>;
+  close(): Promise<void>;
+  onclose(fn: () => void): void;
+}
+
+/** What a session needs from the connection. */
+export interface SessionParts {
+  /** A transport for the v1 client (HTTP or the stdio child). */
+  transport(): Transport;
+  /** For HTTP upstreams: the URL and the `fetch` the v2 transport uses. */
+  http?: { url: URL; fetch: typeof fetch };
+  /** Called when the upstream says its tool list changed. */
+  onToolsChanged(): void;
+  /** Receives a transport error's message (kept to explain a closed connection). */
+  onError(message: string): void;
+  /** Options of the handshake request. */
+  connect: RequestOptions;
+}
+
+const CLIENT_INFO = { name: "weir-serve-upstream", version: "0.1.0" };
+
+/** The v2 client's type of a tool definition handed to `callTool`. */
+type ToolDefinition = NonNullable<Parameters<ModernClient["callTool"]>[1]>["toolDefinition"];
+
+/**
+ * The official v1 client, 2025-11-25 handshake.
+ * @throws what the handshake threw (the client is closed)
+ */
+export async function legacySession(parts: SessionParts): Promise<Session> {
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => parts.onToolsChanged());
+  client.fallbackNotificationHandler = () => Promise.resolve();
+  client.onerror = (error: Error) => parts.onError(error.message);
+  try {
+    await client.connect(parts.transport(), parts.connect);
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw error;
+  }
+  return {
+    revision: "2025-11-25",
+    serverInfo: client.getServerVersion(),
+    page: (params, options) =>
+      client.request({ method: "tools/list", params }, ListToolsResultSchema, options),
+    call: (params, _definition, options) =>
+      client.request({ method: "tools/call", params }, CallToolResultSchema, options),
+    close: () => client.close(),
+    onclose: (fn) => client.onclose = fn,
+  };
+}
+
+/**
+ * The official v2 client pinned to 2026-07-28 (stateless, per-request `_meta`).
+ * @throws what the first request threw (the client is closed)
+ */
+export async function modernSession(parts: SessionParts): Promise<Session> {
+  const client = new ModernClient(CLIENT_INFO, {
+    capabilities: {},
+    versionNegotiation: { mode: { pin: "2026-07-28" } },
+    // An input_required answer fails the call; it is never fulfilled by re-sending it.
+    inputRequired: { autoFulfill: false },
+  });
+  client.onerror = (error: Error) => parts.onError(error.message);
+  const transport = parts.http
+    ? new ModernHttpTransport(parts.http.url, { fetch: parts.http.fetch })
+    : parts.transport();
+  try {
+    // deno-lint-ignore no-explicit-any
+    await client.connect(transport as any, parts.connect);
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw error;
+  }
+  return {
+    revision: "2026-07-28",
+    serverInfo: client.getServerVersion(),
+    // Without a cursor the v2 client walks every page itself.
+    page: (params, options) =>
+      params.cursor === undefined
+        ? client.listTools(undefined, { ...options, cacheMode: "bypass" })
+        : client.listTools(params, options),
+    call: (params, definition, options) =>
+      client.callTool(params, {
+        ...options,
+        // Always a definition: without one, the client would re-list and
+        // re-send the call after an Mcp-Param header mismatch.
+        toolDefinition: (definition ??
+          { name: params.name, inputSchema: { type: "object" } }) as unknown as ToolDefinition,
+      }),
+    close: () => client.close(),
+    onclose: (fn) => client.onclose = fn,
+  };
+}
+
+/** Re-exported for the connection: the v1 HTTP transport over weir's `fetch`. */
+export function legacyHttpTransport(url: URL, fetcher: typeof fetch): Transport {
+  return new StreamableHTTPClientTransport(url, { fetch: fetcher });
+}

@@ -1,0 +1,313 @@
+/**
+ * serve-upstream as a host of the MCP core (a mode's room: it joins the
+ * client side in src/mcp_upstream/ with the guard's redaction and the audit
+ * log): the catalog weir serves for an
+ * allowlist over one upstream connection, the dispatch of every call, and
+ * the re-verification of the surface.
+ *
+ * The catalog is the allowlist's {@link ToolDecision}s (`decision.ts`): a
+ * served tool as the upstream defines it, a stubbed one as a `NOT
+ * AVAILABLE` stub. {@link UpstreamHost.reverify} lists the upstream's tools
+ * again and decides again against the start-up fingerprints; a tool whose
+ * definition changed becomes a `drifted` stub until weir restarts (logged
+ * once as `upstream_drift`), the other tools keep serving, and `onChanged`
+ * is told (so clients that listen hear the list changed).
+ *
+ * One call, in order (each refusal is one audit line naming its rule, each
+ * call let through one line with its outcome): the allowlist, whatever the
+ * catalog says (`policy_denied`); a stub refuses (`schema_drift` for a
+ * drifted tool, `tool_unavailable` otherwise); the surface is re-verified
+ * (today before every call, concurrent calls sharing one listing begun after
+ * they arrived); pins (`pins.ts`); then `tools/call` is sent once, with the
+ * arguments as the caller spelled them (`spelledArguments`), the caller's
+ * cancellation and the request timeout. An upstream failure is named by its
+ * kind (`upstream_unavailable`, `upstream_cut_off`, `upstream_redirect`,
+ * `upstream_too_large`, `upstream_timeout`, `upstream_error`); the result
+ * comes back as the upstream sent it, with header secrets redacted and text
+ * cleaned.
+ *
+ * @module
+ */
+import { spelledArguments } from "../mcp/jsonrpc.ts";
+import type { CallContext, Dispatch, Logger } from "../mcp/server.ts";
+import { type ErrorKind, WeirError } from "../errors/kinds.ts";
+import type { CallToolResult, Catalog } from "../mcp/types.ts";
+import { cleanDeep } from "../mcp/text.ts";
+import {
+  MAX_ANSWER_DEPTH,
+  MIN_SECRET_LENGTH,
+  nestsDeeperThan,
+  Redactor,
+} from "../guard/secrets.ts";
+import { untilAborted } from "../outbound/deadline.ts";
+import { auditAllowed, auditRefused } from "../ops/audit.ts";
+import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
+import { UpstreamFailure, UpstreamUnavailable } from "../mcp_upstream/errors.ts";
+import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import {
+  decideTools,
+  type ServedTool,
+  type StubbedTool,
+  stubTool,
+  stubWords,
+  type SurfaceInput,
+  type ToolDecision,
+} from "../mcp_upstream/decision.ts";
+import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
+import { type ToolPins, toolPins, withPins } from "../mcp_upstream/pins.ts";
+
+/** Options of {@link UpstreamHost}. */
+export interface UpstreamHostOptions {
+  connection: UpstreamConnection;
+  allowlist: readonly string[];
+  pins?: SurfaceInput["pins"];
+  withhold?: SurfaceInput["withhold"];
+  /** `--upstream-header` templates: their secrets are redacted from answers. */
+  headers: readonly HeaderTemplate[];
+  log: Logger;
+  /** Told when the listed surface changed (a tool became a stub). */
+  onChanged?: () => void;
+}
+
+/** See the module doc. */
+export class UpstreamHost {
+  readonly #options: UpstreamHostOptions;
+  #decisions: Map<string, ToolDecision>;
+  #catalog: Catalog;
+  readonly #baseline: Map<string, string>;
+  readonly #pins = new Map<string, ToolPins>();
+  readonly #checks: CoalescedCheck;
+
+  /**
+   * @param decisions the start-up decisions (none `missing`): they are the baseline
+   */
+  constructor(decisions: readonly ToolDecision[], options: UpstreamHostOptions) {
+    this.#options = options;
+    this.#decisions = new Map(decisions.map((d) => [d.name, d]));
+    this.#baseline = new Map();
+    for (const d of decisions) {
+      if (d.status === "missing") throw new Error(`tool "${d.name}" is missing`);
+      if (d.fingerprint) this.#baseline.set(d.name, d.fingerprint);
+    }
+    this.#catalog = this.#build();
+    this.#checks = new CoalescedCheck(() => this.#reverifyNow());
+  }
+
+  /** The catalog to serve now (the same object until the surface changes). */
+  catalog(): Catalog {
+    return this.#catalog;
+  }
+
+  /** The current decision of every allowlisted tool, in allowlist order. */
+  decisions(): ToolDecision[] {
+    return this.#options.allowlist.map((name) => this.#decisions.get(name)!);
+  }
+
+  /**
+   * List the upstream's tools and decide again (shared by concurrent callers;
+   * never a listing begun before the call).
+   * @throws {UpstreamFailure} when the listing fails
+   */
+  reverify(signal?: AbortSignal): Promise<void> {
+    const check = this.#checks.check();
+    return signal ? untilAborted(check, signal) : check;
+  }
+
+  async #reverifyNow(): Promise<void> {
+    const { connection, allowlist, pins, withhold, log } = this.#options;
+    const listed = await connection.listTools();
+    const next = await decideTools({
+      allowlist,
+      listed,
+      pins,
+      withhold,
+      baseline: { fingerprints: this.#baseline, since: "weir started", running: true },
+    });
+    let changed = false;
+    for (let decision of next) {
+      const now = this.#decisions.get(decision.name)!;
+      if (decision.status === "missing") {
+        decision = {
+          status: "stubbed",
+          name: decision.name,
+          why: "drifted",
+          reason: "the upstream no longer lists it",
+          remedy: "re-review the tool's new definition, then restart weir",
+        };
+      }
+      // A drifted tool stays a stub until restart; an unchanged one keeps its entry.
+      if (now.status === "stubbed" && now.why === "drifted") continue;
+      if (decision.status === "stubbed" && decision.why === "drifted") {
+        log({
+          level: "error",
+          event: "upstream_drift",
+          tool: decision.name,
+          reason: decision.reason,
+        });
+      } else if (
+        decision.status === now.status &&
+        decision.fingerprint === (now as { fingerprint?: string }).fingerprint
+      ) {
+        continue;
+      }
+      this.#decisions.set(decision.name, decision);
+      this.#pins.delete(decision.name);
+      changed = true;
+    }
+    if (changed) {
+      this.#catalog = this.#build();
+      this.#options.onChanged?.();
+    }
+  }
+
+  #build(): Catalog {
+    const tools = this.decisions().map((d) =>
+      d.status === "served" ? d.served : stubTool(d as StubbedTool)
+    );
+    return { tools, resources: [], prompts: [] };
+  }
+
+  #pinsOf(decision: ServedTool): ToolPins {
+    let pinned = this.#pins.get(decision.name);
+    if (!pinned) {
+      this.#pins.set(decision.name, pinned = toolPins(decision.definition, decision.pins));
+    }
+    return pinned;
+  }
+
+  /** The core's dispatch for this host. */
+  readonly dispatch: Dispatch = async (name, args, ctx) => {
+    const { allowlist, log } = this.#options;
+    const started = performance.now();
+    const allowed = (outcome: string, status: number) =>
+      auditAllowed(log, { tool: name, outcome, status, durationMs: performance.now() - started });
+    const failed = (failure: WeirError) => {
+      allowed(failure.kind, failure.status);
+      return failure;
+    };
+    // The allowlist first, whatever the catalog says.
+    if (!allowlist.includes(name)) {
+      auditRefused(log, { rule: "allowlist", status: 403, tool: name });
+      throw new WeirError("policy_denied", `tool "${name}" is not on the allowlist`);
+    }
+    this.#refuseStub(name);
+    const redactor = new Redactor();
+    try {
+      for (const secret of headerSecrets(this.#options.headers)) redactor.add(secret);
+    } catch (error) {
+      throw failed(new WeirError("upstream_auth", (error as Error).message, { cause: error }));
+    }
+    try {
+      await this.reverify(ctx.signal);
+    } catch (error) {
+      throw failed(failureOf(error, "checking the upstream's tool list", redactor, ctx));
+    }
+    const decision = this.#refuseStub(name);
+    const pinned = withPins(name, args, spelledArguments(args), this.#pinsOf(decision));
+    if (!pinned.ok) {
+      auditRefused(log, {
+        rule: "pin",
+        status: 403,
+        tool: name,
+        reason: pinned.arg ? `argument ${pinned.arg} differs from its pin` : "pinned arguments",
+      });
+      throw new WeirError("policy_denied", pinned.message);
+    }
+    let result: CallToolResult;
+    try {
+      result = await this.#options.connection.callTool(name, pinned.sent, {
+        signal: ctx.signal,
+        definition: decision.served,
+      });
+    } catch (error) {
+      throw failed(failureOf(error, "calling the tool", redactor, ctx));
+    }
+    if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
+      throw failed(
+        new WeirError(
+          "upstream_too_deep",
+          `the upstream answered a result nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,
+        ),
+      );
+    }
+    allowed(result.isError ? "tool_error" : "ok", result.isError ? 500 : 200);
+    // Clean text out (docs/spec-mode.md, "Clean text out"): the upstream's strings
+    // are well-formed Unicode without terminal control sequences, as in serve.
+    return cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
+  };
+
+  /**
+   * The served decision of `name`.
+   * @throws {WeirError} `schema_drift` or `tool_unavailable` when it is a stub (audited)
+   */
+  #refuseStub(name: string): ServedTool {
+    const decision = this.#decisions.get(name)!;
+    if (decision.status === "served") return decision;
+    const stub = decision as StubbedTool;
+    const drifted = stub.why === "drifted";
+    auditRefused(this.#options.log, {
+      rule: drifted ? "fingerprint" : "withheld",
+      status: drifted ? 409 : 403,
+      tool: name,
+      reason: drifted
+        ? "the definition changed upstream since start-up"
+        : `not served (${stub.why})`,
+    });
+    if (drifted) {
+      throw new WeirError(
+        "schema_drift",
+        `tool "${name}" changed upstream since weir started (${stub.reason}); ` +
+          `weir refuses it until restarted (${stub.remedy})`,
+      );
+    }
+    throw new WeirError(
+      "tool_unavailable",
+      `tool "${name}" is not available: ${stubWords(stub)}; nothing was sent`,
+    );
+  }
+}
+
+/**
+ * Resolve the header templates now and return the secrets in them.
+ * @throws {HeaderError} when one cannot be read, or is shorter than
+ *   {@link MIN_SECRET_LENGTH} characters (too short to redact from answers
+ *   without mangling ordinary text, so weir will not send it)
+ */
+export function headerSecrets(headers: readonly HeaderTemplate[]): string[] {
+  const { secrets } = resolveHeaders(headers);
+  if (secrets.some((s) => s.length < MIN_SECRET_LENGTH)) {
+    throw new HeaderError(
+      `an --upstream-header secret is shorter than ${MIN_SECRET_LENGTH} characters: weir ` +
+        `cannot redact so short a value from answers, so it refuses to send it`,
+    );
+  }
+  return secrets;
+}
+
+/** A failure as the caller sees it: its kind (`upstream_timeout`...), or a cancellation. */
+function failureOf(
+  error: unknown,
+  doing: string,
+  redactor: Redactor,
+  ctx: CallContext,
+): WeirError {
+  if (ctx.signal.aborted) {
+    return new WeirError("cancelled", `${doing}: cancelled by the client`, { cause: error });
+  }
+  const raw = (error as Error)?.message ?? String(error);
+  const detail = redactor.text(clip(raw));
+  if (!(error instanceof UpstreamFailure)) {
+    return new WeirError("upstream_error", `${doing}: ${detail}`, { cause: error });
+  }
+  const kind: ErrorKind = error.code;
+  const said = kind === "upstream_error" ? `the upstream answered: ${detail}` : detail;
+  const note = doing === "calling the tool" && error instanceof UpstreamUnavailable
+    ? " (the call was not retried: it may or may not have run upstream)"
+    : "";
+  return new WeirError(kind, `${doing}: ${said}${note}`, { cause: error });
+}
+
+function clip(text: string, max = 512): string {
+  const t = text.trim();
+  return t.length > max ? `${t.slice(0, max)}...` : t;
+}
