@@ -120,6 +120,8 @@ export {
   callerOf,
   InProcessSingleUse,
   type SingleUseStore,
+  type SpendOutcome,
+  SPENT_RECORD_SLACK_MS,
   StateKeys,
   type StateKeysOptions,
   type Unverified,

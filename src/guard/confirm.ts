@@ -13,7 +13,8 @@
  *   Only a retry carrying that state, verified, from the same caller, for the
  *   same arguments, with `action: "accept"`, runs; the nonce is then spent in
  *   the key service's single-use store (Redis when configured, so an answer
- *   runs its call once across every replica). A decline or cancel is a tool
+ *   runs its call once across every replica; a nonce from before the store
+ *   lost its records is never taken as unspent). A decline or cancel is a tool
  *   error. A missing, forged, expired, spent or mismatched state, one issued to
  *   another caller, or arguments that changed, asks again. A single-use store
  *   that cannot be reached refuses the call (503): it never runs unrecorded. A
@@ -38,7 +39,7 @@ import {
   type ToolError,
 } from "../mcp/server.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import { base64url, StateKeys } from "../mcp/signed_state.ts";
+import { base64url, type SpendOutcome, StateKeys } from "../mcp/signed_state.ts";
 import { WeirError } from "../errors/kinds.ts";
 
 /** The `inputRequests` / `inputResponses` key of the confirmation (and its signing purpose). */
@@ -63,7 +64,10 @@ interface State {
  * for this caller (forged, altered, issued to another caller, or signed with a
  * retired key); `expired`; `other_call` issued for another tool or other
  * arguments; `spent` its answer already ran (on any replica sharing the store);
- * `no_answer` a valid state without an accept, decline or cancel.
+ * `no_answer` a valid state without an accept, decline or cancel;
+ * `unrecorded` asked before the single-use store's present records began (it
+ * restarted empty, was flushed or lost them since), so whether its answer
+ * already ran cannot be told: asked again, never run.
  */
 export type StateRefusal =
   | "malformed"
@@ -71,7 +75,8 @@ export type StateRefusal =
   | "expired"
   | "other_call"
   | "spent"
-  | "no_answer";
+  | "no_answer"
+  | "unrecorded";
 
 /** The confirmation gate of one server. */
 export class ConfirmGate {
@@ -128,7 +133,7 @@ export class ConfirmGate {
         tool,
         digest,
         exp: Date.now() + CONFIRM_TTL_MS,
-        nonce: crypto.randomUUID(),
+        nonce: await this.#keys.issue(),
       };
       throw new InputRequiredError(
         { [CONFIRM_INPUT]: { method: "elicitation/create", params: form } },
@@ -178,7 +183,7 @@ export class ConfirmGate {
     const state = opened.payload as Partial<State> | null;
     if (
       !isObject(state) || typeof state.exp !== "number" || typeof state.nonce !== "string" ||
-      state.nonce.length > 64
+      state.nonce.length > 100
     ) {
       return "malformed";
     }
@@ -187,9 +192,9 @@ export class ConfirmGate {
     const answer = input.responses[CONFIRM_INPUT];
     const action = isObject(answer) ? answer.action : undefined;
     if (action !== "accept" && action !== "decline" && action !== "cancel") return "no_answer";
-    let first: boolean;
+    let outcome: SpendOutcome;
     try {
-      first = await this.#keys.spend(`confirm:${state.nonce}`, state.exp);
+      outcome = await this.#keys.spend(state.nonce, state.exp);
     } catch (error) {
       this.#log?.({
         level: "warn",
@@ -205,7 +210,8 @@ export class ConfirmGate {
         { status: 503 },
       );
     }
-    if (!first) return "spent";
+    if (outcome === "used") return "spent";
+    if (outcome !== "spent") return "unrecorded";
     if (action === "accept") return "accepted";
     throw refused(tool, action);
   }

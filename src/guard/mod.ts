@@ -66,6 +66,7 @@ export type {
   SchemaProfile,
   ServerOptions,
   SingleUseStore,
+  SpendOutcome,
   StateKeys,
   StateKeysOptions,
   ToolAccess,

@@ -14,10 +14,15 @@
  *   *caller* (see {@link callerOf}). Both go into the MAC input but not into
  *   the value, so a client cannot read whom a value is bound to, and a value
  *   issued for one purpose or caller fails to verify for any other.
- * - **Single use.** {@link StateKeys.spend} records that a one-time value
- *   (a nonce) was used, in a {@link SingleUseStore}: this process's memory by
- *   default, or a store every replica shares (weir's Redis store, in
- *   `src/store/`), so a value is spent once across all of them.
+ * - **Single use.** {@link StateKeys.issue} makes a one-time value (a nonce)
+ *   and {@link StateKeys.spend} records that it was used, in a
+ *   {@link SingleUseStore}: this process's memory by default, or a store every
+ *   replica shares (weir's Redis store, in `src/store/`), so a value is spent
+ *   once across all of them. A store marks each value it issues with its
+ *   *generation*, which changes whenever its records may have been lost (a
+ *   restart, a flush, an eviction): a value from an earlier generation is
+ *   refused as `"unrecorded"`, since the store can no longer tell whether it
+ *   was used, so a lost record never lets an answer run twice.
  *
  * Wire form of a signed value: `base64url(payload) "." base64url(mac[0..n])`
  * (RFC 4648 section 5, unpadded), where `mac = HMAC(key, purpose 0x00 caller
@@ -36,48 +41,91 @@ const encoder = new TextEncoder();
 export const MIN_STATE_KEY_BYTES = 32;
 
 /**
- * Where single-use values are recorded.
+ * What {@link SingleUseStore.spend} found:
+ * `"spent"` this call used the value first (run what it guards);
+ * `"used"` it was used before, on any process sharing the store;
+ * `"unrecorded"` it was issued before the store's present records began (the
+ * store restarted, was flushed or lost the records since), so whether it was
+ * used cannot be told: refuse it, and ask again.
+ */
+export type SpendOutcome = "spent" | "used" | "unrecorded";
+
+/**
+ * Where single-use values are made and recorded.
  *
  * `spend` must be atomic across everyone sharing the store: of any number of
- * concurrent calls for one `id`, exactly one resolves `true`.
+ * concurrent calls for one `id`, at most one resolves `"spent"`. A store that
+ * may have lost its records (restarted empty, flushed, evicted) must answer
+ * `"unrecorded"` for every value it issued before, never `"spent"`.
  */
 export interface SingleUseStore {
   /**
-   * Record `id` as used, until `expiresAt`.
-   * @param id the one-time value (a nonce), at most 200 characters
+   * Make a fresh one-time value, marked with the store's present generation.
+   * @returns at most 100 characters of `A-Za-z0-9-_.`; spend it as it is
+   */
+  issue(): Promise<string>;
+  /**
+   * Record `id` (made by {@link issue}) as used, until `expiresAt`.
+   * @param id the one-time value, as {@link issue} made it
    * @param expiresAt milliseconds since the epoch after which the record may go
    *   (the value it guards is refused by then anyway)
-   * @returns `true` when this call used it first, `false` when it was used before
+   * @returns what was found (see {@link SpendOutcome})
    * @throws {Error} when the record cannot be made (the caller must then refuse,
    *   never run what the value guards)
    */
-  spend(id: string, expiresAt: number): Promise<boolean>;
+  spend(id: string, expiresAt: number): Promise<SpendOutcome>;
   /** A short name for start-up lines and messages (`"process"`, `"redis"`). */
   readonly kind: string;
   /** Release connections. */
   close?(): Promise<void>;
 }
 
-/** Single use within this process: a map of spent ids, pruned as they expire. */
+/** How long a spent record outlives its value's expiry: covers clocks that disagree between replicas. */
+export const SPENT_RECORD_SLACK_MS = 5 * 60_000;
+
+/** Random unpadded base64url text of `bytes` random bytes. */
+export function randomToken(bytes: number): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** The generation part of a value made by {@link SingleUseStore.issue} (`<random>.<generation>`). */
+export function generationOf(id: string): string {
+  const dot = id.lastIndexOf(".");
+  return dot > 0 ? id.slice(dot + 1) : "";
+}
+
+/**
+ * Single use within this process: a map of spent ids, pruned as they expire.
+ * Its generation is made when it is, so values issued by an earlier process
+ * (this one restarted, with keys from configuration) are `"unrecorded"`.
+ */
 export class InProcessSingleUse implements SingleUseStore {
   readonly kind = "process";
   readonly #spent = new Map<string, number>();
+  readonly #generation = randomToken(12);
   #nextPrune = 0;
+
+  /** A fresh value: `<random>.<this store's generation>`. */
+  issue(): Promise<string> {
+    return Promise.resolve(`${randomToken(16)}.${this.#generation}`);
+  }
 
   /**
    * Spend `id` in this process.
-   * @returns `true` the first time `id` is spent (until `expiresAt`), `false` after
+   * @returns `"spent"` the first time `id` is spent (until `expiresAt`), `"used"`
+   *   after, `"unrecorded"` for a value this store did not issue
    */
-  spend(id: string, expiresAt: number): Promise<boolean> {
+  spend(id: string, expiresAt: number): Promise<SpendOutcome> {
+    if (generationOf(id) !== this.#generation) return Promise.resolve("unrecorded");
     const now = Date.now();
     if (now >= this.#nextPrune) {
       for (const [spent, until] of this.#spent) if (until < now) this.#spent.delete(spent);
       this.#nextPrune = now + 10_000;
     }
     const until = this.#spent.get(id);
-    if (until !== undefined && until >= now) return Promise.resolve(false);
+    if (until !== undefined && until >= now) return Promise.resolve("used");
     this.#spent.set(id, expiresAt);
-    return Promise.resolve(true);
+    return Promise.resolve("spent");
   }
 }
 
@@ -256,12 +304,24 @@ export class StateKeys {
   }
 
   /**
-   * Spend a single-use value (see {@link SingleUseStore.spend}).
-   * @returns `true` when this call spent it first
+   * Make a single-use value (see {@link SingleUseStore.issue}): put it in what
+   * is signed, and {@link spend} it when the value comes back.
+   * @throws {Error} when the store cannot make one
+   */
+  issue(): Promise<string> {
+    return this.#singleUse.issue();
+  }
+
+  /**
+   * Spend a single-use value made by {@link issue} (see
+   * {@link SingleUseStore.spend}). The record is kept
+   * {@link SPENT_RECORD_SLACK_MS} past `expiresAt`, so a replica whose clock
+   * runs behind still finds it while it holds the value unexpired.
+   * @returns `"spent"` only when this call spent it first
    * @throws {Error} when the store cannot record it: refuse what it guards
    */
-  spend(id: string, expiresAt: number): Promise<boolean> {
-    return this.#singleUse.spend(id, expiresAt);
+  spend(id: string, expiresAt: number): Promise<SpendOutcome> {
+    return this.#singleUse.spend(id, expiresAt + SPENT_RECORD_SLACK_MS);
   }
 
   /** Release the single-use store's connections. */

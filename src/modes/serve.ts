@@ -25,6 +25,7 @@ import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
 import { unknownGrantTools } from "../ops/flags.ts";
+import { singleUseProblem } from "../ops/state_keys.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
@@ -355,6 +356,15 @@ export async function reloadGuardfile(
     formatDiagnostic(file, d)
   );
   if (!loaded.guardfile || errors.length > 0) return { errors, warnings: warningLines };
+  // A first `confirm` under shared keys needs the shared store weir started without.
+  const unsafe = options.stateKeys &&
+    singleUseProblem(options.stateKeys, Object.keys(loaded.guardfile.controls.confirm ?? {}));
+  if (unsafe) {
+    return {
+      errors: [`${file}: ${unsafe}; restart weir with it to serve this file`],
+      warnings: warningLines,
+    };
+  }
   // The inbound-token nodes: read their tokens now; the table is swapped with the surface.
   const fileTokens = loaded.guardfile.inboundTokens ?? [];
   let grants: TokenGrant[] | undefined;

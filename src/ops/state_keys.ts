@@ -37,6 +37,8 @@ export interface StateSetup {
   source: string;
   /** Where the single-use store's URL came from (a flag, or the rate-limit store), when shared. */
   store?: string;
+  /** Why the shared store did not answer at start (weir starts anyway and keeps trying). */
+  storeDown?: string;
 }
 
 /**
@@ -46,6 +48,13 @@ export interface StateSetup {
  *   character, or one repeats (the message never repeats a key)
  */
 export function parseStateKeys(text: string | undefined, name: string): Uint8Array[] {
+  const comment = (text ?? "").split("\n").findIndex((line) => line.trim().startsWith("#"));
+  if (comment >= 0) {
+    throw new RangeError(
+      `${name}: line ${comment + 1} is a comment; a key setting holds keys only (newest first, ` +
+        `separated by commas, spaces or newlines)`,
+    );
+  }
   const keys = (text ?? "").split(/[\s,]+/).filter((k) => k !== "");
   if (keys.length === 0) throw new RangeError(`${name}: holds no key`);
   keys.forEach((k, i) => {
@@ -154,29 +163,66 @@ export async function stateSetup(
     singleUse = await io.redisStore(url);
     store = chosen.what;
   }
-  return { keys: new StateKeys({ keys: raw, singleUse }), source, store };
+  // Ask the shared store once now, so a wrong URL or a store that is down is said at start,
+  // not first found by a person's answer being refused.
+  const storeDown = await (singleUse as { ping?: () => Promise<void> }).ping?.().then(
+    () => undefined,
+    (error: Error) => error.message,
+  );
+  return {
+    keys: new StateKeys({ keys: raw, singleUse }),
+    source,
+    store,
+    ...(storeDown ? { storeDown } : {}),
+  };
 }
 
 /**
- * Refuse a setup that would let a confirmed call run more than once: keys
- * that verify beyond this process, confirmation gates, and single use kept
- * in this process's memory (another replica, or this one restarted, would
- * accept the same answer again).
+ * Why a setup would let a confirmed call run more than once, or `undefined`:
+ * keys that verify beyond this process, confirmation gates, and single use
+ * kept in this process's memory (another replica would accept the same answer
+ * again). Checked at start ({@link checkSingleUse}) and by every reload (a
+ * reload may add the first `confirm`).
+ * @param keys the process's key service
+ * @param gatedTools the tools the guardfile confirms
+ * @param source where the keys came from, for the message (`env VAR`, `file PATH`)
+ */
+export function singleUseProblem(
+  keys: StateKeys,
+  gatedTools: readonly string[],
+  source = "from configuration",
+): string | undefined {
+  if (!keys.configured || gatedTools.length === 0 || keys.singleUseKind !== "process") {
+    return undefined;
+  }
+  return `the guardfile confirms ${gatedTools.map((t) => `"${t}"`).join(", ")}, and the state ` +
+    `keys (${source}) let a confirmation verify on every process that holds them, but spent ` +
+    `answers would be kept in this process only, so another replica could run the same answer ` +
+    `again. Add --state-store-env VAR (VAR holding a redis:// URL every replica shares), or ` +
+    `drop the state keys to keep a per-process key`;
+}
+
+/**
+ * Refuse a setup {@link singleUseProblem} finds unsafe.
  * @throws {FlagError} saying what to add or drop (exit 2)
  */
 export function checkSingleUse(setup: StateSetup, gatedTools: readonly string[]): void {
-  if (!setup.keys.configured || gatedTools.length === 0 || setup.store !== undefined) return;
-  throw new FlagError(
-    `the guardfile confirms ${gatedTools.map((t) => `"${t}"`).join(", ")}, and the state keys ` +
-      `(${setup.source}) let a confirmation verify on every process that holds them, but spent ` +
-      `answers would be kept in this process only, so another replica (or this one restarted) ` +
-      `could run the same answer again. Add --state-store-env VAR (VAR holding a redis:// URL ` +
-      `every replica shares), or drop the state keys to keep a per-process key`,
-  );
+  const problem = singleUseProblem(setup.keys, gatedTools, setup.source);
+  if (problem) throw new FlagError(problem);
 }
 
 /** The start-up line: where keys and single use come from (never a key or a URL). */
 export function logStateSetup(log: Logger, setup: StateSetup): void {
+  if (setup.storeDown) {
+    log({
+      level: "warn",
+      event: "state_store_down",
+      store: setup.store,
+      reason: setup.storeDown,
+      message: "answered confirmations are refused (503), never run, until the store answers; " +
+        "weir keeps trying. Check the URL in that variable and that Redis is up",
+    });
+  }
   if (!setup.keys.configured) {
     log({
       level: "info",

@@ -123,14 +123,42 @@ Deno.test({
       assert.match(resultText(down.result), /^confirmation_store_unavailable: .*refused, not run/);
       assert.ok(!resultText(down.result).includes(redis.url), "never the store URL");
       assert.equal(upstream.requests.length, 1);
-      // Back up: the same answer runs (it was never spent).
+      // Back up, empty (a restart without persistence; a flush or a failover lose records the
+      // same way): the answer that ran before must not run again, and the store cannot tell
+      // whether an answer from before ran, so each is asked again rather than run.
       await redis.start();
-      let after = down;
-      for (let i = 0; i < 40 && after.result?.isError; i++) {
+      let replay = down;
+      for (let i = 0; i < 40 && replay.result?.isError; i++) {
         await new Promise((r) => setTimeout(r, 250));
-        after = await ask(b.url, "8", undefined, { requestState: fresh, inputResponses: ACCEPT });
+        replay = await ask(a.url, "7", undefined, retry);
       }
+      assert.ok(
+        notRun(replay),
+        `replayed after the store lost its records: ${resultText(replay.result)}`,
+      );
+      assert.equal(
+        upstream.requests.length,
+        1,
+        "an answer never runs twice, even across a store restart",
+      );
+      const unrecorded =
+        /"event":"confirmation_state_refused","tool":"delete_ticket","why":"unrecorded"/;
+      await logged(a, unrecorded);
+      assert.match(a.stderr(), unrecorded);
+      const before = await ask(b.url, "8", undefined, {
+        requestState: fresh,
+        inputResponses: ACCEPT,
+      });
+      assert.equal(before.result?.resultType, "input_required", "asked again, not run");
+      assert.equal(upstream.requests.length, 1);
+      // Asked and answered now: runs, once.
+      const now = before.result!.requestState as string;
+      const after = await ask(a.url, "8", undefined, { requestState: now, inputResponses: ACCEPT });
       assert.equal(after.result?.resultType, "complete", resultText(after.result));
+      assert.equal(upstream.requests.length, 2);
+      assert.ok(
+        notRun(await ask(b.url, "8", undefined, { requestState: now, inputResponses: ACCEPT })),
+      );
       assert.equal(upstream.requests.length, 2);
     } finally {
       for (const s of started) await s.stop();
@@ -185,6 +213,55 @@ Deno.test("a reload (SIGHUP) keeps the keys: a confirmation asked before it runs
   } finally {
     await weir.stop();
     await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("a reload that adds a confirm gate under shared keys without a shared store is refused, saying what to add", async () => {
+  const upstream = await startRecorder(() => Response.json({ deleted: true }));
+  const file = await guardfile(upstream.url);
+  const ungated = (await Deno.readTextFile(file)).replace(/^confirm .*\n/m, "");
+  await Deno.writeTextFile(file, ungated);
+  const weir = await serveHttp(file, {
+    env: { KEYS: KEY },
+    extra: ["--state-keys-env", "KEYS"],
+  });
+  try {
+    // Started without a gate, so without a store: allowed. Now the file gains one.
+    await Deno.writeTextFile(
+      file,
+      `confirm "delete_ticket" message="Delete this ticket for good?"\n${ungated}`,
+    );
+    weir.kill("SIGHUP");
+    await logged(weir, /"event":"reload(ed|_refused)"/);
+    assert.match(weir.stderr(), /"event":"reload_refused"/);
+    assert.doesNotMatch(weir.stderr(), /"event":"reloaded"/);
+    assert.match(weir.stderr(), /confirms \\"delete_ticket\\".*--state-store-env/);
+    assert.ok(!weir.stderr().includes(KEY), "the key is never printed");
+  } finally {
+    await weir.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("a shared store that does not answer at start is said at once (a warning naming the flag, never the URL); weir still starts", async () => {
+  const { freePort } = await import("../support/port.ts");
+  const file = await guardfile("http://127.0.0.1:9");
+  const url = `redis://:store-password@127.0.0.1:${freePort()}`;
+  const weir = await serveHttp(file, {
+    env: { KEYS: KEY, REDIS: url },
+    extra: ["--state-keys-env", "KEYS", "--state-store-env", "REDIS"],
+  });
+  try {
+    assert.match(
+      weir.stderr(),
+      /"level":"warn","event":"state_store_down","store":"--state-store-env REDIS","reason":"the store cannot be reached \([^)]+\)".*refused \(503\), never run/,
+    );
+    assert.ok(!weir.stderr().includes("store-password"), "never the URL");
+    assert.ok(!weir.stderr().includes(KEY), "never the key");
+  } finally {
+    await weir.stop();
     await Deno.remove(file);
   }
 });

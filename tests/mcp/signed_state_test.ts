@@ -7,6 +7,7 @@ import {
   callerOf,
   InProcessSingleUse,
   MIN_STATE_KEY_BYTES,
+  SPENT_RECORD_SLACK_MS,
   StateKeys,
 } from "../../src/mcp/signed_state.ts";
 
@@ -96,26 +97,55 @@ Deno.test("StateKeys: a configured key shorter than 32 bytes is refused, naming 
 Deno.test("StateKeys.spend: a value is spent once; concurrent spends agree on one winner", async () => {
   const keys = new StateKeys({ keys: [key(5)] });
   const exp = Date.now() + 60_000;
-  const results = await Promise.all(Array.from({ length: 20 }, () => keys.spend("n1", exp)));
-  assert.equal(results.filter((r) => r).length, 1);
-  assert.equal(await keys.spend("n2", exp), true);
-  assert.equal(await keys.spend("n2", exp), false);
+  const n1 = await keys.issue();
+  const results = await Promise.all(Array.from({ length: 20 }, () => keys.spend(n1, exp)));
+  assert.equal(results.filter((r) => r === "spent").length, 1);
+  assert.equal(results.filter((r) => r === "used").length, 19);
+  const n2 = await keys.issue();
+  assert.notEqual(n2, n1);
+  assert.equal(await keys.spend(n2, exp), "spent");
+  assert.equal(await keys.spend(n2, exp), "used");
   assert.equal(keys.singleUseKind, "process");
 });
 
-Deno.test("InProcessSingleUse: an expired record may be spent again (its value is refused by then)", async () => {
+Deno.test("InProcessSingleUse: a record lives past its value's expiry by the clock-skew slack, then may go", async () => {
   const store = new InProcessSingleUse();
-  assert.equal(await store.spend("n", Date.now() - 1), true);
-  assert.equal(await store.spend("n", Date.now() + 1_000), true);
-  assert.equal(await store.spend("n", Date.now() + 1_000), false);
+  const n = await store.issue();
+  assert.equal(await store.spend(n, Date.now() - 1), "spent");
+  assert.equal(await store.spend(n, Date.now() + 1_000), "spent", "an expired record is gone");
+  assert.equal(await store.spend(n, Date.now() + 1_000), "used");
+  // Through the key service the record outlives the value by the slack: a replica whose
+  // clock runs behind still holds the value unexpired for that long.
+  const keys = new StateKeys({ keys: [key(5)], singleUse: store });
+  const m = await keys.issue();
+  assert.equal(await keys.spend(m, Date.now() - 1), "spent");
+  assert.equal(await keys.spend(m, Date.now() + 1_000), "used");
+  assert.ok(SPENT_RECORD_SLACK_MS >= 60_000);
+});
+
+Deno.test("InProcessSingleUse: a value issued by another store (a restarted process) is unrecorded, never spent", async () => {
+  const before = new InProcessSingleUse();
+  const after = new InProcessSingleUse();
+  const n = await before.issue();
+  assert.equal(await before.spend(n, Date.now() + 60_000), "spent");
+  // The process restarted with the same configured keys: its new store cannot tell whether
+  // n was spent, so it never says "spent".
+  assert.equal(await after.spend(n, Date.now() + 60_000), "unrecorded");
+  for (const odd of ["", "no-generation", ".", "x.", "x.y", `${n}x`]) {
+    assert.equal(await after.spend(odd, Date.now() + 60_000), "unrecorded", odd);
+  }
 });
 
 Deno.test("StateKeys.spend: a store that cannot record makes spend throw (the caller refuses)", async () => {
   const keys = new StateKeys({
     keys: [key(6)],
-    singleUse: { kind: "broken", spend: () => Promise.reject(new Error("down")) },
+    singleUse: {
+      kind: "broken",
+      issue: () => Promise.resolve("n.g"),
+      spend: () => Promise.reject(new Error("down")),
+    },
   });
-  await assert.rejects(() => keys.spend("n", Date.now() + 1_000), /down/);
+  await assert.rejects(async () => keys.spend(await keys.issue(), Date.now() + 1_000), /down/);
 });
 
 Deno.test("callerOf() reads auth.caller when it is a non-empty string", () => {

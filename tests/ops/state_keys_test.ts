@@ -29,7 +29,11 @@ function io(env: Record<string, string>, files: Record<string, string> = {}): St
         : Promise.reject(new Deno.errors.NotFound("nope")),
     redisStore: (url) => {
       stores.push(url);
-      const store: SingleUseStore = { kind: "redis", spend: () => Promise.resolve(true) };
+      const store: SingleUseStore = {
+        kind: "redis",
+        issue: () => Promise.resolve("n.g"),
+        spend: () => Promise.resolve("spent"),
+      };
       return Promise.resolve(store);
     },
   };
@@ -47,6 +51,8 @@ Deno.test("parseStateKeys() refuses none, short, odd and repeated keys, never ec
     ["short", /X: key 1 is 5 characters; use at least 32 \(e\.g\. openssl rand -base64 48\)/],
     [`${K1} ${"é".repeat(40)}`, /X: key 2 has a character outside/],
     [`${K1},${K1}`, /X: key 2 repeats an earlier key/],
+    [`# rotated in May\n${K1}\n`, /X: line 1 is a comment; a key setting holds keys only/],
+    [`${K1}\n  # old\n`, /X: line 2 is a comment; a key setting holds keys only/],
   ];
   for (const [text, message] of cases) {
     assert.throws(() => parseStateKeys(text, "X"), (error: Error) => {

@@ -1,7 +1,9 @@
 /**
  * RedisSingleUse (src/store/single_use.ts) against a real redis-server: one
- * winner among concurrent spends, a record that expires, and an outage that
- * makes spend throw (never a silent "first use") without naming the URL.
+ * winner among concurrent spends, a record that expires, an outage that
+ * makes spend throw (never a silent "first use") without naming the URL, and
+ * a store that lost its records (restarted empty, flushed, its key gone)
+ * answering "unrecorded" for every value issued before, never "spent".
  */
 import assert from "node:assert/strict";
 import { RedisSingleUse } from "../../src/store/single_use.ts";
@@ -24,20 +26,24 @@ Deno.test({
     const b = new RedisSingleUse({ url: `${redis.url}/0` });
     try {
       const exp = Date.now() + 60_000;
+      const n1 = await a.issue();
       const wins = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).spend("nonce-1", exp)),
+        Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).spend(n1, exp)),
       );
-      assert.equal(wins.filter((w) => w).length, 1, `${wins}`);
-      assert.equal(await a.spend("nonce-2", exp), true);
-      assert.equal(await b.spend("nonce-2", exp), false);
-      // The record lives as long as the value it guards (PX), then goes.
-      assert.equal(await a.spend("short", Date.now() + 1_000), true);
-      let again = false;
-      for (let i = 0; i < 50 && !again; i++) {
+      assert.equal(wins.filter((w) => w === "spent").length, 1, `${wins}`);
+      assert.equal(wins.filter((w) => w === "used").length, 29, `${wins}`);
+      const n2 = await b.issue();
+      assert.equal(await a.spend(n2, exp), "spent", "issued by one, spent by another");
+      assert.equal(await b.spend(n2, exp), "used");
+      // The record lives as long as the value it guards, then goes.
+      const short = await a.issue();
+      assert.equal(await a.spend(short, Date.now() + 1_000), "spent");
+      let again = "used";
+      for (let i = 0; i < 50 && again === "used"; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        again = await a.spend("short", Date.now() + 1_000);
+        again = await a.spend(short, Date.now() + 1_000);
       }
-      assert.ok(again, "an expired record is gone");
+      assert.equal(again, "spent", "an expired record is gone");
     } finally {
       await a.close();
       await b.close();
@@ -57,27 +63,80 @@ Deno.test({
     const store = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 500 });
     const withPassword = new RedisSingleUse({ url, commandTimeoutMs: 500 });
     try {
-      assert.equal(await store.spend("before", Date.now() + 60_000), true);
+      assert.equal(await store.spend(await store.issue(), Date.now() + 60_000), "spent");
       await redis.stop();
-      await assert.rejects(() => store.spend("during", Date.now() + 60_000), (error: Error) => {
+      const during = await store.issue();
+      await assert.rejects(() => store.spend(during, Date.now() + 60_000), (error: Error) => {
         assert.match(error.message, /^single-use store unavailable \(/);
         assert.ok(!error.message.includes("127.0.0.1"), error.message);
         return true;
       });
       await assert.rejects(
-        () => withPassword.spend("x", Date.now() + 60_000),
+        () => withPassword.spend("x.y", Date.now() + 60_000),
         (error: Error) => !error.message.includes("secret-pass"),
       );
       await redis.start();
-      let back = false;
-      for (let i = 0; i < 60 && !back; i++) {
-        back = await store.spend("after", Date.now() + 60_000).catch(() => false);
-        if (!back) await new Promise((r) => setTimeout(r, 200));
+      let back: string | undefined;
+      for (let i = 0; i < 60 && back === undefined; i++) {
+        back = await store.spend(await store.issue(), Date.now() + 60_000).catch(() => undefined);
+        if (back === undefined) await new Promise((r) => setTimeout(r, 200));
       }
-      assert.ok(back, "weir reconnects on its own");
+      assert.equal(back, "spent", "weir reconnects on its own");
+      // Issued while the store was down: the store cannot vouch for it.
+      assert.equal(await store.spend(during, Date.now() + 60_000), "unrecorded");
     } finally {
       await store.close();
       await withPassword.close();
+      await redis.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "RedisSingleUse: a store that lost its records (restart, FLUSHALL, its key gone) never lets a spent value be spent again",
+  ignore: missing !== null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const redis = await startRedis();
+    const a = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 1_000 });
+    const b = new RedisSingleUse({ url: `${redis.url}/0`, commandTimeoutMs: 1_000 });
+    const exp = () => Date.now() + 60_000;
+    const cli = (...args: string[]) =>
+      new Deno.Command("redis-cli", { args: ["-p", String(redis.port), ...args] }).output();
+    try {
+      for (
+        const [how, lose] of [
+          ["FLUSHALL", () => cli("FLUSHALL")],
+          ["DEL of the set (as an eviction would)", () => cli("DEL", "weir:spent")],
+          ["a restart without persistence", async () => {
+            await redis.stop();
+            await redis.start();
+          }],
+        ] as const
+      ) {
+        const spent = await a.issue();
+        const pending = await a.issue();
+        assert.equal(await a.spend(spent, exp()), "spent", how);
+        await lose();
+        // Every spend, on any process, until one of them learns the new generation.
+        let replay: string | undefined;
+        for (let i = 0; i < 60 && replay === undefined; i++) {
+          replay = await b.spend(spent, exp()).catch(() => undefined);
+          if (replay === undefined) await new Promise((r) => setTimeout(r, 200));
+        }
+        assert.equal(replay, "unrecorded", `${how}: a spent value replayed`);
+        assert.equal(await a.spend(spent, exp()), "unrecorded", how);
+        assert.equal(await a.spend(pending, exp()), "unrecorded", `${how}: issued before`);
+        // Values issued now are spent once, as before.
+        const fresh = await a.issue();
+        assert.equal(await b.spend(fresh, exp()), "spent", how);
+        assert.equal(await a.spend(fresh, exp()), "used", how);
+      }
+    } finally {
+      await a.close();
+      await b.close();
       await redis.close();
     }
   },
