@@ -416,7 +416,7 @@ Deno.test({
           "--set",
           "inboundAuth.disabled=true,replicaCount=3,stateKeys.existingSecret=k",
         ],
-        /replicaCount 3 with a guardfile that confirms a tool needs redis.url or redis.existingSecret/,
+        /stateKeys.existingSecret with a guardfile that confirms a tool needs redis.url or redis.existingSecret/,
       ],
       [
         [
@@ -425,7 +425,7 @@ Deno.test({
           "--set",
           "inboundAuth.disabled=true,replicaCount=0",
         ],
-        /replicaCount must be 1 or more/,
+        /replicaCount must be a whole number \(1 or more\), not 0/,
       ],
       [
         [
@@ -533,6 +533,140 @@ Deno.test({
       assert.equal((await pod1.status).code, 0);
     } finally {
       await pod1.stop();
+    }
+  },
+});
+
+/** The env a rendered weir container gets, with each Secret it names filled by a test value. */
+function podEnv(container: Obj, secrets: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of container.env ?? []) {
+    if (typeof e.value === "string") env[e.name] = e.value;
+    else if (e.valueFrom?.secretKeyRef) env[e.name] = secrets[e.name] ?? "unused-secret-value";
+  }
+  return env;
+}
+
+Deno.test({
+  name:
+    `chart: a render that succeeds starts weir; one weir would refuse to start fails, saying why (a confirm written any way KDL allows)${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    const body = `wrap ward mcp tickets {
+    base-url "http://127.0.0.1:9"
+    auth none
+    can delete ticket { path "/tickets/{id}"; }
+}
+`;
+    const confirming = [
+      `confirm "delete_ticket" message="Delete it?"\n`,
+      `  confirm\t"delete_ticket" message="Delete it?"\n`,
+      `withhold "x" { reason "y"; }; confirm "delete_ticket" message="Delete it?"\n`,
+      `withhold "x" { reason "y"; }\n"confirm" "delete_ticket" message="Delete it?"\n`,
+      `#"confirm"# "delete_ticket" message="Delete it?"\n`,
+      `/* gate */ confirm "delete_ticket" message="Delete it?"\n`,
+    ];
+    const plain = [`withhold "x" { reason "ask a person to confirm"; }\n`, ""];
+    const secrets = { WEIR_INBOUND_TOKEN: TOKEN, WEIR_STATE_KEYS: STATE_KEY };
+    for (
+      const [head, confirms] of [
+        ...confirming.map((h) => [h, true] as const),
+        ...plain.map((h) => [h, false] as const),
+      ]
+    ) {
+      const file = await tempGuardfile(`${head}${body}`);
+      try {
+        for (const replicas of [1, 2]) {
+          const what = `replicaCount=${replicas}, shared keys, no Redis, guardfile ${
+            JSON.stringify(head)
+          }`;
+          const r = await render([
+            "--set-file",
+            `guardfile=${file}`,
+            "--set",
+            `inboundAuth.existingSecret=tok,replicaCount=${replicas},stateKeys.existingSecret=keys`,
+          ]);
+          if (confirms) {
+            assert.notEqual(r.code, 0, `${what}: rendered a pod weir refuses to start`);
+            assert.match(
+              r.stderr,
+              /stateKeys.existingSecret with a guardfile that confirms a tool needs redis.url or redis.existingSecret/,
+              what,
+            );
+            continue;
+          }
+          assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+          const [c] = one(r.objects, "Deployment").spec.template.spec.containers;
+          const pod = await runPod(c.args, { "rel.mcp.kdl": `${head}${body}` }, podEnv(c, secrets));
+          await pod.stop();
+        }
+      } finally {
+        await Deno.remove(file);
+      }
+    }
+  },
+});
+
+Deno.test({
+  name: `chart: values that make an unsafe deployment fail the render and say why${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    const base = "inboundAuth.existingSecret=tok,replicaCount=3,stateKeys.existingSecret=keys";
+    const cases: [string, RegExp][] = [
+      [
+        "podDisruptionBudget.maxUnavailable=0",
+        /podDisruptionBudget.maxUnavailable 0 lets no pod be evicted: node drains and cluster upgrades would wait forever/,
+      ],
+      [
+        "podDisruptionBudget.maxUnavailable=0%",
+        /podDisruptionBudget.maxUnavailable 0% lets no pod be evicted/,
+      ],
+      [
+        "podDisruptionBudget.maxUnavailable=3",
+        /podDisruptionBudget.maxUnavailable 3 lets all 3 replicas be evicted at once/,
+      ],
+      [
+        "shutdown.preStopSeconds=0,shutdown.graceSeconds=0",
+        /replicaCount 3 with shutdown.preStopSeconds and shutdown.graceSeconds both 0: a pod stops taking connections while the Service still sends it some/,
+      ],
+      [
+        "redis.url=redis://:hunter2@redis:6379",
+        /redis.url carries a password, which would be written into the Deployment: put the URL in a Secret and set redis.existingSecret/,
+      ],
+      [
+        "redis.url=rediss://weir:hunter2@redis:6379/0",
+        /redis.url carries a password/,
+      ],
+      ["replicaCount=2.5", /replicaCount must be a whole number \(1 or more\), not 2.5/],
+    ];
+    for (const [values, message] of cases) {
+      const r = await render([
+        "--set-file",
+        `guardfile=${GUARDFILE}`,
+        "--set",
+        `${base},${values}`,
+      ]);
+      assert.notEqual(r.code, 0, values);
+      assert.match(r.stderr, message, values);
+      assert.ok(!r.stderr.includes("hunter2"), "the password is not repeated");
+    }
+    // What stays allowed: a percentage, a redis URL without a password, a grace without preStop.
+    for (
+      const values of [
+        "podDisruptionBudget.maxUnavailable=34%",
+        "podDisruptionBudget.maxUnavailable=2",
+        "redis.url=redis://redis:6379",
+        "redis.url=redis://weir@redis:6379",
+        "shutdown.preStopSeconds=0",
+      ]
+    ) {
+      const r = await render([
+        "--set-file",
+        `guardfile=${GUARDFILE}`,
+        "--set",
+        `${base},${values}`,
+      ]);
+      assert.equal(r.code, 0, `${values}: ${r.stderr}`);
     }
   },
 });

@@ -54,20 +54,50 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail "upstream mode needs upstream.tools: at least one tool to serve" -}}
 {{- end -}}
 {{- end -}}
-{{- $replicas := int .Values.replicaCount -}}
-{{- if lt $replicas 1 -}}
-{{- fail (printf "replicaCount must be 1 or more, not %v" .Values.replicaCount) -}}
+{{- $rc := .Values.replicaCount -}}
+{{- if or (not (or (kindIs "float64" $rc) (kindIs "int64" $rc) (kindIs "int" $rc))) (ne (float64 (int $rc)) (float64 $rc)) (lt (int $rc) 1) -}}
+{{- fail (printf "replicaCount must be a whole number (1 or more), not %v" $rc) -}}
 {{- end -}}
+{{- $replicas := int $rc -}}
 {{- if and (gt $replicas 1) (not .Values.stateKeys.existingSecret) -}}
 {{- fail (printf "replicaCount %d needs stateKeys.existingSecret: every replica must sign cursors and confirmations with the same keys, or a client's next page or confirmation answer is refused when the load balancer sends it to another pod. Create one with: kubectl create secret generic weir-state --from-literal=keys=\"$(openssl rand -base64 48)\" and set stateKeys.existingSecret=weir-state" $replicas) -}}
 {{- end -}}
-{{- if and (gt $replicas 1) (eq $mode "spec") (regexMatch "(?m)^\\s*confirm\\s" .Values.guardfile) (not (or .Values.redis.url .Values.redis.existingSecret)) -}}
-{{- fail (printf "replicaCount %d with a guardfile that confirms a tool needs redis.url or redis.existingSecret: answered confirmations are recorded there so an answer runs its call once across replicas (weir refuses to start without it)" $replicas) -}}
+{{- /* A top-level confirm node as KDL lets it be written: at a line start, after ";", "}" or a
+  block comment, its name bare, quoted or raw. weir itself is the authority (it refuses to start
+  without the store); this says so at render time instead of in a crash-looping pod. */ -}}
+{{- $confirms := regexMatch "(?m)(^|[;}]|\\*/)[ \\t]*(confirm|\"confirm\"|#+\"confirm\"#+|r#*\"confirm\"#*)[ \\t\\\\]" .Values.guardfile -}}
+{{- if and .Values.stateKeys.existingSecret (eq $mode "spec") $confirms (not (or .Values.redis.url .Values.redis.existingSecret)) -}}
+{{- fail "stateKeys.existingSecret with a guardfile that confirms a tool needs redis.url or redis.existingSecret: with keys shared by every pod (and every pod that replaces one), answered confirmations must be recorded in a store they share, so an answer runs its call once; weir refuses to start without it" -}}
+{{- end -}}
+{{- if .Values.redis.url -}}
+{{- if regexMatch "^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@]*:[^/@]*@" (toString .Values.redis.url) -}}
+{{- fail "redis.url carries a password, which would be written into the Deployment: put the URL in a Secret and set redis.existingSecret (and redis.key) instead" -}}
+{{- end -}}
 {{- end -}}
 {{- range $name := list "preStopSeconds" "graceSeconds" "drainSeconds" -}}
 {{- $v := index $.Values.shutdown $name -}}
 {{- if or (not (or (kindIs "float64" $v) (kindIs "int64" $v) (kindIs "int" $v))) (lt (float64 $v) 0.0) (ne (float64 (int $v)) (float64 $v)) -}}
 {{- fail (printf "shutdown.%s must be a whole number of seconds (0 or more), not %v" $name $v) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (gt $replicas 1) (eq (int .Values.shutdown.preStopSeconds) 0) (eq (int .Values.shutdown.graceSeconds) 0) -}}
+{{- fail (printf "replicaCount %d with shutdown.preStopSeconds and shutdown.graceSeconds both 0: a pod stops taking connections while the Service still sends it some, so every rolling deploy loses calls. Set shutdown.graceSeconds (5 is the default)" $replicas) -}}
+{{- end -}}
+{{- if gt $replicas 1 -}}
+{{- $mu := .Values.podDisruptionBudget.maxUnavailable -}}
+{{- if kindIs "string" $mu -}}
+{{- if not (regexMatch "^[0-9]+%$" $mu) -}}
+{{- fail (printf "podDisruptionBudget.maxUnavailable must be a whole number or a percentage such as 34%%, not %q" $mu) -}}
+{{- end -}}
+{{- if eq (int (trimSuffix "%" $mu)) 0 -}}
+{{- fail (printf "podDisruptionBudget.maxUnavailable %s lets no pod be evicted: node drains and cluster upgrades would wait forever. Use 1" $mu) -}}
+{{- end -}}
+{{- else if or (not (or (kindIs "float64" $mu) (kindIs "int64" $mu) (kindIs "int" $mu))) (ne (float64 (int $mu)) (float64 $mu)) -}}
+{{- fail (printf "podDisruptionBudget.maxUnavailable must be a whole number or a percentage such as 34%%, not %v" $mu) -}}
+{{- else if eq (int $mu) 0 -}}
+{{- fail "podDisruptionBudget.maxUnavailable 0 lets no pod be evicted: node drains and cluster upgrades would wait forever. Use 1" -}}
+{{- else if ge (int $mu) $replicas -}}
+{{- fail (printf "podDisruptionBudget.maxUnavailable %d lets all %d replicas be evicted at once, so a node drain can stop the service. Use fewer than replicaCount (1 is the default)" (int $mu) $replicas) -}}
 {{- end -}}
 {{- end -}}
 {{- if and (not .Values.inboundAuth.existingSecret) (not .Values.inboundAuth.disabled) -}}
