@@ -249,11 +249,14 @@ Compares the surfaces two guardfiles serve (the same tool schemas serve enforces
 describe prints), not their text: added and removed tools, a changed method or path,
 inputs added, removed, widened or narrowed (types, bounds, enums, patterns, required,
 metacharacter gate, where they are sent), restrict, pins, withholds, confirm, rate-limit,
-cache, scopes, upstream, auth and headers. A removed and an added grant sending the same
-method to the same path are a rename, compared as one tool. Each line is marked
-"+ WIDENS", "- narrows" or "~ changes"; widening ones come first.
+cache, scopes, GraphQL documents, SQL statements, inbound-token callers, upstream, auth
+and headers; literal values are compared, never printed; instructions, resources and
+prompts that change are listed. A removed and an added grant sending the same operation
+(method and path, GraphQL document, SQL statement) are a rename, compared as one tool.
+Each line is marked "+ WIDENS", "- narrows" or "~ changes"; widening ones come first.
 
-  --git REV           OLD is FILE as it was at git revision REV (git show REV:FILE).
+  --git REV           OLD is FILE as it was at git revision REV (git show REV:FILE); a
+                      FILE REV does not have is compared with nothing (all of it is new).
   --format json       {"old", "new", "widened", "narrowed", "changes": [{"tool", "effect",
                       "what"}]}, effect one of widen, narrow, change.
   --fail-on widen     Exit 1 when anything widened (a pull request check).

@@ -7,14 +7,15 @@
  *
  * Exit codes: 0 compared (and nothing failed `--fail-on`); 1 a guardfile does
  * not load, `git` cannot give the old file, or `--fail-on` matched; 2 a bad
- * command line.
+ * command line. With `--git`, a FILE the revision does not have is compared
+ * with nothing: everything it serves is new.
  *
  * @module
  */
 import { parseFlags, printDiagnostics, UsageError } from "./args.ts";
 import { type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
 import { describeGuardfile } from "../modes/describe.ts";
-import { type DiffSide, diffSurfaces, diffText } from "../diff/surface_diff.ts";
+import { type DiffSide, diffSide, diffSurfaces, diffText } from "../diff/surface_diff.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 
 /**
@@ -43,22 +44,27 @@ export async function run(args: string[]): Promise<number> {
         : "diff takes OLD and NEW (two guardfiles), or --git REV FILE",
     );
   }
-  let oldLoaded: LoadedFile;
+  let oldLoaded: LoadedFile | undefined;
   let oldName: string;
   const newFile = positionals[positionals.length - 1];
   if (values.git !== undefined) {
     oldName = `${values.git}:${newFile}`;
     const text = await gitShow(values.git, newFile);
-    if (typeof text !== "string") {
+    if (typeof text !== "string" && !text.absent) {
       console.error(`weir: ${printable(text.error)}`);
       return 1;
     }
-    const tmp = await Deno.makeTempFile({ prefix: "weir-diff-", suffix: ".mcp.kdl" });
-    try {
-      await Deno.writeTextFile(tmp, text);
-      oldLoaded = { ...(await loadGuardfileFile(tmp)), file: oldName };
-    } finally {
-      await Deno.remove(tmp).catch(() => {});
+    if (typeof text !== "string") {
+      // Not in the revision yet (a new guardfile): everything it serves is new.
+      oldName += " (absent)";
+    } else {
+      const tmp = await Deno.makeTempFile({ prefix: "weir-diff-", suffix: ".mcp.kdl" });
+      try {
+        await Deno.writeTextFile(tmp, text);
+        oldLoaded = { ...(await loadGuardfileFile(tmp)), file: oldName };
+      } finally {
+        await Deno.remove(tmp).catch(() => {});
+      }
     }
   } else {
     oldName = positionals[0];
@@ -67,6 +73,10 @@ export async function run(args: string[]): Promise<number> {
   const newLoaded = await loadGuardfileFile(newFile);
   const sides: DiffSide[] = [];
   for (const loaded of [oldLoaded, newLoaded]) {
+    if (!loaded) {
+      sides.push(emptySide(oldName));
+      continue;
+    }
     printDiagnostics({
       ...loaded,
       diagnostics: loaded.diagnostics.filter((d) => d.severity === "error"),
@@ -79,17 +89,8 @@ export async function run(args: string[]): Promise<number> {
       );
       return 1;
     }
-    if (loaded.mcpWrap) {
-      console.error(
-        `weir: ${
-          printable(loaded.file)
-        } wraps an MCP server, whose tool definitions are the server's; weir diff compares ` +
-          `guardfiles of spec mode: compare what each serves with weir describe --format json`,
-      );
-      return 1;
-    }
     if (!loaded.guardfile) return 1;
-    sides.push({ surface: describeGuardfile(loaded.guardfile), headers: loaded.guardfile.headers });
+    sides.push(diffSide(loaded.guardfile, describeGuardfile(loaded.guardfile)));
   }
   const changes = diffSurfaces(sides[0], sides[1]);
   const widened = changes.some((c) => c.effect === "widen");
@@ -119,8 +120,25 @@ export async function run(args: string[]): Promise<number> {
   return 0;
 }
 
-/** `git show REV:./FILE`, run in FILE's directory. */
-async function gitShow(rev: string, file: string): Promise<string | { error: string }> {
+/** The side of a guardfile that does not exist yet: no upstream, no tools. */
+function emptySide(file: string): DiffSide {
+  return {
+    surface: { server: "", file, upstream: "none", auth: "none", tools: [] },
+    headers: [],
+    sources: {},
+    texts: {},
+    callers: {},
+  };
+}
+
+/**
+ * `git show REV:./FILE`, run in FILE's directory.
+ * @returns the text, or why not (`absent`: the revision has no such file)
+ */
+async function gitShow(
+  rev: string,
+  file: string,
+): Promise<string | { error: string; absent?: boolean }> {
   if (rev.startsWith("-")) return { error: `--git ${rev}: a revision does not start with "-"` };
   const slash = file.lastIndexOf("/");
   const dir = slash < 0 ? "." : file.slice(0, slash) || "/";
@@ -134,7 +152,10 @@ async function gitShow(rev: string, file: string): Promise<string | { error: str
     }).output();
     if (out.code !== 0) {
       const why = new TextDecoder().decode(out.stderr).trim().split("\n")[0];
-      return { error: `git show ${rev}:${file}: ${why || `exit ${out.code}`}` };
+      return {
+        error: `git show ${rev}:${file}: ${why || `exit ${out.code}`}`,
+        absent: /exists on disk, but not in|does not exist in/.test(why),
+      };
     }
     return new TextDecoder("utf-8", { fatal: true }).decode(out.stdout);
   } catch (error) {

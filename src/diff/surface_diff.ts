@@ -13,6 +13,7 @@
  * @module
  */
 import type { DescribedInput, DescribedTool, Surface } from "../modes/describe.ts";
+import type { Guardfile, ValueSource } from "../guardfile/model.ts";
 import { diffObjectSchema, type Effect } from "./schema_diff.ts";
 import { compileGlob } from "../guardfile/glob.ts";
 
@@ -27,10 +28,59 @@ export interface Change {
   what: string;
 }
 
-/** A side of the comparison: the surface, and the static headers (not part of the surface). */
+/**
+ * A side of the comparison: the surface, and what a guardfile holds that the
+ * surface does not show (see {@link diffSide}).
+ */
 export interface DiffSide {
   surface: Surface;
+  /** Static headers sent on every request. */
   headers: [string, string][];
+  /**
+   * Where each value weir sends comes from, exactly (literal values included),
+   * by what it is for: `base-url`, `auth`, `database`, `pin <tool> <query>`.
+   * Compared, never printed: the surface says `a literal`, so two different
+   * literal credentials or upstreams would otherwise look the same.
+   */
+  sources: Record<string, string>;
+  /** Text the model reads beside the tools: `instructions`, `resource <name>`, `prompt <name>`. */
+  texts: Record<string, string>;
+  /** `inbound-token` callers: the tools each may see and call. */
+  callers: Record<string, string[]>;
+}
+
+/**
+ * A side of the comparison from a loaded guardfile and the surface
+ * `describeGuardfile` gives for it.
+ */
+export function diffSide(guardfile: Guardfile, surface: Surface): DiffSide {
+  const sources: Record<string, string> = {};
+  const chain = (v: ValueSource) => JSON.stringify(v.chain);
+  if (typeof guardfile.baseUrl !== "string") sources["base-url"] = chain(guardfile.baseUrl);
+  const auth = guardfile.auth;
+  sources.auth = JSON.stringify(
+    auth.scheme === "none"
+      ? ["none"]
+      : auth.scheme === "bearer"
+      ? ["bearer", auth.value.chain]
+      : auth.scheme === "header-token"
+      ? ["header-token", auth.header, auth.prefix, auth.value.chain]
+      : ["query-param", auth.params.map((p) => [p.name, p.value.chain])],
+  );
+  if (guardfile.database) sources.database = chain(guardfile.database.dsn);
+  for (const [tool, pins] of Object.entries(guardfile.controls.pins)) {
+    for (const p of pins) {
+      sources[`pin ${tool} ${p.name}`] = JSON.stringify([p.source.chain, p.fromQuery ?? null]);
+    }
+  }
+  const texts: Record<string, string> = {};
+  const json = (v: unknown) => JSON.stringify(v, (k, x) => (k === "position" ? undefined : x));
+  if (guardfile.instructions !== undefined) texts.instructions = guardfile.instructions;
+  for (const r of guardfile.resources) texts[`resource ${r.name}`] = json(r);
+  for (const p of guardfile.prompts) texts[`prompt ${p.name}`] = json(p);
+  const callers: Record<string, string[]> = {};
+  for (const t of guardfile.inboundTokens ?? []) callers[t.name] = [...t.tools].sort();
+  return { surface, headers: guardfile.headers, sources, texts, callers };
 }
 
 const ORDER: Record<Effect, number> = { widen: 0, narrow: 1, change: 2 };
@@ -53,7 +103,7 @@ export function diffSurfaces(old: DiffSide, next: DiffSide): Change[] {
     gone.splice(gone.indexOf(o), 1);
     come.splice(come.indexOf(n), 1);
     out.push({ tool: n.name, effect: "change", what: `renamed from ${o.name}` });
-    out.push(...diffTool(o, n));
+    out.push(...diffTool(o, n, old, next));
   }
   for (const n of come) {
     if (n.kind === "grant") {
@@ -81,7 +131,7 @@ export function diffSurfaces(old: DiffSide, next: DiffSide): Change[] {
   }
   for (const [name, n] of after) {
     const o = before.get(name);
-    if (o) out.push(...diffTool(o, n));
+    if (o) out.push(...diffTool(o, n, old, next));
   }
   return out.sort((a, b) =>
     ORDER[a.effect] - ORDER[b.effect] || (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)
@@ -127,6 +177,45 @@ function diffServer(old: DiffSide, next: DiffSide): Change[] {
       );
     }
   }
+  // A value whose source reads the same ("a literal") but holds another value.
+  const same = (key: string, said: boolean) =>
+    said && old.sources[key] !== undefined && next.sources[key] !== undefined &&
+    old.sources[key] !== next.sources[key];
+  if (same("base-url", o.upstream === n.upstream)) {
+    server("widen", `base-url: its literal value changed (not shown)`);
+  }
+  if (same("auth", o.auth === n.auth)) {
+    server(
+      "widen",
+      `auth: its literal value changed (not shown; another credential may reach more)`,
+    );
+  }
+  if (same("database", o.database === n.database)) {
+    server("widen", `database: its literal value changed (not shown)`);
+  }
+  for (const key of new Set([...Object.keys(old.texts), ...Object.keys(next.texts)])) {
+    const a = old.texts[key];
+    const b = next.texts[key];
+    if (a === b) continue;
+    server(
+      "change",
+      `${key} ${a === undefined ? "added" : b === undefined ? "removed" : "changed"}`,
+    );
+  }
+  for (const who of new Set([...Object.keys(old.callers), ...Object.keys(next.callers)])) {
+    const a = old.callers[who];
+    const b = next.callers[who];
+    if (!a) server("widen", `inbound token ${who} added (tools ${b!.join(", ")})`);
+    else if (!b) server("narrow", `inbound token ${who} removed`);
+    else {
+      const plus = b.filter((t) => !a.includes(t));
+      const minus = a.filter((t) => !b.includes(t));
+      if (plus.length > 0) server("widen", `inbound token ${who} may now call ${plus.join(", ")}`);
+      if (minus.length > 0) {
+        server("narrow", `inbound token ${who} may no longer call ${minus.join(", ")}`);
+      }
+    }
+  }
   const oo = o.oauth;
   const no = n.oauth;
   if (oo && !no) server("widen", `oauth (tokens from ${oo.issuer}) removed`);
@@ -137,7 +226,7 @@ function diffServer(old: DiffSide, next: DiffSide): Change[] {
   return out;
 }
 
-function diffTool(o: DescribedTool, n: DescribedTool): Change[] {
+function diffTool(o: DescribedTool, n: DescribedTool, os: DiffSide, ns: DiffSide): Change[] {
   const out: Change[] = [];
   const add = (effect: Effect, what: string) => out.push({ tool: n.name, effect, what });
   if (o.kind !== n.kind) {
@@ -165,6 +254,14 @@ function diffTool(o: DescribedTool, n: DescribedTool): Change[] {
   }
   if (n.kind !== "grant") return out;
   if (operation(o) !== operation(n)) add("widen", `now ${operation(n)} (was ${operation(o)})`);
+  if ((o.graphql?.document ?? "") !== (n.graphql?.document ?? "")) {
+    add(
+      "widen",
+      `graphql document changed (may ask for what the old one did not): ${
+        oneLine(o.graphql?.document ?? "none")
+      } -> ${oneLine(n.graphql?.document ?? "none")}`,
+    );
+  }
   if (o.sql && n.sql && o.sql.reads && !n.sql.reads) add("widen", `now writes (sql)`);
   if (o.sql && n.sql && o.sql.maxRows !== n.sql.maxRows) {
     add(
@@ -210,7 +307,12 @@ function diffTool(o: DescribedTool, n: DescribedTool): Change[] {
   const np = pins(n);
   for (const [q, from] of op) {
     if (!np.has(q)) add("widen", `pin on query ${q} removed`);
-    else if (np.get(q) !== from) add("change", `pin on query ${q}: ${from} -> ${np.get(q)}`);
+    else if (np.get(q) !== from) {
+      // Another source may hold another value: the agent may reach another thing.
+      add("widen", `pin on query ${q}: ${from} -> ${np.get(q)}`);
+    } else if (os.sources[`pin ${o.name} ${q}`] !== ns.sources[`pin ${n.name} ${q}`]) {
+      add("widen", `pin on query ${q}: its literal value changed (not shown)`);
+    }
   }
   for (const q of np.keys()) if (!op.has(q)) add("narrow", `pin on query ${q} added`);
   if (o.confirm !== undefined && n.confirm === undefined) {
@@ -318,7 +420,15 @@ function show(nodes: string[][]): string {
 
 function sameOperation(a: DescribedTool, b: DescribedTool): boolean {
   if (a.sql || b.sql) return a.sql?.statement === b.sql?.statement;
+  // Every GraphQL operation of an API shares one endpoint: the document says which it is.
+  if (a.graphql || b.graphql) {
+    if (a.graphql?.document !== b.graphql?.document) return false;
+  }
   return a.method === b.method && shape(a.path) === shape(b.path);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
 }
 
 function operation(t: DescribedTool): string {

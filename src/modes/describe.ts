@@ -60,6 +60,8 @@ export interface DescribedTool {
   confirm?: string;
   /** A sql grant: the statement, and whether it reads (read-only, at most maxRows) or writes. */
   sql?: { statement: string; reads: boolean; maxRows: number };
+  /** A GraphQL grant: the document it sends (its variables are inputs). */
+  graphql?: { document: string };
 }
 
 /** The whole surface. */
@@ -249,6 +251,7 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
   if (Object.hasOwn(guardfile.controls.confirm, grant.tool)) {
     tool.confirm = guardfile.controls.confirm[grant.tool];
   }
+  if (grant.graphql) tool.graphql = { document: grant.graphql.document };
   if (grant.sql) {
     const { statement, reads, maxRows } = grant.sql;
     tool.sql = { statement, reads, maxRows };
@@ -308,6 +311,9 @@ export function describeText(surface: Surface): string {
       if (t.confirm) lines.push(`  confirm first: ${t.confirm}`);
       if (t.extract) lines.push(`  extract: ${t.extract}`);
       if (t.sql) lines.push(`  statement: ${t.sql.statement.replace(/\s+/g, " ").trim()}`);
+      if (t.graphql) {
+        lines.push(`  graphql document: ${t.graphql.document.replace(/\s+/g, " ").trim()}`);
+      }
       if (t.description) lines.push(`  ${t.description}`);
       if (t.scopes?.length) lines.push(`  needs scope ${t.scopes.join(" ")}`);
       for (const i of t.inputs ?? []) {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { parseGuardfile } from "../../src/guardfile/parse.ts";
 import { describeGuardfile } from "../../src/modes/describe.ts";
-import { type Change, diffSurfaces } from "../../src/diff/surface_diff.ts";
+import { type Change, diffSide, diffSurfaces } from "../../src/diff/surface_diff.ts";
 import { ROOT, runCommand } from "../support/cli.ts";
 
 const BASE = `
@@ -53,7 +53,7 @@ wrap ward mcp tracker {
 function surfaceOf(text: string) {
   const r = parseGuardfile(text, "case.mcp.kdl");
   assert.ok(r.guardfile, r.diagnostics.map((d) => `${d.position?.line}: ${d.message}`).join("\n"));
-  return { surface: describeGuardfile(r.guardfile), headers: r.guardfile.headers };
+  return diffSide(r.guardfile, describeGuardfile(r.guardfile));
 }
 
 function diff(next: string, old = BASE): Change[] {
@@ -298,6 +298,117 @@ Deno.test("diffSurfaces(): the reverse of a widening narrows", () => {
   assert.ok(!back.some((c) => c.effect === "widen"));
 });
 
+/** The changes between two whole guardfiles, as `effect tool: what` lines. */
+function lines(old: string, next: string): string[] {
+  return diffSurfaces(surfaceOf(old), surfaceOf(next)).map((c) =>
+    `${c.effect} ${c.tool || "(server)"}: ${c.what}`
+  );
+}
+
+const GRAPHQL = `
+wrap ward mcp gh {
+    base-url "https://api.github.example"
+    auth bearer { value env "GH_TOKEN"; }
+    can get viewer {
+        path "/graphql"
+        method "POST"
+        graphql { document "query { viewer { login } }"; }
+    }
+}
+`;
+
+Deno.test("diffSurfaces(): a GraphQL document change widens, renamed or not", () => {
+  const mutation = GRAPHQL.replace(
+    "query { viewer { login } }",
+    'mutation { deleteRepository(input: {repositoryId: \\"R_1\\"}) { clientMutationId } }',
+  );
+  const same = lines(GRAPHQL, mutation);
+  assert.ok(
+    same.some((l) => /^widen get_viewer: graphql document changed/.test(l)),
+    same.join("\n"),
+  );
+  // Another tool on the same endpoint is not a rename of the first: a new tool.
+  const renamed = lines(GRAPHQL, mutation.replace("can get viewer", "can delete repo"));
+  assert.ok(
+    renamed.some((l) => /^widen delete_repo: new tool: POST \/graphql/.test(l)),
+    renamed.join("\n"),
+  );
+  assert.ok(!renamed.some((l) => /renamed from/.test(l)), renamed.join("\n"));
+  // The same document under another name is a rename that widens nothing.
+  const pure = lines(GRAPHQL, GRAPHQL.replace("can get viewer", "can view viewer"));
+  assert.deepEqual(pure, ["change view_viewer: renamed from get_viewer"]);
+});
+
+const LITERALS = `
+pin "get_item" { query "site" literal "my-site.example"; }
+wrap ward mcp t {
+    base-url { value literal "https://api.example.com"; }
+    auth bearer { value literal "token-for-reading-only-1234"; }
+    can get item { path "/items/{id}" }
+}
+`;
+
+Deno.test("diffSurfaces(): a literal base-url, credential or pin that changes widens, and is never printed", () => {
+  const next = LITERALS.replace("https://api.example.com", "https://other.example")
+    .replace("token-for-reading-only-1234", "token-with-admin-rights-5678")
+    .replace("my-site.example", "other-site.example");
+  const out = lines(LITERALS, next);
+  assert.ok(
+    out.some((l) => /^widen \(server\): base-url: its literal value changed/.test(l)),
+    out.join("\n"),
+  );
+  assert.ok(
+    out.some((l) => /^widen \(server\): auth: its literal value changed/.test(l)),
+    out.join("\n"),
+  );
+  assert.ok(
+    out.some((l) => /^widen get_item: pin on query site: its literal value changed/.test(l)),
+    out.join("\n"),
+  );
+  assert.doesNotMatch(
+    out.join("\n"),
+    /other\.example|admin-rights|reading-only|my-site|api\.example/,
+  );
+  // Another variable for a pin may hold another value: widens too.
+  const env = lines(
+    LITERALS.replace(`literal "my-site.example"`, `env "SITE"`),
+    LITERALS.replace(`literal "my-site.example"`, `env "OTHER_SITE"`),
+  );
+  assert.deepEqual(env, ["widen get_item: pin on query site: env SITE -> env OTHER_SITE"]);
+});
+
+Deno.test("diffSurfaces(): instructions, resources and prompts that change are reported", () => {
+  const base = `
+instructions { text "Be brief."; }
+resource "notes" uri="https://x.example/notes" { audience "assistant"; text "hi"; }
+${LITERALS}`;
+  const next = base.replace("Be brief.", "Call every tool twice.")
+    .replace(`text "hi"`, `text "hello"`) +
+    `prompt "triage" { text "Triage {issue}."; argument "issue"; }\n`;
+  assert.deepEqual(lines(base, next).sort(), [
+    "change (server): instructions changed",
+    "change (server): prompt triage added",
+    "change (server): resource notes changed",
+  ]);
+});
+
+Deno.test("diffSurfaces(): an inbound-token caller that gains a tool widens; a new caller widens", () => {
+  const base = `inbound-token ci { value env "CI_TOKEN"; tools "get_item"; }\n${LITERALS}`;
+  const more = base.replace(
+    'can get item { path "/items/{id}" }',
+    'can get item { path "/items/{id}" }\n    can delete item { path "/items/{id}" }',
+  );
+  const out = lines(
+    more,
+    more.replace(`tools "get_item";`, `tools "get_item" "delete_item";`) +
+      `inbound-token bot { value env "BOT_TOKEN"; tools "get_item"; }\n`,
+  );
+  assert.deepEqual(out.sort(), [
+    "widen (server): inbound token bot added (tools get_item)",
+    "widen (server): inbound token ci may now call delete_item",
+  ]);
+});
+
 // ---- the CLI, as CI runs it ----
 
 async function weir(args: string[], cwd = ROOT) {
@@ -392,6 +503,21 @@ Deno.test("weir diff --git REV FILE compares with the file as committed", async 
     const bad = await weir(["diff", "--git", "no-such-rev", "tracker.mcp.kdl"], dir);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /git show no-such-rev:tracker\.mcp\.kdl/);
+    // A guardfile the revision does not have yet: everything it serves is new.
+    await Deno.writeTextFile(`${dir}/added.mcp.kdl`, BASE);
+    const added = await weir(["diff", "--fail-on", "widen", "--git", "HEAD", "added.mcp.kdl"], dir);
+    assert.equal(added.code, 1, added.stderr);
+    assert.match(added.stdout, /weir diff HEAD:added\.mcp\.kdl \(absent\) -> added\.mcp\.kdl/);
+    assert.match(
+      added.stdout,
+      /\+ WIDENS +get_issue: new tool: GET \/repos\/\{owner\}\/issues\/\{number\}/,
+    );
+    assert.match(
+      added.stdout,
+      /\+ WIDENS +\(server\): upstream none -> https:\/\/tracker\.example\/api/,
+    );
+    const shown = await weir(["diff", "--git", "HEAD", "added.mcp.kdl"], dir);
+    assert.equal(shown.code, 0, shown.stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
