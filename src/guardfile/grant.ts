@@ -421,4 +421,34 @@ function checkInputNames(at: NodeReader, grant: Grant): void {
     }
     wires.set(q.wire, q.name);
   }
+  checkMethodTunnels(at, grant);
+}
+
+/**
+ * The query or body keys frameworks read as "use this HTTP method instead"
+ * (Laravel and Symfony read `_method` from a POST's query or JSON body, Rails
+ * and others from its form). A grant sends its own method, which describe,
+ * `readOnlyHint`, `--read-only` and `weir diff` all rest on.
+ */
+export const METHOD_OVERRIDE_KEYS: readonly string[] = ["_method"];
+
+/**
+ * Refuse a query or top-level body key that would make the upstream run
+ * another method than the grant's, whether a caller gives it or `set` fixes it.
+ */
+function checkMethodTunnels(at: NodeReader, grant: Grant): void {
+  const keys: [string, string][] = [
+    ...grant.query.map((q): [string, string] => [q.wire, `query input "${q.name}"`]),
+    ...grant.body.map((b): [string, string] => [b.name, `body input "${b.name}"`]),
+    ...grant.bodyMap.map((m): [string, string] => [m.target, `body map to "${m.target}"`]),
+    ...Object.keys(grant.set ?? {}).map((k): [string, string] => [k, `set ${k}=`]),
+  ];
+  for (const [key, what] of keys) {
+    if (!METHOD_OVERRIDE_KEYS.includes(key.toLowerCase())) continue;
+    at.error(
+      `${what} sends "${key}", which many frameworks read as another HTTP method than the ` +
+        `grant's ${grant.method} (a method override): remove it; a grant that needs another ` +
+        `method says so with method "..."`,
+    );
+  }
 }

@@ -19,6 +19,7 @@ import type {
 import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { PROVIDERS } from "./value.ts";
+import { METHOD_OVERRIDE_KEYS } from "./grant.ts";
 
 const ROLES = ["assistant", "user"] as const;
 /** `extract` kinds: their bound, its default and ceiling (the reference's numbers). */
@@ -436,6 +437,14 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       }
       if (pins.some((p) => p.name === name)) {
         q.error(`query "${name}" is pinned twice; keep one`);
+        continue;
+      }
+      if (METHOD_OVERRIDE_KEYS.includes(name.toLowerCase())) {
+        q.error(
+          `a pin on query "${name}" sends what many frameworks read as another HTTP method than ` +
+            `the grant's (a method override): remove it; a grant that needs another method says ` +
+            `so with method "..."`,
+        );
         continue;
       }
       if (grant && grant.query.some((g) => g.name === name || g.wire === name)) {

@@ -8,7 +8,8 @@
  * ```
  *
  * - `read-only=#true`: serve only the operations that change nothing (spec
- *   mode: grants whose method is GET or HEAD, and sql reads); every other one
+ *   mode: sql reads, and GET or HEAD grants whose verb reads and that send no
+ *   body; see {@link grantReadsOnly}); every other one
  *   is listed as a withheld stub saying "read-only mode". `weir serve
  *   --read-only` does the same for one run.
  * - `schema-profile="full|gemini|openai-strict"`: the dialect input schemas are
@@ -24,6 +25,7 @@
  */
 import type { Grant, Guardfile, SurfaceSchemaProfile, SurfaceSettings } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
+import { methodForVerb } from "./verbs.ts";
 
 export type { SurfaceSchemaProfile, SurfaceSettings };
 
@@ -84,12 +86,21 @@ export const READ_ONLY_REASON =
   "read-only mode: this server was started to serve only operations that change nothing.";
 
 /**
- * Whether a grant changes nothing upstream: its method is GET or HEAD (safe
- * methods, RFC 9110 section 9.2.1), or it is a sql read (run in a read-only
- * transaction).
+ * Whether a grant changes nothing upstream: a sql read (run in a read-only
+ * transaction), or a GET or HEAD (safe methods, RFC 9110 section 9.2.1) that
+ * says nothing else. Refused rather than guessed: a grant whose verb says it
+ * writes (`can delete x { method "GET" }`: the verb table gives DELETE, or it
+ * is marked destructive), and a GET or HEAD with a request body (whose
+ * meaning RFC 9110 section 9.3.1 leaves to the server).
  */
 export function grantReadsOnly(grant: Grant): boolean {
-  return grant.sql ? grant.sql.reads : grant.method === "GET" || grant.method === "HEAD";
+  if (grant.sql) return grant.sql.reads;
+  if (grant.method !== "GET" && grant.method !== "HEAD") return false;
+  if (grant.destructive) return false;
+  const byVerb = methodForVerb(grant.verb);
+  if (!byVerb.inferred && byVerb.method !== "GET") return false;
+  return grant.body.length === 0 && grant.bodyMap.length === 0 && grant.set === undefined &&
+    grant.graphql === undefined;
 }
 
 /**

@@ -31,6 +31,24 @@ const RESERVED_HEADERS = [
   "expect",
 ];
 
+/**
+ * Headers that ask the upstream to run another method than the request's
+ * (Google APIs, ASP.NET, Symfony/Laravel, JAX-RS filters, ...). A grant sends
+ * its own method, which describe, `readOnlyHint`, `--read-only` and `weir
+ * diff` all rest on, so neither `header` nor `auth header-token` may set one.
+ */
+export const METHOD_OVERRIDE_HEADERS: readonly string[] = [
+  "x-http-method-override",
+  "x-http-method",
+  "x-method-override",
+];
+
+/** Why a method-override header is refused, and what to do. */
+function methodOverride(name: string): string {
+  return `header "${name}" asks the upstream to run another HTTP method than the grant's ` +
+    `(a method override): remove it; a grant that needs another method says so with method "..."`;
+}
+
 /** The part of the model `wrap` gives. */
 export type WrapBody = Pick<
   Guardfile,
@@ -266,6 +284,9 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
             `"${headerName}" is not a valid HTTP header name (RFC 9110 token); rename it`,
           );
           headerName = undefined;
+        } else if (headerName && METHOD_OVERRIDE_HEADERS.includes(headerName.toLowerCase())) {
+          header.error(methodOverride(headerName));
+          headerName = undefined;
         }
       }
       let prefixText = "";
@@ -362,6 +383,8 @@ function readHeaders(kids: NodeReader[]): [string, string][] {
       node.error(`"${name}" is not a valid HTTP header name (RFC 9110 token); rename it`);
     } else if (RESERVED_HEADERS.includes(name.toLowerCase())) {
       node.error(`header "${name}" is reserved: weir sets it (credentials belong in "auth")`);
+    } else if (METHOD_OVERRIDE_HEADERS.includes(name.toLowerCase())) {
+      node.error(methodOverride(name));
     } else if (/[\r\n\x00]/.test(value)) {
       node.error(`header "${name}" value contains a line break or NUL`);
     } else if (out.some(([n]) => n.toLowerCase() === name.toLowerCase())) {

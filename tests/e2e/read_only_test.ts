@@ -404,3 +404,48 @@ Deno.test("--read-only holds across a reload: a write added to the file arrives 
     await upstream.close();
   }
 });
+
+Deno.test("--read-only: a GET whose verb writes, or that sends a body, is withheld too (refuse rather than guess)", async () => {
+  const upstream = await startRecorder();
+  const text = `
+wrap ward mcp t {
+    base-url "${upstream.url}"
+    auth none
+    can get item { path "/items/{id}" }
+    can delete item { path "/items/{id}/delete"; method "GET"; }
+    can close item { path "/items/{id}/close"; method "GET"; }
+    can get report { path "/reports"; method "GET"; body { field "filter" type="string"; } }
+    can head item { path "/items/{id}"; method "HEAD"; }
+}
+`;
+  const file = await tempGuardfile(text);
+  const plain = await serveHttp(file);
+  try {
+    const tools = new Map((await listTools(plain.url)).map((t) => [t.name, t]));
+    // Without --read-only they are served, and not advertised as reads.
+    for (const name of ["delete_item", "close_item", "get_report"]) {
+      assert.notEqual(tools.get(name)?.annotations?.readOnlyHint, true, name);
+    }
+    assert.equal(tools.get("get_item")?.annotations?.readOnlyHint, true);
+  } finally {
+    await plain.stop();
+  }
+  const server = await serveHttp(file, { extra: ["--read-only"] });
+  try {
+    const tools = new Map((await listTools(server.url)).map((t) => [t.name, t]));
+    for (const name of ["delete_item", "close_item", "get_report"]) {
+      assert.match(tools.get(name)!.description!, /^NOT AVAILABLE: read-only mode/, name);
+      const [, api] = await callBoth(server.url, name, { id: "1", filter: "x" });
+      assert.equal(api, 403, name);
+    }
+    const [, api] = await callBoth(server.url, "get_item", { id: "1" });
+    assert.equal(api, 200);
+    assert.deepEqual(
+      [...new Set(upstream.requests.map((r) => `${r.method} ${r.path}`))],
+      ["GET /items/1"],
+    );
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});

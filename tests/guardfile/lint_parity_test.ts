@@ -30,6 +30,51 @@ function load(text: string): Guardfile {
 
 const FAILURES: [string, string, RegExp][] = [
   // --- found by attacking weir ---
+  // A method override makes the upstream run another method than the grant's
+  // (a GET served under --read-only that deletes): refused wherever it is set.
+  ...["X-HTTP-Method-Override", "x-http-method", "X-Method-Override"].map((
+    h,
+  ): [string, string, RegExp] => [
+    `method-override header ${h}`,
+    file(GET, "", `base-url "t.example"\n  auth none\n  header "${h}" "DELETE"`),
+    /a method override\): remove it/,
+  ]),
+  [
+    "method-override header as the credential header",
+    file(
+      GET,
+      "",
+      `base-url "t.example"\n  auth header-token { header "X-HTTP-Method-Override"; value env "K" }`,
+    ),
+    /a method override\): remove it/,
+  ],
+  [
+    "a query input sent as _method",
+    file(`can create issue { path "/x"; query { field "m" type="string" upstream="_method"; } }`),
+    /query input "m" sends "_method".*method override/,
+  ],
+  [
+    "a body input named _method",
+    file(`can create issue { path "/x"; body { field "_method" type="string"; } }`),
+    /body input "_method" sends "_method"/,
+  ],
+  [
+    "a fixed body holding _method",
+    file(`can create issue { path "/x"; set _method="DELETE" }`),
+    /set _method= sends "_method"/,
+  ],
+  [
+    "a body map to _method",
+    file(
+      `can create issue { path "/x"; body { map "verb" to="_METHOD"; } }`,
+    ),
+    /body map to "_METHOD" sends "_METHOD"/,
+  ],
+  [
+    "a pin on _method",
+    file(GET, `pin "get_issue" { query "_method" literal "DELETE"; }`),
+    /a pin on query "_method".*method override/,
+  ],
   [
     "header replacing the credential header",
     file(
