@@ -9,7 +9,7 @@
  */
 import { readOnlyView } from "../guardfile/surface.ts";
 import { cleanDeep, cleanText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
-import type { JsonObject } from "../mcp/jsonrpc.ts";
+import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import {
   type CallContext,
   InputRequiredError,
@@ -194,11 +194,15 @@ export function createGuard(
   const callGrant = async (
     grant: Grant,
     args: Record<string, unknown>,
+    original: Record<string, unknown>,
     call: CallBudget,
     seen: { upstreamStatus?: number },
   ) => {
     if (grant.sql) return await callSql(grant, args, call);
-    const planned = planRequest(grant, args, restricts);
+    // What is sent carries each number as the agent wrote it (1e21, 1.0, -0):
+    // the arguments' spelled twin (src/mcp/jsonrpc.ts), nulls dropped alike.
+    const spelled = spelledArguments(original);
+    const planned = planRequest(grant, spelled ? withoutNulls(grant, spelled) : args, restricts);
     const redactor = new Redactor();
     call.phase(UPSTREAM_ANSWER, false);
     const answer = await sendUpstream(
@@ -342,6 +346,7 @@ export function createGuard(
     const grant = grants.get(name);
     if (!grant) throw new ToolError(`unknown tool "${name}"`, { status: 404 });
     // An optional input sent as null was not given: no check, cache key or request sees it.
+    const original = args;
     args = withoutNulls(grant, args);
     const call = callBudget(name, grant, ctx, started, limits.timeoutMs);
     try {
@@ -364,7 +369,7 @@ export function createGuard(
         // Work that has not started when the deadline passes never starts.
         call.signal.throwIfAborted();
       }
-      const result = await callGrant(grant, args, call, seen);
+      const result = await callGrant(grant, args, original, call, seen);
       if (ttl) cache.set(name, key, ttl, result);
       done("ok", 200);
       return result;

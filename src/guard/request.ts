@@ -30,6 +30,7 @@ import type { BodyField, Grant, Guardfile, PathParam, ValueRules } from "../guar
 import { compileGlob } from "../guardfile/glob.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { WeirError } from "../errors/kinds.ts";
+import { isRawJson } from "../mcp/text.ts";
 import { decimalProblem, decimalText } from "./untyped.ts";
 import { decodedForms, MAX_DECODING_ROUNDS } from "../guardfile/decoded.ts";
 
@@ -171,7 +172,7 @@ export function planRequest(
     const raw = has(args, name) ? args[name] : "";
     const value = pathText(raw);
     const what = `path parameter "${name}"`;
-    if (param.untyped && typeof raw === "number") untypedInteger(what, value, param);
+    if (param.untyped && numberOf(raw) !== undefined) untypedInteger(what, value, param);
     if (value.includes("\\")) {
       throw policyDenied(
         `${what} contains "\\"; refused so an upstream that reads it as "/" cannot see ` +
@@ -213,8 +214,9 @@ export function planRequest(
     const value = args[input.name];
     for (const item of input.kind === "array" ? value as unknown[] : [value]) {
       const what = `query parameter "${input.name}"`;
-      const untyped = input.untyped && typeof item === "number";
-      const text = untyped ? decimalText(item) : queryText(item);
+      const n = input.untyped ? numberOf(item) : undefined;
+      const untyped = n !== undefined;
+      const text = untyped ? decimalText(n) : queryText(item);
       if (untyped) untypedInteger(what, text, input);
       checkDecodedForms(what, text, input.metacharacters, false);
       query.push([input.wire, text]);
@@ -223,8 +225,20 @@ export function planRequest(
   return { method: grant.method, path, query, body: planBody(grant, args) };
 }
 
+/**
+ * A query value as text: a string as is; a number as the agent wrote it (a
+ * `JSON.rawJSON` value of its source text when `JSON.stringify` would write
+ * it otherwise: `1e21`, `1.0`, `-0`; src/mcp/jsonrpc.ts `spelledArguments`),
+ * else as JSON writes it.
+ */
 function queryText(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** A number argument's value: a number, or the value of a number kept as its source text. */
+function numberOf(value: unknown): number | undefined {
+  if (typeof value === "number") return value;
+  return isRawJson(value) ? Number(value.rawJSON) : undefined;
 }
 
 /**
@@ -259,8 +273,9 @@ function gate(what: string, value: string, metacharacters: "refuse" | "allow"): 
  * in decimal, never exponent notation; a string as is.
  */
 function pathText(raw: unknown): string {
-  if (typeof raw === "number" && Number.isInteger(raw)) return decimalText(raw);
-  return typeof raw === "string" ? raw : String(raw);
+  const n = numberOf(raw);
+  if (n !== undefined && Number.isInteger(n)) return decimalText(n);
+  return typeof raw === "string" ? raw : n !== undefined ? String(n) : String(raw);
 }
 
 /**
@@ -395,9 +410,10 @@ function planBody(grant: Grant, args: Record<string, unknown>): unknown {
   for (const field of grant.body) {
     if (!has(args, field.name)) continue;
     const value = args[field.name];
-    if (field.untyped && typeof value === "number") {
+    const n = field.untyped ? numberOf(value) : undefined;
+    if (n !== undefined) {
       // An untyped body name is a string: the integer goes as its decimal text.
-      const text = decimalText(value);
+      const text = decimalText(n);
       untypedInteger(`body field "${field.name}"`, text, field);
       body[field.name] = text;
     } else body[field.name] = value;

@@ -147,9 +147,10 @@ export const rawJSON = (JSON as unknown as {
 /**
  * Number text that `JSON.stringify(JSON.parse(text))` might spell differently
  * (a run of 16 digits and points, so that `1234567890.123456789` counts its
- * 19 digits across the point).
+ * 19 digits across the point; an exponent; a fraction ending in zero; `-0`;
+ * six or more zeros after `0.`, which `String` writes as `1e-7`).
  */
-const INEXACT_NUMBER = /[0-9][0-9.]{15}|[0-9][eE]|\.[0-9]*0(?![0-9])|-0(?![.0-9])/;
+const INEXACT_NUMBER = /[0-9][0-9.]{15}|[0-9][eE]|\.[0-9]*0(?![0-9])|-0(?![.0-9])|0\.0{5}/;
 
 /**
  * Parse JSON keeping numbers exact (see the module text).
