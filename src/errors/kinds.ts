@@ -24,6 +24,16 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 export type KindRule =
   | "schema"
   | "restrict"
+  | "dot_segment"
+  | "separator"
+  | "metacharacter"
+  | "control_character"
+  | "ill_formed_text"
+  | "empty_value"
+  | "value_too_long"
+  | "encoded_too_deep"
+  | "exclusive_inputs"
+  | "upstream_scope"
   | "withheld"
   | "blank_argument"
   | "rate_limit"
@@ -122,6 +132,11 @@ export interface WeirErrorOptions<K extends ErrorKind> {
   structuredContent?: JsonObject;
   /** What caused it (kept on the error, never sent to the caller). */
   cause?: unknown;
+  /**
+   * The audit rule, when the kind's own is too broad: `policy_denied` is a
+   * dot segment, a separator, a metacharacter, ... each logged by its name.
+   */
+  rule?: KindRule;
 }
 
 /**
@@ -147,7 +162,11 @@ export class WeirError<K extends ErrorKind = ErrorKind> extends ToolError {
     });
     this.name = "WeirError";
     this.kind = kind;
+    if (options.rule !== undefined) this.rule = options.rule;
   }
+
+  /** The audit rule this refusal names, when it is more precise than its kind's. */
+  readonly rule?: KindRule;
 }
 
 /** Whether a string is one of the kinds. */
@@ -175,6 +194,12 @@ export function ruleOf(kind: ErrorKind | undefined): KindRule | undefined {
   if (kind === undefined) return undefined;
   const info: KindInfo = ERROR_KINDS[kind];
   return info.rule;
+}
+
+/** The audit rule of an error: its own (see {@link WeirErrorOptions.rule}), else its kind's. */
+export function ruleOfError(error: unknown): KindRule | undefined {
+  if (!(error instanceof WeirError)) return undefined;
+  return (error as WeirError).rule ?? ruleOf(error.kind);
 }
 
 /** The OpenTelemetry `error.type` of a kind: `timeout`, `cancelled` or `_OTHER`. */

@@ -35,7 +35,14 @@ import { StateKeys } from "../mcp/signed_state.ts";
 import { extract } from "./extract.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./prompts_resources.ts";
 import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
-import { type ErrorKind, isErrorKind, kindOf, ruleOf, WeirError } from "../errors/kinds.ts";
+import {
+  type ErrorKind,
+  isErrorKind,
+  kindOf,
+  ruleOf,
+  ruleOfError,
+  WeirError,
+} from "../errors/kinds.ts";
 
 /**
  * What an audit line says came of a call: a kind (src/errors/kinds.ts), or an
@@ -310,8 +317,9 @@ export function createGuard(
     const seen: { upstreamStatus?: number } = {};
     // One audit line per decision (src/ops/audit.ts): refusals name their rule.
     const subject = subjectOf(ctx.auth);
-    const done = (outcome: AuditOutcome, status: number) => {
-      const rule = isErrorKind(outcome) ? ruleOf(outcome) : undefined;
+    const done = (outcome: AuditOutcome, status: number, error?: unknown) => {
+      // The error's own rule (a dot segment, a metacharacter...), else its kind's.
+      const rule = ruleOfError(error) ?? (isErrorKind(outcome) ? ruleOf(outcome) : undefined);
       if (rule) auditRefused(log, { rule, status, tool: name, subject });
       else {
         auditAllowed(log, {
@@ -382,7 +390,11 @@ export function createGuard(
         throw error;
       }
       const status = error instanceof ToolError ? error.status : 500;
-      done(kindOf(error) ?? (error instanceof ToolError ? "tool_error" : "handler_error"), status);
+      done(
+        kindOf(error) ?? (error instanceof ToolError ? "tool_error" : "handler_error"),
+        status,
+        error,
+      );
       if (error instanceof ToolError || ctx.signal.aborted) throw error;
       // An error nobody foresaw may quote what it choked on (a header value, a
       // credential): neither the caller nor the log sees its message.
@@ -418,8 +430,10 @@ export function createGuard(
     stateKeys,
     icons: guardfile.icons,
     schemaProfile: guardfile.surface?.schemaProfile,
-    readResource: guardfile.resources.length > 0 ? resourceReader(guardfile.resources) : undefined,
-    getPrompt: guardfile.prompts.length > 0 ? promptReader(guardfile.prompts) : undefined,
+    readResource: guardfile.resources.length > 0
+      ? resourceReader(guardfile.resources, log)
+      : undefined,
+    getPrompt: guardfile.prompts.length > 0 ? promptReader(guardfile.prompts, log) : undefined,
     cache: {
       tools: { ttlMs: 300_000, cacheScope: "public" },
       discover: { ttlMs: 300_000, cacheScope: "public" },

@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { NotFoundError, type PromptReader, type ResourceReader } from "../mcp/server.ts";
+import {
+  type Logger,
+  NotFoundError,
+  type PromptReader,
+  type ResourceReader,
+} from "../mcp/server.ts";
 import type { PromptSpec, ResourceSpec } from "../mcp/types.ts";
 import type { PromptTemplate, StaticResource } from "../guardfile/model.ts";
 
@@ -24,14 +29,31 @@ export function resourceSpecs(resources: StaticResource[]): ResourceSpec[] {
   });
 }
 
-/** Reads a `resource` node's text. */
-export function resourceReader(resources: StaticResource[]): ResourceReader {
+/**
+ * Reads a `resource` node's text, writing the audit line of the read
+ * (`resource_read`, src/ops/audit.ts shape: the resource's name, never a value).
+ */
+export function resourceReader(resources: StaticResource[], log?: Logger): ResourceReader {
   const byUri = new Map(resources.map((r) => [r.uri, r]));
-  return (uri) => {
+  return (uri, ctx) => {
     const r = byUri.get(uri);
     if (!r) throw new NotFoundError(`no resource ${uri}`);
+    log?.({
+      level: "info",
+      event: "resource_read",
+      decision: "allow",
+      resource: r.name,
+      status: 200,
+      ...subjectField(ctx?.auth),
+    });
     return [{ uri, mimeType: r.mimeType, text: r.text }];
   };
+}
+
+/** The caller's subject as an audit field, when weir checked an OAuth token. */
+function subjectField(auth: unknown): { subject?: string } {
+  const subject = (auth as { subject?: unknown } | null | undefined)?.subject;
+  return typeof subject === "string" ? { subject: subject.slice(0, 128) } : {};
 }
 
 /** `prompt` nodes as listed prompts. */
@@ -48,11 +70,19 @@ export function promptSpecs(prompts: PromptTemplate[]): PromptSpec[] {
 }
 
 /** Renders a prompt: one user message, each `{argument}` replaced (a missing optional: empty). */
-export function promptReader(prompts: PromptTemplate[]): PromptReader {
+export function promptReader(prompts: PromptTemplate[], log?: Logger): PromptReader {
   const byName = new Map(prompts.map((p) => [p.name, p]));
-  return (name, args) => {
+  return (name, args, ctx) => {
     const p = byName.get(name);
     if (!p) throw new NotFoundError(`no prompt ${name}`);
+    log?.({
+      level: "info",
+      event: "prompt_get",
+      decision: "allow",
+      prompt: name,
+      status: 200,
+      ...subjectField(ctx?.auth),
+    });
     // One pass over the template: a value is inserted literally and is never
     // itself searched for {placeholders}.
     const declared = new Set(p.arguments.map((a) => a.name));

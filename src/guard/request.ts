@@ -29,7 +29,7 @@ import type { ToolError } from "../mcp/server.ts";
 import type { BodyField, Grant, Guardfile, PathParam, ValueRules } from "../guardfile/model.ts";
 import { compileGlob } from "../guardfile/glob.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
-import { WeirError } from "../errors/kinds.ts";
+import { type KindRule, WeirError } from "../errors/kinds.ts";
 import { isRawJson } from "../mcp/text.ts";
 import { decimalProblem, decimalText } from "./untyped.ts";
 import { decodedForms, MAX_DECODING_ROUNDS } from "../guardfile/decoded.ts";
@@ -51,7 +51,16 @@ export interface PlannedRequest {
 
 /** A refusal by policy: a 403 on the tool API, `isError` over MCP, no request sent. */
 export function policyDenied(message: string): ToolError {
-  return new WeirError("policy_denied", `${message}`, { status: 403 });
+  return denied("restrict", message);
+}
+
+/**
+ * A refusal by policy under its own audit rule (src/ops/audit.ts): a dot
+ * segment, a separator, a metacharacter, ... each logged by name rather than
+ * all as `restrict`; the caller sees `policy_denied` either way.
+ */
+function denied(rule: KindRule, message: string): ToolError {
+  return new WeirError("policy_denied", message, { status: 403, rule });
 }
 
 /** Restrict globs per parameter, compiled once per guardfile. */
@@ -74,12 +83,12 @@ export function indexRestricts(guardfile: Guardfile): RestrictIndex {
  * @throws {ToolError} policy_denied for an empty, dot-segment or control-character value
  */
 export function encodeSegment(name: string, value: string): string {
-  if (value === "") throw policyDenied(`path parameter "${name}" is empty`);
+  if (value === "") throw denied("empty_value", `path parameter "${name}" is empty`);
   if (isDotSegment(value)) {
-    throw policyDenied(`path parameter "${name}" may not be "${value}" (a dot segment)`);
+    throw denied("dot_segment", `path parameter "${name}" may not be "${value}" (a dot segment)`);
   }
   if (CONTROL.test(value)) {
-    throw policyDenied(`path parameter "${name}" contains a control character`);
+    throw denied("control_character", `path parameter "${name}" contains a control character`);
   }
   // encodeURIComponent leaves only unreserved characters and ! ' ( ) *, all
   // valid in a segment; it encodes "/", "?", "#", "%" and everything else.
@@ -114,7 +123,8 @@ function checkDecodedForms(
 ): string[] {
   const { forms, unsettled } = decodedForms(value);
   if (unsettled) {
-    throw policyDenied(
+    throw denied(
+      "encoded_too_deep",
       `${what} is still percent-encoded after ${MAX_DECODING_ROUNDS} rounds of decoding; ` +
         `send the value itself`,
     );
@@ -131,14 +141,16 @@ function checkDecodedForms(
 /** A decoded form of a path value: no new separator, no dot segment. */
 function pathForm(what: string, form: string, slashes: number): void {
   if (form.includes("\\") || count(form, "/") > slashes) {
-    throw policyDenied(
+    throw denied(
+      "separator",
       `${what} contains a percent-encoded "/" or "\\" (%2F, %5C, in any form an upstream ` +
         `decodes); refused so an upstream that decodes before routing cannot see another path`,
     );
   }
   const dot = form.split(/[/\\]/).find((piece) => piece === "." || piece === "..");
   if (dot !== undefined) {
-    throw policyDenied(
+    throw denied(
+      "dot_segment",
       `${what} decodes to a "${dot}" segment (a dot segment) once an upstream ` +
         `percent-decodes it; dot segments are refused`,
     );
@@ -174,13 +186,15 @@ export function planRequest(
     const what = `path parameter "${name}"`;
     if (param.untyped && numberOf(raw) !== undefined) untypedInteger(what, value, param);
     if (value.includes("\\")) {
-      throw policyDenied(
+      throw denied(
+        "separator",
         `${what} contains "\\"; refused so an upstream that reads it as "/" cannot see ` +
           `another path`,
       );
     }
     if (param.slashes === "refuse" && value.includes("/")) {
-      throw policyDenied(
+      throw denied(
+        "separator",
         `${what} contains "/"; it fills exactly one path segment (the guardfile can declare ` +
           `param "${name}" slashes="segments" for a relative path)`,
       );
@@ -190,7 +204,8 @@ export function planRequest(
     for (const rule of restricts.get(name) ?? []) {
       // Every form must match: what an upstream decodes is what it serves.
       if (!forms.every(rule.match)) {
-        throw policyDenied(
+        throw denied(
+          "restrict",
           `"${name}" value ${JSON.stringify(clip(value))} is outside this server's policy ` +
             `(allowed: ${rule.globs.map((g) => JSON.stringify(g)).join(" or ")})`,
         );
@@ -202,7 +217,8 @@ export function planRequest(
   for (const group of grant.exclusive) {
     const given = group.filter((n) => has(args, n));
     if (given.length > 1) {
-      throw policyDenied(
+      throw denied(
+        "exclusive_inputs",
         `${given.map((n) => `"${n}"`).join(" and ")} cannot be combined; send one`,
       );
     }
@@ -255,13 +271,20 @@ function has(value: unknown, name: string): boolean {
  */
 function gate(what: string, value: string, metacharacters: "refuse" | "allow"): void {
   if (!value.isWellFormed()) {
-    throw policyDenied(`${what} contains an unpaired UTF-16 surrogate (not valid Unicode text)`);
+    throw denied(
+      "ill_formed_text",
+      `${what} contains an unpaired UTF-16 surrogate (not valid Unicode text)`,
+    );
   }
   if (CONTROL.test(value)) {
-    throw policyDenied(`${what} contains a control character (line break, tab, NUL, ...)`);
+    throw denied(
+      "control_character",
+      `${what} contains a control character (line break, tab, NUL, ...)`,
+    );
   }
   if (metacharacters === "refuse" && METACHARACTERS.test(value)) {
-    throw policyDenied(
+    throw denied(
+      "metacharacter",
       `${what} contains a character this server refuses (\` $ ; & | < > ( ) { } \\); ` +
         `the guardfile can allow them for this input with metacharacters="allow"`,
     );
@@ -287,7 +310,7 @@ function pathText(raw: unknown): string {
 function untypedInteger(what: string, text: string, rules: ValueRules): void {
   const problem = decimalProblem(text, rules);
   if (problem) {
-    throw policyDenied(`${what}: the integer ${text} (sent as its decimal text) ${problem}`);
+    throw denied("schema", `${what}: the integer ${text} (sent as its decimal text) ${problem}`);
   }
 }
 
@@ -299,19 +322,20 @@ export function encodePathValue(param: PathParam, value: string): string {
   if (param.slashes === "refuse") return encodeSegment(param.name, value);
   const what = `path parameter "${param.name}"`;
   if (value.length > SEGMENTS_MAX_LENGTH) {
-    throw policyDenied(`${what} is longer than ${SEGMENTS_MAX_LENGTH} characters`);
+    throw denied("value_too_long", `${what} is longer than ${SEGMENTS_MAX_LENGTH} characters`);
   }
   const segments = value.split("/");
   segments.forEach((segment, i) => {
     if (segment === "") {
-      throw policyDenied(
+      throw denied(
+        i === 0 ? "separator" : "empty_value",
         i === 0
           ? `${what} starts with "/"; give a relative path such as docs/intro.md`
           : `${what} has an empty segment ("//" or a trailing "/")`,
       );
     }
     if (isDotSegment(segment)) {
-      throw policyDenied(`${what} has a "${segment}" segment; dot segments are refused`);
+      throw denied("dot_segment", `${what} has a "${segment}" segment; dot segments are refused`);
     }
   });
   if (param.slashes === "encoded") return encodeSegment(param.name, value);

@@ -454,6 +454,7 @@ function checkSameUpstream(base: string, url: string): URL {
   const u = new URL(url);
   if (u.origin !== lastScope.origin || !(u.pathname + "/").startsWith(lastScope.prefix)) {
     throw new WeirError("policy_denied", "the request would leave the granted upstream", {
+      rule: "upstream_scope",
       status: 403,
     });
   }

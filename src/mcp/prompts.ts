@@ -25,35 +25,65 @@ export async function getPrompt(
   call: CallContext,
 ): Promise<object> {
   const name = params.name;
+  // The audit line of a refusal (src/ops/audit.ts shape), never an argument value.
+  const refuse = (rule: "schema" | "unknown_prompt" | "ill_formed_text", error: McpError) => {
+    s.log({
+      level: "warn",
+      event: "refused",
+      decision: "refuse",
+      rule,
+      status: rule === "unknown_prompt" ? 404 : 400,
+      ...(typeof name === "string" ? { prompt: clip(name).slice(0, 64) } : {}),
+    });
+    return error;
+  };
   if (typeof name !== "string") {
-    throw new McpError(ErrorCode.InvalidParams, "prompts/get needs params.name (a string)");
+    throw refuse(
+      "schema",
+      new McpError(ErrorCode.InvalidParams, "prompts/get needs params.name (a string)"),
+    );
   }
   const prompt: PreparedPrompt | undefined = (await s.catalog()).promptsByName.get(name);
   if (!prompt) {
-    throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: "${clip(name)}"`, {
-      name: clip(name),
-    });
+    throw refuse(
+      "unknown_prompt",
+      new McpError(ErrorCode.InvalidParams, `Unknown prompt: "${clip(name)}"`, {
+        name: clip(name),
+      }),
+    );
   }
   const args = params.arguments ?? {};
   if (!isObject(args)) {
-    throw new McpError(ErrorCode.InvalidParams, "prompts/get params.arguments must be an object");
+    throw refuse(
+      "schema",
+      new McpError(ErrorCode.InvalidParams, "prompts/get params.arguments must be an object"),
+    );
   }
   if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH)) {
-    throw new McpError(ErrorCode.InvalidParams, `Arguments for prompt "${name}" nest too deeply`);
+    throw refuse(
+      "schema",
+      new McpError(ErrorCode.InvalidParams, `Arguments for prompt "${name}" nest too deeply`),
+    );
   }
   const illFormed = illFormedAt(args);
   if (illFormed) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `Invalid arguments for prompt "${name}": ${illFormedMessage(illFormed)}`,
+    throw refuse(
+      "ill_formed_text",
+      new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for prompt "${name}": ${illFormedMessage(illFormed)}`,
+      ),
     );
   }
   const problems = prompt.validate(args);
   if (problems.length > 0) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `Invalid arguments for prompt "${name}": ${problems.join("; ")}`,
-      { name, problems },
+    throw refuse(
+      "schema",
+      new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for prompt "${name}": ${problems.join("; ")}`,
+        { name, problems },
+      ),
     );
   }
   try {

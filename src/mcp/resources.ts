@@ -29,12 +29,21 @@ export async function readResource(
     throw new McpError(ErrorCode.InvalidParams, "resources/read needs params.uri (a string)");
   }
   // Never echo what the caller sent unbounded: the URI is clipped in the error.
-  const notFound = (reason?: string) =>
-    new McpError(
+  // The audit line names the rule only: a URI a client made up is not logged.
+  const notFound = (reason?: string) => {
+    s.log({
+      level: "warn",
+      event: "refused",
+      decision: "refuse",
+      rule: "unknown_resource",
+      status: 404,
+    });
+    return new McpError(
       ERAS[call.era].resourceNotFound,
       "Resource not found",
       reason ? { uri: clip(uri), reason: clip(reason) } : { uri: clip(uri) },
     );
+  };
   const catalog = await s.catalog();
   let vars: Record<string, string> | null = catalog.resourcesByUri.has(uri) ? {} : null;
   for (let i = 0; vars === null && i < catalog.templates.length; i++) {

@@ -64,7 +64,7 @@ export async function callToolApi(
  */
 function refused(
   s: ServerSetup,
-  rule: "schema" | "unknown_tool",
+  rule: "schema" | "unknown_tool" | "ill_formed_text",
   status: number,
   tool: string,
 ): void {
@@ -220,7 +220,7 @@ function runTool(
   // would pass it on (or write it) as the caller sent it.
   const illFormed = plain ? null : illFormedAt(args);
   if (illFormed !== null) {
-    refused(s, "schema", 400, name);
+    refused(s, "ill_formed_text", 400, name);
     return {
       status: 400,
       result: errorResult(`Invalid arguments for tool "${name}": ${illFormedMessage(illFormed)}`),

@@ -23,7 +23,16 @@ import type { Logger } from "../mcp/server.ts";
  * - `schema`: arguments do not match the tool's `inputSchema` (or are not an object, or nest too deep)
  * - `unknown_tool`: no such tool in the served catalog
  * - `withheld`: a `withhold` stub was called
- * - `restrict`: a value the policy refuses (restrict, dot segment, leaving the upstream)
+ * - `restrict`: a path value outside the grant's `restrict` globs
+ * - `dot_segment`, `separator`: a path value that is (or decodes to) `.`/`..`, or holds (or
+ *   decodes to) a `/` or `\` it may not
+ * - `metacharacter`, `control_character`, `ill_formed_text`: a path or query value holding (in any
+ *   decoded form) a refused shell metacharacter, a control character, a lone surrogate
+ * - `empty_value`, `value_too_long`, `encoded_too_deep`: an empty path value or segment, a
+ *   `slashes="segments"` value over its length, a value still percent-encoded after 16 rounds
+ * - `exclusive_inputs`: two inputs of one `mutually-exclusive` group
+ * - `upstream_scope`: the planned request would leave the granted upstream
+ * - `unknown_prompt`, `unknown_resource`: `prompts/get` or `resources/read` of nothing served
  * - `blank_argument`: `reject-empty-arguments`
  * - `rate_limit`: the rate limit would delay the call past its deadline
  * - `origin`, `host`, `auth`: the inbound checks (403)
@@ -36,8 +45,20 @@ import type { Logger } from "../mcp/server.ts";
 export type RefusalRule =
   | "schema"
   | "unknown_tool"
+  | "unknown_prompt"
+  | "unknown_resource"
   | "withheld"
   | "restrict"
+  | "dot_segment"
+  | "separator"
+  | "metacharacter"
+  | "control_character"
+  | "ill_formed_text"
+  | "empty_value"
+  | "value_too_long"
+  | "encoded_too_deep"
+  | "exclusive_inputs"
+  | "upstream_scope"
   | "blank_argument"
   | "rate_limit"
   | "origin"
