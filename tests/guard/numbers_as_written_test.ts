@@ -113,7 +113,7 @@ const GUARDFILE = (url: string) =>
 }
 `;
 
-async function guardApi(upstream: Recorder) {
+function guardApi(upstream: Recorder) {
   const { guardfile, diagnostics } = parseGuardfile(GUARDFILE(upstream.url), "n.mcp.kdl");
   assert.ok(guardfile, JSON.stringify(diagnostics));
   const server = new McpServer({
@@ -128,7 +128,7 @@ async function guardApi(upstream: Recorder) {
 
 Deno.test("a number reaches the upstream with the digits the agent wrote, or is refused by name", async () => {
   const upstream = await startRecorder();
-  const api = await guardApi(upstream);
+  const api = guardApi(upstream);
   const call = async (tool: string, body: string) => {
     const before = upstream.requests.length;
     const r = await api(
