@@ -132,6 +132,7 @@ export {
   type InboundOptions,
   isLoopback,
   loopbackHosts,
+  withConnectionDrop,
 } from "./src/transport/http.ts";
 export { createToolApiHandler, type ToolApiOptions } from "./src/transport/tool_api.ts";
 export {

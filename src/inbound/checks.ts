@@ -1,19 +1,26 @@
 /**
  * The checks every inbound HTTP request passes before anything reads its body:
  * `Origin` and `Host` (DNS rebinding, MCP "Security Warning" of the Streamable
- * HTTP transport), the host's `authorize` hook, and a body cap that refuses
- * without reading past it. Shared by the MCP endpoint and the tool API, and
- * composable around any `(Request) => Promise<Response>` handler.
+ * HTTP transport), the host's `authorize` hook, content negotiation (RFC 9110
+ * section 12.5.1), and a body cap that refuses without reading past it.
+ * Shared by the MCP endpoint, the tool API and every other route of weir's
+ * listener, and composable around any `(Request) => Promise<Response>` handler.
  *
- * A refusal says nothing of its reason to the caller (the reason goes to the
- * log). A refusal issued before the body is read carries `connection: close`,
- * so the server does not go on reading a body for a caller it has refused.
+ * Each check that refuses returns a {@link Refusal} (src/inbound/refusal.ts):
+ * the rule, the status and a message that says what to do, with its audit
+ * line already written (the log also gets the reason, which the caller does
+ * not: it may name what an attacker should not learn). The route renders it.
+ * A refusal issued before the body is read carries `connection: close`, so
+ * the server does not go on reading a body for a caller it has refused.
  *
  * @module
  */
-import type { LogEvent, Logger } from "../mcp/server.ts";
-import { readCapped } from "../transport/bytes.ts";
+import type { Logger } from "../mcp/server.ts";
+import { FragmentedStreamError, type PieceBudget, readCapped } from "../transport/bytes.ts";
 import { Deadline, withinDeadline } from "../outbound/deadline.ts";
+import { type AfterRefusal, logRefusal, Refusal } from "./refusal.ts";
+
+export { type AfterRefusal, Refusal } from "./refusal.ts";
 
 /**
  * The verdict of an `authorize` hook: `true`/`false`, or an object that can
@@ -104,6 +111,14 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** 15 s, the default whole-body deadline. */
 export const DEFAULT_BODY_DEADLINE_MS = 15_000;
 
+/**
+ * The read budget of a request body ({@link readBody}): 1,024 pieces free,
+ * then one per 64 bytes (a 1 MiB body may arrive in up to 17,408 pieces;
+ * ordinary clients send a few dozen). bench/chunked_body.ts measures both
+ * sides of it.
+ */
+export const BODY_PIECES: Readonly<PieceBudget> = { free: 1024, minAverage: 64 };
+
 class BodyDeadline extends Error {}
 const bodyDeadline = () => new BodyDeadline();
 
@@ -146,18 +161,6 @@ export function requireInboundOptions(options: InboundOptions, what: string): vo
   }
 }
 
-/**
- * What becomes of the connection after a refusal:
- * - `keep`: the body was read; an ordinary response.
- * - `close`: `connection: close`, for a request with no body worth reading.
- * - `drop`: the response is sent, then the connection is reset, so the server
- *   reads no more of a body it refused. (Deno's HTTP server drains an unread
- *   request body before honouring `connection: close`; measured: a 64 MiB
- *   body was read in full. Ending the response stream with an error is the
- *   Web-standard way to make it drop the connection instead.)
- */
-export type AfterRefusal = "keep" | "close" | "drop";
-
 /** Bodies at most this large are let drain; a larger or unknown one is dropped. */
 const DRAIN_LIMIT = 64 * 1024;
 
@@ -168,46 +171,8 @@ export function beforeBody(request: Request): AfterRefusal {
   return length !== null && Number(length) <= DRAIN_LIMIT ? "close" : "drop";
 }
 
-/**
- * A refusal: a JSON-RPC-shaped error body without id, ended as `after` says.
- * `challenge` becomes the `WWW-Authenticate` header (RFC 6750 section 3).
- */
-export function refuse(
-  status: number,
-  message: string,
-  after: AfterRefusal = "close",
-  challenge?: string,
-): Response {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (after !== "keep") headers.connection = "close";
-  if (status === 405) headers.allow = "POST";
-  if (challenge !== undefined) headers["www-authenticate"] = challenge;
-  const body = JSON.stringify({ jsonrpc: "2.0", error: { code: -32600, message } });
-  if (after !== "drop") return new Response(body, { status, headers });
-  const bytes = new TextEncoder().encode(body);
-  let sent = false;
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (!sent) {
-        sent = true;
-        controller.enqueue(bytes);
-        return;
-      }
-      // Let the refusal reach the client, then reset the connection.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      controller.error(
-        JSON.stringify({
-          time: new Date().toISOString(),
-          level: "warn",
-          event: "connection_dropped",
-          status,
-          reason: message,
-        }),
-      );
-    },
-  });
-  return new Response(stream, { status, headers });
-}
+/** What the pre-body checks say of a request they do not refuse. */
+export type BeforeBody = { auth: unknown };
 
 /** An {@link AuthVerdict} as one object: `allow`, with a refusal's fields when it refuses. */
 type Verdict =
@@ -221,62 +186,115 @@ function verdictOf(verdict: AuthVerdict): Verdict {
 }
 
 /**
- * The audit line of an `auth` refusal (the shape of `src/ops/audit.ts`),
- * naming the subject and tool when the verdict knows them.
+ * The refusal of a refusing verdict, its audit line written (naming the
+ * subject and tool when the verdict knows them): its own 401/403 and
+ * challenge, else 403.
  */
-function refusedLine(verdict: Verdict, fallback: string): LogEvent {
-  return {
-    level: "warn",
-    event: "refused",
-    decision: "refuse",
-    rule: "auth",
-    status: verdict.status === 401 ? 401 : 403,
+function authRefusal(
+  verdict: Verdict,
+  after: AfterRefusal,
+  log: Logger | undefined,
+  fallback: string,
+): Refusal {
+  const status = verdict.status === 401 ? 401 : 403;
+  const message = verdict.message ??
+    (status === 401
+      ? "Unauthorized: this server needs credentials it did not get; send them as its operator " +
+        "says"
+      : "Forbidden: the credentials sent do not allow this request; ask the server's operator " +
+        "for access");
+  const refusal = new Refusal(
+    status,
+    "auth",
+    message,
+    after,
+    verdict.challenge === undefined ? {} : { "www-authenticate": verdict.challenge },
+  );
+  logRefusal(log, refusal, verdict.reason ?? fallback, {
     ...(verdict.subject === undefined ? {} : { subject: verdict.subject }),
     ...(verdict.tool === undefined ? {} : { tool: verdict.tool.slice(0, 64) }),
-    reason: verdict.reason ?? fallback,
-  };
+  });
+  return refusal;
 }
 
-/** The response for a refusing verdict: its own 401/403 and challenge, else a bare 403. */
-function refusal(verdict: Verdict, after: AfterRefusal): Response {
-  const status = verdict.status === 401 ? 401 : 403;
-  const message = verdict.message ?? (status === 401 ? "Unauthorized" : "Forbidden");
-  return refuse(status, message, after, verdict.challenge);
+/**
+ * Refuse a request with `rule` and write the audit line: the shared way every
+ * route refuses before it reads a body (`connection: close`, or dropped when a
+ * large or unknown body follows).
+ */
+export function refuseBeforeBody(
+  request: Request,
+  log: Logger | undefined,
+  status: number,
+  rule: Refusal["rule"],
+  message: string,
+  reason: string = message,
+  headers: Record<string, string> = {},
+): Refusal {
+  const refusal = new Refusal(status, rule, message, beforeBody(request), headers);
+  logRefusal(log, refusal, reason);
+  return refusal;
+}
+
+/** What the `Host` and `Origin` refusals tell the caller. */
+const ORIGIN_HOST_MESSAGES = {
+  host: "Forbidden: this server does not answer requests addressed to that Host name; call it " +
+    "by the address it listens on, or have its operator allow the name (weir: --allow-host)",
+  origin: "Forbidden: browser requests from this Origin are not allowed; have the server's " +
+    "operator allow the origin (weir: --allow-origin)",
+} as const;
+
+/**
+ * The `Host` and `Origin` check alone, for routes that need no more (and as
+ * the first step of {@link checkBeforeBody}).
+ * @returns a refusal (403, its audit line written), or the verdict to go on with
+ */
+export function checkOriginHost(
+  request: Request,
+  options: Pick<InboundOptions, "allowedOrigins" | "allowedHosts" | "log">,
+  origin: string | null = request.headers.get("origin"),
+): Refusal | null | { origin: string } {
+  const verdict = originVerdict(request, options, origin);
+  if (verdict !== "host" && verdict !== "origin") return verdict;
+  const refusal = new Refusal(403, verdict, ORIGIN_HOST_MESSAGES[verdict], beforeBody(request));
+  // The audit line names the refused header's value (bounded), never anything else.
+  logRefusal(options.log, refusal, `${verdict} not allowed`, {
+    [verdict]: (request.headers.get(verdict) ?? "").slice(0, 200),
+  });
+  return refusal;
 }
 
 /**
  * Run the pre-body checks in order: Origin and Host (403), HTTP method (405:
- * both endpoints take POST only), `authorize` (403; a hook that throws: 500).
- * Synchronous when `authorize` is (no promise per request for `() => true`);
- * a promise when it returns one.
+ * both endpoints take POST only), `authorize` (401/403; a hook that throws:
+ * 500), then the media types: a JSON `Content-Type` (415) and an `Accept`
+ * that admits JSON (406). Synchronous when `authorize` is (no promise per
+ * request for `() => true`); a promise when it returns one.
  * @param origin the request's `Origin` header, when the caller has read it already
- * @returns a refusal `Response`, or `{auth}` to go on with
+ * @returns a refusal (its audit line written), the `204` answer to a CORS
+ *   preflight, or `{auth}` to go on with
  */
 export function checkBeforeBody(
   request: Request,
   options: InboundOptions,
   origin: string | null = request.headers.get("origin"),
-): Response | { auth: unknown } | Promise<Response | { auth: unknown }> {
+): Refusal | Response | BeforeBody | Promise<Refusal | BeforeBody> {
   const log = options.log;
-  const verdict = originVerdict(request, options, origin);
-  if (verdict === "host" || verdict === "origin") {
-    // The audit line names the refused header's value (bounded), never anything else.
-    log?.({
-      level: "warn",
-      event: "refused",
-      decision: "refuse",
-      rule: verdict,
-      status: 403,
-      reason: `${verdict} not allowed`,
-      [verdict]: (request.headers.get(verdict) ?? "").slice(0, 200),
-    });
-    return refuse(403, "Forbidden", beforeBody(request));
-  }
+  const verdict = checkOriginHost(request, options, origin);
+  if (verdict instanceof Refusal) return verdict;
   if (request.method === "OPTIONS" && verdict !== null && isPreflight(request)) {
     return preflight(request, verdict);
   }
   if (request.method !== "POST") {
-    return refuse(405, "Method Not Allowed: this endpoint takes POST only", beforeBody(request));
+    return refuseBeforeBody(
+      request,
+      log,
+      405,
+      "method",
+      `Method Not Allowed: this endpoint takes POST only, not ${request.method.slice(0, 16)}`,
+      undefined,
+      { allow: "POST" },
+    );
   }
   try {
     const answer = options.authorize(request);
@@ -297,28 +315,106 @@ function isThenable(value: unknown): value is PromiseLike<AuthVerdict> {
     typeof (value as { then?: unknown }).then === "function";
 }
 
-/** What `authorize`'s verdict makes of the request: a refusal, or `{auth}`. */
+/**
+ * What `authorize`'s verdict makes of the request: a refusal, or, once the
+ * media types pass, `{auth}`.
+ */
 function afterAuthorize(
   request: Request,
   options: InboundOptions,
   answer: AuthVerdict,
-): Response | { auth: unknown } {
+): Refusal | BeforeBody {
+  let verdict: Verdict;
   try {
-    const verdict = verdictOf(answer);
-    if (!verdict.allow) {
-      options.log?.(refusedLine(verdict, "authorize refused"));
-      return refusal(verdict, beforeBody(request));
-    }
-    return { auth: verdict.auth };
+    verdict = verdictOf(answer);
   } catch (error) {
     return authorizeFailed(request, options, error);
   }
+  if (!verdict.allow) {
+    return authRefusal(verdict, beforeBody(request), options.log, "authorize refused");
+  }
+  return checkMediaTypes(request, options.log) ?? { auth: verdict.auth };
+}
+
+/**
+ * The media types of a JSON endpoint: `Content-Type` must name JSON (415),
+ * and `Accept` must admit `application/json` (406, RFC 9110 section 12.5.1).
+ * @returns a refusal (its audit line written), or `null`
+ */
+export function checkMediaTypes(request: Request, log: Logger | undefined): Refusal | null {
+  if (!isJsonContentType(request.headers.get("content-type"))) {
+    return refuseBeforeBody(
+      request,
+      log,
+      415,
+      "media_type",
+      "Unsupported Media Type: send Content-Type: application/json",
+    );
+  }
+  return checkAccept(request, log);
+}
+
+/**
+ * `Accept` must admit `application/json` (RFC 9110 section 12.5.1): else 406.
+ * @returns a refusal (its audit line written), or `null`
+ */
+export function checkAccept(request: Request, log: Logger | undefined): Refusal | null {
+  if (acceptsJson(request.headers.get("accept"))) return null;
+  return refuseBeforeBody(
+    request,
+    log,
+    406,
+    "not_acceptable",
+    "Not Acceptable: this endpoint answers application/json, which the Accept header " +
+      "refuses; accept it (e.g. Accept: application/json)",
+  );
+}
+
+/**
+ * A route that reads no request body refuses one (413, rule `size`; the
+ * connection closed, or dropped when the body is large or of unknown length).
+ * An empty body (`Content-Length: 0`) is no body.
+ * @returns a refusal (its audit line written), or `null`
+ */
+export function checkNoBody(request: Request, log: Logger | undefined): Refusal | null {
+  if (request.body === null || request.headers.get("content-length") === "0") return null;
+  return refuseBeforeBody(
+    request,
+    log,
+    413,
+    "size",
+    "Content Too Large: this endpoint takes no request body; send none",
+  );
+}
+
+/**
+ * A route answered to `GET` and `HEAD` only (405 otherwise, with `Allow`).
+ * @returns a refusal (its audit line written), or `null`
+ */
+export function checkGetOnly(request: Request, log: Logger | undefined): Refusal | null {
+  if (request.method === "GET" || request.method === "HEAD") return null;
+  return refuseBeforeBody(
+    request,
+    log,
+    405,
+    "method",
+    `Method Not Allowed: this endpoint takes GET (or HEAD), not ${request.method.slice(0, 16)}`,
+    undefined,
+    { allow: "GET, HEAD" },
+  );
 }
 
 /** An `authorize` hook that threw (or rejected): 500, the error to the log only. */
-function authorizeFailed(request: Request, options: InboundOptions, error: unknown): Response {
+function authorizeFailed(request: Request, options: InboundOptions, error: unknown): Refusal {
   options.log?.({ level: "error", event: "authorize_failed", error: String(error) });
-  return refuse(500, "Internal Server Error", beforeBody(request));
+  return refuseBeforeBody(
+    request,
+    undefined,
+    500,
+    "authorize_failed",
+    "Internal Server Error: the authorization check failed; try again, and tell the server's " +
+      "operator if it goes on (the server's log says why)",
+  );
 }
 
 /**
@@ -337,7 +433,15 @@ function authorizeFailed(request: Request, options: InboundOptions, error: unkno
  * (bench/slow_clients.ts; the rest is the HTTP server's per-connection
  * buffering, below JavaScript).
  *
- * @param log receives the audit line of a 413 (rule `size`) or 408 (rule `deadline`)
+ * Cost: a body read in pieces (a chunked body, or one that arrives in many
+ * small socket reads) costs one read per piece, whatever its size, so such a
+ * body may take at most {@link BODY_PIECES}: `free` pieces, then one per
+ * `minAverage` bytes. Past that it is refused (400, rule `framing`) and the
+ * connection dropped, so reading a body never costs more than its size
+ * allows (measured and explained in bench/chunked_body.ts).
+ *
+ * @param log receives the audit line of a 413 (rule `size`), 408 (rule
+ *   `deadline`) or 400 (rules `framing`, `body_unreadable`)
  * @param deadlineMs whole-body deadline in milliseconds (0 disables)
  * @returns the exact bytes received, or a refusal
  */
@@ -346,18 +450,19 @@ export async function readBody(
   max: number,
   log?: Logger,
   deadlineMs: number = DEFAULT_BODY_DEADLINE_MS,
-): Promise<Uint8Array | Response> {
-  const tooLarge = () => {
-    log?.({
-      level: "warn",
-      event: "refused",
-      decision: "refuse",
-      rule: "size",
-      status: 413,
-      reason: `body over ${max} bytes`,
-    });
-    return refuse(413, `Request body exceeds ${max} bytes`, "drop");
+): Promise<Uint8Array | Refusal> {
+  const refused = (status: number, rule: Refusal["rule"], message: string, reason: string) => {
+    const refusal = new Refusal(status, rule, message, "drop");
+    logRefusal(log, refusal, reason);
+    return refusal;
   };
+  const tooLarge = () =>
+    refused(
+      413,
+      "size",
+      `Request body exceeds ${max} bytes; send a smaller one`,
+      `body over ${max} bytes`,
+    );
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > max) {
     await request.body?.cancel().catch(() => {});
@@ -386,26 +491,35 @@ export async function readBody(
     const bytes = await readCapped(stream!, max, {
       sizeHint: declared !== null && /^\d+$/.test(declared) ? Number(declared) : undefined,
       signal: deadline!.signal,
+      pieces: BODY_PIECES,
     });
     return bytes ?? tooLarge();
   } catch (error) {
     if (error instanceof BodyDeadline) {
       request.body?.cancel().catch(() => {});
-      log?.({
-        level: "warn",
-        event: "refused",
-        decision: "refuse",
-        rule: "deadline",
-        status: 408,
-        reason: `body not received within ${deadlineMs} ms`,
-      });
-      return refuse(
+      return refused(
         408,
-        `Request Timeout: the body did not arrive within ${deadlineMs} ms`,
-        "drop",
+        "deadline",
+        `Request Timeout: the body did not arrive within ${deadlineMs} ms; send it at once`,
+        `body not received within ${deadlineMs} ms`,
       );
     }
-    return refuse(400, "The request body could not be read", "drop");
+    if (error instanceof FragmentedStreamError) {
+      return refused(
+        400,
+        "framing",
+        `Bad Request: the body arrived in ${error.reads} pieces for ${error.bytes} bytes; past ` +
+          `the first ${BODY_PIECES.free}, a body may take one piece per ` +
+          `${BODY_PIECES.minAverage} bytes. Send it with Content-Length, or in larger chunks`,
+        `body in ${error.reads} pieces for ${error.bytes} bytes`,
+      );
+    }
+    return refused(
+      400,
+      "body_unreadable",
+      "Bad Request: the request body could not be read; send it again",
+      `body read failed: ${error instanceof Error ? error.name : typeof error}`,
+    );
   } finally {
     deadline?.clear();
   }
@@ -413,23 +527,29 @@ export async function readBody(
 
 /**
  * Run the post-read hook, if any.
- * @returns a refusal (403, connection kept) or `null` to go on
+ * @returns a refusal (401/403, or 500 when the hook threw; connection kept)
+ *   or `null` to go on
  */
 export async function checkAfterBody(
   request: Request,
   body: Uint8Array,
   options: InboundOptions,
   auth?: unknown,
-): Promise<Response | null> {
+): Promise<Refusal | null> {
   if (!options.authorizeBody) return null;
   try {
     const verdict = verdictOf(await options.authorizeBody(request, body, auth));
     if (verdict.allow) return null;
-    options.log?.(refusedLine(verdict, "authorizeBody refused"));
-    return refusal(verdict, "keep");
+    return authRefusal(verdict, "keep", options.log, "authorizeBody refused");
   } catch (error) {
     options.log?.({ level: "error", event: "authorize_body_failed", error: String(error) });
-    return refuse(500, "Internal Server Error", "keep");
+    return new Refusal(
+      500,
+      "authorize_failed",
+      "Internal Server Error: the authorization check failed; try again, and tell the " +
+        "server's operator if it goes on (the server's log says why)",
+      "keep",
+    );
   }
 }
 
@@ -451,7 +571,17 @@ export function isJsonContentType(value: string | null): boolean {
   return value !== null && value.split(";")[0].trim().toLowerCase() === "application/json";
 }
 
-/** Whether an `Accept` value admits `application/json` (absent Accept admits anything). */
+/**
+ * Whether an `Accept` value admits `application/json`, by RFC 9110 section
+ * 12.5.1: of the media ranges that match it, the most specific one decides
+ * (`application/json` over `application/*` over `*\/*`; among equally
+ * specific ones, the highest weight), and it is acceptable when that weight
+ * is above 0 (`q=0` means "not acceptable"). An absent or empty `Accept`
+ * admits anything; one where no range matches admits nothing. Media type
+ * parameters of a range (`;charset=utf-8`) do not narrow it here: JSON has
+ * none (RFC 8259 section 11). A range whose weight is not a valid `qvalue`
+ * (`q=2`, `q=abc`, `q=0.0001`) is ignored, as one the grammar does not allow.
+ */
 export function acceptsJson(value: string | null): boolean {
   if (value === null) return true;
   // A client sends the same Accept on every request: the last answer is kept
@@ -464,12 +594,42 @@ export function acceptsJson(value: string | null): boolean {
 
 let lastAccept: { value: string; ok: boolean } = { value: "", ok: true };
 
+/** How specific a media range is for `application/json` (0: it does not match). */
+const SPECIFICITY: Readonly<Record<string, number>> = {
+  "application/json": 3,
+  "application/*": 2,
+  "*/*": 1,
+};
+
+/** RFC 9110 section 12.4.2 `qvalue`. */
+const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
+
 function acceptsJsonUncached(value: string): boolean {
-  if (value.trim() === "") return true;
-  return value.split(",").some((part) => {
-    const type = part.split(";")[0].trim().toLowerCase();
-    return type === "application/json" || type === "application/*" || type === "*/*";
-  });
+  let best = 0; // the specificity of the ranges that decide so far
+  let weight = 0; // the highest weight among them
+  let listed = false;
+  for (const element of value.split(",")) {
+    const [range, ...params] = element.split(";");
+    const type = range.trim().toLowerCase();
+    if (type === "") continue; // an empty list element (RFC 9110 section 5.6.1)
+    listed = true;
+    const specificity = SPECIFICITY[type] ?? 0;
+    if (specificity === 0 || specificity < best) continue;
+    let q = 1;
+    for (const param of params) {
+      const eq = param.indexOf("=");
+      if (param.slice(0, eq).trim().toLowerCase() !== "q") continue;
+      const text = param.slice(eq + 1).trim();
+      q = QVALUE.test(text) ? Number(text) : NaN;
+      break; // the first q= is the weight; what follows are extension parameters
+    }
+    if (Number.isNaN(q)) continue;
+    if (specificity > best) {
+      best = specificity;
+      weight = q;
+    } else weight = Math.max(weight, q);
+  }
+  return listed ? weight > 0 : true;
 }
 
 /**

@@ -6,11 +6,37 @@
  * the `Deno.serve` listener, and stdio. A mode builds an {@link McpServer}
  * and hands it to {@link runOn}.
  *
+ * Every route passes the same inbound checks (src/inbound/checks.ts), in
+ * the same order, unless the table says otherwise:
+ *
+ * | route | Host | Origin | method | auth | body | Accept |
+ * | --- | --- | --- | --- | --- | --- | --- |
+ * | `/mcp`, `/api/<tool>` | checked | allowed origins | POST | inbound token or OAuth | cap, deadline, framing | JSON |
+ * | `/admin/reload`, `/admin/describe` | checked | none (any `Origin` is refused) | POST / GET | admin token | none | JSON |
+ * | `/.well-known/oauth-protected-resource[/mcp]` | checked | any (public, RFC 9728) | GET, HEAD | none | none | JSON |
+ * | `/healthz`, `/readyz` | **not checked** | allowed origins | GET, HEAD | none | none | JSON |
+ * | anything else: 404 | checked | allowed origins | - | - | none read | - |
+ *
+ * `/healthz` and `/readyz` answer whatever `Host` they are asked under:
+ * probes (Kubernetes, load balancers) address a server by its IP, which a
+ * `--allow-host` list does not name, and the answer (`{"status":"ok"}`) tells
+ * a rebinding page nothing. Refusals carry the error shape of their route (src/inbound/refusal.ts).
+ *
  * @module
  */
 import { type Logger, type McpServer, stderrLogger } from "../mcp/server.ts";
 import { createHttpHandler, isLoopback, loopbackHosts } from "../transport/http.ts";
-import { beforeBody, type InboundOptions, pathOf, refuse } from "../inbound/checks.ts";
+import {
+  checkAccept,
+  checkGetOnly,
+  checkNoBody,
+  checkOriginHost,
+  type InboundOptions,
+  pathOf,
+  Refusal,
+  refuseBeforeBody,
+} from "../inbound/checks.ts";
+import { mcpRefusal, plainRefusal, withConnectionDrop } from "../inbound/refusal.ts";
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
@@ -20,7 +46,7 @@ import { logStateSetup, type StateSetup } from "../ops/state_keys.ts";
 import { TokenTable } from "../inbound/static_tokens.ts";
 import {
   type OAuthResourceServer,
-  withProtectedResourceMetadata,
+  protectedResourceMetadataAnswer,
 } from "../oauth/resource_server.ts";
 
 /** Options of the HTTP app. */
@@ -97,64 +123,110 @@ export function guardedHttpApp(
   const mcp = createHttpHandler(server, inbound);
   const api = createToolApiHandler(server, { ...inbound, prefix: "/api/" });
   const drain = options.drain;
+  const log = inbound.log!;
+  const oauth = options.oauth;
+  /** A refusal in the shape of the route it answers for. */
+  const render = (refusal: Refusal, pathname: string | null) =>
+    pathname === "/mcp" ? mcpRefusal(refusal) : plainRefusal(refusal);
   const route = (request: Request): Promise<Response> => {
     const pathname = pathOf(request);
     if (pathname === null) {
-      return Promise.resolve(refuse(400, "Bad Request: invalid Host", beforeBody(request)));
+      return Promise.resolve(plainRefusal(refuseBeforeBody(
+        request,
+        log,
+        400,
+        "bad_host",
+        "Bad Request: the Host header does not make a URL; send the host (and port) this " +
+          "server was called by",
+      )));
     }
+    // The MCP endpoint and the tool API run every check themselves.
     if (pathname === "/mcp") return mcp(request);
     if (pathname.startsWith("/api/")) return api(request);
-    if (options.admin && pathname.startsWith("/admin/")) return options.admin(request, pathname);
-    if (pathname === "/healthz" && beforeBody(request) === "close") {
-      return Promise.resolve(probeAnswer(200, "ok"));
-    }
-    if (pathname === "/readyz" && beforeBody(request) === "close") {
-      // Ready until shutdown begins; 503 through the grace period and the drain.
-      return Promise.resolve(
-        !drain || drain.ready ? probeAnswer(200, "ready") : probeAnswer(503, "shutting_down"),
-      );
-    }
-    // Unknown routes (and a health check carrying a body) read no body.
-    return Promise.resolve(refuse(404, "Not Found", beforeBody(request)));
+    return Promise.resolve(otherRoute(request, pathname));
   };
-  const app = options.oauth ? withProtectedResourceMetadata(route, options.oauth) : route;
-  if (!drain) return app;
-  const log = inbound.log!;
+  /** Every route but MCP and the tool API: the same checks, then the route's own. */
+  const otherRoute = (request: Request, pathname: string): Response | Promise<Response> => {
+    const metadata = oauth !== undefined && oauth.metadataPaths.includes(pathname);
+    const probe = pathname === "/healthz" || pathname === "/readyz";
+    const shared = checkOriginHost(request, {
+      allowedHosts: probe ? "any" : inbound.allowedHosts,
+      allowedOrigins: metadata ? "any" : inbound.allowedOrigins,
+      log,
+    });
+    if (shared instanceof Refusal) return plainRefusal(shared);
+    const admin = options.admin !== undefined && pathname.startsWith("/admin/");
+    if (!admin && !metadata && !probe) {
+      // Unknown routes read no body.
+      return plainRefusal(refuseBeforeBody(
+        request,
+        log,
+        404,
+        "not_found",
+        "Not Found: this server answers POST /mcp (MCP), POST /api/<tool> (the tool API), " +
+          "GET /healthz and GET /readyz",
+        `no route ${pathname.slice(0, 200)}`,
+      ));
+    }
+    if (metadata) return protectedResourceMetadataAnswer(request, oauth!, log);
+    const refused = (probe ? checkGetOnly(request, log) : null) ?? checkNoBody(request, log) ??
+      checkAccept(request, log);
+    if (refused) return plainRefusal(refused);
+    if (admin) return options.admin!(request, pathname);
+    if (pathname === "/healthz") return probeAnswer(request, 200, "ok");
+    // Ready until shutdown begins; 503 through the grace period and the drain.
+    return !drain || drain.ready
+      ? probeAnswer(request, 200, "ready")
+      : probeAnswer(request, 503, "shutting_down");
+  };
+  if (!drain) return route;
   const max = options.maxConcurrent ?? 0;
   return async (request) => {
     if (drain.draining) {
-      log({
-        level: "warn",
-        event: "refused",
-        decision: "refuse",
-        rule: "shutting_down",
-        status: 503,
-      });
-      return refuse(503, "Service Unavailable: the server is shutting down", beforeBody(request));
-    }
-    const path = max > 0 && drain.inFlight >= max ? pathOf(request) : null;
-    if (path !== null && path !== "/healthz" && path !== "/readyz") {
-      log({ level: "warn", event: "refused", decision: "refuse", rule: "overload", status: 503 });
-      const busy = refuse(
-        503,
-        "Service Unavailable: too many requests at once",
-        beforeBody(request),
+      return render(
+        refuseBeforeBody(
+          request,
+          log,
+          503,
+          "shutting_down",
+          "Service Unavailable: the server is shutting down; try again shortly (another " +
+            "instance, or this one once it is back)",
+          "shutting down",
+          { "retry-after": "1" },
+        ),
+        pathOf(request),
       );
-      busy.headers.set("retry-after", "1");
-      return busy;
+    }
+    if (max > 0 && drain.inFlight >= max) {
+      const pathname = pathOf(request);
+      if (pathname !== "/healthz" && pathname !== "/readyz") {
+        return render(
+          refuseBeforeBody(
+            request,
+            log,
+            503,
+            "overload",
+            `Service Unavailable: ${max} requests are being handled at once, the most this ` +
+              `server takes; try again in a second`,
+            "over --max-concurrent",
+            { "retry-after": "1" },
+          ),
+          pathname,
+        );
+      }
     }
     const leave = drain.enter();
     try {
-      return await app(request);
+      return await route(request);
     } finally {
       leave();
     }
   };
 }
 
-/** The JSON answer of `/healthz` or `/readyz`. */
-function probeAnswer(status: number, word: string): Response {
-  return new Response(JSON.stringify({ status: word }), {
+/** The JSON answer of `/healthz` or `/readyz` (no body to a `HEAD`). */
+function probeAnswer(request: Request, status: number, word: string): Response {
+  return new Response(request.method === "HEAD" ? null : JSON.stringify({ status: word }), {
     status,
     headers: { "content-type": "application/json", "cache-control": "no-store" },
   });
@@ -177,7 +249,10 @@ function hostsFor(options: HttpAppOptions): readonly string[] | "any" {
  * The static-token check: a request with one of the tokens is allowed as that
  * token's caller (`auth.caller`, see `tokenCaller`), which signed state is
  * bound to; a token limited to some tools carries them (`auth.tools`), which
- * the core holds `tools/list` and `tools/call` to.
+ * the core holds `tools/list` and `tools/call` to. A request without one, or
+ * with another, is refused 401 with a Bearer challenge (RFC 6750 section 3:
+ * no error code when no credentials came, `invalid_token` when a wrong one
+ * did) and a message saying what to send.
  */
 function bearerCheck(token: string | readonly string[] | TokenTable): InboundOptions["authorize"] {
   const table = token instanceof TokenTable
@@ -186,11 +261,26 @@ function bearerCheck(token: string | readonly string[] | TokenTable): InboundOpt
   // One frozen verdict per caller, made once: nothing is allocated per request.
   const verdicts = new WeakMap<object, { allow: true; auth: unknown }>();
   return (request) => {
-    const auth = table.callerOf(request.headers.get("authorization"));
-    if (!auth) return { allow: false, reason: "missing or wrong bearer token" };
-    let verdict = verdicts.get(auth);
-    if (!verdict) verdicts.set(auth, verdict = Object.freeze({ allow: true as const, auth }));
-    return verdict;
+    const header = request.headers.get("authorization");
+    const auth = table.callerOf(header);
+    if (auth) {
+      let verdict = verdicts.get(auth);
+      if (!verdict) verdicts.set(auth, verdict = Object.freeze({ allow: true as const, auth }));
+      return verdict;
+    }
+    const none = header === null;
+    return {
+      allow: false,
+      status: 401,
+      reason: none ? "no bearer token" : "wrong bearer token (or not a Bearer credential)",
+      message: none
+        ? "Unauthorized: send Authorization: Bearer <token>, the token this server's operator " +
+          "gave you"
+        : "Unauthorized: the bearer token is not one this server accepts; send the token this " +
+          "server's operator gave you (Authorization: Bearer <token>)",
+      challenge: none ? 'Bearer realm="weir"' : 'Bearer realm="weir", error="invalid_token", ' +
+        'error_description="the bearer token is not one this server accepts"',
+    };
   };
 }
 
@@ -429,12 +519,15 @@ export function listenHttp(
   const bound: { app?: (request: Request) => Promise<Response> } = {};
   let http: Deno.HttpServer;
   try {
+    // Refusals marked to drop their connection are ended so here, at the
+    // listener (src/inbound/refusal.ts): the app's Responses stay ordinary.
+    const app = withConnectionDrop((request) => bound.app!(request));
     http = Deno.serve({
       hostname: options.hostname,
       port: options.port,
       signal: options.signal,
       onListen: () => {},
-    }, (request) => bound.app!(request));
+    }, app);
   } catch (error) {
     throw bindError(error, options.hostname, options.port);
   }

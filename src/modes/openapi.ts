@@ -43,6 +43,10 @@ const STATUS_TEXT: Record<number, string> = {
   403: "Refused: by this server's policy (policy_denied: restrict, the metacharacter gate, " +
     "path rules), withheld (verb_withheld), by the inbound checks (Origin, Host, token), or an " +
     "OAuth token without the operation's scopes (insufficient_scope). Nothing was sent upstream.",
+  404: "No tool of that name (or a path that names more than one segment).",
+  405: "Not POST.",
+  406: "The Accept header refuses application/json (RFC 9110 section 12.5.1).",
+  408: "The request body did not arrive within the body deadline.",
   413: "The request body is larger than the server accepts.",
   415: "The request is not Content-Type: application/json.",
   429: "Rate-limited: no token of the shared rate limit became free before the deadline.",
@@ -75,8 +79,9 @@ const CALL_TOOL_RESULT: JsonObject = {
 };
 
 const ERROR_BODY: JsonObject = {
-  description: "A tool error (CallToolResult with isError), an inbound refusal (a JSON-RPC " +
-    "error object), or a malformed-request message.",
+  description: "A tool error (CallToolResult with isError), or a refusal in the error shape of " +
+    "weir's HTTP routes: {error: {code, message, status}} (code names the rule, message says " +
+    "what to do).",
   anyOf: [
     {
       type: "object",
@@ -90,25 +95,23 @@ const ERROR_BODY: JsonObject = {
     {
       type: "object",
       properties: {
-        jsonrpc: { const: "2.0" },
         error: {
           type: "object",
-          properties: { code: { type: "integer" }, message: { type: "string" } },
-          required: ["code", "message"],
+          properties: {
+            code: { type: "string" },
+            message: { type: "string" },
+            status: { type: "integer" },
+          },
+          required: ["code", "message", "status"],
         },
       },
-      required: ["error"],
-    },
-    {
-      type: "object",
-      properties: { error: { type: "string" } },
       required: ["error"],
     },
   ],
 };
 
 /** The inbound and framing statuses every route can answer. */
-const ALWAYS = [400, 401, 403, 413, 415, 503];
+const ALWAYS = [400, 401, 403, 405, 406, 408, 413, 415, 503];
 
 /** The statuses one tool's route can answer. */
 export function toolStatuses(tool: DescribedTool, surface: Surface): number[] {

@@ -18,7 +18,7 @@
  * The scopes per tool come in as data (a map), so this module knows nothing
  * of guardfiles. It composes with the transport through the `authorize` and
  * `authorizeBody` hooks of {@link InboundOptions}, and with the app through
- * {@link withProtectedResourceMetadata}. The token itself is checked by a
+ * {@link protectedResourceMetadataAnswer}. The token itself is checked by a
  * {@link TokenVerifier} (`access_tokens.ts`, loaded only when used) and is never logged, echoed, or passed on: audit lines
  * name the subject, the decision and the reason.
  *
@@ -26,7 +26,8 @@
  */
 import type { Logger, ToolAccess } from "../mcp/server.ts";
 import type { AuthVerdict, InboundOptions } from "../inbound/checks.ts";
-import { isLoopback, pathOf } from "../inbound/checks.ts";
+import { checkAccept, checkGetOnly, checkNoBody, isLoopback, pathOf } from "../inbound/checks.ts";
+import { plainRefusal } from "../inbound/refusal.ts";
 
 /** What a checked token says about its bearer. */
 export interface AccessToken {
@@ -328,29 +329,26 @@ function isCaller(auth: unknown): auth is OAuthCaller {
 }
 
 /**
- * Serve the RFC 9728 document at its paths (GET or HEAD; any origin may read
- * it), and hand every other request to `handler`.
+ * The answer to a request for the RFC 9728 document at one of its paths
+ * (any origin may read it: `Access-Control-Allow-Origin: *`; cacheable for 5
+ * minutes, the same for every caller). The caller has already passed the
+ * listener's shared checks (`Host`); this checks what the route itself
+ * needs: `GET` or `HEAD` (405), no body (413) and an `Accept` that admits
+ * JSON (406), each refusal in the error shape of weir's routes.
  */
-export function withProtectedResourceMetadata(
-  handler: (request: Request) => Promise<Response>,
-  server: Pick<OAuthResourceServer, "metadata" | "metadataPaths">,
-): (request: Request) => Promise<Response> {
-  return (request) => {
-    const path = pathOf(request);
-    if (path === null || !server.metadataPaths.includes(path)) return handler(request);
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      return Promise.resolve(
-        new Response(null, { status: 405, headers: { allow: "GET, HEAD", connection: "close" } }),
-      );
-    }
-    return Promise.resolve(
-      new Response(request.method === "HEAD" ? null : JSON.stringify(server.metadata), {
-        headers: {
-          "content-type": "application/json",
-          "cache-control": "max-age=300",
-          "access-control-allow-origin": "*",
-        },
-      }),
-    );
-  };
+export function protectedResourceMetadataAnswer(
+  request: Request,
+  server: Pick<OAuthResourceServer, "metadata">,
+  log?: Logger,
+): Response {
+  const refused = checkGetOnly(request, log) ?? checkNoBody(request, log) ??
+    checkAccept(request, log);
+  if (refused) return plainRefusal(refused);
+  return new Response(request.method === "HEAD" ? null : JSON.stringify(server.metadata), {
+    headers: {
+      "content-type": "application/json",
+      "cache-control": "max-age=300",
+      "access-control-allow-origin": "*",
+    },
+  });
 }

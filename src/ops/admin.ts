@@ -9,15 +9,19 @@
  * - `GET /admin/describe`: the running surface as `weir describe --format
  *   json` prints it (tools, inputs, restrictions, withheld; no secret is read).
  *
- * Each needs `Authorization: Bearer <admin token>` (403 otherwise, reason in
- * the log), refuses a browser-borne request (any `Origin`: 403), reads no
- * body, and answers `Cache-Control: no-store`.
+ * Each needs `Authorization: Bearer <admin token>` (401 with a Bearer
+ * challenge otherwise, RFC 6750 section 3; the reason in the log), refuses a
+ * browser-borne request (any `Origin`: 403), and answers `Cache-Control:
+ * no-store`. The listener has already applied the checks every route shares
+ * (`Host`, no request body, an `Accept` that admits JSON; src/modes/listen.ts).
+ * Errors have the one error shape of weir's routes (src/inbound/refusal.ts).
  *
  * @module
  */
 import type { Logger } from "../mcp/server.ts";
 import type { Reloader } from "./reload.ts";
 import { bearerTokenCheck } from "../inbound/static_tokens.ts";
+import { errorBody } from "../inbound/refusal.ts";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -40,9 +44,18 @@ export function createAdminHandler(
 ): (request: Request, pathname: string) => Promise<Response> {
   const check = bearerTokenCheck(options.tokens);
   const log = options.log;
-  const refused = (rule: string, status: number, reason: string) => {
+  const refused = (
+    rule: string,
+    status: number,
+    message: string,
+    reason: string,
+    extra: Record<string, string> = {},
+  ) => {
     log({ level: "warn", event: "refused", decision: "refuse", rule, status, reason });
-    return json(status, { error: status === 404 ? "Not Found" : "Forbidden" });
+    return new Response(errorBody(rule, message, status), {
+      status,
+      headers: { ...HEADERS, ...extra },
+    });
   };
   return async (request, pathname) => {
     const route = pathname === "/admin/reload"
@@ -50,13 +63,47 @@ export function createAdminHandler(
       : pathname === "/admin/describe"
       ? "GET"
       : null;
-    if (route === null) return json(404, { error: "Not Found" });
-    if (request.headers.has("origin")) return refused("origin", 403, "admin: browser origin");
-    if (!check(request.headers.get("authorization"))) {
-      return refused("auth", 403, "admin: missing or wrong admin token");
+    if (route === null) {
+      return refused(
+        "not_found",
+        404,
+        "Not Found: the admin endpoints are POST /admin/reload and GET /admin/describe",
+        `no admin route ${pathname.slice(0, 200)}`,
+      );
+    }
+    if (request.headers.has("origin")) {
+      return refused(
+        "origin",
+        403,
+        "Forbidden: the admin endpoints refuse browser requests (any Origin); call them from " +
+          "a script or curl",
+        "admin: browser origin",
+      );
+    }
+    const authorization = request.headers.get("authorization");
+    if (!check(authorization)) {
+      const none = authorization === null;
+      return refused(
+        "auth",
+        401,
+        "Unauthorized: send Authorization: Bearer <admin token>, a token from the variable " +
+          "--admin-token-env names",
+        none ? "admin: no admin token" : "admin: wrong admin token",
+        {
+          "www-authenticate": none
+            ? 'Bearer realm="weir-admin"'
+            : 'Bearer realm="weir-admin", error="invalid_token"',
+        },
+      );
     }
     if (request.method !== route) {
-      return json(405, { error: `Method Not Allowed: ${route} ${pathname}` }, { allow: route });
+      return refused(
+        "method",
+        405,
+        `Method Not Allowed: ${route} ${pathname}`,
+        `admin: ${request.method.slice(0, 16)} ${pathname}`,
+        { allow: route },
+      );
     }
     if (route === "GET") {
       const surface = reloader.current;

@@ -74,6 +74,35 @@ export function decodeUtf8(bytes: Uint8Array): string {
   return text.indexOf("\ufffd") < 0 ? text : strict.decode(bytes);
 }
 
+/**
+ * How many reads a stream may take for its size (see {@link readCapped}):
+ * `free` reads whatever they carry, then one read per `minAverage` bytes.
+ */
+export interface PieceBudget {
+  free: number;
+  minAverage: number;
+}
+
+/** A stream that arrived in more pieces than its size allows; it has been cancelled. */
+export class FragmentedStreamError extends Error {
+  /**
+   * @param reads the reads taken when reading stopped
+   * @param bytes the bytes they carried
+   */
+  constructor(readonly reads: number, readonly bytes: number) {
+    super(`the stream arrived in ${reads} pieces for ${bytes} bytes`);
+    this.name = "FragmentedStreamError";
+  }
+}
+
+/**
+ * {@link readCapped} lets other work run once it has read for this many
+ * milliseconds without waiting for data. (A `setTimeout(0)` turn costs about
+ * 2.6 ms here, clamped as a nested timer, so it is taken by time, not per
+ * read: a body whose reads all wait on the network never pays it.)
+ */
+export const YIELD_AFTER_MS = 5;
+
 /** Largest single read into a body buffer: one read never asks for more than this. */
 const READ_BYTES = 64 * 1024;
 /**
@@ -100,18 +129,36 @@ const MIN_READ_BYTES = 64;
  * cap). Untouched capacity costs no resident memory (fresh pages are mapped
  * as they are written).
  *
+ * The cost of reading is bounded by the size read, not by how the sender
+ * framed it. Each read hands over one piece as it arrived (one HTTP/1.1
+ * chunk, or what one socket read gave), whatever room the buffer has: a
+ * body sent in 1-byte chunks costs one read per byte, and on Deno 2.9.6 each
+ * read of a `Deno.serve` body costs several microseconds of the one thread
+ * that serves every client, growing faster than the count when the pieces
+ * pile up (bench/chunked_body.ts measured 512 KiB in 1-byte chunks holding
+ * the process for over 10 s). So with `options.pieces`, a stream that needs
+ * more than `free + bytes / minAverage` reads is cancelled and
+ * {@link FragmentedStreamError} thrown: at most that many reads are paid
+ * whatever arrives. And after {@link YIELD_AFTER_MS} of reading the loop
+ * waits for a macrotask turn, so that when the pieces are already queued
+ * (each read then settles at once, a chain of microtasks that starves the
+ * event loop: measured, `/healthz` went unanswered for the whole read) other
+ * requests are still served meanwhile.
+ *
  * @param max the cap, in bytes; more than this and the stream is cancelled
  * @param options.sizeHint the length the sender declared (`Content-Length`), when it is known and within `max`; a stream longer or shorter than it is still read exactly
  * @param options.signal when it aborts, reading stops (the stream is cancelled) and its reason is thrown
+ * @param options.pieces the read budget: `free` reads, then one more per `minAverage` bytes received
  * @returns exactly the bytes the stream carried (a view on the buffer), or `null` when it carried more than `max`
+ * @throws {FragmentedStreamError} when the stream needs more reads than `options.pieces` allows
  * @throws whatever the stream throws while being read
  */
 export async function readCapped(
   stream: ReadableStream<Uint8Array>,
   max: number,
-  options: { sizeHint?: number; signal?: AbortSignal } = {},
+  options: { sizeHint?: number; signal?: AbortSignal; pieces?: PieceBudget } = {},
 ): Promise<Uint8Array | null> {
-  const { signal } = options;
+  const { signal, pieces } = options;
   const hint = options.sizeHint;
   const limit = max + MIN_READ_BYTES;
   let buffer = new Uint8Array(
@@ -136,11 +183,23 @@ export async function readCapped(
     next.set(buffer.subarray(0, total));
     buffer = next;
   };
+  let reads = 0;
+  let ranSince = performance.now();
   try {
     while (true) {
       if (total > max) {
         await reader.cancel().catch(() => {});
         return null;
+      }
+      if (pieces && reads > pieces.free && reads - pieces.free > total / pieces.minAverage) {
+        await reader.cancel().catch(() => {});
+        throw new FragmentedStreamError(reads, total);
+      }
+      reads++;
+      if (performance.now() - ranSince > YIELD_AFTER_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        if (signal?.aborted) throw signal.reason;
+        ranSince = performance.now();
       }
       if (buffer.byteLength - total < MIN_READ_BYTES) grow(total + MIN_READ_BYTES);
       if (byob) {

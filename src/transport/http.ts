@@ -6,36 +6,53 @@
  *
  * Per request, in this order (the 2026-07-28 transport page and the dual-era
  * checklist): Origin and Host (403), HTTP method (405 for anything but POST),
- * `authorize` (403), media types (415, 406), body cap (413), `authorizeBody`
- * (403), JSON (`-32700`), then the server core. Every answer is one JSON
- * object (`application/json`); notifications get 202 with no body. No
- * sessions, no SSE: `Mcp-Session-Id` and `Last-Event-ID` are ignored.
+ * `authorize` (401/403), media types (415, 406), body cap (413), body
+ * deadline (408), body framing (400), `authorizeBody` (401/403), JSON
+ * (`-32700`), then the server core. Every answer is one JSON object
+ * (`application/json`); notifications get 202 with no body. No sessions, no
+ * SSE: `Mcp-Session-Id` and `Last-Event-ID` are ignored.
+ *
+ * Every refusal is a JSON-RPC error object naming its rule and what to do
+ * (src/inbound/refusal.ts), with the request's `id` when the body was read
+ * and the id could be. An answer that may depend on the caller says
+ * `Cache-Control: no-store` (RFC 9111 section 5.2.2.5), so that no HTTP cache
+ * between client and server (one told to cache POST, say) hands one caller's
+ * answer to another: every refusal, and every answer to a request `authorize`
+ * allowed with an identity (`auth`: an OAuth caller, whose `tools/list` is
+ * narrowed to its scopes and whose signed state is bound to it). An answer to
+ * an anonymous request is the same for every caller and carries only
+ * `Content-Type` (one header keeps Deno's fast path: bench/run.ts).
+ * The connection-level end of a refusal (dropping the connection rather than
+ * draining a refused body) is the listener's business: the `Response`s
+ * returned here are ordinary ones, safe to read, clone or compress; see
+ * {@link withConnectionDrop}.
  *
  * @module
  */
 import type { McpServer, MessageContext } from "../mcp/server.ts";
-import { parseMessage } from "../mcp/jsonrpc.ts";
+import { classifyMessage, parseMessage, type RequestId } from "../mcp/jsonrpc.ts";
 import {
-  acceptsJson,
-  beforeBody,
   checkAfterBody,
   checkBeforeBody,
   DEFAULT_MAX_BODY_BYTES,
   type InboundOptions,
-  isJsonContentType,
   readBody,
-  refuse,
+  Refusal,
   requireInboundOptions,
   withCors,
 } from "../inbound/checks.ts";
+import { mcpRefusal } from "../inbound/refusal.ts";
 
 import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
 import { decodeUtf8 } from "./bytes.ts";
 
 export type { AuthVerdict, InboundOptions } from "../inbound/checks.ts";
 export { isLoopback, loopbackHosts } from "../inbound/checks.ts";
+export { withConnectionDrop } from "../inbound/refusal.ts";
 
 const JSON_HEADERS = { "content-type": "application/json" };
+/** The headers of an answer that may depend on the caller. */
+const CALLER_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
 
 /**
  * What the core learns about one HTTP request. `signal` is read from the
@@ -58,6 +75,8 @@ class HttpMessageContext extends RequestScopeContext implements MessageContext {
  *
  * @param server the core that answers messages
  * @param options `authorize` and `allowedOrigins` are required (no defaults)
+ * @returns the handler; its refusals are ordinary `Response`s (see
+ *   {@link withConnectionDrop} for the listener-side connection drop)
  * @throws {TypeError} at construction when a required option is missing
  *
  * @example
@@ -80,34 +99,28 @@ export function createHttpHandler(
   return withCors(options, async (request, origin) => {
     let before = checkBeforeBody(request, options, origin);
     if (before instanceof Promise) before = await before;
+    if (before instanceof Refusal) return mcpRefusal(before);
     if (before instanceof Response) return before;
-    if (!isJsonContentType(request.headers.get("content-type"))) {
-      return refuse(
-        415,
-        "Unsupported Media Type: send Content-Type: application/json",
-        beforeBody(request),
-      );
-    }
-    if (!acceptsJson(request.headers.get("accept"))) {
-      return refuse(
-        406,
-        "Not Acceptable: this endpoint answers application/json",
-        beforeBody(request),
-      );
-    }
     const body = await readBody(request, max, options.log, options.bodyDeadlineMs);
-    if (body instanceof Response) return body;
-    const refused = options.authorizeBody
-      ? await checkAfterBody(request, body, options, before.auth)
-      : null;
-    if (refused) return refused;
+    if (body instanceof Refusal) return mcpRefusal(body);
 
     let message: unknown;
+    let parsed = true;
     try {
       message = parseMessage(decodeUtf8(body));
     } catch {
+      parsed = false;
+    }
+    const refused = options.authorizeBody
+      ? await checkAfterBody(request, body, options, before.auth)
+      : null;
+    if (refused) return mcpRefusal(refused, parsed ? requestIdOf(message) : undefined);
+    if (!parsed) {
       const reply = server.parseError();
-      return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
+      return new Response(reply.body, {
+        status: reply.status,
+        headers: before.auth === undefined ? JSON_HEADERS : CALLER_HEADERS,
+      });
     }
     const ctx = new HttpMessageContext(request, before.auth, scope);
     let reply;
@@ -117,6 +130,16 @@ export function createHttpHandler(
       ctx.release();
     }
     if (reply.body === null) return new Response(null, { status: 202 });
-    return new Response(reply.body, { status: reply.status, headers: JSON_HEADERS });
+    return new Response(reply.body, {
+      status: reply.status,
+      headers: before.auth === undefined ? JSON_HEADERS : CALLER_HEADERS,
+    });
   });
+}
+
+/** The `id` of a JSON-RPC message, when it has one that could be read (JSON-RPC 2.0 section 5). */
+function requestIdOf(message: unknown): RequestId | undefined {
+  const incoming = classifyMessage(message);
+  if (incoming.kind === "request") return incoming.message.id;
+  return incoming.kind === "invalid" && incoming.id !== null ? incoming.id : undefined;
 }

@@ -17,18 +17,19 @@ import { parseArguments } from "../mcp/jsonrpc.ts";
 import { CancelScope, RequestScopeContext } from "./cancel_scope.ts";
 import { decodeUtf8 } from "./bytes.ts";
 import {
-  beforeBody,
   checkAfterBody,
   checkBeforeBody,
+  checkOriginHost,
   DEFAULT_MAX_BODY_BYTES,
   type InboundOptions,
-  isJsonContentType,
   pathOf,
   readBody,
-  refuse,
+  Refusal,
+  refuseBeforeBody,
   requireInboundOptions,
   withCors,
 } from "../inbound/checks.ts";
+import { errorBody, plainRefusal } from "../inbound/refusal.ts";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -62,30 +63,44 @@ export function createToolApiHandler(
   return withCors(options, async (request, origin) => {
     const path = pathOf(request) ?? "";
     const name = path.startsWith(prefix) ? decodeSegment(path.slice(prefix.length)) : null;
+    // Host and Origin first, as on every route; then the path names one tool (404).
+    const place = checkOriginHost(request, options, origin);
+    if (place instanceof Refusal) return plainRefusal(place);
     if (name === null || name === "" || name.includes("/")) {
-      return refuse(404, "Not Found: POST /api/<tool> names one tool", beforeBody(request));
-    }
-    const before = await checkBeforeBody(request, options, origin);
-    if (before instanceof Response) return before;
-    if (!isJsonContentType(request.headers.get("content-type"))) {
-      return refuse(
-        415,
-        "Unsupported Media Type: send Content-Type: application/json",
-        beforeBody(request),
+      return plainRefusal(
+        refuseBeforeBody(
+          request,
+          options.log,
+          404,
+          "not_found",
+          `Not Found: POST ${prefix}<tool> names one tool (its name percent-encoded as one ` +
+            `path segment)`,
+        ),
       );
     }
+    const before = await checkBeforeBody(request, options, origin);
+    if (before instanceof Refusal) return plainRefusal(before);
+    if (before instanceof Response) return before;
     const body = await readBody(request, max, options.log, options.bodyDeadlineMs);
-    if (body instanceof Response) return body;
+    if (body instanceof Refusal) return plainRefusal(body);
     const refused = await checkAfterBody(request, body, options, before.auth);
-    if (refused) return refused;
+    if (refused) return plainRefusal(refused);
     let args: unknown;
     try {
       args = parseArguments(decodeUtf8(body));
     } catch {
-      return json(400, { error: "The body must be one JSON object of tool arguments" });
+      args = undefined;
     }
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
-      return json(400, { error: "The body must be one JSON object of tool arguments" });
+      return new Response(
+        errorBody(
+          "invalid_body",
+          "Bad Request: the body must be one JSON object of tool arguments (UTF-8 JSON text, " +
+            "e.g. {} for none)",
+          400,
+        ),
+        { status: 400, headers: HEADERS },
+      );
     }
     const ctx = new RequestScopeContext(request, before.auth, scope);
     let outcome;

@@ -92,14 +92,14 @@ Deno.test("serve --allow-origin admits that browser origin only", async () => {
   }
 });
 
-Deno.test("serve --inbound-token-env requires the bearer token on /mcp and /api", async () => {
+Deno.test("serve --inbound-token-env: 401 with a Bearer challenge and a reason on /mcp and /api", async () => {
   const server = await serveHttp("guardfiles/demo.mcp.kdl", {
     env: { WEIR_INBOUND: "in-token-1234567890" },
     extra: ["--inbound-token-env", "WEIR_INBOUND"],
   });
   try {
-    assert.equal(await post(server.url), 403);
-    assert.equal(await post(server.url, { authorization: "Bearer wrong" }), 403);
+    assert.equal(await post(server.url), 401);
+    assert.equal(await post(server.url, { authorization: "Bearer wrong" }), 401);
     assert.equal(await post(server.url, { authorization: "Bearer in-token-1234567890" }), 200);
     // The whole token, nothing more and nothing less.
     for (
@@ -111,15 +111,40 @@ Deno.test("serve --inbound-token-env requires the bearer token on /mcp and /api"
         "bearer in-token-1234567890x",
       ]
     ) {
-      assert.equal(await post(server.url, { authorization: wrong }), 403, wrong);
+      assert.equal(await post(server.url, { authorization: wrong }), 401, wrong);
     }
-    const api = await fetch(`${server.url}/api/weir_info`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: "{}",
-    });
-    await api.body?.cancel();
-    assert.equal(api.status, 403);
+    // RFC 6750 section 3: no error code without credentials, invalid_token with wrong ones.
+    for (
+      const [path, authorization, challenge] of [
+        ["/mcp", undefined, /^Bearer realm="weir"$/],
+        [
+          "/mcp",
+          "Bearer wrong",
+          /^Bearer realm="weir", error="invalid_token", error_description="/,
+        ],
+        ["/api/weir_info", undefined, /^Bearer realm="weir"$/],
+        ["/api/weir_info", "Basic d2VpcjpwdwUU", /error="invalid_token"/],
+      ] as const
+    ) {
+      const res = await fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(authorization ? { authorization } : {}),
+        },
+        body: "{}",
+      });
+      const body = await res.json();
+      assert.equal(res.status, 401, path);
+      assert.match(res.headers.get("www-authenticate") ?? "", challenge, path);
+      assert.equal(res.headers.get("cache-control"), "no-store");
+      // The MCP endpoint answers a JSON-RPC error object; the tool API its one error shape.
+      const error = path === "/mcp" ? body.error.data : body.error;
+      assert.equal(error.status, 401);
+      assert.equal(path === "/mcp" ? error.rule : error.code, "auth");
+      assert.match(body.error.message, /^Unauthorized: .*Authorization: Bearer <token>/);
+    }
     const health = await fetch(`${server.url}/healthz`);
     await health.body?.cancel();
     assert.equal(health.status, 200, "liveness needs no token");

@@ -75,11 +75,15 @@ Deno.test("an authorize refusal is 403 Forbidden; the reason goes only to the lo
     const response = await post(handler, callWhoami(), whoamiHeaders());
     assert.equal(response.status, 403);
     assert.equal(response.headers.get("connection"), "close", "the unread body is not drained");
-    const body = assertValidResponse<{ error: { message: string } }>(
+    const body = assertValidResponse<
+      { error: { message: string; data: { rule: string; status: number } } }
+    >(
       [LEGACY, MODERN],
       response.text,
     );
-    assert.equal(body.error.message, "Forbidden");
+    assert.match(body.error.message, /^Forbidden: .*ask the server's operator for access$/);
+    assert.deepEqual(body.error.data, { rule: "auth", status: 403 });
+    assert.equal(response.headers.get("cache-control"), "no-store");
     assert.doesNotMatch(response.text, /t0ps3cret|expired|neither/);
     assert.equal(events.length, 1);
     assert.equal(events[0].event, "refused");

@@ -4,7 +4,7 @@
  * client cannot make the server read 32 MiB it has already refused.
  */
 import assert from "node:assert/strict";
-import { createHttpHandler, loopbackHosts } from "../../mod.ts";
+import { createHttpHandler, loopbackHosts, withConnectionDrop } from "../../mod.ts";
 import { listen } from "../support/listen.ts";
 import { makeServer, MODERN_META, modernHeaders, modernRequest } from "../support/mcp.ts";
 import { pushLargeBody, rawRequest } from "../support/raw_http.ts";
@@ -61,7 +61,7 @@ Deno.test("a body of exactly 1 MiB is read; one byte more is 413", async () => {
     [LEGACY, MODERN],
     await readAll(over),
   );
-  assert.equal(body.error.message, "Request body exceeds 1048576 bytes");
+  assert.equal(body.error.message, "Request body exceeds 1048576 bytes; send a smaller one");
 });
 
 Deno.test("a body with no declared length is cut off as soon as it passes the cap", async () => {
@@ -98,13 +98,13 @@ Deno.test("maxBodyBytes changes the cap", async () => {
 
 for (const chunked of [false, true]) {
   const framing = chunked ? "chunked" : "Content-Length";
-  Deno.test(`a 64 MiB body (${framing}) is refused without being read`, async () => {
+  Deno.test(`a 64 MiB body (${framing}) is refused without being read (withConnectionDrop)`, async () => {
     const local = listen((port) =>
-      createHttpHandler(server, {
+      withConnectionDrop(createHttpHandler(server, {
         authorize: () => true,
         allowedOrigins: [],
         allowedHosts: loopbackHosts(port),
-      })
+      }))
     );
     try {
       const outcome = await pushLargeBody(

@@ -56,7 +56,7 @@ Deno.test("an audit line for every decision, never a value or a secret", async (
     assert.equal(
       (await api("get_thing", { id: "t-3" }, { ...auth, authorization: "Bearer no" }))
         .status,
-      403,
+      401,
     ); // auth
     assert.equal(
       (await api("get_thing", {}, { ...auth, origin: "https://evil.example" })).status,
@@ -92,7 +92,7 @@ Deno.test("an audit line for every decision, never a value or a secret", async (
         ["unknown_tool", 404],
         ["blank_argument", 400],
         ["rate_limit", 429],
-        ["auth", 403],
+        ["auth", 401],
         ["origin", 403],
         ["host", 403],
         ["size", 413],

@@ -160,8 +160,10 @@ Deno.test("reload: a clean edit swaps, a broken one keeps the old surface", asyn
           method: "POST",
           headers: token ? { authorization: `Bearer ${token}` } : {},
         }).then(async (r) => ({ status: r.status, body: await r.json() }));
-      assert.equal((await reload()).status, 403);
-      assert.equal((await reload("admin-token-wrong-000000000")).status, 403);
+      const anon = await reload();
+      assert.equal(anon.status, 401);
+      assert.equal(anon.body.error.code, "auth");
+      assert.equal((await reload("admin-token-wrong-000000000")).status, 401);
       const bad = await reload(ADMIN);
       assert.equal(bad.status, 422);
       assert.match(bad.body.errors.join("\n"), /:5:\d+: /);
@@ -183,7 +185,8 @@ Deno.test("reload: a clean edit swaps, a broken one keeps the old surface", asyn
         assert.deepEqual(await r.json(), JSON.parse(described.stdout));
         const anon = await fetch(`${server.url}/admin/describe`);
         await anon.body?.cancel();
-        assert.equal(anon.status, 403);
+        assert.equal(anon.status, 401);
+        assert.equal(anon.headers.get("www-authenticate"), 'Bearer realm="weir-admin"');
       },
     );
   } finally {

@@ -8,7 +8,7 @@
  * exactly the bytes sent.
  */
 import assert from "node:assert/strict";
-import { readCapped } from "../../src/transport/bytes.ts";
+import { FragmentedStreamError, readCapped } from "../../src/transport/bytes.ts";
 import { createHttpHandler, loopbackHosts } from "../../mod.ts";
 import { listen } from "../support/listen.ts";
 import { makeServer, MODERN_META } from "../support/mcp.ts";
@@ -112,6 +112,62 @@ for (const byteStream of [true, false]) {
     }
   });
 }
+
+for (const byteStream of [true, false]) {
+  const kind = byteStream ? "byte stream" : "default stream";
+  Deno.test(`readCapped (${kind}): the piece budget holds exactly at its boundary, for generated framings`, async () => {
+    // free reads, then one per minAverage bytes: reads - free <= bytes / minAverage.
+    const budget = { free: 16, minAverage: 8 };
+    let x = 0x18;
+    const random = (n: number) => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return (x >>> 0) % n;
+    };
+    for (let trial = 0; trial < 200; trial++) {
+      // Equal pieces of `size` bytes, `count` of them: the budget allows them
+      // when count (plus the read that sees the end) fits.
+      const size = 1 + random(16);
+      const count = 1 + random(80);
+      const data = bytes(size * count, trial + 1);
+      const { stream, state } = source(pieces(data, [size]), byteStream);
+      const reads = count + 1; // the last read sees the end
+      const allowed = reads <= budget.free ||
+        // checked before each read: read k (1-based) needs k-1-free <= bytes so far / minAverage
+        Array.from({ length: reads }, (_, k) => k).every((k) =>
+          k <= budget.free || k - budget.free <= Math.min(k, count) * size / budget.minAverage
+        );
+      try {
+        const got = await readCapped(stream, 1 << 20, { pieces: budget });
+        assert.ok(allowed, `${count} pieces of ${size} bytes were read whole`);
+        assert.deepEqual(got, data);
+      } catch (error) {
+        assert.ok(error instanceof FragmentedStreamError, String(error));
+        assert.ok(!allowed, `${count} pieces of ${size} bytes were refused: ${error.message}`);
+        assert.ok(error.reads - budget.free > error.bytes / budget.minAverage);
+        assert.ok(error.reads <= budget.free + error.bytes / budget.minAverage + 1);
+        assert.equal(state.cancelled, true, "the stream is cancelled");
+      }
+    }
+  });
+}
+
+Deno.test("readCapped: 1-byte pieces stop at the budget, whatever follows", async () => {
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    type: "bytes",
+    pull(controller) {
+      pulled++;
+      controller.enqueue(new Uint8Array([0x20]));
+    },
+  });
+  await assert.rejects(
+    readCapped(endless, 1 << 20, { pieces: { free: 1024, minAverage: 64 } }),
+    (e) => e instanceof FragmentedStreamError && e.reads <= 1024 + 1 + e.bytes / 64 + 1,
+  );
+  assert.ok(pulled < 1100, `read ${pulled} pieces of 1 byte`);
+});
 
 Deno.test("readCapped: an abort stops the read with its reason and cancels the stream", async () => {
   const state = { cancelled: false };
