@@ -27,7 +27,6 @@ import {
   ERAS,
   LEGACY_VERSION,
   LEGACY_VERSIONS,
-  LOG_LEVELS,
   MetaKey,
   methodRule,
   MODERN_VERSION,
@@ -42,6 +41,7 @@ import { list } from "./lists.ts";
 import { toolsCall } from "./tools.ts";
 import { readResource } from "./resources.ts";
 import { getPrompt } from "./prompts.ts";
+import { checkParams, MAX_PARAMS_DEPTH, tooDeepAt } from "./params.ts";
 
 /** The answer to one message: the serialized JSON-RPC response (or none) and an HTTP status. */
 export interface Reply {
@@ -95,9 +95,22 @@ export function route(
   switch (incoming.kind) {
     case "invalid":
       return { status: 400, body: errorResponse(incoming.id, incoming.error.toJSON()) };
-    case "response":
-      ctx.session?.settle(incoming.id, incoming.result, incoming.error);
+    case "response": {
+      // A client's answer is bounded like a request's params before a host reads it.
+      const deep = tooDeepAt(
+        incoming.error ?? incoming.result,
+        MAX_PARAMS_DEPTH,
+        incoming.error === undefined ? "result" : "error",
+      );
+      ctx.session?.settle(
+        incoming.id,
+        deep === null ? incoming.result : undefined,
+        deep === null
+          ? incoming.error
+          : { message: `the client's answer nests deeper than ${MAX_PARAMS_DEPTH} levels` },
+      );
       return { status: 202, body: null };
+    }
     case "notification":
       notification(incoming.message, ctx);
       return { status: 202, body: null };
@@ -129,6 +142,8 @@ async function answerRequest(
   let stage: "classify" | "dispatch" = "classify";
   let controller: AbortController | undefined;
   try {
+    // Bounded and typed before anything reads them (src/mcp/params.ts).
+    checkParams(method, params);
     let selected = selectEra(s, request, params, ctx);
     if (selected instanceof Promise) selected = await selected;
     era = selected.era;
@@ -219,10 +234,7 @@ function selectEra(
           `its client capabilities ({} for none)`,
       );
     }
-    const level = m[MetaKey.logLevel];
-    if (level !== undefined && !LOG_LEVELS.has(level as string)) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown log level ${clip(String(level))}`);
-    }
+    // logLevel, progressToken and clientInfo were held to their types by checkParams.
     const headers = ctx.headers;
     if (headers && request.method === "tools/call" && !s.static) {
       // A catalog function: its tools are known once it answers.

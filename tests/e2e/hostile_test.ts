@@ -257,12 +257,23 @@ Deno.test("never crash at any depth, never echo unbounded: stdio and HTTP keep a
       const body = JSON.parse(text);
       assert.equal(body.jsonrpc, "2.0", `HTTP ${i}`);
       assert.ok(text.length < 4096, `HTTP ${i} echoes ${text.length} characters`);
+      // A value nested past the bound is invalid params naming where, never an internal error.
+      assert.notEqual(body.error?.code, -32603, `HTTP ${i}: ${text.slice(0, 300)}`);
+      if (i <= 2) {
+        assert.equal(body.error?.code, -32602, `HTTP ${i}: ${text.slice(0, 300)}`);
+        assert.match(body.error.message, /^params[.[].* nests deeper than \d+ levels/);
+      }
     }
     const lines = (await io.read(hostile.length * 2 + 1)).slice(1);
     for (const [i, line] of lines.entries()) {
       const body = JSON.parse(line);
       assert.equal(body.jsonrpc, "2.0");
       assert.ok(line.length < 4096, `stdio line ${i} echoes ${line.length} characters`);
+      assert.notEqual(body.error?.code, -32603, `stdio line ${i}: ${line.slice(0, 300)}`);
+      if ([1, 2, 3].includes(body.id)) {
+        assert.equal(body.error?.code, -32602, `stdio id ${body.id}: ${line.slice(0, 300)}`);
+        assert.match(body.error.message, /^params[.[].* nests deeper than \d+ levels/);
+      }
     }
     for (let i = 0; i < hostile.length; i++) {
       assert.ok(lines.some((l) => JSON.parse(l).id === `after-${i}`), `still serving after ${i}`);

@@ -104,11 +104,14 @@ Deno.test("malformed modern _meta is -32602 with HTTP 400", async () => {
       "io.modelcontextprotocol/protocolVersion": 2026,
       "io.modelcontextprotocol/clientCapabilities": {},
     }, /protocolVersion"\] must be a string/],
-    [{
-      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-      "io.modelcontextprotocol/clientCapabilities": {},
-      "io.modelcontextprotocol/logLevel": "loud",
-    }, /Unknown log level loud/],
+    [
+      {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/logLevel": "loud",
+      },
+      /Unknown log level "loud": params\._meta\["io\.modelcontextprotocol\/logLevel"\] must be one of debug/,
+    ],
     ["not an object", /params\._meta must be an object/],
   ];
   for (const [meta, message] of cases) {
