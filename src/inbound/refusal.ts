@@ -7,9 +7,12 @@
  * - the MCP endpoint: a JSON-RPC error object (`code` -32600, `message`,
  *   `data: {rule, status}`), carrying the request's `id` when it could be
  *   read (JSON-RPC 2.0 section 5; MCP transports answer HTTP errors this way);
- * - every other route (the tool API, `/admin/*`, `/healthz`, unknown paths):
- *   the one error shape of weir's HTTP routes, `{"error": {"code": <rule>,
- *   "message": <what happened and what to do>, "status": <HTTP status>}}`.
+ * - the tool API: its one answer shape, a `CallToolResult`; a refusal is an
+ *   error result (`isError: true`, the message as its text) that also carries
+ *   `error: {code, message, status}` ({@link apiErrorBody});
+ * - every other route (`/admin/*`, `/healthz`, the OAuth metadata, unknown
+ *   paths): `{"error": {"code": <rule>, "message": <what happened and what to
+ *   do>, "status": <HTTP status>}}` ({@link errorBody}).
  *
  * Every refusal answers `Cache-Control: no-store` (it depends on the caller)
  * and `X-Content-Type-Options: nosniff`. A refusal issued before the body was
@@ -121,22 +124,43 @@ export function mcpRefusal(refusal: Refusal, id?: RequestId | null): Response {
 }
 
 /**
- * The one error body of weir's HTTP routes other than MCP:
- * `{"error": {"code", "message", "status"}}`, plus `extra` members (the tool
- * API adds the tool's `result` when it ran).
+ * The error body of weir's HTTP routes other than MCP and the tool API:
+ * `{"error": {"code", "message", "status"}}`.
  */
-export function errorBody(
+export function errorBody(code: string, message: string, status: number): string {
+  return JSON.stringify({ error: { code, message, status } });
+}
+
+/**
+ * The tool API's error body: a `CallToolResult` with `isError: true` (the
+ * tool's own error result when it has one, else `message` as its one text
+ * block) that also carries `error: {code, message, status}`, so a caller
+ * reads every answer of the tool API the same way.
+ */
+export function apiErrorBody(
   code: string,
   message: string,
   status: number,
-  extra: Record<string, unknown> = {},
+  result?: { content: unknown[]; structuredContent?: unknown },
 ): string {
-  return JSON.stringify({ error: { code, message, status }, ...extra });
+  return JSON.stringify({
+    content: result?.content ?? [{ type: "text", text: message }],
+    ...(result?.structuredContent === undefined
+      ? {}
+      : { structuredContent: result.structuredContent }),
+    isError: true,
+    error: { code, message, status },
+  });
 }
 
-/** Render a refusal for any route but MCP, in the shape of {@link errorBody}. */
+/** Render a refusal for any route but MCP and the tool API, in the shape of {@link errorBody}. */
 export function plainRefusal(refusal: Refusal): Response {
   return respond(refusal, errorBody(refusal.rule, refusal.message, refusal.status));
+}
+
+/** Render a refusal for the tool API, in the shape of {@link apiErrorBody}. */
+export function apiRefusal(refusal: Refusal): Response {
+  return respond(refusal, apiErrorBody(refusal.rule, refusal.message, refusal.status));
 }
 
 /**

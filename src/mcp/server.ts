@@ -152,7 +152,7 @@ export class McpServer {
         event: "internal_error",
         error: error instanceof Error ? error.name : "unknown",
       });
-      return { status: 500, result: errorResult("Internal error") };
+      return { status: 500, code: "internal_error", result: errorResult("Internal error") };
     }
   }
 }

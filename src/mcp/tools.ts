@@ -23,6 +23,13 @@ import type { CallToolResult } from "./types.ts";
 export interface ToolCallOutcome {
   /** 200 on success; 400 bad arguments; 404 unknown tool; else the tool's error status. */
   status: number;
+  /**
+   * When it failed, the kind of failure: `unknown_tool`, `invalid_arguments`,
+   * `input_required`, `malformed_result`, `cancelled`, `internal_error`, or
+   * the `kind` a {@link ToolError} carries (weir's `WeirError` does; else, and
+   * for a result the tool itself marked `isError`, `tool_error`).
+   */
+  code?: string;
   /** The tool's result, or an error result saying what was refused. */
   result: CallToolResult;
   /** 2026-07-28 MCP only: the tool asked for input; the answer is an `InputRequiredResult`. */
@@ -45,7 +52,11 @@ export async function callToolApi(
   const tool = visibleTool(s, catalog, name, ctx.auth);
   if (!tool) {
     refused(s, "unknown_tool", 404, name);
-    return { status: 404, result: errorResult(`Unknown tool: "${clip(name)}"`) };
+    return {
+      status: 404,
+      code: "unknown_tool",
+      result: errorResult(`Unknown tool: "${clip(name)}"`),
+    };
   }
   const call: CallContext = {
     signal: ctx.signal ?? NO_SIGNAL,
@@ -189,7 +200,11 @@ function runTool(
   const name = tool.wire.name;
   if (!isObject(args)) {
     refused(s, "schema", 400, name);
-    return { status: 400, result: errorResult(`Arguments for tool "${name}" must be an object`) };
+    return {
+      status: 400,
+      code: "invalid_arguments",
+      result: errorResult(`Arguments for tool "${name}" must be an object`),
+    };
   }
   // Most arguments are shallow with plain numbers: one read-only walk says
   // so, and the two exact checks below run only when it cannot.
@@ -198,6 +213,7 @@ function runTool(
     refused(s, "schema", 400, name);
     return {
       status: 400,
+      code: "invalid_arguments",
       result: errorResult(
         `Invalid arguments for tool "${name}": they nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
       ),
@@ -208,6 +224,7 @@ function runTool(
     refused(s, "schema", 400, name);
     return {
       status: 400,
+      code: "invalid_arguments",
       result: errorResult(
         `Invalid arguments for tool "${name}": the number at ${inexact} is an integer beyond ` +
           `2^53 or beyond the largest double (1e400), or has more digits than a double holds, ` +
@@ -232,6 +249,7 @@ function runTool(
     refused(s, "schema", 400, name);
     return {
       status: 400,
+      code: "invalid_arguments",
       result: errorResult(`Invalid arguments for tool "${name}": ${problems.join("; ")}`),
     };
   }
@@ -265,9 +283,15 @@ function toolAnswered(
   try {
     if (!isObject(result) || !Array.isArray(result.content)) {
       s.log({ level: "error", event: "malformed_tool_result", tool: name });
-      return { status: 500, result: errorResult(`Tool "${name}" returned a malformed result`) };
+      return {
+        status: 500,
+        code: "malformed_result",
+        result: errorResult(`Tool "${name}" returned a malformed result`),
+      };
     }
-    if (result.isError) return { status: 500, result: cleanResult(result, name) };
+    if (result.isError) {
+      return { status: 500, code: "tool_error", result: cleanResult(result, name) };
+    }
     if (tool.validateOutput) {
       // One schema, one source: what outputSchema advertises, a success delivers.
       let problems = "structuredContent" in result
@@ -282,6 +306,7 @@ function toolAnswered(
         s.log({ level: "error", event: "malformed_tool_result", tool: name, problems });
         return {
           status: 500,
+          code: "malformed_result",
           result: errorResult(
             `Tool "${name}" returned a result that does not match its outputSchema`,
           ),
@@ -289,7 +314,9 @@ function toolAnswered(
       }
     }
     const clean = cleanResult(result, name);
-    return { status: clean.isError ? 500 : 200, result: clean };
+    return clean.isError
+      ? { status: 500, code: "tool_error", result: clean }
+      : { status: 200, result: clean };
   } catch (error) {
     return toolFailed(s, error, name, call);
   }
@@ -306,6 +333,7 @@ function toolFailed(
     if (call.input) return { status: 200, result: { content: [] }, inputRequired: error };
     return {
       status: 403,
+      code: "input_required",
       result: errorResult(
         `Tool "${name}" needs input from the client (${error.message}), which cannot be ` +
           `asked for over this transport or revision; nothing was run`,
@@ -315,15 +343,19 @@ function toolFailed(
   if (error instanceof ToolError) {
     const result = errorResult(error.message);
     if (error.structuredContent) result.structuredContent = error.structuredContent;
-    return { status: error.status, result };
+    return { status: error.status, code: kindOf(error), result };
   }
   if (call.signal.aborted) {
     // A host that cancels with a ToolError (a server shutdown) says why.
     const reason = call.signal.reason;
     if (reason instanceof ToolError) {
-      return { status: reason.status, result: errorResult(reason.message) };
+      return { status: reason.status, code: kindOf(reason), result: errorResult(reason.message) };
     }
-    return { status: 499, result: errorResult(`Tool "${name}" was cancelled`) };
+    return {
+      status: 499,
+      code: "cancelled",
+      result: errorResult(`Tool "${name}" was cancelled`),
+    };
   }
   s.log({
     level: "error",
@@ -331,7 +363,21 @@ function toolFailed(
     tool: name,
     error: error instanceof Error ? error.message : String(error),
   });
-  return { status: 500, result: errorResult(`Tool "${name}" failed with an internal error`) };
+  return {
+    status: 500,
+    code: "internal_error",
+    result: errorResult(`Tool "${name}" failed with an internal error`),
+  };
+}
+
+/**
+ * The kind of a {@link ToolError}: its `kind` field when it has one (a
+ * subclass that carries one, as weir's `WeirError` does, src/errors/kinds.ts),
+ * a snake_case word; else `tool_error`.
+ */
+function kindOf(error: ToolError): string {
+  const kind = (error as { kind?: unknown }).kind;
+  return typeof kind === "string" && /^[a-z][a-z0-9_]{0,63}$/.test(kind) ? kind : "tool_error";
 }
 
 /**

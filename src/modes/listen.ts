@@ -36,7 +36,7 @@ import {
   Refusal,
   refuseBeforeBody,
 } from "../inbound/checks.ts";
-import { mcpRefusal, plainRefusal, withConnectionDrop } from "../inbound/refusal.ts";
+import { apiRefusal, mcpRefusal, plainRefusal, withConnectionDrop } from "../inbound/refusal.ts";
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import { serveStdio } from "../transport/stdio.ts";
 import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
@@ -127,7 +127,11 @@ export function guardedHttpApp(
   const oauth = options.oauth;
   /** A refusal in the shape of the route it answers for. */
   const render = (refusal: Refusal, pathname: string | null) =>
-    pathname === "/mcp" ? mcpRefusal(refusal) : plainRefusal(refusal);
+    pathname === "/mcp"
+      ? mcpRefusal(refusal)
+      : pathname?.startsWith("/api/")
+      ? apiRefusal(refusal)
+      : plainRefusal(refusal);
   const route = (request: Request): Promise<Response> => {
     const pathname = pathOf(request);
     if (pathname === null) {

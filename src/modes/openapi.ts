@@ -79,35 +79,26 @@ const CALL_TOOL_RESULT: JsonObject = {
 };
 
 const ERROR_BODY: JsonObject = {
-  description: "A tool error (CallToolResult with isError), or a refusal in the error shape of " +
-    "weir's HTTP routes: {error: {code, message, status}} (code names the rule, message says " +
-    "what to do).",
-  anyOf: [
-    {
+  description: "Every answer of the tool API is a CallToolResult; a failure is an error result " +
+    "(isError: true: the tool's own error result, or the message as one text block) that also " +
+    "carries error: {code, message, status}, where code names the rule or the kind of failure " +
+    "and message says what happened and what to do.",
+  type: "object",
+  properties: {
+    content: CONTENT,
+    isError: { const: true },
+    structuredContent: { type: "object" },
+    error: {
       type: "object",
       properties: {
-        content: CONTENT,
-        isError: { const: true },
-        structuredContent: { type: "object" },
+        code: { type: "string", pattern: "^[a-z][a-z0-9_]*$" },
+        message: { type: "string" },
+        status: { type: "integer" },
       },
-      required: ["content", "isError"],
+      required: ["code", "message", "status"],
     },
-    {
-      type: "object",
-      properties: {
-        error: {
-          type: "object",
-          properties: {
-            code: { type: "string" },
-            message: { type: "string" },
-            status: { type: "integer" },
-          },
-          required: ["code", "message", "status"],
-        },
-      },
-      required: ["error"],
-    },
-  ],
+  },
+  required: ["content", "isError", "error"],
 };
 
 /** The inbound and framing statuses every route can answer. */

@@ -3,12 +3,27 @@
  * arguments object as the body, answered with the `CallToolResult` as JSON.
  * The call goes through exactly the validation and dispatch of `tools/call`.
  *
- * Statuses: 200 success; 400 body not one JSON object, or arguments refused
- * by the tool's schema; 403/413/405/415 from the inbound checks; 404 unknown
- * tool (or a path with more segments); otherwise the status the tool's
- * {@link ToolError} carries (a guard refusal 403, an upstream failure 502).
- * Every body is JSON with `Cache-Control: no-store` and
- * `X-Content-Type-Options: nosniff`.
+ * Every answer is a `CallToolResult`. A success is 200 with the tool's
+ * result; every other answer is an error result that also names what went
+ * wrong (src/inbound/refusal.ts, `apiErrorBody`):
+ *
+ * ```json
+ * {"content": [{"type": "text", "text": "policy_denied: ..."}], "isError": true,
+ *  "error": {"code": "<kind>", "message": "<what happened and what to do>", "status": 403}}
+ * ```
+ *
+ * `code` is the inbound rule that refused (`host`, `origin`, `method`,
+ * `auth`, `not_acceptable`, `media_type`, `size`, `deadline`, `framing`,
+ * `not_found`, ...), `invalid_body` for a body that is not one JSON object,
+ * or the kind of the tool's failure (`unknown_tool`, `invalid_arguments`, a
+ * {@link ToolError}'s `kind`, ...); `content` and `structuredContent` are the
+ * tool's own error result when the call reached the tool layer, else the
+ * message as one text block.
+ * Statuses: 400 body or arguments refused; 401/403 the inbound checks or a
+ * guard refusal; 404 unknown tool (or a path with more segments);
+ * 405/406/408/413/415 the inbound checks; otherwise the status the tool's
+ * {@link ToolError} carries (an upstream failure 502). Every body is JSON with
+ * `Cache-Control: no-store` and `X-Content-Type-Options: nosniff`.
  *
  * @module
  */
@@ -29,7 +44,7 @@ import {
   requireInboundOptions,
   withCors,
 } from "../inbound/checks.ts";
-import { errorBody, plainRefusal } from "../inbound/refusal.ts";
+import { apiErrorBody, apiRefusal } from "../inbound/refusal.ts";
 
 const HEADERS = {
   "content-type": "application/json",
@@ -65,9 +80,9 @@ export function createToolApiHandler(
     const name = path.startsWith(prefix) ? decodeSegment(path.slice(prefix.length)) : null;
     // Host and Origin first, as on every route; then the path names one tool (404).
     const place = checkOriginHost(request, options, origin);
-    if (place instanceof Refusal) return plainRefusal(place);
+    if (place instanceof Refusal) return apiRefusal(place);
     if (name === null || name === "" || name.includes("/")) {
-      return plainRefusal(
+      return apiRefusal(
         refuseBeforeBody(
           request,
           options.log,
@@ -79,12 +94,12 @@ export function createToolApiHandler(
       );
     }
     const before = await checkBeforeBody(request, options, origin);
-    if (before instanceof Refusal) return plainRefusal(before);
+    if (before instanceof Refusal) return apiRefusal(before);
     if (before instanceof Response) return before;
     const body = await readBody(request, max, options.log, options.bodyDeadlineMs);
-    if (body instanceof Refusal) return plainRefusal(body);
+    if (body instanceof Refusal) return apiRefusal(body);
     const refused = await checkAfterBody(request, body, options, before.auth);
-    if (refused) return plainRefusal(refused);
+    if (refused) return apiRefusal(refused);
     let args: unknown;
     try {
       args = parseArguments(decodeUtf8(body));
@@ -93,7 +108,7 @@ export function createToolApiHandler(
     }
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
       return new Response(
-        errorBody(
+        apiErrorBody(
           "invalid_body",
           "Bad Request: the body must be one JSON object of tool arguments (UTF-8 JSON text, " +
             "e.g. {} for none)",
@@ -109,7 +124,17 @@ export function createToolApiHandler(
     } finally {
       ctx.release();
     }
-    return json(outcome.status, outcome.result);
+    if (outcome.status >= 200 && outcome.status < 300) return json(outcome.status, outcome.result);
+    const text = outcome.result.content?.find((c) => c.type === "text");
+    return new Response(
+      apiErrorBody(
+        outcome.code ?? "tool_error",
+        text && "text" in text ? String(text.text) : `the tool failed (${outcome.status})`,
+        outcome.status,
+        outcome.result,
+      ),
+      { status: outcome.status, headers: HEADERS },
+    );
   });
 }
 

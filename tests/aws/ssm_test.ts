@@ -263,8 +263,11 @@ Deno.test("serve-ssm honours --inbound-token-env: no token, no request to AWS", 
         body: "{}",
       });
     const refused = await call({});
-    await refused.body?.cancel();
-    assert.equal(refused.status, 403);
+    const body = await refused.json();
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get("www-authenticate"), 'Bearer realm="weir"');
+    assert.equal(body.isError, true);
+    assert.equal(body.error.code, "auth");
     assert.equal(ssm.requests.length, 0);
     const ok = await call({ authorization: `Bearer ${token}` });
     assert.equal(ok.status, 200);

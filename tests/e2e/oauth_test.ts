@@ -243,7 +243,14 @@ Deno.test("SDK v1: 401, discovery, code + PKCE, token; scopes decide what is lis
       params.resource_metadata,
       `${new URL(stack.resource).origin}/.well-known/oauth-protected-resource/mcp`,
     );
-    assert.match(await raw.text(), /insufficient_scope: create_ticket needs scope tickets:write/);
+    const refusal = await raw.json();
+    assert.match(
+      refusal.error.message,
+      /insufficient_scope: create_ticket needs scope tickets:write/,
+    );
+    assert.equal(refusal.id, 9, "the body was read: the refusal carries the request's id");
+    assert.deepEqual(refusal.error.data, { rule: "auth", status: 403 });
+    assert.equal(raw.headers.get("cache-control"), "no-store");
     // The tool API follows the same rules.
     const api = (tool: string, body: unknown) =>
       fetch(new URL(`/api/${tool}`, stack.mcp), {
@@ -256,11 +263,28 @@ Deno.test("SDK v1: 401, discovery, code + PKCE, token; scopes decide what is lis
       });
     const apiWrite = await api("create_ticket", { board: "ops", title: "x" });
     assert.equal(apiWrite.status, 403);
-    await apiWrite.body?.cancel();
+    const apiRefusal = await apiWrite.json();
+    assert.equal(apiRefusal.isError, true);
+    assert.equal(apiRefusal.error.code, "auth");
     assert.equal(challengeParams(apiWrite.headers.get("www-authenticate")).scope, "tickets:write");
     assert.equal(stack.upstream.requests.length, before, "no write reached the upstream");
     const apiRead = await api("get_ticket", { board: "ops", id: "7" });
     assert.equal(apiRead.status, 200, await apiRead.text());
+    // An answer to a caller with an identity may depend on it: no HTTP cache may share it.
+    assert.equal(apiRead.headers.get("cache-control"), "no-store");
+    const legacyList = await fetch(stack.mcp, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${reader.accessToken}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/list" }),
+    });
+    assert.equal(legacyList.status, 200);
+    assert.deepEqual(names((await legacyList.json()).result), [...UNSCOPED, ...READ_TOOLS].sort());
+    assert.equal(legacyList.headers.get("cache-control"), "no-store");
     assertNoInboundToken(stack.upstream, [writer.accessToken, reader.accessToken]);
   } finally {
     for (const close of closers) await close().catch(() => {});
@@ -323,6 +347,7 @@ Deno.test("SDK v2 on 2026-07-28: the same dance; a narrowed tools/list is privat
     const result = answer.result;
     assert.ok(result, JSON.stringify(answer));
     assert.equal(result.cacheScope, "private");
+    assert.equal(list.headers.get("cache-control"), "no-store", "and so say the HTTP headers");
     assert.deepEqual(names(result), [...UNSCOPED, ...READ_TOOLS].sort());
     assert.deepEqual(stack.upstream.requests.map((r) => `${r.method} ${r.path}`), [
       "PATCH /boards/ops/tickets/3",
