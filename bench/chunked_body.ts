@@ -24,7 +24,7 @@
  * Once a size gets no answer, the larger ones of that target are skipped.
  *
  * Usage: `deno run -A bench/chunked_body.ts [--targets weir,array-buffer,iterate,weir-reader]
- * [--sizes 64,256,1024] [--per-write 16] [--probe-every 20] [--probes 100]
+ * [--sizes 64,256,1024] [--per-write 16] [--probe-every 5] [--probes 100]
  * [--timeout 30] [--legit-kib 1024] [--legit-chunk 128] [--weir-dir DIR]`, where
  * `--weir-dir` runs the `weir` target from another checkout (e.g. a worktree of
  * an older commit, for a before/after comparison). Linux only (`/proc`).
@@ -42,7 +42,7 @@ const { values: flags } = parseArgs({
     targets: { type: "string", default: "weir,array-buffer,iterate,weir-reader" },
     sizes: { type: "string", default: "64,256,1024" },
     "per-write": { type: "string", default: "16" },
-    "probe-every": { type: "string", default: "20" },
+    "probe-every": { type: "string", default: "5" },
     probes: { type: "string", default: "100" },
     timeout: { type: "string", default: "30" },
     "legit-kib": { type: "string", default: "1024" },

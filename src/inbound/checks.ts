@@ -164,11 +164,18 @@ export function requireInboundOptions(options: InboundOptions, what: string): vo
 /** Bodies at most this large are let drain; a larger or unknown one is dropped. */
 const DRAIN_LIMIT = 64 * 1024;
 
-/** How to end a refusal issued before the body was read. */
+/**
+ * How to end a refusal issued before the body was read: `close` when no body
+ * or a small declared one follows, `drop` for a large, chunked or
+ * unparsable one.
+ */
 export function beforeBody(request: Request): AfterRefusal {
-  if (request.body === null) return "close";
+  // The HTTP/1.1 framing says what follows the head (RFC 9112 section 6.3),
+  // whatever `request.body` shows (Deno hands a GET none even when one follows).
+  if (request.headers.get("transfer-encoding") !== null) return "drop";
   const length = request.headers.get("content-length");
-  return length !== null && Number(length) <= DRAIN_LIMIT ? "close" : "drop";
+  if (length === null) return "close";
+  return /^\d+$/.test(length) && Number(length) <= DRAIN_LIMIT ? "close" : "drop";
 }
 
 /** What the pre-body checks say of a request they do not refuse. */
@@ -373,11 +380,17 @@ export function checkAccept(request: Request, log: Logger | undefined): Refusal 
 /**
  * A route that reads no request body refuses one (413, rule `size`; the
  * connection closed, or dropped when the body is large or of unknown length).
- * An empty body (`Content-Length: 0`) is no body.
+ * Whether a body follows is read from its HTTP/1.1 framing (RFC 9112 section
+ * 6.3: `Transfer-Encoding`, or a `Content-Length` above 0), as it came over
+ * the wire: Deno hands a `GET` no body even when bytes follow, and a
+ * `DELETE` an empty one when none do.
  * @returns a refusal (its audit line written), or `null`
  */
 export function checkNoBody(request: Request, log: Logger | undefined): Refusal | null {
-  if (request.body === null || request.headers.get("content-length") === "0") return null;
+  const length = request.headers.get("content-length");
+  if (request.headers.get("transfer-encoding") === null && (length === null || length === "0")) {
+    return null;
+  }
   return refuseBeforeBody(
     request,
     log,

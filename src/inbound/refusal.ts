@@ -195,6 +195,8 @@ const DROP_AFTER_MS = 20;
  * its body becomes a stream that delivers the refusal and errors
  * {@link DROP_AFTER_MS} ms later, which makes Deno's HTTP server abort the
  * connection instead of draining the rest of a request body it was refused.
+ * The error is a string, a JSON log line (`"event":"connection_dropped"`),
+ * because Deno prints a response stream's error on stderr as it is.
  * Only a listener should do this (an erroring body is a connection-level
  * trick: a host that reads, clones or compresses the `Response` would see
  * the error), so the handlers themselves return ordinary `Response`s and
@@ -222,9 +224,16 @@ export function withConnectionDrop(
           controller.enqueue(value);
           return;
         }
-        // Let the refusal reach the client, then reset the connection.
+        // Let the refusal reach the client, then reset the connection. Deno
+        // prints the stream's error on stderr: it is a log line of its own.
         await new Promise((resolve) => setTimeout(resolve, DROP_AFTER_MS));
-        controller.error(new Error(`connection dropped after a ${response.status} refusal`));
+        controller.error(JSON.stringify({
+          time: new Date().toISOString(),
+          level: "warn",
+          event: "connection_dropped",
+          status: response.status,
+          message: `connection dropped after a ${response.status} refusal`,
+        }));
       },
       cancel(reason) {
         return source.cancel(reason);

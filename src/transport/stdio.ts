@@ -12,7 +12,6 @@
  * @module
  */
 import { type Logger, type McpServer, Session } from "../mcp/server.ts";
-import { concatBytes } from "./bytes.ts";
 import { idKey, parseMessage, type RequestId } from "../mcp/jsonrpc.ts";
 
 /** A plain byte source, as `Deno.stdin` is. */
@@ -159,8 +158,10 @@ export async function serveStdio(
   const input = chunksOf(options.readable);
   const stop = () => input.cancel();
   options.signal?.addEventListener("abort", stop, { once: true });
-  let pending: Uint8Array[] = [];
-  let pendingBytes = 0;
+  // The unfinished line, in one buffer that grows by doubling (never past
+  // max + 1): a line that arrives one byte per read costs its size, not a
+  // list of a million one-byte arrays.
+  const pending = new LineBuffer(max);
   let skipping = false;
   try {
     while (!options.signal?.aborted) {
@@ -170,25 +171,21 @@ export async function serveStdio(
       for (let i = value.indexOf(NEWLINE); i !== -1; i = value.indexOf(NEWLINE, start)) {
         if (skipping) {
           // The rest of a line already refused.
-        } else if (pendingBytes + (i - start) > max) tooLong();
-        else answer(concatBytes([...pending, value.subarray(start, i)]));
-        pending = [];
-        pendingBytes = 0;
+        } else if (pending.length + (i - start) > max) tooLong();
+        else answer(pending.take(value.subarray(start, i)));
+        pending.clear();
         skipping = false;
         start = i + 1;
       }
       if (start < value.length && !skipping) {
-        pending.push(value.slice(start));
-        pendingBytes += value.length - start;
-        if (pendingBytes > max) {
+        if (pending.length + (value.length - start) > max) {
           skipping = true;
-          pending = [];
-          pendingBytes = 0;
+          pending.clear();
           tooLong();
-        }
+        } else pending.append(value.subarray(start));
       }
     }
-    if (pending.length > 0 && !skipping) answer(concatBytes(pending));
+    if (pending.length > 0 && !skipping) answer(pending.take(new Uint8Array(0)));
   } catch {
     // The input broke (closed under us): answer what was read, then stop.
   } finally {
@@ -207,6 +204,44 @@ export async function serveStdio(
   options.cancel?.removeEventListener("abort", cancelAll);
   await writing;
   await writer?.close().catch(() => {});
+}
+
+/** The bytes of an unfinished line, in one buffer that grows by doubling up to a cap. */
+class LineBuffer {
+  #bytes = new Uint8Array(0);
+  length = 0;
+
+  /** @param max the most it will hold (the line cap) */
+  constructor(readonly max: number) {}
+
+  /** Add bytes (the caller keeps the total within `max`). */
+  append(more: Uint8Array): void {
+    const needed = this.length + more.length;
+    if (needed > this.#bytes.length) {
+      let size = Math.max(this.#bytes.length, 1024);
+      while (size < needed) size *= 2;
+      const next = new Uint8Array(Math.min(size, this.max + 1));
+      next.set(this.#bytes.subarray(0, this.length));
+      this.#bytes = next;
+    }
+    this.#bytes.set(more, this.length);
+    this.length = needed;
+  }
+
+  /** The line so far followed by `tail`, as a new array (the buffer is left as it was). */
+  take(tail: Uint8Array): Uint8Array {
+    if (this.length === 0) return tail.slice();
+    const out = new Uint8Array(this.length + tail.length);
+    out.set(this.#bytes.subarray(0, this.length));
+    out.set(tail, this.length);
+    return out;
+  }
+
+  /** Forget the line (a large buffer is let go). */
+  clear(): void {
+    this.length = 0;
+    if (this.#bytes.length > 64 * 1024) this.#bytes = new Uint8Array(0);
+  }
 }
 
 /** The chunks of a stream or a plain reader; `cancel` makes a pending `next` end input. */

@@ -408,3 +408,66 @@ Deno.test("plain read/write handles: split and long lines, short writes, abort m
   assert.equal((byId.get(3)!.error as { code: number }).code, -32601);
   assert.ok(byId.get(2)!.result, "the 200 kB line was read whole and answered");
 });
+
+Deno.test("serveStdio(): a line arriving one byte per read, or in generated splits, is read whole; past the cap refused", async () => {
+  const { server } = makeServer({
+    catalog: {
+      tools: [{
+        name: "echo",
+        inputSchema: { type: "object", properties: { text: { type: "string" } } },
+      }],
+      resources: [],
+      prompts: [],
+    },
+    dispatch: (_name, args) => ({ content: [{ type: "text", text: String(args.text) }] }),
+  });
+  const encoder = new TextEncoder();
+  const line = (id: number, size: number) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "echo", arguments: { text: "é".repeat(size) }, _meta: MODERN_META },
+    });
+  let x = 0x5d10;
+  const random = (n: number) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+  for (const split of ["one byte", "generated"] as const) {
+    const max = 40_000;
+    // Within the cap, just past it (refused, skipped), then within it again.
+    const input = encoder.encode(
+      [line(1, 15_000), line(2, 20_000), line(3, 100)].join("\n") + "\n",
+    );
+    let at = 0;
+    const reader = {
+      read(p: Uint8Array): Promise<number | null> {
+        if (at >= input.length) return Promise.resolve(null);
+        const n = Math.min(p.length, input.length - at, split === "one byte" ? 1 : 1 + random(700));
+        p.set(input.subarray(at, at + n));
+        at += n;
+        return Promise.resolve(n);
+      },
+    };
+    const out: string[] = [];
+    await serveStdio(server, {
+      readable: reader,
+      writable: {
+        write: (p) => {
+          out.push(new TextDecoder().decode(p));
+          return Promise.resolve(p.length);
+        },
+      },
+      maxLineBytes: max,
+    });
+    const lines = out.join("").trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines.length, 3, split);
+    const byId = new Map(lines.map((l) => [l.id ?? "refused", l]));
+    assert.equal(byId.get(1).result.content[0].text.length, 15_000, split);
+    assert.match(byId.get("refused").error.message, /exceeds 40000 bytes/, split);
+    assert.ok(byId.get(3).result, split);
+  }
+});
