@@ -5,7 +5,8 @@
  * entry, never at the first request: a missing list, a repeated name or URI,
  * a URI that is not an RFC 3986 URI, a listed resource or prompt with no
  * reader, a template expression beyond `{var}`/`{+var}`, a schema the
- * validator cannot enforce.
+ * validator cannot enforce or its dialect's meta-schema refuses, a field the
+ * MCP schemas of both revisions refuse (src/mcp/wire_fields.ts).
  *
  * @module
  */
@@ -14,6 +15,7 @@ import { compileSchema, SchemaError, type ValidateFn } from "./schema.ts";
 import type { Catalog, PromptSpec, ResourceSpec, ResourceTemplateSpec, ToolSpec } from "./types.ts";
 import { parseUriTemplate, type UriTemplate, UriTemplateError } from "./uri_template.ts";
 import { ProfileError, profileSchema, type SchemaProfile } from "./schema_profile.ts";
+import { wireProblem } from "./wire_fields.ts";
 
 /** A catalog the core refuses to serve; the message names the entry and what to change. */
 export class CatalogError extends Error {
@@ -184,6 +186,8 @@ function prepareTool(
     );
   }
   const where = `tool "${name}"`;
+  const wrong = wireProblem("Tool", spec, where);
+  if (wrong) throw new CatalogError(wrong);
   const inputSchema = spec.inputSchema ?? OPEN_OBJECT;
   checkObjectRoot(inputSchema, `${where} inputSchema`);
   const validate = compileOrRefuse(inputSchema, `${where} inputSchema`);
@@ -328,6 +332,8 @@ function checkResource(spec: ResourceSpec, index: number): ResourceSpec {
   if (typeof spec.name !== "string" || spec.name === "") {
     throw new CatalogError(`resource "${spec.uri}" needs a non-empty name`);
   }
+  const wrong = wireProblem("Resource", spec, `resource "${spec.uri}"`);
+  if (wrong) throw new CatalogError(wrong);
   return spec;
 }
 
@@ -341,6 +347,8 @@ function prepareTemplate(spec: ResourceTemplateSpec, index: number): PreparedTem
   if (typeof spec.name !== "string" || spec.name === "") {
     throw new CatalogError(`resource template "${spec.uriTemplate}" needs a non-empty name`);
   }
+  const wrong = wireProblem("ResourceTemplate", spec, `resource template "${spec.uriTemplate}"`);
+  if (wrong) throw new CatalogError(wrong);
   let template: UriTemplate;
   try {
     template = parseUriTemplate(spec.uriTemplate);
@@ -365,6 +373,8 @@ function preparePrompt(spec: PromptSpec, index: number): PreparedPrompt {
     throw new CatalogError(`prompts[${index}] needs a non-empty name`);
   }
   const schema = promptArgumentSchema(spec);
+  const wrong = wireProblem("Prompt", spec, `prompt "${spec.name}"`);
+  if (wrong) throw new CatalogError(wrong);
   return {
     wire: spec,
     validate: compileOrRefuse(schema, `prompt "${spec.name}" arguments`),

@@ -17,7 +17,16 @@
  *
  * cfworker accepts unknown keywords silently, so {@link checkSchema} refuses,
  * at startup, any keyword it cannot enforce: a schema is enforced exactly as
- * written or the catalog does not start.
+ * written or the catalog does not start. And it takes a keyword's value as it
+ * comes (`"type": "strng"` matches nothing, `"minimum": "5"` is read as 5),
+ * so {@link checkSchema} also holds every keyword's value to its dialect's
+ * meta-schema (JSON Schema 2020-12, 2019-09, draft-07 or draft-04:
+ * {@link KEYWORD_VALUES}): a schema the meta-schema refuses is refused at
+ * startup, naming the keyword. (The rules are a table here rather than the
+ * meta-schema documents: cfworker cannot evaluate 2020-12's `$dynamicRef`,
+ * and compiling the documents with another validator at every start costs
+ * about 150 ms; tests/mcp/meta_schema_test.ts holds the table to the official
+ * meta-schemas.)
  *
  * @module
  */
@@ -102,6 +111,154 @@ const ANNOTATIONS = new Set([
   "contentMediaType",
 ]);
 
+/** What a keyword's value must be, as its dialect's meta-schema says. */
+type ValueRule =
+  | "any"
+  | "string"
+  | "boolean"
+  | "number"
+  | "positive-number"
+  | "count"
+  | "type"
+  | "array"
+  | "string-set"
+  | "non-empty-string-set"
+  | "string-sets"
+  | "regex"
+  | "anchor"
+  | "vocabulary"
+  | "number-or-boolean";
+
+/** RFC 8259 types JSON Schema names (`simpleTypes`). */
+const SIMPLE_TYPES = new Set(["array", "boolean", "integer", "null", "number", "object", "string"]);
+
+/**
+ * Each non-subschema keyword's value rule, by dialect (JSON Schema 2020-12
+ * and 2019-09 meta-schemas, draft-07's, draft-04's). Subschema keywords are
+ * checked by the walk itself (an object or a boolean, a non-empty array of
+ * them, a map of them).
+ */
+export const KEYWORD_VALUES: Readonly<Record<string, ValueRule>> = {
+  type: "type",
+  enum: "array",
+  const: "any",
+  multipleOf: "positive-number",
+  maximum: "number",
+  minimum: "number",
+  exclusiveMaximum: "number", // draft-04: a boolean (below)
+  exclusiveMinimum: "number",
+  maxLength: "count",
+  minLength: "count",
+  pattern: "regex",
+  maxItems: "count",
+  minItems: "count",
+  uniqueItems: "boolean",
+  maxContains: "count",
+  minContains: "count",
+  maxProperties: "count",
+  minProperties: "count",
+  required: "string-set", // draft-04: at least one name (below)
+  dependentRequired: "string-sets",
+  format: "string",
+  $schema: "string",
+  $id: "string",
+  $anchor: "anchor",
+  $comment: "string",
+  $ref: "string",
+  $vocabulary: "vocabulary",
+  title: "string",
+  description: "string",
+  default: "any",
+  examples: "array",
+  deprecated: "boolean",
+  readOnly: "boolean",
+  writeOnly: "boolean",
+  contentEncoding: "string",
+  contentMediaType: "string",
+};
+
+/** Whether `value` is a JSON Schema `nonNegativeInteger` (1.0 counts: JSON has one number type). */
+function isCount(value: unknown): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+}
+
+function isStringSet(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((v) => typeof v === "string") &&
+    new Set(value).size === value.length;
+}
+
+/**
+ * What is wrong with a keyword's value under `draft`, in words, or `null`.
+ * (`$ref` targets and `pattern` syntax get their own messages in the walk.)
+ */
+function valueProblem(keyword: string, value: unknown, draft: Draft): string | null {
+  let rule = KEYWORD_VALUES[keyword];
+  if (draft === "4" && (keyword === "exclusiveMaximum" || keyword === "exclusiveMinimum")) {
+    rule = "boolean";
+  }
+  switch (rule) {
+    case undefined:
+    case "any":
+    case "regex": // checked with the walk's own message
+      return null;
+    case "string":
+      return typeof value === "string" ? null : "must be a string";
+    case "boolean":
+      return typeof value === "boolean"
+        ? null
+        : `must be true or false${
+          draft === "4" && keyword.startsWith("exclusive") ? " (draft-04)" : ""
+        }`;
+    case "number":
+      return typeof value === "number" ? null : "must be a number";
+    case "positive-number":
+      return typeof value === "number" && value > 0 ? null : "must be a number above 0";
+    case "count":
+      return isCount(value) ? null : "must be a whole number of at least 0";
+    case "array":
+      if (!Array.isArray(value)) return "must be an array";
+      if ((draft === "4" || draft === "7") && keyword === "enum") {
+        return value.length > 0 &&
+            new Set(value.map((v) => JSON.stringify(v))).size === value.length
+          ? null
+          : `must list at least one value, each once (${DRAFT_NAMES[draft]})`;
+      }
+      return null;
+    case "string-set":
+      if (!isStringSet(value)) return "must be an array of distinct strings";
+      return draft === "4" && value.length === 0
+        ? "must name at least one property (draft-04)"
+        : null;
+    case "non-empty-string-set":
+      return isStringSet(value) && value.length > 0
+        ? null
+        : "must be a non-empty array of distinct strings";
+    case "string-sets":
+      return isObject(value) && Object.values(value).every(isStringSet)
+        ? null
+        : "must be an object whose values are arrays of distinct strings";
+    case "anchor":
+      return typeof value === "string" && /^[A-Za-z_][-A-Za-z0-9._]*$/.test(value)
+        ? null
+        : "must be a name: a letter or _ then letters, digits, -, _ or .";
+    case "vocabulary":
+      return isObject(value) && Object.values(value).every((v) => typeof v === "boolean")
+        ? null
+        : "must be an object of vocabulary URIs to true or false";
+    case "number-or-boolean":
+      return typeof value === "number" || typeof value === "boolean"
+        ? null
+        : "must be a number or a boolean";
+    case "type": {
+      const types = Array.isArray(value) ? value : [value];
+      if (types.length === 0 || !types.every((t) => typeof t === "string" && SIMPLE_TYPES.has(t))) {
+        return `must be one of ${[...SIMPLE_TYPES].join(", ")}, or a non-empty array of them`;
+      }
+      return new Set(types).size === types.length ? null : "must not name a type twice";
+    }
+  }
+}
+
 /** How deep subschemas may nest before a schema is refused (bounds validation time). */
 export const MAX_SCHEMA_DEPTH = 32;
 
@@ -145,13 +302,13 @@ export function checkSchema(schema: unknown): Draft {
     }
     draft = known;
   }
-  walk(schema, "#", 0, null);
+  walk(schema, "#", 0, null, draft);
   // Second pass, once the shape is known to be sound: every $ref must reach a
   // subschema, looked up exactly as the validator will look it up.
   const text = JSON.stringify(schema);
   if (text.includes('"$ref"') || text.includes('"$id"') || text.includes('"$anchor"')) {
     const { copy, lookup } = resolvable(schema);
-    walk(copy, "#", 0, lookup);
+    walk(copy, "#", 0, lookup, draft);
   }
   return draft;
 }
@@ -174,7 +331,13 @@ function resolvable(schema: unknown): { copy: unknown; lookup: Lookup } {
   }
 }
 
-function walk(schema: unknown, pointer: string, depth: number, lookup: Lookup | null): void {
+function walk(
+  schema: unknown,
+  pointer: string,
+  depth: number,
+  lookup: Lookup | null,
+  draft: Draft,
+): void {
   if (typeof schema === "boolean") return;
   if (!isObject(schema)) throw new SchemaError(`${pointer} is not a schema (object or boolean)`);
   if (depth > MAX_SCHEMA_DEPTH) {
@@ -182,24 +345,51 @@ function walk(schema: unknown, pointer: string, depth: number, lookup: Lookup | 
   }
   for (const [keyword, value] of Object.entries(schema)) {
     const at = `${pointer}/${escapePointer(keyword)}`;
-    if (keyword.startsWith("x-") || ANNOTATIONS.has(keyword)) continue;
+    if (keyword.startsWith("x-")) continue;
+    const problem = valueProblem(keyword, value, draft);
+    if (problem !== null) {
+      throw new SchemaError(
+        `${at} ${problem} (the JSON Schema ${DRAFT_NAMES[draft]} meta-schema); got ${shown(value)}`,
+      );
+    }
+    if (ANNOTATIONS.has(keyword)) continue;
     if (ONE_SCHEMA.has(keyword)) {
-      walk(value, at, depth + 1, lookup);
+      walk(value, at, depth + 1, lookup, draft);
     } else if (SCHEMA_ARRAY.has(keyword)) {
-      if (!Array.isArray(value)) throw new SchemaError(`${at} must be an array of schemas`);
-      value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1, lookup));
+      if (!Array.isArray(value) || value.length === 0) {
+        throw new SchemaError(`${at} must be a non-empty array of schemas`);
+      }
+      value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1, lookup, draft));
     } else if (SCHEMA_MAP.has(keyword)) {
       if (!isObject(value)) throw new SchemaError(`${at} must be an object of schemas`);
       for (const [name, sub] of Object.entries(value)) {
-        walk(sub, `${at}/${escapePointer(name)}`, depth + 1, lookup);
+        walk(sub, `${at}/${escapePointer(name)}`, depth + 1, lookup, draft);
       }
     } else if (keyword === "items") {
       if (Array.isArray(value)) {
-        value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1, lookup));
-      } else walk(value, at, depth + 1, lookup);
-    } else if (keyword === "dependencies" && isObject(value)) {
+        if (draft === "2020-12") {
+          throw new SchemaError(
+            `${at} must be one schema in JSON Schema 2020-12 (a list of schemas, one per ` +
+              `position, is "prefixItems")`,
+          );
+        }
+        if (value.length === 0) {
+          throw new SchemaError(`${at} must be one schema or a non-empty array of them`);
+        }
+        value.forEach((sub, i) => walk(sub, `${at}/${i}`, depth + 1, lookup, draft));
+      } else walk(value, at, depth + 1, lookup, draft);
+    } else if (keyword === "dependencies") {
+      if (!isObject(value)) {
+        throw new SchemaError(`${at} must be an object of schemas or arrays of property names`);
+      }
       for (const [name, sub] of Object.entries(value)) {
-        if (!Array.isArray(sub)) walk(sub, `${at}/${escapePointer(name)}`, depth + 1, lookup);
+        if (!Array.isArray(sub)) {
+          walk(sub, `${at}/${escapePointer(name)}`, depth + 1, lookup, draft);
+        } else if (!isStringSet(sub)) {
+          throw new SchemaError(
+            `${at}/${escapePointer(name)} must be an array of distinct property names`,
+          );
+        }
       }
     } else if (keyword === "$ref") {
       if (typeof value !== "string" || !value.startsWith("#")) {
@@ -230,6 +420,24 @@ function walk(schema: unknown, pointer: string, depth: number, lookup: Lookup | 
       );
     }
   }
+}
+
+const DRAFT_NAMES: Record<Draft, string> = {
+  "4": "draft-04",
+  "7": "draft-07",
+  "2019-09": "2019-09",
+  "2020-12": "2020-12",
+};
+
+/** A value as a message may show it: short, one line. */
+function shown(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = typeof value;
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** A compiled schema: returns `[]` when the value conforms, else one message per problem. */

@@ -14,6 +14,7 @@ import type { MethodRule } from "./revisions.ts";
 import { cleanDeep } from "./text.ts";
 import { nestsDeeperThan } from "./depth.ts";
 import { MAX_RESULT_DEPTH } from "./results.ts";
+import { wireProblem } from "./wire_fields.ts";
 import { type Logger, type ServerOptions, stderrLogger, type ToolAccess } from "./options.ts";
 import type { Catalog } from "./types.ts";
 
@@ -40,6 +41,9 @@ export class ServerSetup {
    * Settle a server: a static catalog is validated and compiled once, here.
    * @throws {CatalogError} when a static catalog is malformed
    * @throws {RangeError} when `pageSize` is not a positive integer
+   * @throws {TypeError} when `name` is missing or empty, `version`, `title`,
+   *   `icons` or `instructions` is not what `serverInfo` may carry, or a cache
+   *   hint is malformed
    */
   constructor(options: ServerOptions) {
     this.options = options;
@@ -58,9 +62,35 @@ export class ServerSetup {
       ? (auth) => bothAccess(host(auth), declaredToolAccess(auth))
       : declaredToolAccess;
     this.serverInfo = { name: options.name, version: options.version ?? "0.0.0" };
-    if (options.title) this.serverInfo.title = options.title;
+    if (options.title !== undefined) this.serverInfo.title = options.title;
     if (options.icons?.length) {
       this.serverInfo.icons = options.icons as unknown as JsonObject[];
+    }
+    // serverInfo goes out as it is (initialize, every 2026-07-28 result's _meta).
+    const wrong = typeof options.name === "string" && options.name === ""
+      ? "options.name must not be empty"
+      : wireProblem("Implementation", this.serverInfo, "serverInfo")
+        ?.replace(/^serverInfo: (name|version|title|icons)/, "options.$1");
+    if (wrong) {
+      throw new TypeError(
+        `McpServer: ${wrong} (it is sent as serverInfo; e.g. new McpServer({ name: ` +
+          `"my-server", version: "1.0.0", ... }))`,
+      );
+    }
+    if (options.instructions !== undefined && typeof options.instructions !== "string") {
+      throw new TypeError("McpServer: options.instructions must be a string");
+    }
+    // Cache hints go out as they are on every cacheable 2026-07-28 result.
+    for (const [family, hint] of Object.entries(options.cache ?? {})) {
+      if (
+        hint === undefined ||
+        (Number.isSafeInteger(hint.ttlMs) && hint.ttlMs >= 0 &&
+          (hint.cacheScope === "public" || hint.cacheScope === "private"))
+      ) continue;
+      throw new TypeError(
+        `McpServer: options.cache.${family} must be {ttlMs: a whole number of milliseconds >= 0, ` +
+          `cacheScope: "public" or "private"}`,
+      );
     }
     const capabilities: JsonObject = {};
     if (options.dispatch) capabilities.tools = { listChanged: false };
