@@ -1,10 +1,12 @@
 /**
  * The checks every inbound HTTP request passes before anything reads its body:
  * `Origin` and `Host` (DNS rebinding, MCP "Security Warning" of the Streamable
- * HTTP transport), the host's `authorize` hook, content negotiation (RFC 9110
- * section 12.5.1), and a body cap that refuses without reading past it.
- * Shared by the MCP endpoint, the tool API and every other route of weir's
- * listener, and composable around any `(Request) => Promise<Response>` handler.
+ * HTTP transport), the HTTP method, the host's `authorize` hook, then the
+ * media types (src/inbound/media_types.ts), in that order; after the body is
+ * read (src/inbound/body.ts), `authorizeBody`. Shared by the MCP endpoint,
+ * the tool API and every other route of weir's listener, and composable
+ * around any `(Request) => Promise<Response>` handler. This module re-exports
+ * the body and media-type checks, so one import serves a route.
  *
  * Each check that refuses returns a {@link Refusal} (src/inbound/refusal.ts):
  * the rule, the status and a message that says what to do, with its audit
@@ -16,11 +18,21 @@
  * @module
  */
 import type { Logger } from "../mcp/server.ts";
-import { FragmentedStreamError, type PieceBudget, readCapped } from "../transport/bytes.ts";
-import { Deadline, withinDeadline } from "../outbound/deadline.ts";
 import { type AfterRefusal, logRefusal, Refusal } from "./refusal.ts";
+import { beforeBody, refuseBeforeBody } from "./body.ts";
+import { checkMediaTypes } from "./media_types.ts";
 
 export { type AfterRefusal, Refusal } from "./refusal.ts";
+export {
+  beforeBody,
+  BODY_PIECES,
+  checkNoBody,
+  DEFAULT_BODY_DEADLINE_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  readBody,
+  refuseBeforeBody,
+} from "./body.ts";
+export { acceptsJson, checkAccept, checkMediaTypes, isJsonContentType } from "./media_types.ts";
 
 /**
  * The verdict of an `authorize` hook: `true`/`false`, or an object that can
@@ -105,23 +117,6 @@ export interface InboundOptions {
   cancel?: AbortSignal;
 }
 
-/** 1 MiB, the default body cap. */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-
-/** 15 s, the default whole-body deadline. */
-export const DEFAULT_BODY_DEADLINE_MS = 15_000;
-
-/**
- * The read budget of a request body ({@link readBody}): 1,024 pieces free,
- * then one per 64 bytes (a 1 MiB body may arrive in up to 17,408 pieces;
- * ordinary clients send a few dozen). bench/chunked_body.ts measures both
- * sides of it.
- */
-export const BODY_PIECES: Readonly<PieceBudget> = { free: 1024, minAverage: 64 };
-
-class BodyDeadline extends Error {}
-const bodyDeadline = () => new BodyDeadline();
-
 /**
  * The `Host` values of a server bound to loopback on `port`: `localhost`,
  * `127.0.0.1` and `[::1]`, with and without the port, and the bound address
@@ -159,23 +154,6 @@ export function requireInboundOptions(options: InboundOptions, what: string): vo
   if (options.authorizeBody !== undefined && typeof options.authorizeBody !== "function") {
     throw new TypeError(`${what}: "authorizeBody" must be a function (request, bytes) => verdict`);
   }
-}
-
-/** Bodies at most this large are let drain; a larger or unknown one is dropped. */
-const DRAIN_LIMIT = 64 * 1024;
-
-/**
- * How to end a refusal issued before the body was read: `close` when no body
- * or a small declared one follows, `drop` for a large, chunked or
- * unparsable one.
- */
-export function beforeBody(request: Request): AfterRefusal {
-  // The HTTP/1.1 framing says what follows the head (RFC 9112 section 6.3),
-  // whatever `request.body` shows (Deno hands a GET none even when one follows).
-  if (request.headers.get("transfer-encoding") !== null) return "drop";
-  const length = request.headers.get("content-length");
-  if (length === null) return "close";
-  return /^\d+$/.test(length) && Number(length) <= DRAIN_LIMIT ? "close" : "drop";
 }
 
 /** What the pre-body checks say of a request they do not refuse. */
@@ -221,25 +199,6 @@ function authRefusal(
     ...(verdict.subject === undefined ? {} : { subject: verdict.subject }),
     ...(verdict.tool === undefined ? {} : { tool: verdict.tool.slice(0, 64) }),
   });
-  return refusal;
-}
-
-/**
- * Refuse a request with `rule` and write the audit line: the shared way every
- * route refuses before it reads a body (`connection: close`, or dropped when a
- * large or unknown body follows).
- */
-export function refuseBeforeBody(
-  request: Request,
-  log: Logger | undefined,
-  status: number,
-  rule: Refusal["rule"],
-  message: string,
-  reason: string = message,
-  headers: Record<string, string> = {},
-): Refusal {
-  const refusal = new Refusal(status, rule, message, beforeBody(request), headers);
-  logRefusal(log, refusal, reason);
   return refusal;
 }
 
@@ -344,63 +303,6 @@ function afterAuthorize(
 }
 
 /**
- * The media types of a JSON endpoint: `Content-Type` must name JSON (415),
- * and `Accept` must admit `application/json` (406, RFC 9110 section 12.5.1).
- * @returns a refusal (its audit line written), or `null`
- */
-export function checkMediaTypes(request: Request, log: Logger | undefined): Refusal | null {
-  if (!isJsonContentType(request.headers.get("content-type"))) {
-    return refuseBeforeBody(
-      request,
-      log,
-      415,
-      "media_type",
-      "Unsupported Media Type: send Content-Type: application/json",
-    );
-  }
-  return checkAccept(request, log);
-}
-
-/**
- * `Accept` must admit `application/json` (RFC 9110 section 12.5.1): else 406.
- * @returns a refusal (its audit line written), or `null`
- */
-export function checkAccept(request: Request, log: Logger | undefined): Refusal | null {
-  if (acceptsJson(request.headers.get("accept"))) return null;
-  return refuseBeforeBody(
-    request,
-    log,
-    406,
-    "not_acceptable",
-    "Not Acceptable: this endpoint answers application/json, which the Accept header " +
-      "refuses; accept it (e.g. Accept: application/json)",
-  );
-}
-
-/**
- * A route that reads no request body refuses one (413, rule `size`; the
- * connection closed, or dropped when the body is large or of unknown length).
- * Whether a body follows is read from its HTTP/1.1 framing (RFC 9112 section
- * 6.3: `Transfer-Encoding`, or a `Content-Length` above 0), as it came over
- * the wire: Deno hands a `GET` no body even when bytes follow, and a
- * `DELETE` an empty one when none do.
- * @returns a refusal (its audit line written), or `null`
- */
-export function checkNoBody(request: Request, log: Logger | undefined): Refusal | null {
-  const length = request.headers.get("content-length");
-  if (request.headers.get("transfer-encoding") === null && (length === null || length === "0")) {
-    return null;
-  }
-  return refuseBeforeBody(
-    request,
-    log,
-    413,
-    "size",
-    "Content Too Large: this endpoint takes no request body; send none",
-  );
-}
-
-/**
  * A route answered to `GET` and `HEAD` only (405 otherwise, with `Allow`).
  * @returns a refusal (its audit line written), or `null`
  */
@@ -428,114 +330,6 @@ function authorizeFailed(request: Request, options: InboundOptions, error: unkno
     "Internal Server Error: the authorization check failed; try again, and tell the server's " +
       "operator if it goes on (the server's log says why)",
   );
-}
-
-/**
- * Read the whole body, refusing with 413 as soon as it passes `max` bytes
- * (before reading further: the stream is cancelled and the connection
- * dropped), and with 408 when it has not all arrived within `deadlineMs`.
- *
- * Memory: a small declared body (64 KiB or less) is read in one
- * `request.bytes()` call, which is the cheapest under load. A larger or
- * chunked one is read straight into one buffer sized from its
- * `Content-Length` (grown by doubling when there is none), with
- * {@link readCapped}: measured on Deno 2.9.6, `request.bytes()` held about
- * 3.7 MiB per unfinished 1 MiB body, a list of the chunks as delivered about
- * 1.5 MiB (and 50 times the bytes received for a client dripping small
- * pieces: each read allocates a 64 KiB chunk), one buffer about 1.2 MiB
- * (bench/slow_clients.ts; the rest is the HTTP server's per-connection
- * buffering, below JavaScript).
- *
- * Cost: a body read in pieces (a chunked body, or one that arrives in many
- * small socket reads) costs one read per piece, whatever its size, so such a
- * body may take at most {@link BODY_PIECES}: `free` pieces, then one per
- * `minAverage` bytes. Past that it is refused (400, rule `framing`) and the
- * connection dropped, so reading a body never costs more than its size
- * allows (measured and explained in bench/chunked_body.ts).
- *
- * @param log receives the audit line of a 413 (rule `size`), 408 (rule
- *   `deadline`) or 400 (rules `framing`, `body_unreadable`)
- * @param deadlineMs whole-body deadline in milliseconds (0 disables)
- * @returns the exact bytes received, or a refusal
- */
-export async function readBody(
-  request: Request,
-  max: number,
-  log?: Logger,
-  deadlineMs: number = DEFAULT_BODY_DEADLINE_MS,
-): Promise<Uint8Array | Refusal> {
-  const refused = (status: number, rule: Refusal["rule"], message: string, reason: string) => {
-    const refusal = new Refusal(status, rule, message, "drop");
-    logRefusal(log, refusal, reason);
-    return refusal;
-  };
-  const tooLarge = () =>
-    refused(
-      413,
-      "size",
-      `Request body exceeds ${max} bytes; send a smaller one`,
-      `body over ${max} bytes`,
-    );
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > max) {
-    await request.body?.cancel().catch(() => {});
-    return tooLarge();
-  }
-  // A small declared body is read with request.bytes() before request.body is
-  // touched: reading the body getter first makes Deno build a stream and
-  // collect it chunk by chunk instead of taking the whole body at once.
-  const small = declared !== null && /^\d+$/.test(declared) && Number(declared) <= DRAIN_LIMIT;
-  const stream = small ? null : request.body;
-  if (!small && !stream) return new Uint8Array(0);
-  // A shared slot timer, not a setTimeout per request (src/outbound/deadline.ts);
-  // the small path needs no signal, only a deadline on one promise.
-  const deadline = small ? null : new Deadline(undefined, deadlineMs, bodyDeadline);
-  try {
-    if (small) {
-      // A small declared length: HTTP framing holds the body to it, so read it
-      // in one call (a stream reader allocates a 64 KiB chunk per read;
-      // measured: peak RSS 110 MiB instead of 47 under load).
-      const bytes = await (deadlineMs > 0
-        ? withinDeadline(request.bytes(), deadlineMs, bodyDeadline)
-        : request.bytes());
-      // Only a Request built in code can carry more than it declares.
-      return bytes.byteLength > max ? tooLarge() : bytes;
-    }
-    const bytes = await readCapped(stream!, max, {
-      sizeHint: declared !== null && /^\d+$/.test(declared) ? Number(declared) : undefined,
-      signal: deadline!.signal,
-      pieces: BODY_PIECES,
-    });
-    return bytes ?? tooLarge();
-  } catch (error) {
-    if (error instanceof BodyDeadline) {
-      request.body?.cancel().catch(() => {});
-      return refused(
-        408,
-        "deadline",
-        `Request Timeout: the body did not arrive within ${deadlineMs} ms; send it at once`,
-        `body not received within ${deadlineMs} ms`,
-      );
-    }
-    if (error instanceof FragmentedStreamError) {
-      return refused(
-        400,
-        "framing",
-        `Bad Request: the body arrived in ${error.reads} pieces for ${error.bytes} bytes; past ` +
-          `the first ${BODY_PIECES.free}, a body may take one piece per ` +
-          `${BODY_PIECES.minAverage} bytes. Send it with Content-Length, or in larger chunks`,
-        `body in ${error.reads} pieces for ${error.bytes} bytes`,
-      );
-    }
-    return refused(
-      400,
-      "body_unreadable",
-      "Bad Request: the request body could not be read; send it again",
-      `body read failed: ${error instanceof Error ? error.name : typeof error}`,
-    );
-  } finally {
-    deadline?.clear();
-  }
 }
 
 /**
@@ -576,73 +370,6 @@ export function pathOf(request: Request): string | null {
   } catch {
     return null;
   }
-}
-
-/** Whether a `Content-Type` value names JSON (`application/json`, parameters allowed). */
-export function isJsonContentType(value: string | null): boolean {
-  if (value === "application/json") return true; // the common spelling, decided without copies
-  return value !== null && value.split(";")[0].trim().toLowerCase() === "application/json";
-}
-
-/**
- * Whether an `Accept` value admits `application/json`, by RFC 9110 section
- * 12.5.1: of the media ranges that match it, the most specific one decides
- * (`application/json` over `application/*` over `*\/*`; among equally
- * specific ones, the highest weight), and it is acceptable when that weight
- * is above 0 (`q=0` means "not acceptable"). An absent or empty `Accept`
- * admits anything; one where no range matches admits nothing. Media type
- * parameters of a range (`;charset=utf-8`) do not narrow it here: JSON has
- * none (RFC 8259 section 11). A range whose weight is not a valid `qvalue`
- * (`q=2`, `q=abc`, `q=0.0001`) is ignored, as one the grammar does not allow.
- */
-export function acceptsJson(value: string | null): boolean {
-  if (value === null) return true;
-  // A client sends the same Accept on every request: the last answer is kept
-  // (the function depends on the value alone, so the memo cannot differ).
-  if (value === lastAccept.value) return lastAccept.ok;
-  const ok = acceptsJsonUncached(value);
-  lastAccept = { value, ok };
-  return ok;
-}
-
-let lastAccept: { value: string; ok: boolean } = { value: "", ok: true };
-
-/** How specific a media range is for `application/json` (0: it does not match). */
-const SPECIFICITY: Readonly<Record<string, number>> = {
-  "application/json": 3,
-  "application/*": 2,
-  "*/*": 1,
-};
-
-/** RFC 9110 section 12.4.2 `qvalue`. */
-const QVALUE = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/;
-
-function acceptsJsonUncached(value: string): boolean {
-  let best = 0; // the specificity of the ranges that decide so far
-  let weight = 0; // the highest weight among them
-  let listed = false;
-  for (const element of value.split(",")) {
-    const [range, ...params] = element.split(";");
-    const type = range.trim().toLowerCase();
-    if (type === "") continue; // an empty list element (RFC 9110 section 5.6.1)
-    listed = true;
-    const specificity = SPECIFICITY[type] ?? 0;
-    if (specificity === 0 || specificity < best) continue;
-    let q = 1;
-    for (const param of params) {
-      const eq = param.indexOf("=");
-      if (param.slice(0, eq).trim().toLowerCase() !== "q") continue;
-      const text = param.slice(eq + 1).trim();
-      q = QVALUE.test(text) ? Number(text) : NaN;
-      break; // the first q= is the weight; what follows are extension parameters
-    }
-    if (Number.isNaN(q)) continue;
-    if (specificity > best) {
-      best = specificity;
-      weight = q;
-    } else weight = Math.max(weight, q);
-  }
-  return listed ? weight > 0 : true;
 }
 
 /**

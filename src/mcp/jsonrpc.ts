@@ -8,6 +8,15 @@
  * @module
  */
 import { isRawJson, rawJSON } from "./text.ts";
+import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
+
+/**
+ * Past this depth a value is not parsed a second time with a reviver (which
+ * recurses, where `JSON.parse` alone does not): the core refuses it by its
+ * depth before anything reads it (src/mcp/params.ts), so its numbers need no
+ * exact reading.
+ */
+const REVIVER_DEPTH = MAX_ARGUMENT_DEPTH + 2;
 
 /**
  * A JSON-RPC request id: a string or an integer (never `null` in MCP). An
@@ -64,6 +73,7 @@ export function parseMessage(text: string): unknown {
   ) {
     return value;
   }
+  if (nestsDeeperThan(value, REVIVER_DEPTH)) return value;
   // Slow path: parse again, reading the source text of those two numbers (and,
   // when a long or re-spelled number is present, of every number, for the arguments).
   const every = longNumber || respelled;
@@ -169,6 +179,8 @@ export function parseArguments(text: string): unknown {
   if (value === null || typeof value !== "object") return value;
   const longNumber = LONG_NUMBER.test(text);
   if (!longNumber && !RESPELLED.test(text)) return value;
+  // Too deep to revive (the core refuses it by depth before reading it).
+  if (nestsDeeperThan(value, MAX_ARGUMENT_DEPTH)) return value;
   const sources = new Map<object, Record<string, string>>();
   const again = JSON.parse(
     text,

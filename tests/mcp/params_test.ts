@@ -13,7 +13,7 @@
  *   type, past it `-32602` naming the path; never `-32603`, never a crash.
  */
 import assert from "node:assert/strict";
-import { createHttpHandler, McpServer, Session } from "../../mod.ts";
+import { createHttpHandler, createToolApiHandler, McpServer, Session } from "../../mod.ts";
 import { MAX_PARAMS_DEPTH, tooDeepAt } from "../../src/mcp/params.ts";
 import { LEGACY, MODERN, type Revision } from "../support/schemas.ts";
 import { MODERN_META } from "../support/mcp.ts";
@@ -336,5 +336,47 @@ Deno.test("a client's answer on stdio nested past the bound is settled as an err
     assert.equal(reply.body, null);
     if (delivered) assert.ok(await asked);
     else await assert.rejects(asked, /nests deeper than \d+ levels/);
+  }
+});
+
+Deno.test("a deep value holding a number spelled unlike JSON.stringify would write it: bounded before the exact re-read", async () => {
+  const srv = server();
+  const http = createHttpHandler(srv, { authorize: () => true, allowedOrigins: [] });
+  const api = createToolApiHandler(srv, { authorize: () => true, allowedOrigins: [] });
+  for (const depth of [MAX_PARAMS_DEPTH + 5, 3000, 100_000]) {
+    // 1.0, 1e21 and 12345678901234567890 are each re-read from the source text (exact numbers).
+    for (const number of ["1.0", "1e21", "12345678901234567890"]) {
+      const deep = "[".repeat(depth) + number + "]".repeat(depth);
+      const message = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":${
+        JSON.stringify(MODERN_META)
+      },"name":"echo","arguments":{"a":${deep}}}}`;
+      const response = await http(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+            "mcp-protocol-version": MODERN,
+            "mcp-method": "tools/call",
+            "mcp-name": "echo",
+          },
+          body: message,
+        }),
+      );
+      const body = await response.json();
+      assert.equal(body.id, 5, `${depth} ${number}`);
+      assert.equal(body.error?.code, -32602, `${depth} ${number}: ${JSON.stringify(body)}`);
+      assert.match(body.error.message, /nests deeper than/);
+      const viaApi = await api(
+        new Request("http://127.0.0.1/api/echo", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: `{"a":${deep}}`,
+        }),
+      );
+      const apiBody = await viaApi.json();
+      assert.equal(viaApi.status, 400, `${depth} ${number}`);
+      assert.equal(apiBody.error.code, "invalid_arguments", JSON.stringify(apiBody));
+    }
   }
 });
