@@ -1,7 +1,11 @@
 /**
  * One SigV4-signed AWS request (AWS Signature Version 4, "Signing AWS API
  * requests" in the IAM User Guide), signed by `npm:aws4fetch`, with a
- * deadline, a cap on the answer's size, no retries and no redirects followed.
+ * deadline, a cap on the answer's size, no retries and no redirects followed:
+ * a 3xx answer is refused as `upstream_redirect` naming its status and the
+ * origin it pointed at, and a request that is not safe (S3 PUT, SSM's POST)
+ * goes on a fresh connection, which `fetch` never re-sends
+ * (src/outbound/once.ts).
  *
  * The payload is always signed: the canonical request carries the SHA-256 of
  * the body, and for S3 the `X-Amz-Content-Sha256` header carries it too (of
@@ -9,6 +13,7 @@
  *
  * @module
  */
+import { clientFor, locationOrigin, redirectRefusal } from "../outbound/once.ts";
 import { AwsClient } from "aws4fetch";
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { Deadline } from "../outbound/deadline.ts";
@@ -53,6 +58,7 @@ export type AwsCallKind = Extract<
   | "aws_unreachable"
   | "aws_unexpected"
   | "aws_answer_too_large"
+  | "upstream_redirect"
   | "cancelled"
 >;
 
@@ -154,7 +160,13 @@ async function exchange(
         headers,
         body: request.method === "GET" || request.method === "HEAD" ? undefined : body as BodyInit,
       });
-      response = await fetch(signed, { signal: deadline.signal, redirect: "manual" });
+      // No redirect followed; a request that is not safe on a fresh connection,
+      // which fetch never re-sends (src/outbound/once.ts).
+      response = await fetch(signed, {
+        signal: deadline.signal,
+        redirect: "manual",
+        ...clientFor(request.method),
+      });
     } catch (error) {
       if (deadline.signal.aborted) throw stopped();
       throw new AwsCallError(
@@ -162,6 +174,14 @@ async function exchange(
         `${request.action}: the ${request.service} endpoint could not be reached (${
           (error as Error).name
         })`,
+      );
+    }
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => {});
+      const to = locationOrigin(response.headers.get("location"), request.url);
+      throw new AwsCallError(
+        "upstream_redirect",
+        `${request.action} ${redirectRefusal(response.status, to)}`,
       );
     }
     bytes = response.body

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { redirectRefusal } from "../outbound/once.ts";
 import { readOnlyView } from "../guardfile/surface.ts";
 import { cleanDeep, cleanText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
@@ -230,11 +231,16 @@ export function createGuard(
           0,
           EXCERPT_CHARS,
         );
-      const kind = answer.status < 400 ? "upstream_redirect" : "upstream_error";
-      const note = answer.status < 400 ? " (weir does not follow redirects)" : "";
+      if (answer.status < 400) {
+        // Never followed: the status and the origin it pointed at, nothing more.
+        throw new WeirError(
+          "upstream_redirect",
+          `${what} ${redirectRefusal(answer.status, answer.location)}`,
+        );
+      }
       throw new WeirError(
-        kind,
-        `${what} -> ${answer.status} ${answer.statusText}${note}` + (excerpt ? `: ${excerpt}` : ""),
+        "upstream_error",
+        `${what} -> ${answer.status} ${answer.statusText}` + (excerpt ? `: ${excerpt}` : ""),
       );
     }
     const extraction = controls.extract[grant.tool];

@@ -16,6 +16,7 @@ import { resolveValue, type ValueResolver } from "./values.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
+import { clientFor, locationOrigin } from "../outbound/once.ts";
 import { WeirError } from "../errors/kinds.ts";
 
 /** Limits of one upstream exchange. */
@@ -32,6 +33,8 @@ export interface UpstreamAnswer {
   statusText: string;
   contentType: string;
   body: Uint8Array;
+  /** A redirect's `Location`, as the origin it points at (never followed, never the full URL). */
+  location?: string;
 }
 
 /** The `User-Agent` weir sends unless the guardfile declares one. */
@@ -232,7 +235,13 @@ async function exchangeHttp1(
     statusText: answer.statusText,
     contentType: answer.headers.get("content-type") ?? "",
     body: answer.body,
+    location: redirectOrigin(answer.status, answer.headers.get("location") ?? null, url),
   };
+}
+
+/** The origin of a redirect's `Location` (for the refusal's words), else `undefined`. */
+function redirectOrigin(status: number, location: string | null, url: string | URL) {
+  return status >= 300 && status < 400 ? locationOrigin(location, url) : undefined;
 }
 
 /** The answer's head arrived, its body did not: it may have taken effect. */
@@ -267,7 +276,16 @@ async function exchange(
   const combined = deadline.signal;
   let response: Response;
   try {
-    response = await fetch(url, { method, headers, body, redirect: "manual", signal: combined });
+    // No redirect followed; a request that is not safe on a fresh connection,
+    // which fetch never re-sends (src/outbound/once.ts).
+    response = await fetch(url, {
+      method,
+      headers,
+      body,
+      redirect: "manual",
+      signal: combined,
+      ...clientFor(method),
+    });
   } catch (error) {
     throw abortOrNetwork(error, combined, what, limits);
   }
@@ -311,6 +329,7 @@ async function exchange(
     statusText: response.statusText,
     contentType: response.headers.get("content-type") ?? "",
     body: bytes,
+    location: redirectOrigin(response.status, response.headers.get("location"), url),
   };
 }
 

@@ -20,6 +20,7 @@
  * @module
  */
 import type { ErrorKind } from "../errors/kinds.ts";
+import { redirectRefusal } from "../outbound/once.ts";
 
 /** A failure talking to the upstream; `code` names its kind (src/errors/kinds.ts). */
 export abstract class UpstreamFailure extends Error {
@@ -56,11 +57,7 @@ export class UpstreamRedirected extends UpstreamFailure {
   /** The origin of its `Location`, or `undefined` when it had none (or not a URL). */
   readonly location?: string;
   constructor(status: number, location: string | undefined) {
-    super(
-      `the upstream answered ${status} ` +
-        (location ? `redirecting to ${location}` : "(a redirect, with no usable Location)") +
-        `; weir follows no redirect, so nothing was sent there (give --upstream the final URL)`,
-    );
+    super(`the upstream ${redirectRefusal(status, location)} (give --upstream the final URL)`);
     this.name = "UpstreamRedirected";
     this.status = status;
     this.location = location;

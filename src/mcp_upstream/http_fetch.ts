@@ -46,6 +46,7 @@
  * @module
  */
 import { readAtMost } from "../transport/bytes.ts";
+import { locationOrigin } from "../outbound/once.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { UpstreamCutOff, UpstreamRedirected, UpstreamTooLarge } from "./errors.ts";
 import { exactResult } from "./exact.ts";
@@ -80,7 +81,8 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     const response = await fetch(input, { ...init, headers, body, redirect: "manual" });
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
-      throw failed(scope, new UpstreamRedirected(response.status, locationOrigin(response, url)));
+      const origin = locationOrigin(response.headers.get("location"), url);
+      throw failed(scope, new UpstreamRedirected(response.status, origin));
     }
     if (!response.body) return response;
     const type = (response.headers.get("content-type") ?? "").toLowerCase();
@@ -135,18 +137,6 @@ function failed<T extends UpstreamRedirected | UpstreamTooLarge | UpstreamCutOff
 
 function copyOf(response: Response): ResponseInit {
   return { status: response.status, statusText: response.statusText, headers: response.headers };
-}
-
-/** The origin of a redirect's `Location` (resolved against the request URL), if it has one. */
-function locationOrigin(response: Response, url: string): string | undefined {
-  const location = response.headers.get("location");
-  if (location === null) return undefined;
-  try {
-    const origin = new URL(location, url).origin;
-    return origin === "null" ? undefined : origin;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The id of the JSON-RPC request `method` in a message text, if it is one. */

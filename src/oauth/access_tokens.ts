@@ -19,7 +19,8 @@
  * @module
  */
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
-import { createRemoteJWKSet, type JWTPayload, jwtVerify } from "jose";
+import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
+import { clientFor, locationOrigin, redirectRefusal } from "../outbound/once.ts";
 import {
   type AccessToken,
   isAcceptableIssuerUrl,
@@ -80,6 +81,39 @@ export function metadataUrls(issuer: string): string[] {
   ];
 }
 
+/**
+ * Words for an answer that is not 2xx: a redirect names its status and the
+ * origin it pointed at (never followed); anything else its status.
+ */
+function refusalOf(response: Response, url: string): string {
+  if (response.status >= 300 && response.status < 400) {
+    return redirectRefusal(response.status, locationOrigin(response.headers.get("location"), url));
+  }
+  return `answered HTTP ${response.status}`;
+}
+
+/**
+ * The `fetch` jose uses for the JWKS: no redirect followed (a 3xx named, as
+ * {@link refusalOf} says it), the answer read up to {@link MAX_METADATA_BYTES}
+ * and no further (jose itself would read any size).
+ */
+const jwksFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, { ...init, redirect: "manual" });
+  const url = input instanceof Request ? input.url : String(input);
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`the JWKS ${refusalOf(response, url)}`);
+  }
+  const bytes = response.body
+    ? await readAtMost(response.body, MAX_METADATA_BYTES)
+    : new Uint8Array();
+  if (bytes === null) throw new Error(`the JWKS is over ${MAX_METADATA_BYTES} bytes`);
+  return new Response(bytes as Uint8Array<ArrayBuffer>, {
+    status: response.status,
+    headers: response.headers,
+  });
+};
+
 /** Read a JSON answer of at most {@link MAX_METADATA_BYTES}, never further. */
 async function readJson(response: Response): Promise<unknown> {
   const bytes = response.body
@@ -106,12 +140,12 @@ export async function discoverIssuer(
     try {
       const response = await doFetch(source, {
         headers: { accept: "application/json" },
-        redirect: "error",
+        redirect: "manual",
         signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
       });
       if (!response.ok) {
         await response.body?.cancel();
-        problems.push(`${source}: HTTP ${response.status}`);
+        problems.push(`${source}: ${refusalOf(response, source)}`);
         continue;
       }
       const doc = await readJson(response);
@@ -213,6 +247,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   }
   const jwks = metadata.jwks_uri
     ? createRemoteJWKSet(new URL(metadata.jwks_uri), {
+      [customFetch]: jwksFetch,
       timeoutDuration: timeoutMs,
       cooldownDuration: options.jwksCooldownMs ?? 30_000,
       cacheMaxAge: 10 * 60_000,
@@ -306,12 +341,16 @@ function introspector(
           accept: "application/json",
         },
         body: new URLSearchParams({ token, token_type_hint: "access_token" }),
-        redirect: "error",
+        redirect: "manual",
         signal: AbortSignal.timeout(timeoutMs),
+        // A fresh connection: fetch never re-sends the POST (src/outbound/once.ts).
+        ...clientFor("POST"),
       });
       if (!response.ok) {
         await response.body?.cancel();
-        throw new Error(`introspection answered HTTP ${response.status}`);
+        throw new Error(
+          `introspection ${refusalOf(response, metadata.introspection_endpoint!)}`,
+        );
       }
       claims = await readJson(response) as Record<string, unknown>;
     } catch (error) {

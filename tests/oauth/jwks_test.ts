@@ -72,3 +72,76 @@ Deno.test("JWKS: cached, fetched again for an unknown kid, at most once per cool
     await server.shutdown();
   }
 });
+
+Deno.test("JWKS, discovery and introspection follow no redirect, and the JWKS is read under a cap", async () => {
+  const elsewhere: string[] = [];
+  const other = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    elsewhere.push(new URL(req.url).pathname);
+    return Response.json({ keys: [] });
+  });
+  const otherOrigin = `http://127.0.0.1:${other.addr.port}`;
+  let jwks: "redirect" | "huge" = "redirect";
+  const where = { issuer: "" };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    const path = new URL(request.url).pathname;
+    if (path === "/.well-known/oauth-authorization-server") {
+      return Response.json({
+        issuer: where.issuer,
+        jwks_uri: `${where.issuer}/jwks`,
+        introspection_endpoint: `${where.issuer}/introspect`,
+      });
+    }
+    if (path === "/jwks" && jwks === "huge") {
+      return Response.json({ keys: [], pad: "x".repeat(1024 * 1024) });
+    }
+    return new Response(null, { status: 307, headers: { location: `${otherOrigin}${path}` } });
+  });
+  const issuer = where.issuer = `http://127.0.0.1:${server.addr.port}`;
+  const resource = "https://mcp.example.com/mcp";
+  try {
+    const metadata = await discoverIssuer(issuer);
+    const a = await key("a");
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: "ES256", kid: "a" })
+      .setIssuer(issuer).setAudience(resource).setSubject("s").setExpirationTime("5m")
+      .sign(a.privateKey);
+    const jwtOnly = createTokenVerifier({ metadata: { ...metadata }, resource });
+    await assert.rejects(
+      jwtOnly(token),
+      (e: Error) =>
+        e instanceof TokenError &&
+        /the JWKS answered 307 redirecting to http:\/\/127\.0\.0\.1:\d+; weir follows no/.test(
+          e.message,
+        ),
+    );
+    jwks = "huge";
+    const again = createTokenVerifier({ metadata: { ...metadata }, resource });
+    await assert.rejects(
+      again(token),
+      (e: Error) => e instanceof TokenError && /the JWKS is over 262144 bytes/.test(e.message),
+    );
+    const introspecting = createTokenVerifier({
+      metadata,
+      resource,
+      introspection: { clientId: "weir", clientSecret: "weir-client-secret" },
+    });
+    await assert.rejects(
+      introspecting("opaque-token-value"),
+      /introspection answered 307 redirecting to http:\/\/127\.0\.0\.1:\d+; weir follows no redirect/,
+    );
+    // A discovery URL that redirects is named, not followed.
+    const moved = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => new Response(null, { status: 308, headers: { location: `${otherOrigin}/meta` } }),
+    );
+    await assert.rejects(
+      discoverIssuer(`http://127.0.0.1:${moved.addr.port}`),
+      /answered 308 redirecting to http:\/\/127\.0\.0\.1:\d+; weir follows no redirect/,
+    );
+    await moved.shutdown();
+    assert.deepEqual(elsewhere, []);
+  } finally {
+    await server.shutdown();
+    await other.shutdown();
+  }
+});
