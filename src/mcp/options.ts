@@ -63,6 +63,15 @@ export interface CallContext {
    * the HTTP tool API), where throwing {@link InputRequiredError} cannot be
    * answered and becomes an error result.
    */
+  /**
+   * `tools/call` over MCP whose request carries `_meta.progressToken`, on a
+   * transport that can send a message before the answer (stdio; HTTP, which
+   * then answers with an event stream): send `notifications/progress` for this
+   * call, with the caller's token. A value not above the last one sent is
+   * dropped (progress increases), and so is anything sent once the call is
+   * answered. Absent otherwise (no token, the HTTP tool API).
+   */
+  progress?: (progress: number, total?: number, message?: string) => void;
   input?: {
     /** `params.inputResponses` (empty when the client sent none). */
     responses: Record<string, unknown>;
@@ -152,6 +161,12 @@ export const stderrLogger: Logger = (event) => {
 export interface ServerOptions {
   /** `serverInfo.name`. */
   name: string;
+  /**
+   * Advertise `tools.listChanged: true`: the host calls `toolsChanged()` on
+   * the server when the tools its catalog lists change, and clients that
+   * can hear it are told (see `McpServer.toolsChanged`). Default false.
+   */
+  toolsListChanged?: boolean;
   /** `serverInfo.version` (default `"0.0.0"`). */
   version?: string;
   /** `serverInfo.title`. */

@@ -257,7 +257,11 @@ function selectEra(
       ? requested
       : LEGACY_VERSION;
     // A malformed initialize (no protocolVersion) is refused and switches nothing.
-    if (ctx.session && typeof requested === "string") ctx.session.legacyVersion = version;
+    if (ctx.session && typeof requested === "string") {
+      ctx.session.legacyVersion = version;
+      // Told when the tool list changes (toolsChanged), if the host says it can change.
+      if (s.options.toolsListChanged) s.sessions.add(ctx.session);
+    }
     return { era: "legacy", version };
   }
   const sessionVersion = ctx.session?.legacyVersion;

@@ -122,6 +122,17 @@ export class McpServer {
     }
   }
 
+  /**
+   * Tell clients that listen that the tools the catalog lists changed: with
+   * `toolsListChanged` set, every stdio connection on the 2025-11-25 handshake
+   * is sent `notifications/tools/list_changed`. Nothing else can carry it:
+   * stateless HTTP keeps no stream to a client, and 2026-07-28 sends it only
+   * on a `subscriptions/listen` stream, which this core does not serve.
+   */
+  toolsChanged(): void {
+    if (this.#setup.options.toolsListChanged) this.#setup.toolsChanged();
+  }
+
   /** Serialize a parse failure of a message that never became JSON (`-32700`, no id). */
   parseError(detail = "the message is not valid JSON"): Reply {
     return {

@@ -107,6 +107,12 @@ export interface MessageContext {
   signal?: AbortSignal;
   /** The transport's `authorize` verdict, handed through to handlers. */
   auth?: unknown;
+  /**
+   * HTTP: send a message that belongs to this request before its answer
+   * (a progress notification); the transport then answers with an event
+   * stream. stdio sends through the session instead. Absent: it cannot.
+   */
+  notify?: (message: JsonObject) => void;
 }
 
 /**
@@ -124,6 +130,7 @@ export class RequestCall implements CallContext {
   readonly caller?: string;
   input?: CallContext["input"];
   elicit?: CallContext["elicit"];
+  progress?: CallContext["progress"];
   readonly #ctx: MessageContext;
   readonly #controller: AbortController | undefined;
   #signal: AbortSignal | undefined;
@@ -146,6 +153,17 @@ export class RequestCall implements CallContext {
   /** The stdio session this request came on, if any. */
   get session(): Session | undefined {
     return this.#ctx.session;
+  }
+
+  /**
+   * How to send a message that belongs to this request before its answer
+   * (stdio's session, or the HTTP transport's stream), or `undefined`.
+   */
+  notifier(): ((message: JsonObject) => void) | undefined {
+    const ctx = this.#ctx;
+    if (ctx.notify) return ctx.notify;
+    const send = ctx.session?.send;
+    return send ? (message) => send(JSON.stringify(message)) : undefined;
   }
 
   /** Aborted when the transport's signal or (with a session) the request's controller is. */

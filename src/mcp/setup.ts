@@ -17,6 +17,7 @@ import { MAX_RESULT_DEPTH } from "./results.ts";
 import { wireProblem } from "./wire_fields.ts";
 import { type Logger, type ServerOptions, stderrLogger, type ToolAccess } from "./options.ts";
 import type { Catalog } from "./types.ts";
+import type { Session } from "./session.ts";
 
 /** One server's settled state, shared by its method families (src/mcp/*.ts). */
 export class ServerSetup {
@@ -36,6 +37,8 @@ export class ServerSetup {
   /** The prepared catalog when `options.catalog` is an object. */
   readonly static?: PreparedCatalog;
   readonly #prepared = new WeakMap<Catalog, PreparedCatalog>();
+  /** stdio sessions that completed `initialize` (2025-11-25), to tell of a changed list. */
+  readonly sessions: Set<Session> = new Set();
 
   /**
    * Settle a server: a static catalog is validated and compiled once, here.
@@ -93,11 +96,23 @@ export class ServerSetup {
       );
     }
     const capabilities: JsonObject = {};
-    if (options.dispatch) capabilities.tools = { listChanged: false };
+    if (options.dispatch) capabilities.tools = { listChanged: options.toolsListChanged === true };
     if (options.readResource) capabilities.resources = { subscribe: false, listChanged: false };
     if (options.getPrompt) capabilities.prompts = { listChanged: false };
     if (typeof options.catalog !== "function") this.static = this.prepare(options.catalog);
     this.capabilities = capabilities;
+  }
+
+  /**
+   * Send `notifications/tools/list_changed` to every live stdio session on the
+   * 2025-11-25 handshake (a session whose connection is gone is dropped).
+   */
+  toolsChanged(): void {
+    const line = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+    for (const session of this.sessions) {
+      if (session.send) session.send(line);
+      else this.sessions.delete(session);
+    }
   }
 
   /** Whether the server advertises the capability a method needs. */

@@ -10,7 +10,7 @@
 import type { PreparedCatalog, PreparedTool } from "./catalog.ts";
 import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
 import { ERAS, MetaKey, MODERN_VERSION } from "./revisions.ts";
-import { illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
+import { cleanText, illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import { InputRequiredError, ToolError } from "./errors.ts";
 import type { CallContext } from "./options.ts";
@@ -122,7 +122,21 @@ function toolsCallIn(
       name: clip(name),
     });
   }
+  let answered = false;
   if (call instanceof RequestCall) {
+    const token = (params._meta as Record<string, unknown> | undefined)?.progressToken;
+    const notify = isProgressToken(token) ? call.notifier() : undefined;
+    if (notify) {
+      let last = -Infinity;
+      call.progress = (progress, total, message) => {
+        if (answered || !(progress > last) || !Number.isFinite(progress)) return;
+        last = progress;
+        const p: JsonObject = { progressToken: token as string | number, progress };
+        if (typeof total === "number" && Number.isFinite(total)) p.total = total;
+        if (typeof message === "string") p.message = cleanText(message);
+        notify({ jsonrpc: "2.0", method: "notifications/progress", params: p });
+      };
+    }
     if (call.era === "modern") {
       const meta = params._meta as Record<string, unknown>;
       const responses = params.inputResponses;
@@ -141,9 +155,14 @@ function toolsCallIn(
     }
   }
   const outcome = runTool(s, tool, args ?? {}, call);
-  return outcome instanceof Promise
-    ? outcome.then((o) => callAnswer(s, o, call))
-    : callAnswer(s, outcome, call);
+  if (!(outcome instanceof Promise)) {
+    answered = true;
+    return callAnswer(s, outcome, call);
+  }
+  return outcome.then((o) => {
+    answered = true;
+    return callAnswer(s, o, call);
+  });
 }
 
 /** The `tools/call` result of a tool's outcome, as the request's revision carries it. */
@@ -423,4 +442,9 @@ function roundedIntegerAt(args: unknown): string | null {
     }
   }
   return null;
+}
+
+/** A `progressToken` as MCP allows it: a string or an integer. */
+function isProgressToken(token: unknown): boolean {
+  return typeof token === "string" || (typeof token === "number" && Number.isInteger(token));
 }

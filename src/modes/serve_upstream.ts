@@ -157,19 +157,24 @@ export async function buildUpstreamServer(
       // Served as a stub: the other tools keep serving; the operator hears why.
       log({ level: "warn", event: "upstream_tool_stubbed", tool: d.name, reason: stubWords(d) });
     }
+    let server: McpServer | undefined;
     const host = new UpstreamHost(decisions, {
       connection,
       allowlist: config.allowlist,
       pins,
       headers: config.headers,
       log,
-      onChanged: options.onChanged,
+      // A tool became a stub: clients that listen hear the list changed.
+      onChanged: () => {
+        server?.toolsChanged();
+        options.onChanged?.();
+      },
     });
-    let server: McpServer;
     try {
       server = new McpServer({
         name: config.name,
         version: "0.1.0",
+        toolsListChanged: true,
         catalog: () => host.catalog(),
         dispatch: host.dispatch,
         log,

@@ -20,7 +20,9 @@
  * (today before every call, concurrent calls sharing one listing begun after
  * they arrived); pins (`pins.ts`); then `tools/call` is sent once, with the
  * arguments as the caller spelled them (`spelledArguments`), the caller's
- * cancellation and the request timeout. An upstream failure is named by its
+ * cancellation and the request timeout; the upstream's progress notifications
+ * for it go to the caller (`CallContext.progress`: stdio, or the HTTP answer's
+ * event stream), at most one per 100 ms. An upstream failure is named by its
  * kind (`upstream_unavailable`, `upstream_cut_off`, `upstream_redirect`,
  * `upstream_too_large`, `upstream_timeout`, `upstream_error`); the result
  * comes back as the upstream sent it, with header secrets redacted and text
@@ -43,7 +45,7 @@ import { untilAborted } from "../outbound/deadline.ts";
 import { auditAllowed, auditRefused } from "../ops/audit.ts";
 import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
 import { UpstreamFailure, UpstreamUnavailable } from "../mcp_upstream/errors.ts";
-import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import {
   decideTools,
   type ServedTool,
@@ -214,13 +216,18 @@ export class UpstreamHost {
       throw new WeirError("policy_denied", pinned.message);
     }
     let result: CallToolResult;
+    // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
+    const progress = ctx.progress ? forwarder(ctx.progress) : undefined;
     try {
       result = await this.#options.connection.callTool(name, pinned.sent, {
         signal: ctx.signal,
         definition: decision.served,
+        onProgress: progress?.forward,
       });
     } catch (error) {
       throw failed(failureOf(error, "calling the tool", redactor, ctx));
+    } finally {
+      progress?.stop();
     }
     if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
       throw failed(
@@ -265,6 +272,42 @@ export class UpstreamHost {
       `tool "${name}" is not available: ${stubWords(stub)}; nothing was sent`,
     );
   }
+}
+
+/** Least time between two progress notifications forwarded for one call, in ms. */
+export const PROGRESS_INTERVAL_MS = 100;
+
+/**
+ * Forward the upstream's progress for one call to the caller, at most one
+ * notification per {@link PROGRESS_INTERVAL_MS}: one that comes sooner waits,
+ * and a later one replaces it (the latest progress is what a caller wants).
+ * `stop` drops what still waits (the call is over).
+ */
+function forwarder(send: NonNullable<CallContext["progress"]>) {
+  let last = -Infinity;
+  let waiting: Progress | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const out = (p: Progress) => {
+    last = performance.now();
+    send(p.progress, p.total, p.message === undefined ? undefined : String(p.message));
+  };
+  return {
+    forward(p: Progress) {
+      const since = performance.now() - last;
+      if (since >= PROGRESS_INTERVAL_MS && timer === undefined) return out(p);
+      waiting = p;
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        if (waiting) out(waiting);
+        waiting = undefined;
+      }, Math.max(0, PROGRESS_INTERVAL_MS - since));
+    },
+    stop() {
+      clearTimeout(timer);
+      timer = undefined;
+      waiting = undefined;
+    },
+  };
 }
 
 /**

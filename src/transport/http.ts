@@ -8,9 +8,15 @@
  * checklist): Origin and Host (403), HTTP method (405 for anything but POST),
  * `authorize` (401/403), media types (415, 406), body cap (413), body
  * deadline (408), body framing (400), `authorizeBody` (401/403), JSON
- * (`-32700`), then the server core. Every answer is one JSON object
- * (`application/json`); notifications get 202 with no body. No sessions, no
- * SSE: `Mcp-Session-Id` and `Last-Event-ID` are ignored.
+ * (`-32700`), then the server core. An answer is one JSON object
+ * (`application/json`); notifications get 202 with no body. One exception:
+ * a `tools/call` whose `_meta.progressToken` asks for progress, from a client
+ * that accepts `text/event-stream`, is answered with an event stream as soon
+ * as the tool reports progress (the 2025-11-25 and 2026-07-28 transport
+ * pages let the server pick per request): each `notifications/progress` is
+ * one event, the answer the last, then the stream ends. A tool that reports
+ * none is answered with JSON as usual. No sessions, no resumption:
+ * `Mcp-Session-Id` and `Last-Event-ID` are ignored, events carry no id.
  *
  * Every refusal is a JSON-RPC error object naming its rule and what to do
  * (src/inbound/refusal.ts), with the request's `id` when the body was read
@@ -53,6 +59,12 @@ export { withConnectionDrop } from "../inbound/refusal.ts";
 const JSON_HEADERS = { "content-type": "application/json" };
 /** The headers of an answer that may depend on the caller. */
 const CALLER_HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
+const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+/** An event stream that may depend on the caller: never stored by a cache. */
+const CALLER_SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-store" };
+const encoder = new TextEncoder();
+/** `text/event-stream` in an `Accept` field (as a whole media range, any parameters). */
+const ACCEPTS_SSE = /(?:^|,)\s*text\/event-stream\s*(?:;|,|$)/i;
 
 /**
  * What the core learns about one HTTP request. `signal` is read from the
@@ -63,11 +75,24 @@ const CALLER_HEADERS = { "content-type": "application/json", "cache-control": "n
  */
 class HttpMessageContext extends RequestScopeContext implements MessageContext {
   readonly headers: Headers;
+  /** Set for a call that asked for progress (see the module doc). */
+  notify?: (message: object) => void = undefined;
 
   constructor(request: Request, auth: unknown, scope?: CancelScope) {
     super(request, auth, scope);
     this.headers = request.headers;
   }
+}
+
+/** Whether a decoded message is a `tools/call` asking for progress notifications. */
+function asksForProgress(message: unknown): boolean {
+  const m = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
+  return m?.method === "tools/call" && m.params?._meta?.progressToken !== undefined;
+}
+
+/** One event of an event stream carrying one JSON-RPC message. */
+function event(json: string): Uint8Array {
+  return encoder.encode(`event: message\ndata: ${json}\n\n`);
 }
 
 /**
@@ -123,6 +148,9 @@ export function createHttpHandler(
       });
     }
     const ctx = new HttpMessageContext(request, before.auth, scope);
+    if (asksForProgress(message) && ACCEPTS_SSE.test(request.headers.get("accept") ?? "")) {
+      return await answerStreaming(server, message, ctx, before.auth !== undefined);
+    }
     let reply;
     try {
       reply = await server.handle(message, ctx);
@@ -142,4 +170,64 @@ function requestIdOf(message: unknown): RequestId | undefined {
   const incoming = classifyMessage(message);
   if (incoming.kind === "request") return incoming.message.id;
   return incoming.kind === "invalid" && incoming.id !== null ? incoming.id : undefined;
+}
+
+/**
+ * Answer a call that asked for progress: JSON when the answer comes before
+ * any progress; otherwise an event stream from the first progress on, the
+ * answer its last event.
+ */
+async function answerStreaming(
+  server: McpServer,
+  message: unknown,
+  ctx: HttpMessageContext,
+  forCaller: boolean,
+): Promise<Response> {
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let settled = false;
+  let upgrade!: (response: Response) => void;
+  const upgraded = new Promise<Response>((resolve) => upgrade = resolve);
+  ctx.notify = (note) => {
+    if (settled) return;
+    const bytes = event(JSON.stringify(note));
+    if (stream) {
+      stream.enqueue(bytes);
+      return;
+    }
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        stream = controller;
+        controller.enqueue(bytes);
+      },
+    });
+    upgrade(
+      new Response(body, { status: 200, headers: forCaller ? CALLER_SSE_HEADERS : SSE_HEADERS }),
+    );
+  };
+  const replying = server.handle(message, ctx).finally(() => ctx.release());
+  const first = await Promise.race([replying, upgraded]);
+  if (!(first instanceof Response)) {
+    settled = true;
+    if (first.body === null) return new Response(null, { status: 202 });
+    return new Response(first.body, {
+      status: first.status,
+      headers: forCaller ? CALLER_HEADERS : JSON_HEADERS,
+    });
+  }
+  // Streaming: the answer is the last event, then the stream ends.
+  replying.then((reply) => {
+    settled = true;
+    try {
+      if (reply.body !== null) stream!.enqueue(event(reply.body));
+      stream!.close();
+    } catch {
+      // The client went away: nothing to end.
+    }
+  }, () => {
+    settled = true;
+    try {
+      stream!.close();
+    } catch { /* gone */ }
+  });
+  return first;
 }

@@ -318,3 +318,67 @@ Deno.test("serve-upstream holds the size cap on every framing of an event stream
     await inner.stop();
   }
 });
+
+Deno.test("serve-upstream: a timeout, a stream cut off before the answer and a pin refusal, each audited", async () => {
+  const inner = await startSdkUpstream({
+    revision: "2025-11-25",
+    framing: "sse",
+    tools: [ECHO, { name: "sleepy", inputSchema: { type: "object" } }],
+    onCall: async (input) => {
+      if (input.name === "sleepy") {
+        await new Promise((r) => setTimeout(r, 3000));
+      }
+      return { content: [{ type: "text", text: `${input.name} ran` }] };
+    },
+  });
+  let cut = false;
+  const front = await startFront(inner.url, (req) => {
+    if (!cut || !isCall(req)) return undefined;
+    // An event stream that ends before the answer to the call.
+    return new Response(
+      `data: ${
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: {} })
+      }\n\n`,
+      { headers: { "content-type": "text/event-stream" } },
+    );
+  });
+  const weir = await startWrapper([
+    "--tool",
+    "echo",
+    "--tool",
+    "sleepy",
+    "--pin",
+    "echo.message=fixed-value",
+    "--upstream",
+    front.url,
+    "--request-timeout",
+    "500ms",
+  ]);
+  try {
+    const slow = await callApi(weir.url, "sleepy", {});
+    assert.equal(slow.status, 504, slow.text);
+    assert.match(slow.text, /^upstream_timeout: calling the tool: .*within 500 ms/);
+    cut = true;
+    const broken = await callApi(weir.url, "echo", {});
+    cut = false;
+    assert.equal(broken.status, 502, broken.text);
+    assert.match(broken.text, /^upstream_cut_off: calling the tool: .*ended before the answer/);
+    const pinned = await callApi(weir.url, "echo", { message: "other" });
+    assert.equal(pinned.status, 403, pinned.text);
+    assert.match(pinned.text, /^policy_denied: argument "message" of tool "echo" is pinned/);
+    const ok = await callApi(weir.url, "echo", {});
+    assert.equal(ok.status, 200, ok.text);
+    const outcomes = (await toolCallLines(weir, 3)).map((l) => [l.tool, l.outcome, l.status]);
+    assert.deepEqual(outcomes, [
+      ["sleepy", "upstream_timeout", 504],
+      ["echo", "upstream_cut_off", 502],
+      ["echo", "ok", 200],
+    ]);
+    const refused = auditLines(weir.stderr()).filter((l) => l.event === "refused");
+    assert.deepEqual(refused.map((l) => [l.tool, l.rule, l.status]), [["echo", "pin", 403]]);
+  } finally {
+    await weir.stop();
+    await front.stop();
+    await inner.stop();
+  }
+});

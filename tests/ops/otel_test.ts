@@ -289,6 +289,11 @@ Deno.test("OTLP: serve-upstream's upstream calls get CLIENT spans; traceparent o
     `00-${overHttp.traceId}-${overHttp.spanId}-01`,
     "the CLIENT span's traceparent reached the upstream",
   );
+  assert.equal(
+    (calls[0].params._meta as Record<string, unknown> | undefined)?.traceparent,
+    `00-${overHttp.traceId}-${overHttp.spanId}-01`,
+    "the trace context travels in params._meta too (MCP reserves the traceparent key)",
+  );
   assert.equal(calls[0].headers.get("x-api-key"), SECRET, "the upstream header still went");
 
   const metrics = JSON.stringify(receiver.received.filter((r) => r.path === "/v1/metrics"));

@@ -1,0 +1,116 @@
+/**
+ * The upstream's progress for a call reaches the caller's `onprogress`
+ * through serve-upstream, as a user runs it: an HTTP upstream built on the
+ * official SDK (both revisions) and server-everything over stdio, weir over
+ * HTTP and over stdio, the official v1 and v2 clients. Progress is
+ * rate-bounded (a burst arrives thinned, still increasing). Nothing of the
+ * upstream's identity reaches the result.
+ */
+import assert from "node:assert/strict";
+import {
+  cacheEverything,
+  everythingCommand,
+  startWrapper,
+  textOf,
+  v1Http,
+  v1Stdio,
+  v2Http,
+} from "../support/upstream_cli.ts";
+import { type CallInput, startSdkUpstream } from "../support/sdk_upstream.ts";
+
+const TOOLS = [
+  { name: "long", inputSchema: { type: "object" } },
+  { name: "burst", inputSchema: { type: "object" } },
+];
+
+async function onCall(input: CallInput) {
+  if (input.name === "long") {
+    for (let i = 1; i <= 4; i++) {
+      await new Promise((r) => setTimeout(r, 150));
+      await input.progress(i, 4, `step ${i}`);
+    }
+  } else {
+    for (let i = 1; i <= 60; i++) await input.progress(i, 60);
+  }
+  return { content: [{ type: "text", text: `${input.name} done` }] };
+}
+
+type Progressing = {
+  callTool(
+    params: { name: string; arguments: Record<string, unknown> },
+    schema?: unknown,
+    options?: { onprogress?: (p: { progress: number }) => void },
+  ): Promise<Record<string, unknown>>;
+};
+
+for (const revision of ["2025-11-25", "2026-07-28"] as const) {
+  Deno.test(`serve-upstream (${revision} upstream): progress reaches onprogress, rate-bounded`, async (t) => {
+    const up = await startSdkUpstream({ revision, framing: "sse", tools: TOOLS, onCall });
+    const args = ["--tool", "long", "--tool", "burst", "--upstream", up.url];
+    const weir = await startWrapper(args);
+    try {
+      const clients = [
+        ["v1 over HTTP", () => v1Http(weir.url)],
+        ["v2 over HTTP", () => v2Http(weir.url)],
+        ["v1 over stdio", () => v1Stdio(args)],
+      ] as const;
+      for (const [label, connect] of clients) {
+        await t.step(label, async () => {
+          const client = await connect();
+          try {
+            const seen: number[] = [];
+            const onprogress = (p: { progress: number }) => seen.push(p.progress);
+            const call = (name: string) =>
+              label.startsWith("v2")
+                ? (client as unknown as {
+                  callTool(p: unknown, o: unknown): Promise<Record<string, unknown>>;
+                }).callTool({ name, arguments: {} }, { onprogress })
+                : (client as unknown as Progressing).callTool(
+                  { name, arguments: {} },
+                  undefined,
+                  { onprogress },
+                );
+            const result = await call("long");
+            assert.equal(textOf(result), "long done");
+            assert.deepEqual(seen, [1, 2, 3, 4]);
+            // Nothing of the upstream's identity in the result.
+            assert.ok(!JSON.stringify(result).includes("sdk-recording-upstream"));
+            seen.length = 0;
+            assert.equal(textOf(await call("burst")), "burst done");
+            assert.ok(seen.length >= 1 && seen.length < 60, `${seen.length} of 60 forwarded`);
+            assert.ok(seen.every((p, i) => i === 0 || p > seen[i - 1]), JSON.stringify(seen));
+          } finally {
+            await client.close();
+          }
+        });
+      }
+    } finally {
+      await weir.stop();
+      await up.stop();
+    }
+  });
+}
+
+Deno.test("serve-upstream over server-everything (stdio): its progress reaches the client", async () => {
+  await cacheEverything();
+  const weir = await startWrapper([
+    "--tool",
+    "trigger-long-running-operation",
+    "--",
+    ...everythingCommand(),
+  ]);
+  const client = await v1Http(weir.url);
+  try {
+    const seen: number[] = [];
+    const result = await (client as unknown as Progressing).callTool(
+      { name: "trigger-long-running-operation", arguments: { duration: 1, steps: 4 } },
+      undefined,
+      { onprogress: (p) => seen.push(p.progress) },
+    );
+    assert.match(textOf(result), /Long running operation completed/);
+    assert.deepEqual(seen, [1, 2, 3, 4]);
+  } finally {
+    await client.close();
+    await weir.stop();
+  }
+});
