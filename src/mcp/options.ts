@@ -57,13 +57,6 @@ export interface CallContext {
    */
   caller?: string;
   /**
-   * 2026-07-28 `tools/call` over MCP only: what the client sent back for an
-   * earlier {@link InputRequiredError} (multi round-trip requests), and the
-   * capabilities it declared in this request. Absent elsewhere (2025-11-25,
-   * the HTTP tool API), where throwing {@link InputRequiredError} cannot be
-   * answered and becomes an error result.
-   */
-  /**
    * `tools/call` over MCP whose request carries `_meta.progressToken`, on a
    * transport that can send a message before the answer (stdio; HTTP, which
    * then answers with an event stream): send `notifications/progress` for this
@@ -72,6 +65,13 @@ export interface CallContext {
    * answered. Absent otherwise (no token, the HTTP tool API).
    */
   progress?: (progress: number, total?: number, message?: string) => void;
+  /**
+   * 2026-07-28 `tools/call` over MCP only: what the client sent back for an
+   * earlier {@link InputRequiredError} (multi round-trip requests), and the
+   * capabilities it declared in this request. Absent elsewhere (2025-11-25,
+   * the HTTP tool API), where throwing {@link InputRequiredError} cannot be
+   * answered and becomes an error result.
+   */
   input?: {
     /** `params.inputResponses` (empty when the client sent none). */
     responses: Record<string, unknown>;

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { callApi } from "../support/cli.ts";
-import { runWeir, startWrapper, textOf, v1Http } from "../support/upstream_cli.ts";
+import { runWeir, startWrapper, textOf, v1Http, v1Stdio } from "../support/upstream_cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 
 const ECHO: ListedTool = {
@@ -208,11 +208,14 @@ Deno.test("serve-upstream and lint-upstream: one decision per tool, stubs for th
       await t.step("audit lines for each decision", async () => {
         const lines = await auditLines(
           weir,
-          (ls) => ls.filter((l) => l.event === "refused").length >= 6,
+          (ls) => ls.filter((l) => l.event === "refused" && l.tool !== undefined).length >= 6,
         );
         const stubbed = lines.filter((l) => l.event === "upstream_tool_stubbed").map((l) => l.tool);
         assert.deepEqual(stubbed, ["nullable_tool", "pinned", "twice"]);
-        const refusals = lines.filter((l) => l.event === "refused").map((l) => [l.tool, l.rule]);
+        // Refusals of calls (the client's GET for a standalone stream is refused by route).
+        const refusals = lines.filter((l) => l.event === "refused" && l.tool !== undefined).map((
+          l,
+        ) => [l.tool, l.rule]);
         assert.deepEqual(refusals, [
           ["nullable_tool", "withheld"],
           ["pinned", "withheld"],
@@ -230,6 +233,40 @@ Deno.test("serve-upstream and lint-upstream: one decision per tool, stubs for th
       await Deno.remove(fingerprints!).catch(() => {});
     }
   } finally {
+    await up.stop();
+  }
+});
+
+Deno.test("serve-upstream over stdio: a drift tells the client its tool list changed", async () => {
+  const up = await startSdkUpstream({
+    revision: "2026-07-28",
+    framing: "json",
+    tools: [ECHO, DRIFTER],
+  });
+  const notifications: string[] = [];
+  const client = await v1Stdio(
+    ["--tool", "echo", "--tool", "drifter", "--upstream", up.url],
+    undefined,
+    notifications,
+  );
+  try {
+    assert.equal(textOf(await client.callTool({ name: "echo", arguments: {} })), "echo ran");
+    assert.deepEqual(notifications, []);
+    up.setTools([ECHO, { ...DRIFTER, inputSchema: { type: "object" } }]);
+    assert.equal(textOf(await client.callTool({ name: "echo", arguments: {} })), "echo ran");
+    for (let i = 0; i < 100 && notifications.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual(notifications, ["notifications/tools/list_changed"]);
+    const { tools } = await client.listTools() as {
+      tools: { name: string; description?: string }[];
+    };
+    assert.match(
+      tools.find((x) => x.name === "drifter")!.description!,
+      /^NOT AVAILABLE: its definition changed/,
+    );
+  } finally {
+    await client.close();
     await up.stop();
   }
 });

@@ -24,11 +24,11 @@ const GUARDFILE = (base: string) =>
         path "/items"
         body { field "name" type="string" }
     }
-    can set item {
+    can set box {
         path "/items/{id}"
         body { field "name" type="string" }
     }
-    can edit item {
+    can edit note {
         path "/items/{id}"
         body { field "name" type="string" }
     }
@@ -120,8 +120,8 @@ for (const client of ["http1", "fetch"] as const) {
     try {
       const calls: [string, Record<string, string>, string][] = [
         ["create_item", { name: "n" }, "POST"],
-        ["set_item", { id: "1", name: "n" }, "PUT"],
-        ["edit_item", { id: "1", name: "n" }, "PATCH"],
+        ["set_box", { id: "1", name: "n" }, "PUT"],
+        ["edit_note", { id: "1", name: "n" }, "PATCH"],
         ["delete_item", { id: "1" }, "DELETE"],
       ];
       for (const [tool, args, method] of calls) {
