@@ -20,6 +20,7 @@
  */
 import type { HttpMethod } from "../guardfile/model.ts";
 import { methodForVerb, VERB_METHODS } from "../guardfile/verbs.ts";
+import { operationKeys } from "../guardfile/spellings.ts";
 
 /**
  * Words taken as verbs besides the verb table's: the actions API documents
@@ -40,6 +41,24 @@ const VERBS = new Set([
 
 /** `re`, `un`, `pre`: a prefix written as a word of its own (`re-run` -> `rerun`). */
 const PREFIXES = new Set(["re", "un", "pre"]);
+
+/**
+ * The operation keys (src/guardfile/spellings.ts) of the names taken, and of
+ * the info tool: a new name must meet none of them, or the loader would refuse
+ * the pair as one operation under two spellings (`delete_issue-label` and
+ * `remove_issue-label`).
+ */
+function keysOf(taken: Set<string>): { size: number; keys: Set<string> } {
+  let cached = KEYS.get(taken);
+  if (!cached || cached.size !== taken.size) {
+    const keys = new Set(operationKeys("weir_info"));
+    for (const t of taken) for (const k of operationKeys(t)) keys.add(k);
+    cached = { size: taken.size, keys };
+    KEYS.set(taken, cached);
+  }
+  return cached;
+}
+const KEYS = new WeakMap<Set<string>, { size: number; keys: Set<string> }>();
 
 /** A plural noun in the singular, by English spelling rules (`repos` -> `repo`, `registries` -> `registry`). */
 export function singular(word: string): string {
@@ -132,12 +151,14 @@ export function nameGrant(
   rest = rest.filter((w, i) => i === 0 || singular(w) !== singular(rest[i - 1]));
   if (rest.length === 0) rest = ["root"];
   const base = rest.join("-").slice(0, 100).replace(/-+$/, "");
+  const known = keysOf(taken);
+  const clashes = (tool: string) => operationKeys(tool).some((k) => known.keys.has(k));
   let resource = base;
-  for (let n = 2; taken.has(`${verb}_${resource}`) || `${verb}_${resource}` === "weir_info"; n++) {
-    resource = `${base}-${n}`;
-  }
+  for (let n = 2; clashes(`${verb}_${resource}`); n++) resource = `${base}-${n}`;
   const tool = `${verb}_${resource}`;
   taken.add(tool);
+  for (const k of operationKeys(tool)) known.keys.add(k);
+  known.size = taken.size;
   const mapped = methodForVerb(verb);
   return { verb, resource, tool, statesMethod: mapped.inferred || mapped.method !== method };
 }

@@ -119,3 +119,30 @@ Deno.test("singular() and words(): English plurals and acronyms", () => {
   assert.deepEqual(words("createAPIKey"), ["create", "api", "key"]);
   assert.deepEqual(words("issues/list-for-repo"), ["issues", "list", "for", "repo"]);
 });
+
+Deno.test("nameGrant(): two operations never get names the loader takes for one (a verb synonym, case, separators)", () => {
+  const taken = new Set<string>();
+  const a = nameGrant("DELETE", "/repos/{o}/{r}/labels/{name}", "issues/delete-label", taken);
+  const b = nameGrant(
+    "DELETE",
+    "/repos/{o}/{r}/issues/{n}/labels/{name}",
+    "issues/remove-label",
+    taken,
+  );
+  assert.equal(a.tool, "delete_issue-label");
+  assert.equal(b.tool, "remove_issue-label-2");
+  assert.equal(nameGrant("GET", "/x", "viewWeirInfo", taken).tool, "view_weir-info");
+  assert.equal(nameGrant("GET", "/y", "weir-info", new Set()).tool, "get_weir-info");
+});
+
+Deno.test("nameOperations(): every operation of GitHub's REST document gets a grant the loader accepts beside all the others", async () => {
+  const { readOpenApi } = await import("../../src/scaffold/document.ts");
+  const { buildScaffold } = await import("../../src/scaffold/scaffold.ts");
+  const text = await Deno.readTextFile(
+    new URL(import.meta.resolve("@octokit/openapi/generated/api.github.com.json")),
+  );
+  const doc = await readOpenApi(text, "api.github.com.json");
+  const s = buildScaffold(doc, { source: "api.github.com.json", maxBytes: 1 << 20 });
+  const refused = s.derivations.filter((d) => /loader refuses/.test(d.reason ?? ""));
+  assert.deepEqual(refused.map((d) => `${d.key}: ${d.reason}`), []);
+});
