@@ -89,6 +89,14 @@ export async function run(args: string[]): Promise<number> {
       );
       return 1;
     }
+    if (loaded.mcpWrap) {
+      console.error(
+        `weir: ${printable(loaded.file)} wraps an MCP server; weir diff compares guardfiles ` +
+          `of spec mode (the tools of an MCP server are known only from the server: check ` +
+          `them with weir lint-upstream)`,
+      );
+      return 1;
+    }
     if (!loaded.guardfile) return 1;
     sides.push(diffSide(loaded.guardfile, describeGuardfile(loaded.guardfile)));
   }

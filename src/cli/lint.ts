@@ -49,11 +49,27 @@ export async function run(args: string[]): Promise<number> {
     const loaded = await loadGuardfileFile(file, overrides);
     const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
     loaded.diagnostics.push(...warnings);
+    // A budget asked for must be checked, or lint fails: exit 0 says it holds.
+    const unmeasured = (why: string, fix: string): string[] =>
+      overrides.maxTokens !== undefined || overrides.maxToolTokens !== undefined ||
+        loaded.guardfile?.surface.maxTokens !== undefined ||
+        loaded.guardfile?.surface.maxToolTokens !== undefined ||
+        loaded.policy?.surface.maxTokens !== undefined ||
+        loaded.policy?.surface.maxToolTokens !== undefined
+        ? [`a token budget is set, but ${why}, so it is not checked: ${fix}`]
+        : [];
     if (!loaded.guardfile && !loaded.policy) {
       // A wrap of an MCP server is checked as far as the file goes: its tools'
       // definitions are the server's (weir lint-upstream FILE checks them).
-      if (!loaded.mcpWrap) failed = true;
-      results.push({ loaded, overBudget: [] });
+      const overBudget = loaded.mcpWrap
+        ? unmeasured(
+          `the tools of a wrapped MCP server are known only from the server`,
+          `drop the budget (--max-tokens, --max-tool-tokens) for this file; weir lint-upstream ` +
+            `FILE checks the server's tools`,
+        )
+        : [];
+      if (!loaded.mcpWrap || overBudget.length > 0) failed = true;
+      results.push({ loaded, overBudget });
       continue;
     }
     let size: SurfaceSize | undefined;
@@ -66,7 +82,12 @@ export async function run(args: string[]): Promise<number> {
         path: "",
         message: `surface not measured: ${(error as Error).message}`,
       });
-      results.push({ loaded, overBudget: [] });
+      const overBudget = unmeasured(
+        `the surface was not measured`,
+        `fix what the warning above names, then run lint again`,
+      );
+      if (overBudget.length > 0) failed = true;
+      results.push({ loaded, overBudget });
       continue;
     }
     const settings = (loaded.guardfile ?? loaded.policy)!.surface;

@@ -137,3 +137,22 @@ Deno.test("a surface node's mistakes are lint errors with line and column", asyn
   assert.equal(usage.code, 2);
   assert.match(usage.stderr, /--max-tokens takes a whole number/);
 });
+
+Deno.test("a budget lint cannot check fails, saying why (a wrapped MCP server's tools are the server's)", async () => {
+  const file = await tempGuardfile(
+    `wrap ward mcp e {\n    mcp-server stdio "e"\n    proxy echo\n}\n`,
+  );
+  const plain = await runCli(["lint", file]);
+  assert.equal(plain.code, 0, plain.stderr);
+  const budget = await runCli(["lint", "--max-tokens", "4000", file]);
+  assert.equal(budget.code, 1, "exit 0 would say the budget holds");
+  assert.match(
+    budget.stderr,
+    /error: a token budget is set, but the tools of a wrapped MCP server are known only from the server, so it is not checked: drop the budget/,
+  );
+  const json = await runCli(["lint", "--format", "json", "--max-tool-tokens", "300", file]);
+  assert.equal(json.code, 1);
+  const doc = JSON.parse(json.stdout);
+  assert.equal(doc.ok, false);
+  assert.match(doc.files[0].diagnostics.at(-1).message, /a token budget is set/);
+});

@@ -472,6 +472,16 @@ Deno.test("weir diff: text and JSON; --fail-on widen is 1 on a widening, 0 on a 
     assert.match(same.stdout, /no change in what an agent can do/);
     const usage = await weir(["diff", `${dir}/old.mcp.kdl`]);
     assert.equal(usage.code, 2);
+    await Deno.writeTextFile(
+      `${dir}/wrap.mcp.kdl`,
+      `wrap ward mcp e {\n    mcp-server stdio "e"\n    proxy echo\n}\n`,
+    );
+    const wrapped = await weir(["diff", `${dir}/wrap.mcp.kdl`, `${dir}/wrap.mcp.kdl`]);
+    assert.equal(wrapped.code, 1);
+    assert.match(
+      wrapped.stderr,
+      /wrap\.mcp\.kdl wraps an MCP server; weir diff compares guardfiles of spec mode/,
+    );
     const broken = await weir(["diff", `${dir}/old.mcp.kdl`, `${dir}/missing.mcp.kdl`]);
     assert.equal(broken.code, 1);
     assert.match(broken.stderr, /missing\.mcp\.kdl.*no such file/);
