@@ -79,14 +79,28 @@ export function parseStateKeys(text: string | undefined, name: string): Uint8Arr
 /** I/O the setup reads through (the process's by default; tests pass their own). */
 export interface StateIo {
   env(name: string): string | undefined;
-  readFile(path: string): Promise<Uint8Array>;
+  /**
+   * Read a file, at most `maxBytes + 1` bytes of it (so one over the cap is
+   * seen, and an endless file such as /dev/zero is not read forever).
+   */
+  readFile(path: string, maxBytes: number): Promise<Uint8Array>;
   /** Make the shared single-use store for a Redis URL. */
   redisStore(url: string): Promise<SingleUseStore>;
 }
 
 const processIo: StateIo = {
   env: (name) => Deno.env.get(name),
-  readFile: (path) => Deno.readFile(path),
+  readFile: async (path, maxBytes) => {
+    using handle = await Deno.open(path, { read: true });
+    const buffer = new Uint8Array(maxBytes + 1);
+    let total = 0;
+    while (total < buffer.length) {
+      const n = await handle.read(buffer.subarray(total));
+      if (n === null) break;
+      total += n;
+    }
+    return buffer.subarray(0, total);
+  },
   redisStore: async (url) => {
     const { RedisSingleUse } = await import("../store/single_use.ts");
     return new RedisSingleUse({ url });
@@ -129,7 +143,7 @@ export async function stateSetup(
     const name = `--state-keys-file ${file}`;
     let bytes: Uint8Array;
     try {
-      bytes = await io.readFile(file);
+      bytes = await io.readFile(file, MAX_KEY_FILE_BYTES);
     } catch (error) {
       throw new RangeError(
         `${name}: cannot read it (${

@@ -265,3 +265,99 @@ Deno.test("a shared store that does not answer at start is said at once (a warni
     await Deno.remove(file);
   }
 });
+
+Deno.test({
+  name:
+    "two OAuth subjects (a real OpenID provider) on two replicas with shared keys: neither redeems the other's confirmation or cursor",
+  ignore: redisGap !== null,
+  fn: async () => {
+    const { freePort, startOidc, tokenFor } = await import("../support/oidc.ts");
+    const redis = await startRedis();
+    const upstream = await startRecorder(() => Response.json({ deleted: true }));
+    const resource = `http://127.0.0.1:${freePort()}/mcp`;
+    const oidc = await startOidc(resource);
+    const items = Array.from(
+      { length: 60 },
+      (_, i) => `    can get item${i} { path "/items/${i}" }`,
+    );
+    const file = await tempGuardfile(`confirm "delete_ticket" message="Delete this ticket for good?"
+wrap ward mcp tickets {
+    base-url "${upstream.url}"
+    auth none
+    can delete ticket { path "/tickets/{id}" }
+${items.join("\n")}
+}
+`);
+    const started: Served[] = [];
+    try {
+      oidc.accounts.alice = ["tickets:read"];
+      oidc.accounts.bob = ["tickets:read"];
+      const tokenOf = async (who: string) => {
+        oidc.login = who;
+        return await tokenFor(oidc, resource, "tickets:read");
+      };
+      const alice = await tokenOf("alice");
+      const bob = await tokenOf("bob");
+      const env = { KEYS: KEY, REDIS: redis.url };
+      const extra = [
+        ...["--oauth-issuer", oidc.issuer, "--oauth-resource", resource],
+        ...["--state-keys-env", "KEYS", "--state-store-env", "REDIS"],
+      ];
+      for (let i = 0; i < 2; i++) started.push(await serveHttp(file, { env, extra }));
+      const [a, b] = started;
+
+      const asked = await ask(a.url, "7", alice);
+      assert.equal(asked.result?.resultType, "input_required", JSON.stringify(asked));
+      const retry = { requestState: asked.result!.requestState, inputResponses: ACCEPT };
+      assert.ok(notRun(await ask(b.url, "7", bob, retry)), "bob cannot redeem it on b");
+      assert.ok(notRun(await ask(a.url, "7", bob, retry)), "nor on a");
+      assert.equal(upstream.requests.length, 0);
+      const ran = await ask(b.url, "7", alice, retry);
+      assert.equal(ran.result?.resultType, "complete", resultText(ran.result));
+      assert.equal(upstream.requests.length, 1);
+
+      const first = await modernPost(a.url, "tools/list", {}, { token: alice });
+      const cursor = first.result?.nextCursor as string;
+      assert.ok(cursor, "the list pages");
+      const next = await modernPost(b.url, "tools/list", { cursor }, { token: alice });
+      assert.ok(Array.isArray(next.result?.tools), "alice pages on b");
+      const stolen = await modernPost(b.url, "tools/list", { cursor }, { token: bob });
+      assert.equal(stolen.error?.code, -32602, JSON.stringify(stolen));
+      assert.match(stolen.error!.message, /not a cursor this server issued to this caller/);
+    } finally {
+      for (const s of started) await s.stop();
+      await oidc.close();
+      await upstream.close();
+      await redis.close();
+      await Deno.remove(file);
+    }
+  },
+});
+
+Deno.test("an endless --state-keys-file (/dev/zero) is refused at start, not read forever", async () => {
+  const { weirCommand } = await import("../support/cli.ts");
+  const file = await guardfile("http://127.0.0.1:9");
+  const { command, args } = weirCommand();
+  const child = new Deno.Command(command, {
+    args: [...args, "serve", file, "--http", "127.0.0.1:0", "--state-keys-file", "/dev/zero"],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  // Bounded: a reader that never stops is killed here, and the test fails.
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    child.kill("SIGKILL");
+  }, 60_000);
+  try {
+    const out = await child.output();
+    assert.ok(!killed, "weir was still reading /dev/zero after 60 s");
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.match(stderr, /--state-keys-file \/dev\/zero: larger than 65536 bytes; it holds keys/);
+  } finally {
+    clearTimeout(timer);
+    await Deno.remove(file);
+  }
+});
