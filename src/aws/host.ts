@@ -19,6 +19,7 @@ import {
   sendAws,
 } from "./request.ts";
 import { kindOf, WeirError } from "../errors/kinds.ts";
+import type { Redactor } from "../guard/secrets.ts";
 
 /** Options of the AWS hosts. */
 export interface AwsHostOptions {
@@ -35,10 +36,20 @@ export interface AwsHostOptions {
 /** Default limits of an AWS call. */
 export const DEFAULT_AWS_LIMITS: AwsLimits = { timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 };
 
+/** An answer, and the redactor of the credentials it was sent with. */
+export interface CheckedAnswer extends AwsAnswer {
+  /**
+   * Redacts the call's credentials in every encoding (src/guard/secrets.ts):
+   * apply it to whatever of the answer goes into a result.
+   */
+  redactor: Redactor;
+}
+
 /**
  * Send `request` with the credentials `env` holds now (see `sendAws`).
  *
  * @param ok which statuses are answers (default: 2xx)
+ * @param started `performance.now()` at the start of the call: the deadline counts from it
  * @throws {AwsConfigError} credentials missing from `env`
  * @throws {AwsCallError} as `sendAws`, and `aws_error` (see `answerError`,
  *   credentials redacted) for a status `ok` refuses
@@ -49,11 +60,13 @@ export async function sendAwsChecked(
   limits: AwsLimits,
   signal: AbortSignal,
   ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
-): Promise<AwsAnswer> {
+  started: number = performance.now(),
+): Promise<CheckedAnswer> {
   const credentials = credentialsFromEnv(env);
-  const answer = await sendAws(request, credentials, limits, signal);
-  if (!ok(answer.status)) throw answerError(request, answer, credentialRedactor(credentials));
-  return answer;
+  const answer = await sendAws(request, credentials, limits, signal, started);
+  const redactor = credentialRedactor(credentials);
+  if (!ok(answer.status)) throw answerError(request, answer, redactor);
+  return { ...answer, redactor };
 }
 
 /**

@@ -17,6 +17,8 @@ import { clientFor, locationOrigin, redirectRefusal } from "../outbound/once.ts"
 import { AwsClient } from "aws4fetch";
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { Deadline } from "../outbound/deadline.ts";
+import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
+import { clipText } from "../mcp/text.ts";
 import { Redactor } from "../guard/secrets.ts";
 import type { AwsCredentials } from "./config.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
@@ -33,11 +35,20 @@ export interface AwsRequest {
   url: string;
   headers?: Record<string, string>;
   body?: Uint8Array;
+  /**
+   * Whether the request changes something at AWS (`PutObject`): a timeout
+   * after it was sent then says it may have taken effect. Reads (`GetParameter`,
+   * `ListObjectsV2`, `HeadObject`) leave it unset.
+   */
+  writes?: boolean;
 }
 
 /** Limits of one request. */
 export interface AwsLimits {
-  /** Abandon the request after this many milliseconds (0: no deadline). */
+  /**
+   * The call's deadline in milliseconds, counted from the start of the call
+   * (see {@link sendAws}'s `started`); 0: none.
+   */
   timeoutMs: number;
   /** Refuse answers larger than this many bytes. */
   maxResponseBytes: number;
@@ -89,9 +100,17 @@ export function credentialRedactor(credentials: AwsCredentials): Redactor {
 }
 
 /**
- * Sign and send one request; read the answer up to `limits.maxResponseBytes`.
+ * Sign and send one request; read the answer up to `limits.maxResponseBytes`
+ * (and its head up to 64 KiB, src/outbound/fetch_head.ts).
+ *
+ * The deadline is the call's: `limits.timeoutMs` from `started`, so the time
+ * spent before the request (checks, decoding, hashing the payload) counts. A
+ * request whose deadline passed before it could be sent is never sent, and
+ * its timeout says so; a timeout after it was sent says whether it may have
+ * taken effect ({@link AwsRequest.writes}).
  *
  * @param signal aborts the request (the caller went away)
+ * @param started `performance.now()` at the start of the call (default: now)
  * @returns the answer, whatever its status
  * @throws {AwsCallError} when the endpoint cannot be reached, the deadline
  *   passes, or the answer is too large (messages carry no credential)
@@ -101,7 +120,13 @@ export async function sendAws(
   credentials: AwsCredentials,
   limits: AwsLimits,
   signal: AbortSignal,
+  started: number = performance.now(),
 ): Promise<AwsAnswer> {
+  // Nothing is signed or hashed for a call already out of time or cancelled.
+  if (signal.aborted) throw new AwsCallError("cancelled", `${request.action} was cancelled`);
+  if (limits.timeoutMs > 0 && performance.now() - started >= limits.timeoutMs) {
+    throw notStarted(request, limits);
+  }
   const client = new AwsClient({
     ...credentials,
     service: request.service,
@@ -114,7 +139,7 @@ export async function sendAws(
   // With telemetry on, a CLIENT span whose traceparent is signed and sent with
   // the request (src/ops/trace_hooks.ts); no span or closure when off.
   const tracing = upstreamTracing();
-  if (!tracing) return await exchange(client, request, headers, body, limits, signal);
+  if (!tracing) return await exchange(client, request, headers, body, limits, signal, started);
   return await tracing.http(
     {
       method: request.method,
@@ -126,7 +151,19 @@ export async function sendAws(
       },
     },
     headers,
-    () => exchange(client, request, headers, body, limits, signal),
+    () => exchange(client, request, headers, body, limits, signal, started),
+  );
+}
+
+/** What a failed write adds when its request may have reached AWS. */
+const MAY_HAVE_TAKEN_EFFECT = "; the request may have been sent and may have taken effect";
+
+/** The timeout of a call whose deadline passed before its request was sent. */
+function notStarted(request: AwsRequest, limits: AwsLimits): AwsCallError {
+  return new AwsCallError(
+    "aws_timeout",
+    `${request.action} did not start within ${limits.timeoutMs} ms (the call's deadline ` +
+      `passed before its request could be sent); nothing was sent, and nothing will be`,
   );
 }
 
@@ -138,15 +175,25 @@ async function exchange(
   body: Uint8Array,
   limits: AwsLimits,
   signal: AbortSignal,
+  started: number,
 ): Promise<AwsAnswer> {
-  // One deadline for the answer's head and body (src/outbound/deadline.ts).
-  const deadline = new Deadline(signal, limits.timeoutMs);
+  // The call's deadline, for sending and for the answer's head and body
+  // (src/outbound/deadline.ts): what is left of it after the work before.
+  const left = limits.timeoutMs > 0
+    ? Math.max(1, Math.ceil(started + limits.timeoutMs - performance.now()))
+    : 0;
+  const deadline = new Deadline(signal, left);
+  let sent = false;
   const stopped = () => {
     const reason = deadline.signal.reason;
     if (reason instanceof DOMException && reason.name === "TimeoutError") {
+      if (!sent) return notStarted(request, limits);
       return new AwsCallError(
         "aws_timeout",
-        `${request.action} got no answer within ${limits.timeoutMs} ms`,
+        `${request.action} got no answer within ${limits.timeoutMs} ms; ` +
+          (request.writes
+            ? "the request was sent and may have taken effect"
+            : "it changes nothing, so calling again is safe"),
       );
     }
     return new AwsCallError("cancelled", `${request.action} was cancelled`);
@@ -160,6 +207,9 @@ async function exchange(
         headers,
         body: request.method === "GET" || request.method === "HEAD" ? undefined : body as BodyInit,
       });
+      // Work not started when the deadline passes never starts.
+      deadline.signal.throwIfAborted();
+      sent = true;
       // No redirect followed; a request that is not safe on a fresh connection,
       // which fetch never re-sends (src/outbound/once.ts).
       response = await fetch(signed, {
@@ -173,7 +223,14 @@ async function exchange(
         "aws_unreachable",
         `${request.action}: the ${request.service} endpoint could not be reached (${
           (error as Error).name
-        })`,
+        })` + (request.writes ? MAY_HAVE_TAKEN_EFFECT : ""),
+      );
+    }
+    if (await fetchHeadTooLarge(response)) {
+      throw new AwsCallError(
+        "aws_answer_too_large",
+        `${request.action}: the answer's head is over ${MAX_HEAD_BYTES} bytes` +
+          (request.writes ? " (the request was sent and may have taken effect)" : ""),
       );
     }
     if (response.status >= 300 && response.status < 400) {
@@ -187,7 +244,11 @@ async function exchange(
     bytes = response.body
       ? await readAtMost(response.body, limits.maxResponseBytes, deadline.signal).catch(() => {
         if (deadline.signal.aborted) throw stopped();
-        throw new AwsCallError("aws_unreachable", `${request.action}: the answer was cut off`);
+        throw new AwsCallError(
+          "aws_unreachable",
+          `${request.action}: the answer was cut off` +
+            (request.writes ? MAY_HAVE_TAKEN_EFFECT : ""),
+        );
       })
       : new Uint8Array();
   } finally {
@@ -224,7 +285,7 @@ export function answerError(
     message = /<Message>([^<]{0,400})<\/Message>/.exec(text)?.[1] ?? "";
   }
   code = code || answer.headers.get("x-amzn-errortype")?.split(":")[0] || "";
-  const detail = redactor.text(message).replace(/\s+/g, " ").trim().slice(0, 200);
+  const detail = clipText(redactor.text(message).replace(/\s+/g, " ").trim(), 200);
   return new AwsCallError(
     "aws_error",
     `${request.action} -> ${answer.status}${code ? ` ${redactor.text(code)}` : ""}` +

@@ -21,6 +21,7 @@
  */
 import { XMLParser } from "fast-xml-parser";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
+import { cleanDeep } from "../mcp/text.ts";
 import { type CallContext, type ServerOptions, stderrLogger, ToolError } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import { keyProblem, S3_MAX_KEY_BYTES, type S3Policy, type S3Tool } from "../guardfile/aws.ts";
@@ -223,11 +224,20 @@ export function createS3Host(
     return full;
   };
 
-  const call = (request: AwsRequest, signal: AbortSignal, ok?: (status: number) => boolean) =>
-    sendAwsChecked(request, options.env, limits, signal, ok);
+  /** One signed request under the call's deadline (counted from `started`). */
+  const call = (
+    request: AwsRequest,
+    signal: AbortSignal,
+    started: number,
+    ok?: (status: number) => boolean,
+  ) => sendAwsChecked(request, options.env, limits, signal, ok, started);
   const base = { service: "s3", region: policy.region };
 
-  const put = async (args: Record<string, unknown>, signal: AbortSignal): Promise<JsonObject> => {
+  const put = async (
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    started: number,
+  ): Promise<JsonObject> => {
     const key = resolveKey(args.key);
     const type = String(args.content_type ?? "").trim().toLowerCase();
     if (!policy.contentTypes.includes(type)) {
@@ -275,18 +285,27 @@ export function createS3Host(
     if (problem) {
       throw new WeirError("policy_denied", `${problem}; nothing was written`, { status: 400 });
     }
-    await call({
-      ...base,
-      action: "PutObject",
-      method: "PUT",
-      url: `${bucketUrl}/${key}`,
-      headers: { "content-type": type },
-      body,
-    }, signal);
+    await call(
+      {
+        ...base,
+        action: "PutObject",
+        method: "PUT",
+        url: `${bucketUrl}/${key}`,
+        headers: { "content-type": type },
+        body,
+        writes: true,
+      },
+      signal,
+      started,
+    );
     return { ...entry(key, body.length), content_type: type };
   };
 
-  const list = async (args: Record<string, unknown>, signal: AbortSignal): Promise<JsonObject> => {
+  const list = async (
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    started: number,
+  ): Promise<JsonObject> => {
     const sub = typeof args.prefix === "string" ? args.prefix : "";
     const problem = keyProblem(sub, { listing: true });
     if (problem) {
@@ -305,6 +324,7 @@ export function createS3Host(
     const answer = await call(
       { ...base, action: "ListObjectsV2", method: "GET", url: `${bucketUrl}?${query}` },
       signal,
+      started,
     );
     const xml = new XMLParser({ parseTagValue: false, isArray: (name) => name === "Contents" })
       .parse(new TextDecoder().decode(answer.body)) as {
@@ -321,14 +341,23 @@ export function createS3Host(
       .filter((c) => typeof c.Key === "string" && c.Key.startsWith(prefix))
       .slice(0, LIST_MAX_KEYS)
       .map((c) => entry(c.Key as string, Number(c.Size) || 0));
-    return { objects, truncated: String(result.IsTruncated) === "true" };
+    // What the endpoint wrote goes into the result: a credential it echoes is redacted.
+    return answer.redactor.deep({
+      objects,
+      truncated: String(result.IsTruncated) === "true",
+    }) as JsonObject;
   };
 
-  const head = async (args: Record<string, unknown>, signal: AbortSignal): Promise<JsonObject> => {
+  const head = async (
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    started: number,
+  ): Promise<JsonObject> => {
     const key = resolveKey(args.key);
     const answer = await call(
       { ...base, action: "HeadObject", method: "HEAD", url: `${bucketUrl}/${key}` },
       signal,
+      started,
       (s) => (s >= 200 && s < 300) || s === 404,
     );
     if (answer.status === 404) {
@@ -336,7 +365,8 @@ export function createS3Host(
     }
     return {
       ...entry(key, Number(answer.headers.get("content-length")) || 0),
-      content_type: answer.headers.get("content-type") ?? "",
+      // A header the endpoint wrote: a credential it echoes is redacted.
+      content_type: answer.redactor.text(answer.headers.get("content-type") ?? ""),
     };
   };
 
@@ -364,7 +394,9 @@ export function createS3Host(
           },
         );
       }
-      const out = await handlers[tool as S3Tool](args, ctx.signal);
+      // Clean text (src/mcp/text.ts) before the text content is written, so it
+      // says what structuredContent says (the core cleans only the latter's strings).
+      const out = cleanDeep(await handlers[tool as S3Tool](args, ctx.signal, started));
       const objectLog: typeof log = typeof out.key === "string"
         ? (event) => log({ ...event, key: out.key, bytes: out.bytes })
         : log;

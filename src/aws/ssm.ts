@@ -13,6 +13,7 @@
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
+import { cleanDeep } from "../mcp/text.ts";
 import {
   type CallContext,
   type Logger,
@@ -46,6 +47,9 @@ export const SSM_OUTPUT_SCHEMA: JsonObject = {
   required: ["name", "type", "value", "version"],
   additionalProperties: false,
 };
+
+/** The parameter types SSM has (GetParameter's `Parameter.Type`); any other answer is unexpected. */
+const PARAMETER_TYPES: ReadonlySet<string> = new Set(["String", "StringList", "SecureString"]);
 
 /** Only what differs from the MCP defaults (see `leanAnnotations` in src/guard/tools.ts). */
 const READ_ANNOTATIONS = { readOnlyHint: true };
@@ -104,7 +108,11 @@ export function createSsmHost(
   const fixed = new Map(policy.convenience.map((c) => [c.tool, c.parameter]));
   const declared = new Set(policy.parameters);
 
-  const read = async (name: string, signal: AbortSignal): Promise<CallToolResult> => {
+  const read = async (
+    name: string,
+    signal: AbortSignal,
+    started: number,
+  ): Promise<CallToolResult> => {
     const request = {
       service: "ssm",
       region: policy.region,
@@ -117,14 +125,14 @@ export function createSsmHost(
       },
       body: new TextEncoder().encode(JSON.stringify({ Name: name, WithDecryption: true })),
     };
-    const answer = await sendAwsChecked(request, options.env, limits, signal);
+    const answer = await sendAwsChecked(request, options.env, limits, signal, undefined, started);
     let parameter: Record<string, unknown> | undefined;
     try {
       const json = JSON.parse(new TextDecoder().decode(answer.body));
       parameter = json?.Parameter;
     } catch { /* reported below */ }
     const ok = parameter && typeof parameter === "object" && parameter.Name === name &&
-      typeof parameter.Type === "string" && typeof parameter.Value === "string" &&
+      PARAMETER_TYPES.has(parameter.Type as string) && typeof parameter.Value === "string" &&
       Number.isSafeInteger(parameter.Version);
     if (!ok) {
       // Say nothing of the body: it may hold the value.
@@ -134,12 +142,14 @@ export function createSsmHost(
           `{Name, Type, Value, Version} for the name asked`,
       );
     }
-    const out: JsonObject = {
+    // Clean text (src/mcp/text.ts: a lone surrogate becomes U+FFFD) before the
+    // text content is written, so it says what structuredContent says.
+    const out: JsonObject = cleanDeep({
       name: parameter!.Name as string,
       type: parameter!.Type as string,
       value: parameter!.Value as string,
       version: parameter!.Version as number,
-    };
+    });
     return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
   };
 
@@ -174,7 +184,7 @@ export function createSsmHost(
         }
         parameter = name;
       }
-      const result = await read(parameter, ctx.signal);
+      const result = await read(parameter, ctx.signal, started);
       auditFinished(withParameter(log, parameter), tool, started);
       return result;
     } catch (error) {

@@ -9,7 +9,7 @@
  */
 import { redirectRefusal } from "../outbound/once.ts";
 import { readOnlyView } from "../guardfile/surface.ts";
-import { cleanDeep, cleanText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
+import { cleanDeep, cleanText, clipText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import {
   type CallContext,
@@ -226,11 +226,10 @@ export function createGuard(
     seen.upstreamStatus = answer.status;
     const what = `${grant.method} ${grant.path}`;
     if (answer.status >= 300) {
-      const excerpt = cleanText(redactor.text(utf8.decode(answer.body))).replace(/\s+/g, " ").trim()
-        .slice(
-          0,
-          EXCERPT_CHARS,
-        );
+      const excerpt = clipText(
+        cleanText(redactor.text(utf8.decode(answer.body))).replace(/\s+/g, " ").trim(),
+        EXCERPT_CHARS,
+      );
       if (answer.status < 400) {
         // Never followed: the status and the origin it pointed at, nothing more.
         throw new WeirError(

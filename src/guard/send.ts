@@ -17,6 +17,7 @@ import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
 import { clientFor, locationOrigin } from "../outbound/once.ts";
+import { fetchHeadTooLarge } from "../outbound/fetch_head.ts";
 import { WeirError } from "../errors/kinds.ts";
 
 /** Limits of one upstream exchange. */
@@ -289,9 +290,8 @@ async function exchange(
   } catch (error) {
     throw abortOrNetwork(error, combined, what, limits);
   }
-  if (headBytesAtLeast(response) > MAX_HEAD_BYTES) {
+  if (await fetchHeadTooLarge(response)) {
     // fetch takes heads of several hundred KiB; weir's cap is the same on both routes.
-    await response.body?.cancel().catch(() => {});
     throw new WeirError(
       "upstream_unreachable",
       `${what} could not be sent (the answer's head is over ${MAX_HEAD_BYTES} bytes); ` +
@@ -331,23 +331,6 @@ async function exchange(
     body: bytes,
     location: redirectOrigin(response.status, response.headers.get("location"), url),
   };
-}
-
-/**
- * The least the answer's head can have taken on the wire: the status line,
- * each field as `name: value` with its line end, and the empty line. fetch
- * hands back values trimmed and repeated fields joined, so the head sent was
- * at least this long (never less): refusing past the cap never refuses a
- * head within it.
- */
-function headBytesAtLeast(response: Response): number {
-  let bytes = `HTTP/1.1 ${response.status} ${response.statusText}\r\n\r\n`.length;
-  for (const [name, value] of response.headers) {
-    if (name === "set-cookie") continue;
-    bytes += name.length + 4 + value.length;
-  }
-  for (const cookie of response.headers.getSetCookie()) bytes += 14 + cookie.length;
-  return bytes;
 }
 
 /**

@@ -28,6 +28,7 @@ import { resolveValue, type ValueResolver } from "./values.ts";
 import { toHex } from "../transport/bytes.ts";
 import type { Sql, TransactionSql } from "postgres";
 import { WeirError } from "../errors/kinds.ts";
+import { clipText } from "../mcp/text.ts";
 
 /** What one sql call produced, before the coverage envelope. */
 export interface SqlAnswer {
@@ -305,7 +306,7 @@ export class SqlRunner {
     if (/^[0-9A-Z]{5}$/.test(code)) {
       // A server error about the statement or a value: its message names SQL
       // objects and the caller's own values, never connection settings.
-      const message = (error as Error).message.replace(/\s+/g, " ").slice(0, 300);
+      const message = clipText((error as Error).message.replace(/\s+/g, " "), 300);
       const hint = code === "25006"
         ? " (a reading grant runs in a read-only transaction)"
         : code === "42601" && /multiple commands/.test(message)

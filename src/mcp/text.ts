@@ -217,3 +217,14 @@ export function illFormedMessage(found: IllFormedText): string {
     : `the text at ${found.at || "(top)"} is not well-formed Unicode (it holds a lone UTF-16 ` +
       `surrogate, which UTF-8 cannot carry): send well-formed text`;
 }
+
+/**
+ * `text` cut to at most `max` UTF-16 code units without splitting a surrogate
+ * pair (a cut through one would leave a lone surrogate, which the text out
+ * becomes U+FFFD): the pair is dropped whole.
+ */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
