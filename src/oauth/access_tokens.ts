@@ -21,6 +21,7 @@
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
 import { clientFor, locationOrigin, redirectRefusal } from "../outbound/once.ts";
+import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 import {
   type AccessToken,
   isAcceptableIssuerUrl,
@@ -95,7 +96,8 @@ function refusalOf(response: Response, url: string): string {
 /**
  * The `fetch` jose uses for the JWKS: no redirect followed (a 3xx named, as
  * {@link refusalOf} says it), the answer read up to {@link MAX_METADATA_BYTES}
- * and no further (jose itself would read any size).
+ * and no further (jose itself would read any size), its head at most 64 KiB
+ * (src/outbound/fetch_head.ts).
  */
 const jwksFetch: typeof fetch = async (input, init) => {
   const response = await fetch(input, { ...init, redirect: "manual" });
@@ -103,6 +105,9 @@ const jwksFetch: typeof fetch = async (input, init) => {
   if (!response.ok) {
     await response.body?.cancel();
     throw new Error(`the JWKS ${refusalOf(response, url)}`);
+  }
+  if (await fetchHeadTooLarge(response)) {
+    throw new Error(`the JWKS answer's head is over ${MAX_HEAD_BYTES} bytes`);
   }
   const bytes = response.body
     ? await readAtMost(response.body, MAX_METADATA_BYTES)
@@ -114,8 +119,14 @@ const jwksFetch: typeof fetch = async (input, init) => {
   });
 };
 
-/** Read a JSON answer of at most {@link MAX_METADATA_BYTES}, never further. */
+/**
+ * Read a JSON answer of at most {@link MAX_METADATA_BYTES} (decoded), never
+ * further, whose head is at most 64 KiB (src/outbound/fetch_head.ts).
+ */
 async function readJson(response: Response): Promise<unknown> {
+  if (await fetchHeadTooLarge(response)) {
+    throw new TokenError(`the answer's head is over ${MAX_HEAD_BYTES} bytes`);
+  }
   const bytes = response.body
     ? await readAtMost(response.body, MAX_METADATA_BYTES)
     : new Uint8Array();

@@ -23,120 +23,19 @@ import fc from "fast-check";
 import { callApi, type Served, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { awsEnv, CREDENTIALS } from "../support/aws.ts";
 import { base64Holds, hexHolds, secretEchoes } from "../support/secret_echoes.ts";
+import {
+  cutsOf,
+  framed,
+  FRAMINGS,
+  headOfSize,
+  type Plan,
+  rawEndpoint,
+} from "../support/raw_endpoint.ts";
 
 const enc = new TextEncoder();
 const PARAM = "/p/one";
 const CAP = 5000;
 const HEAD = 64 * 1024;
-
-/** What the endpoint does with the next request. */
-interface Plan {
-  /** The whole answer, status line to the last byte. */
-  bytes: Uint8Array;
-  /** Where to cut it into writes (a short pause between writes). */
-  cuts?: number[];
-  /** Wait this long before answering. */
-  delayMs?: number;
-}
-
-/** One request as the endpoint received it. */
-interface Received {
-  method: string;
-  path: string;
-  bodyBytes: number;
-}
-
-/** A raw HTTP/1.1 endpoint answering each request with the plan `next()` gives. */
-function rawEndpoint(next: () => Plan) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const received: Received[] = [];
-  const loop = (async () => {
-    for await (const conn of listener) {
-      (async () => {
-        const buf = new Uint8Array(1 << 16);
-        let head = "";
-        let bytes = 0;
-        let headEnd = -1;
-        let length = 0;
-        while (true) {
-          const n = await conn.read(buf);
-          if (n === null) return;
-          bytes += n;
-          if (headEnd < 0) {
-            head += new TextDecoder().decode(buf.subarray(0, n));
-            headEnd = head.indexOf("\r\n\r\n");
-            if (headEnd < 0) continue;
-            length = Number(/\r\ncontent-length: *(\d+)/i.exec(head.slice(0, headEnd))?.[1] ?? 0);
-          }
-          if (bytes >= headEnd + 4 + length) break;
-        }
-        const [method, path] = head.split(" ");
-        received.push({ method, path, bodyBytes: length });
-        const plan = next();
-        if (plan.delayMs) await new Promise((r) => setTimeout(r, plan.delayMs));
-        let from = 0;
-        for (const cut of [...(plan.cuts ?? []), plan.bytes.length]) {
-          if (cut <= from || cut > plan.bytes.length) continue;
-          let off = from;
-          while (off < cut) off += await conn.write(plan.bytes.subarray(off, cut));
-          from = cut;
-          if (cut < plan.bytes.length) await new Promise((r) => setTimeout(r, 2));
-        }
-      })().catch(() => {}).finally(() => {
-        try {
-          conn.close();
-        } catch { /* closed */ }
-      });
-    }
-  })();
-  return {
-    url: `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`,
-    received,
-    async close() {
-      listener.close();
-      await loop.catch(() => {});
-    },
-  };
-}
-
-type Framing = "length" | "chunked" | "close" | "gzip";
-
-async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes as BlobPart]).stream().pipeThrough(new CompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** An HTTP answer carrying `body` under `framing`; `around` is where the body's end lands. */
-async function framed(
-  body: Uint8Array,
-  framing: Framing,
-  status = "200 OK",
-  extra = "",
-): Promise<{ bytes: Uint8Array; around: number }> {
-  const start = `HTTP/1.1 ${status}\r\ncontent-type: application/x-amz-json-1.1\r\n${extra}`;
-  let head: string;
-  let payload = body;
-  if (framing === "length") head = `${start}content-length: ${body.length}\r\n\r\n`;
-  else if (framing === "close") head = `${start}connection: close\r\n\r\n`;
-  else if (framing === "gzip") {
-    payload = await gzip(body);
-    head = `${start}content-encoding: gzip\r\ncontent-length: ${payload.length}\r\n\r\n`;
-  } else {
-    head = `${start}transfer-encoding: chunked\r\n\r\n`;
-    const parts: Uint8Array[] = [];
-    for (let i = 0; i < body.length; i += 700) {
-      const piece = body.subarray(i, i + 700);
-      parts.push(enc.encode(`${piece.length.toString(16)}\r\n`), piece, enc.encode("\r\n"));
-    }
-    parts.push(enc.encode("0\r\n\r\n"));
-    payload = new Uint8Array(await new Blob(parts as BlobPart[]).arrayBuffer());
-  }
-  const headBytes = enc.encode(head);
-  const bytes = new Uint8Array(headBytes.length + payload.length);
-  bytes.set(headBytes);
-  bytes.set(payload, headBytes.length);
-  return { bytes, around: headBytes.length + Math.min(payload.length, body.length) };
-}
 
 /** A GetParameter answer of exactly `size` bytes. */
 function parameterAnswer(size: number, value?: string): Uint8Array {
@@ -147,17 +46,6 @@ function parameterAnswer(size: number, value?: string): Uint8Array {
     : `${start}${"v".repeat(size - start.length - end.length)}${end}`;
   return enc.encode(text);
 }
-
-/** Cut points: none, generated, or every byte around `around`. */
-const cutsOf = (length: number, around: number) =>
-  fc.oneof(
-    fc.constant([] as number[]),
-    fc.uniqueArray(fc.integer({ min: 1, max: length - 1 }), { maxLength: 5 })
-      .map((c) => c.sort((a, b) => a - b)),
-    fc.constant(
-      Array.from({ length: 6 }, (_, i) => around - 3 + i).filter((c) => c > 0 && c < length),
-    ),
-  );
 
 const SSM_POLICY = `wrap ward mcp aws ssm {
     region "us-east-1"
@@ -193,7 +81,7 @@ Deno.test("AWS answers: the body cap and the head cap hold at their boundaries h
   const endpoint = rawEndpoint(() => plan);
   const served = await serveAws(SSM_POLICY, endpoint.url, ["--max-response-bytes", String(CAP)]);
   try {
-    for (const framing of ["length", "chunked", "close", "gzip"] as Framing[]) {
+    for (const framing of FRAMINGS) {
       for (const delta of [-1, 0, 1]) {
         const { bytes, around } = await framed(parameterAnswer(CAP + delta), framing);
         await fc.assert(
@@ -218,11 +106,7 @@ Deno.test("AWS answers: the body cap and the head cap hold at their boundaries h
     }
     // The head: the status line through the empty line, at most 64 KiB.
     for (const delta of [-1, 0, 1]) {
-      const body = parameterAnswer(0, "v");
-      const fixed = `HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\nx-pad: \r\n\r\n`;
-      const head = fixed.replace("x-pad: ", `x-pad: ${"a".repeat(HEAD + delta - fixed.length)}`);
-      assert.equal(enc.encode(head).length, HEAD + delta);
-      const bytes = new Uint8Array([...enc.encode(head), ...body]);
+      const bytes = headOfSize(HEAD + delta, parameterAnswer(0, "v"));
       await fc.assert(
         fc.asyncProperty(cutsOf(bytes.length, HEAD + delta), async (cuts) => {
           plan = { bytes, cuts };
@@ -344,7 +228,7 @@ Deno.test("AWS text: an endpoint's ill-formed or clipped text reaches the caller
       plan = await framed(
         enc.encode(JSON.stringify({ __type: "AccessDeniedException", message })),
         "length",
-        "400 Bad Request",
+        { status: "400 Bad Request" },
       );
       const r = await callApi(served.url, "get_parameter", { name: PARAM });
       assert.equal(r.status, 502, r.text);
