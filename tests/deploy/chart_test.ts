@@ -277,7 +277,9 @@ Deno.test({
       const tools = await listTools(pod1.url, TOKEN);
       assert.ok(tools.includes("list_ticket") && tools.includes("delete_ticket"), `${tools}`);
       const anonymous = await fetch(`${pod1.url}/mcp`, { method: "POST", body: "{}" });
-      assert.equal(anonymous.status, 403);
+      // A missing static bearer token is 401 with a Bearer challenge (RFC 6750 section 3).
+      assert.equal(anonymous.status, 401);
+      assert.match(anonymous.headers.get("www-authenticate") ?? "", /^Bearer\b/);
       await anonymous.body?.cancel();
     } finally {
       await pod1.stop();
