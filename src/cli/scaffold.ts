@@ -76,7 +76,17 @@ export async function run(args: string[]): Promise<number> {
   try {
     text = await readDocument(spec);
   } catch (error) {
-    console.error(`weir: ${printable(`read ${spec}: ${(error as Error).message}`)}`);
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(spec) && error instanceof Deno.errors.NotFound;
+    console.error(
+      `weir: ${
+        printable(
+          url
+            ? `read ${spec}: weir scaffold reads a file, not a URL: download the document ` +
+              `first (curl -fsSLo openapi.json '${spec}') and scaffold that file`
+            : `read ${spec}: ${(error as Error).message}`,
+        )
+      }`,
+    );
     return 1;
   }
   let scaffold: Scaffold;
@@ -104,7 +114,16 @@ export async function run(args: string[]): Promise<number> {
     throw error;
   }
   if (values.output === undefined) {
-    await writeAll(Deno.stdout, scaffold.text);
+    try {
+      await writeAll(Deno.stdout, scaffold.text);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+      console.error(
+        `weir: standard output was closed before the whole guardfile was written ` +
+          `(write it with --output FILE to keep it whole)`,
+      );
+      return 1;
+    }
   } else {
     const problem = await writeFileAtomically(values.output, scaffold.text, values.force === true);
     if (problem) {

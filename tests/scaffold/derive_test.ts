@@ -289,6 +289,9 @@ Deno.test("weir scaffold --output: written whole, never over a file without --fo
     const missing = await weir(["scaffold", "none.json"], dir);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /read none\.json/);
+    const url = await weir(["scaffold", "https://api.example.com/openapi.json"], dir);
+    assert.equal(url.code, 1);
+    assert.match(url.stderr, /reads a file, not a URL: download the document first \(curl -fsSLo/);
     const usage = await weir(["scaffold"], dir);
     assert.equal(usage.code, 2);
     assert.deepEqual(

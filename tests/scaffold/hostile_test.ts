@@ -561,3 +561,33 @@ Deno.test("weir scaffold --output: the file is created with the usual permission
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("weir scaffold | head: a reader that stops early ends it with a message, not a stack trace", async () => {
+  const text = await Deno.readTextFile(
+    new URL(import.meta.resolve("@octokit/openapi/generated/api.github.com.json")),
+  );
+  const dir = await Deno.makeTempDir({ prefix: "weir-scaffold-pipe-" });
+  try {
+    await Deno.writeTextFile(`${dir}/gh.json`, text);
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--config", CONFIG, "-A", `${ROOT}cli.ts`, "scaffold", "gh.json"],
+      cwd: dir,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const reader = child.stdout.getReader();
+    const first = await reader.read();
+    assert.ok(!first.done);
+    await reader.cancel();
+    const [status, stderr] = await Promise.all([
+      child.status,
+      new Response(child.stderr).text(),
+    ]);
+    assert.equal(status.code, 1, stderr);
+    assert.match(stderr, /standard output was closed before the whole guardfile was written/);
+    assert.doesNotMatch(stderr, /Uncaught|BrokenPipe/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
