@@ -64,6 +64,9 @@ export const ERROR_KINDS = {
   confirmation_declined: { status: 403, rule: "confirm" },
   confirmation_cancelled: { status: 403, rule: "confirm" },
   confirmation_impossible: { status: 403, rule: "confirm" },
+  // A confirmation's requestState that does not verify: answered as JSON-RPC -32602 (MCP),
+  // never re-asked; the audit line says so.
+  confirmation_state_invalid: { status: 400, rule: "confirm" },
   invalid_base64: { status: 400, rule: "schema" },
   too_large: { status: 413, rule: "size" },
   // The call was let through; this is what came of it.

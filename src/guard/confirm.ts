@@ -15,11 +15,16 @@
  *   the key service's single-use store (Redis when configured, so an answer
  *   runs its call once across every replica; a nonce from before the store
  *   lost its records is never taken as unspent). A decline or cancel is a tool
- *   error. A missing, forged, expired, spent or mismatched state, one issued to
- *   another caller, or arguments that changed, asks again. A single-use store
+ *   error. A retry whose state does not verify (malformed, forged or altered,
+ *   issued to another caller or for another call, or already answered) is
+ *   refused with JSON-RPC `-32602` saying why and to call again without it,
+ *   never re-asked: a state that fails verification is rejected (2026-07-28,
+ *   "multi round-trip requests"). Only an expired question, a valid one still
+ *   without an answer, or one the single-use store can no longer place
+ *   (`unrecorded`), is asked again. A single-use store
  *   that cannot be reached refuses the call (503): it never runs unrecorded. A
- *   client that did not declare the `elicitation` capability gets a tool error
- *   saying confirmation is impossible.
+ *   request that did not declare the `elicitation` capability is refused with
+ *   JSON-RPC `-32021` (`data.requiredCapabilities: {elicitation: {}}`).
  * - **2025-11-25**: when the client declared `elicitation` in `initialize` and
  *   the transport carries server-to-client requests (stdio), weir sends
  *   `elicitation/create` and waits (at most {@link CONFIRM_WAIT_MS}) for the
@@ -38,7 +43,7 @@ import {
   type Logger,
   type ToolError,
 } from "../mcp/server.ts";
-import type { JsonObject } from "../mcp/jsonrpc.ts";
+import { ErrorCode, type JsonObject, McpError } from "../mcp/jsonrpc.ts";
 import { base64url, type SpendOutcome, StateKeys } from "../mcp/signed_state.ts";
 import { WeirError } from "../errors/kinds.ts";
 
@@ -120,15 +125,27 @@ export class ConfirmGate {
     };
     if (ctx.input) {
       if (!isObject(ctx.input.clientCapabilities.elicitation)) {
-        throw impossible(tool, "this client did not declare the elicitation capability");
+        // Work that needs a capability the request did not declare is -32021
+        // (2026-07-28, "MissingRequiredClientCapabilityError"), with what it needs.
+        throw new McpError(
+          ErrorCode.MissingRequiredClientCapability,
+          `"${tool}" runs only after a person confirms it, which needs the elicitation ` +
+            `capability this request did not declare; declare it in _meta["` +
+            `io.modelcontextprotocol/clientCapabilities"] (e.g. {"elicitation": {}}) to be ` +
+            `asked; nothing was sent upstream`,
+          { requiredCapabilities: { elicitation: {} } },
+        );
       }
       const digest = await sha256(`${tool}\n${shown}`);
       if (ctx.input.requestState !== undefined) {
         const why = await this.#answered(tool, digest, ctx);
         if (why === "accepted") return;
         this.#log?.({ level: "info", event: "confirmation_state_refused", tool, why });
+        if (why !== "expired" && why !== "no_answer" && why !== "unrecorded") {
+          throw stateRefused(tool, why);
+        }
       }
-      // No answer yet, or one that does not belong to these exact arguments: ask.
+      // No answer yet, an expired question, or one the store cannot place: ask.
       const fresh: State = {
         tool,
         digest,
@@ -215,6 +232,33 @@ export class ConfirmGate {
     if (action === "accept") return "accepted";
     throw refused(tool, action);
   }
+}
+
+/** What a refused `requestState` tells the caller, by why it was refused. */
+const STATE_REFUSALS: Readonly<
+  Record<Exclude<StateRefusal, "expired" | "no_answer" | "unrecorded">, string>
+> = {
+  malformed: "is not a requestState this server issued (malformed)",
+  unsigned: "does not verify: it was altered, issued by another server or to another caller, " +
+    "or signed with a key this server no longer holds",
+  other_call: "was issued for another call (another tool or other arguments)",
+  spent: "was already answered: its call ran once, or was declined or cancelled",
+};
+
+/**
+ * The JSON-RPC `-32602` answer to a retry whose `requestState` does not let
+ * the call run. Nothing was sent upstream.
+ */
+function stateRefused(
+  tool: string,
+  why: Exclude<StateRefusal, "expired" | "no_answer" | "unrecorded">,
+): McpError {
+  return new McpError(
+    ErrorCode.InvalidParams,
+    `Invalid requestState for "${tool}": it ${STATE_REFUSALS[why]}; nothing was sent upstream. ` +
+      `Call the tool again without requestState and inputResponses to be asked to confirm anew`,
+    { reason: why },
+  );
 }
 
 function refused(tool: string, action: "decline" | "cancel"): ToolError {

@@ -10,7 +10,7 @@
 import { redirectRefusal } from "../outbound/once.ts";
 import { readOnlyView } from "../guardfile/surface.ts";
 import { cleanDeep, cleanText, clipText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
-import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
+import { ErrorCode, type JsonObject, McpError, spelledArguments } from "../mcp/jsonrpc.ts";
 import {
   type CallContext,
   InputRequiredError,
@@ -392,6 +392,17 @@ export function createGuard(
       const error = ownTimeout(thrown) ? thrown : call.timedOut() ?? thrown;
       if (error instanceof InputRequiredError) {
         done("confirmation_asked", 200);
+        throw error;
+      }
+      if (error instanceof McpError) {
+        // The confirmation gate refused the request itself (a requestState that
+        // does not verify, or no elicitation capability): its JSON-RPC error as it is.
+        done(
+          error.code === ErrorCode.MissingRequiredClientCapability
+            ? "confirmation_impossible"
+            : "confirmation_state_invalid",
+          400,
+        );
         throw error;
       }
       const status = error instanceof ToolError ? error.status : 500;

@@ -9,7 +9,8 @@ import type { PreparedPrompt } from "./catalog.ts";
 import { ErrorCode, McpError } from "./jsonrpc.ts";
 import { MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import { illFormedAt, illFormedMessage } from "./text.ts";
-import { NotFoundError } from "./errors.ts";
+import { InputRequiredError, NotFoundError } from "./errors.ts";
+import { inputRequiredAnswer, prepareInput } from "./input_required.ts";
 import type { CallContext } from "./options.ts";
 import { cleanOut, clip, isObject, pick } from "./results.ts";
 import type { ServerSetup } from "./setup.ts";
@@ -23,7 +24,7 @@ export async function getPrompt(
   s: ServerSetup,
   params: Record<string, unknown>,
   call: CallContext,
-): Promise<object> {
+): Promise<object | { json: string }> {
   const name = params.name;
   // The audit line of a refusal (src/ops/audit.ts shape), never an argument value.
   const refuse = (rule: "schema" | "unknown_prompt" | "ill_formed_text", error: McpError) => {
@@ -86,6 +87,7 @@ export async function getPrompt(
       ),
     );
   }
+  prepareInput(call, params);
   try {
     const result = await s.options.getPrompt!(
       name,
@@ -97,6 +99,15 @@ export async function getPrompt(
     }
     return cleanOut(result);
   } catch (error) {
+    if (error instanceof InputRequiredError) {
+      if (call.input) return inputRequiredAnswer(s, error);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Prompt "${name}" needs input from the client (${error.message}), which cannot be ` +
+          `asked for under this revision; use 2026-07-28`,
+        { name },
+      );
+    }
     if (error instanceof NotFoundError) {
       throw new McpError(ErrorCode.InvalidParams, `Prompt "${name}" could not be rendered`, {
         name,

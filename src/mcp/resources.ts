@@ -8,7 +8,8 @@
  */
 import { ErrorCode, McpError } from "./jsonrpc.ts";
 import { ERAS } from "./revisions.ts";
-import { NotFoundError } from "./errors.ts";
+import { InputRequiredError, NotFoundError } from "./errors.ts";
+import { inputRequiredAnswer, prepareInput } from "./input_required.ts";
 import type { CallContext } from "./options.ts";
 import { cleanOut, clip, isObject } from "./results.ts";
 import type { ServerSetup } from "./setup.ts";
@@ -23,7 +24,7 @@ export async function readResource(
   s: ServerSetup,
   params: Record<string, unknown>,
   call: CallContext,
-): Promise<object> {
+): Promise<object | { json: string }> {
   const uri = params.uri;
   if (typeof uri !== "string") {
     throw new McpError(ErrorCode.InvalidParams, "resources/read needs params.uri (a string)");
@@ -51,16 +52,28 @@ export async function readResource(
   }
   if (vars === null) throw notFound();
   let contents: ResourceContents[];
+  prepareInput(call, params);
   try {
     contents = await s.options.readResource!(uri, {
       signal: call.signal,
       era: call.era,
       protocolVersion: call.protocolVersion,
       auth: call.auth,
+      ...(call.caller === undefined ? {} : { caller: call.caller }),
+      ...(call.input === undefined ? {} : { input: call.input }),
       params: vars,
     });
   } catch (error) {
     if (error instanceof NotFoundError) throw notFound(error.message);
+    if (error instanceof InputRequiredError) {
+      if (call.input) return inputRequiredAnswer(s, error);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Resource ${clip(uri)} needs input from the client (${error.message}), which cannot ` +
+          `be asked for under this revision; use 2026-07-28`,
+        { uri: clip(uri) },
+      );
+    }
     throw error;
   }
   if (!Array.isArray(contents) || contents.length === 0) throw notFound();

@@ -9,7 +9,7 @@
  */
 import type { PreparedCatalog, PreparedTool } from "./catalog.ts";
 import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
-import { ERAS, MetaKey, MODERN_VERSION } from "./revisions.ts";
+import { ERAS, MODERN_VERSION } from "./revisions.ts";
 import { cleanText, illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import { InputRequiredError, ToolError } from "./errors.ts";
@@ -17,6 +17,7 @@ import type { CallContext } from "./options.ts";
 import { cleanResult, clip, errorResult, isObject, isThenable } from "./results.ts";
 import { RequestCall } from "./session.ts";
 import type { ServerSetup } from "./setup.ts";
+import { inputRequiredAnswer, prepareInput } from "./input_required.ts";
 import type { CallToolResult } from "./types.ts";
 
 /** What the tool API gets back from {@link McpServer.callTool}. */
@@ -25,6 +26,7 @@ export interface ToolCallOutcome {
   status: number;
   /**
    * When it failed, the kind of failure: `unknown_tool`, `invalid_arguments`,
+   * `invalid_params` (the host threw an `McpError` with `-32602`),
    * `input_required`, `malformed_result`, `cancelled`, `internal_error`, or
    * the `kind` a {@link ToolError} carries (weir's `WeirError` does; else, and
    * for a result the tool itself marked `isError`, `tool_error`).
@@ -137,17 +139,8 @@ function toolsCallIn(
         notify({ jsonrpc: "2.0", method: "notifications/progress", params: p });
       };
     }
-    if (call.era === "modern") {
-      const meta = params._meta as Record<string, unknown>;
-      const responses = params.inputResponses;
-      call.input = {
-        responses: isObject(responses) ? responses : {},
-        clientCapabilities: meta[MetaKey.clientCapabilities] as JsonObject,
-      };
-      if (typeof params.requestState === "string") {
-        call.input.requestState = params.requestState;
-      }
-    } else {
+    if (call.era === "modern") prepareInput(call, params);
+    else {
       const session = call.session;
       if (session?.send && isObject(session.clientCapabilities?.elicitation)) {
         call.elicit = (p, signal) => session.request("elicitation/create", p, signal);
@@ -171,18 +164,7 @@ function callAnswer(
   { result, inputRequired }: ToolCallOutcome,
   call: CallContext,
 ): object {
-  if (inputRequired) {
-    // An InputRequiredResult: no cache hints (the spec forbids them here).
-    const answer: JsonObject = {
-      resultType: "input_required",
-      inputRequests: inputRequired.inputRequests,
-      _meta: { [MetaKey.serverInfo]: s.serverInfo },
-    };
-    if (inputRequired.requestState !== undefined) {
-      answer.requestState = inputRequired.requestState;
-    }
-    return { json: JSON.stringify(answer) };
-  }
+  if (inputRequired) return inputRequiredAnswer(s, inputRequired);
   if (
     ERAS[call.era].structuredContentIsObject && "structuredContent" in result &&
     !isObject(result.structuredContent)
@@ -348,6 +330,18 @@ function toolFailed(
   name: string,
   call: CallContext,
 ): ToolCallOutcome {
+  if (error instanceof McpError) {
+    // A host that refuses the request itself (a requestState that does not
+    // verify, say): over MCP the JSON-RPC error as it is; over the tool API,
+    // the same message as a 400 (invalid params) or 500 refusal.
+    if (call instanceof RequestCall) throw error;
+    const invalid = error.code === ErrorCode.InvalidParams;
+    return {
+      status: invalid ? 400 : 500,
+      code: invalid ? "invalid_params" : "internal_error",
+      result: errorResult(error.message),
+    };
+  }
   if (error instanceof InputRequiredError) {
     if (call.input) return { status: 200, result: { content: [] }, inputRequired: error };
     return {

@@ -1,18 +1,19 @@
 /**
  * The official MCP conformance suite (`npm:@modelcontextprotocol/conformance`,
- * pinned in deno.json), every server scenario in one run of its CLI, against
- * two servers: the fixture server (`tests/fixtures/conformance_server.ts`,
- * built only on `mod.ts`), and the shipped CLI, `weir serve` of a plain
- * guardfile (`tests/fixtures/conformance.mcp.kdl`) with default flags over
- * HTTP, as a user starts it.
+ * the newest, pinned in deno.json; it needs Node 22, so its CLI runs under
+ * Deno), every scenario each spec revision requires (`--requirements
+ * 2025-11-25` and `--requirements 2026-07-28`), against two servers: the
+ * shipped CLI, `weir serve` of a plain guardfile (tests/fixtures/conformance.mcp.kdl)
+ * with default flags over HTTP, as a user starts it; and the fixture server
+ * (tests/fixtures/conformance_server.ts), a host built only on `mod.ts`.
  *
- * Every scenario must pass except those in `expected-failures.json` (fixture
- * server) or `expected-failures-serve.json` (the CLI), each listed with the
- * reason it cannot apply; and each of those must still fail, so the list
- * stays honest. The suite's own baseline
- * check (`--expected-failures`, exit code) and this test's reading of every
- * scenario's `checks.json` must agree, and every response the suite received
- * must conform to the official schema.
+ * Every scored scenario must pass except those tests/conformance/expected.json
+ * lists, each with the reason it cannot apply; each of those must still fail,
+ * so the list stays honest. The suite's own baseline check (its exit code with
+ * `--expected-failures`) must agree, and docs/conformance.md must list every
+ * scored scenario of both revisions as pass or not applicable, with the same
+ * reasons. Scenarios the suite runs but never scores (extensions, pending
+ * ones) are reported by it and held to nothing here.
  */
 import assert from "node:assert/strict";
 import { createConformanceHandler } from "../fixtures/conformance_server.ts";
@@ -21,9 +22,12 @@ import { tapHandler, type WireLog } from "../support/wire.ts";
 import { serveHttp } from "../support/cli.ts";
 
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
-const EXPECTED = new URL("./expected-failures.json", import.meta.url);
-const EXPECTED_SERVE = new URL("./expected-failures-serve.json", import.meta.url);
+const EXPECTED = new URL("./expected.json", import.meta.url);
+const DOC = new URL("../../docs/conformance.md", import.meta.url);
 const GUARDFILE = new URL("../fixtures/conformance.mcp.kdl", import.meta.url).pathname;
+const REVISIONS = ["2025-11-25", "2026-07-28"] as const;
+type Revision = typeof REVISIONS[number];
+type Server = "serve" | "library";
 
 interface Check {
   id: string;
@@ -32,13 +36,17 @@ interface Check {
   details?: unknown;
 }
 
+const expected: Record<Server, Record<Revision, Record<string, string>>> = JSON.parse(
+  await Deno.readTextFile(EXPECTED),
+);
+
 async function suiteSpecifier(): Promise<string> {
   const config = JSON.parse(await Deno.readTextFile(CONFIG));
   const specifier = config.imports?.["@modelcontextprotocol/conformance"];
   assert.match(
     specifier,
-    /^npm:@modelcontextprotocol\/conformance@\d+\.\d+\.\d+$/,
-    "pinned in deno.json",
+    /^npm:@modelcontextprotocol\/conformance@0\.2\.\d+(-[a-z]+\.\d+)?$/,
+    "pinned in deno.json to 0.2.x",
   );
   return specifier;
 }
@@ -56,11 +64,17 @@ async function conformance(args: string[], cwd: string) {
   return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
-/** The server scenarios the suite lists, by name. */
-function scenarioNames(listing: string): string[] {
-  const server = listing.split(/\n\s*\n/).find((block) => block.startsWith("Server scenarios"));
-  assert.ok(server, `no server scenarios in:\n${listing}`);
-  return [...server.matchAll(/^\s+- ([a-z0-9-]+) \[/gm)].map((m) => m[1]);
+/** The scored server scenarios a revision requires, from `list --server --requirements`. */
+async function scoredScenarios(revision: Revision, work: string): Promise<string[]> {
+  const listing = await conformance(["list", "--server", "--requirements", revision], work);
+  assert.equal(listing.code, 0, listing.stderr);
+  const scored = listing.stdout.split(/\n\s*\n/).find((block) =>
+    block.startsWith("Server scenarios")
+  );
+  assert.ok(scored, `no server scenarios in:\n${listing.stdout}`);
+  const names = [...scored.matchAll(/^\s+- ([a-z0-9-]+)\s*$/gm)].map((m) => m[1]);
+  assert.ok(names.length >= 25, `${revision}: only ${names.length} scored scenarios`);
+  return names;
 }
 
 /** Read every `server-<scenario>-<timestamp>/checks.json` the run wrote. */
@@ -79,65 +93,114 @@ const failed = (checks: Check[]) =>
   checks.some((c) => c.status === "FAILURE" || c.status === "WARNING");
 
 /**
- * Run every server scenario against `url` and hold the results to `expectedFile`.
+ * Run every scenario `revision` requires against `url` and hold the scored
+ * ones to `server`'s expected failures.
  * @returns the scenarios held to passing
  */
-async function runSuite(url: string, expectedFile: URL, work: string): Promise<string[]> {
-  const expected: Record<string, string> = JSON.parse(await Deno.readTextFile(expectedFile)).server;
-  for (const [scenario, reason] of Object.entries(expected)) {
-    assert.ok(reason.length > 20, `expected failure ${scenario} needs a reason`);
+async function runSuite(
+  url: string,
+  server: Server,
+  revision: Revision,
+  work: string,
+): Promise<string[]> {
+  const notApplicable = expected[server][revision];
+  const scenarios = await scoredScenarios(revision, work);
+  for (const [scenario, reason] of Object.entries(notApplicable)) {
+    assert.ok(reason.length > 20, `${server} ${revision} ${scenario} needs a reason`);
+    assert.ok(scenarios.includes(scenario), `${scenario} is not a scored ${revision} scenario`);
   }
-  const listing = await conformance(["list", "--server"], work);
-  assert.equal(listing.code, 0, listing.stderr);
-  const scenarios = scenarioNames(listing.stdout);
-  assert.ok(scenarios.includes("dns-rebinding-protection"));
-  for (const name of Object.keys(expected)) {
-    assert.ok(scenarios.includes(name), `expected failure ${name} is not a scenario of the suite`);
-  }
-
   // The suite reads its baseline as YAML; JSON is YAML.
-  const baseline = `${work}/expected-failures.yml`;
-  await Deno.writeTextFile(baseline, JSON.stringify({ server: Object.keys(expected) }));
+  const baseline = `${work}/expected-failures-${revision}.yml`;
+  await Deno.writeTextFile(baseline, JSON.stringify({ server: Object.keys(notApplicable) }));
+  const out = `${work}/results-${revision}`;
   const run = await conformance([
     "server",
     "--url",
     url,
-    "--suite",
-    "all",
+    "--requirements",
+    revision,
     "--expected-failures",
     baseline,
     "--output-dir",
-    `${work}/results`,
+    out,
   ], work);
   const log = `--- stdout\n${run.stdout.slice(-6000)}\n--- stderr\n${run.stderr.slice(-3000)}`;
 
-  const results = await resultsIn(`${work}/results`);
-  assert.deepEqual([...results.keys()].sort(), [...scenarios].sort(), `every scenario ran\n${log}`);
-  const unexpected = [...results].filter(([name, checks]) => failed(checks) && !(name in expected));
+  const results = await resultsIn(out);
+  const missing = scenarios.filter((name) => !results.has(name));
+  assert.deepEqual(missing, [], `every scored scenario ran\n${log}`);
+  const unexpected = scenarios.filter((name) =>
+    !(name in notApplicable) && failed(results.get(name)!)
+  );
   assert.deepEqual(
-    unexpected.map(([name, checks]) => ({
+    unexpected.map((name) => ({
       name,
-      problems: checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING")
+      problems: results.get(name)!.filter((c) => c.status === "FAILURE" || c.status === "WARNING")
         .map((c) => `${c.status} ${c.id}: ${c.errorMessage ?? JSON.stringify(c.details)}`),
     })),
     [],
-    "scenarios that must pass",
+    `${server} ${revision}: scenarios that must pass`,
   );
-  const stale = Object.keys(expected).filter((name) => !failed(results.get(name) ?? []));
-  assert.deepEqual(stale, [], "expected failures that now pass: remove them from the list");
-
-  const dns = results.get("dns-rebinding-protection")!;
-  assert.deepEqual(dns.map((c) => [c.id, c.status]).sort(), [
-    ["localhost-host-rebinding-rejected", "SUCCESS"],
-    ["localhost-host-valid-accepted", "SUCCESS"],
-  ]);
+  const stale = Object.keys(notApplicable).filter((name) => !failed(results.get(name)!));
+  assert.deepEqual(stale, [], `${server} ${revision}: listed as not applicable, yet they pass`);
   assert.equal(run.code, 0, `the suite's own baseline check disagrees\n${log}`);
-  return scenarios.filter((name) => !(name in expected));
+  return scenarios.filter((name) => !(name in notApplicable));
 }
 
-Deno.test({
-  name: "the official conformance suite passes every scenario that applies (fixture server)",
-  fn: async () => {
+Deno.test("docs/conformance.md lists every scored scenario of both revisions, pass or not applicable with the reason", async () => {
+  const work = await Deno.makeTempDir({ prefix: "weir-conformance-doc-" });
+  try {
+    const doc = await Deno.readTextFile(DOC);
+    const suite = await suiteSpecifier();
+    assert.ok(doc.includes(suite.replace(/^npm:/, "")), `the page names ${suite}`);
+    for (const revision of REVISIONS) {
+      const section = doc.split(/^## /m).find((s) =>
+        s.startsWith(`\`--requirements ${revision}\``)
+      );
+      assert.ok(section, `a section for ${revision}`);
+      const rows = new Map(
+        [...section.matchAll(/^\| `([a-z0-9-]+)` +\| (.+?) +\| (.+?) +\|$/gm)].map((m) => [
+          m[1],
+          { serve: m[2], library: m[3] },
+        ]),
+      );
+      const scenarios = await scoredScenarios(revision, work);
+      assert.deepEqual([...rows.keys()].sort(), [...scenarios].sort(), `${revision} rows`);
+      for (const name of scenarios) {
+        for (const server of ["serve", "library"] as const) {
+          const reason = expected[server][revision][name];
+          assert.equal(
+            rows.get(name)![server],
+            reason === undefined ? "pass" : `not applicable: ${reason}`,
+            `${revision} ${name} (${server})`,
+          );
+        }
+      }
+    }
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
+
+for (const revision of REVISIONS) {
+  Deno.test(`the official conformance suite (--requirements ${revision}) passes every scenario that applies against \`weir serve FILE --http\` with default flags`, async () => {
+    const work = await Deno.makeTempDir({ prefix: "weir-conformance-serve-" });
+    const served = await serveHttp(GUARDFILE);
+    try {
+      const passed = await runSuite(`${served.url}/mcp`, "serve", revision, work);
+      const held = revision === "2025-11-25"
+        ? ["server-initialize", "tools-call-error", "resources-read-text", "prompts-get-with-args"]
+        : ["caching", "input-required-result-tampered-state", "input-required-result-result-type"];
+      for (const name of ["tools-list", "dns-rebinding-protection", ...held]) {
+        assert.ok(passed.includes(name), `${name} is held to passing against the CLI`);
+      }
+    } finally {
+      assert.equal(await served.stop(), 0);
+      await Deno.remove(work, { recursive: true });
+    }
+  });
+
+  Deno.test(`the official conformance suite (--requirements ${revision}) passes every scenario that applies against a host built on mod.ts`, async () => {
     const work = await Deno.makeTempDir({ prefix: "weir-conformance-" });
     let wire: WireLog | undefined;
     const server = listen((port) => {
@@ -146,44 +209,16 @@ Deno.test({
       return tap.handler;
     });
     try {
-      const passed = await runSuite(`${server.origin}/mcp`, EXPECTED, work);
-      assert.ok(passed.length >= 20, `only ${passed.length} scenarios are held to passing`);
+      const passed = await runSuite(`${server.origin}/mcp`, "library", revision, work);
+      assert.ok(passed.length >= 19, `only ${passed.length} scenarios are held to passing`);
       assert.deepEqual(
         wire!.problems,
         [],
         "every response the suite received conforms to the schema",
       );
-      assert.ok((wire!.checked.get("initialize") ?? 0) >= 20, "the tap saw the suite's traffic");
     } finally {
       await server.close();
       await Deno.remove(work, { recursive: true });
     }
-  },
-});
-
-Deno.test("the official conformance suite passes against `weir serve FILE --http` with default flags", async () => {
-  const work = await Deno.makeTempDir({ prefix: "weir-conformance-serve-" });
-  const served = await serveHttp(GUARDFILE);
-  try {
-    const passed = await runSuite(`${served.url}/mcp`, EXPECTED_SERVE, work);
-    for (
-      const name of [
-        "server-initialize",
-        "ping",
-        "tools-list",
-        "tools-call-error",
-        "resources-list",
-        "resources-read-text",
-        "prompts-list",
-        "prompts-get-simple",
-        "prompts-get-with-args",
-        "dns-rebinding-protection",
-      ]
-    ) {
-      assert.ok(passed.includes(name), `${name} is held to passing against the CLI`);
-    }
-  } finally {
-    assert.equal(await served.stop(), 0);
-    await Deno.remove(work, { recursive: true });
-  }
-});
+  });
+}

@@ -100,106 +100,230 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 over stdio", async ()
   }
 });
 
-Deno.test("confirm on the raw 2026-07-28 wire: forged, mismatched and replayed answers ask again", async () => {
-  const upstream = await startRecorder(() => Response.json({ deleted: true }));
-  const file = await guardfile(upstream.url);
-  const server = await serveHttp(file);
+/** Send 2026-07-28 `tools/call`s of delete_ticket over HTTP or stdio; each answer whole. */
+function rawWire(
+  transport: "HTTP" | "stdio",
+  url: string,
+  stdio?: { send(line: string): Promise<void>; next(): Promise<string> },
+) {
   let id = 1;
-  const call = async (params: Record<string, unknown>, caps: Record<string, unknown> = {
-    elicitation: {},
-  }) => {
-    const res = await fetch(`${server.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "delete_ticket",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: id++,
-        method: "tools/call",
-        params: {
-          name: "delete_ticket",
-          ...params,
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": caps,
-          },
+  return async (
+    params: Record<string, unknown>,
+    caps: Record<string, unknown> = { elicitation: {} },
+  ): Promise<
+    {
+      result?: Record<string, unknown>;
+      error?: { code: number; message: string; data?: { reason?: string } };
+    }
+  > => {
+    const message = JSON.stringify({
+      jsonrpc: "2.0",
+      id: id++,
+      method: "tools/call",
+      params: {
+        name: "delete_ticket",
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": caps,
         },
-      }),
+      },
     });
-    const body = assertValidResponse<{ result: Record<string, unknown> }>(
-      MODERN,
-      await res.text(),
-      "tools/call",
-    );
-    return body.result;
+    let text: string;
+    if (transport === "stdio") {
+      await stdio!.send(message);
+      text = await stdio!.next();
+    } else {
+      const res = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "accept": "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "delete_ticket",
+        },
+        body: message,
+      });
+      text = await res.text();
+    }
+    return assertValidResponse(MODERN, text, "tools/call");
   };
-  const accept = { "weir/confirm": { action: "accept" } };
-  try {
-    const first = await call({ arguments: { id: "7" } });
-    assert.equal(first.resultType, "input_required");
-    const request = (first.inputRequests as Record<string, { method: string; params: never }>)[
-      "weir/confirm"
-    ];
-    assert.equal(request.method, "elicitation/create");
-    assert.equal(typeof first.requestState, "string");
-    assert.equal("ttlMs" in first, false, "no cache hints on input_required");
-    const state = first.requestState as string;
+}
 
-    const forged = await call({ arguments: { id: "7" }, inputResponses: accept });
-    assert.equal(forged.resultType, "input_required", "an answer without the state asks again");
+/** A `weir serve --stdio` child spoken to line by line. */
+function stdioChild(file: string) {
+  const { command, args } = weirCommand();
+  const child = new Deno.Command(command, {
+    args: [...args, "serve", file, "--stdio"],
+    cwd: ROOT,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  return {
+    send: (line: string) => writer.write(new TextEncoder().encode(line + "\n")),
+    async next(): Promise<string> {
+      while (!buffered.includes("\n")) {
+        const { done, value } = await lines.read();
+        if (done) throw new Error("weir --stdio ended");
+        buffered += value;
+      }
+      const at = buffered.indexOf("\n");
+      const line = buffered.slice(0, at);
+      buffered = buffered.slice(at + 1);
+      return line;
+    },
+    async close() {
+      await writer.close();
+      await lines.cancel().catch(() => {});
+      await child.status;
+    },
+  };
+}
 
-    const other = await call({
-      arguments: { id: "8" },
-      inputResponses: accept,
-      requestState: state,
-    });
-    assert.equal(other.resultType, "input_required", "other arguments ask again");
-
-    const tampered = state.slice(0, -2) + (state.endsWith("AA") ? "BB" : "AA");
-    const bad = await call({
-      arguments: { id: "7" },
-      inputResponses: accept,
-      requestState: tampered,
-    });
-    assert.equal(bad.resultType, "input_required", "a forged state asks again");
-    assert.equal(upstream.requests.length, 0, "nothing reached the upstream so far");
-
-    const good = await call({
-      arguments: { id: "7" },
-      inputResponses: accept,
-      requestState: state,
-    });
-    assert.equal(good.resultType, "complete", JSON.stringify(good));
-    assert.equal(good.isError, undefined);
-    assert.equal(upstream.requests.length, 1);
-
-    const replay = await call({
-      arguments: { id: "7" },
-      inputResponses: accept,
-      requestState: state,
-    });
-    assert.equal(replay.resultType, "input_required", "an accepted answer runs the call once");
-    assert.equal(upstream.requests.length, 1);
-
-    const noCap = await call({ arguments: { id: "7" } }, {});
-    assert.equal(noCap.isError, true);
-    assert.match(textOf(noCap), /^confirmation_impossible: .*did not declare the elicitation/);
-
-    const api = await callApi(server.url, "delete_ticket", { id: "7" });
-    assert.equal(api.status, 403);
-    assert.match(api.text, /^confirmation_impossible: .*tool API cannot ask anyone/);
-    assert.equal(upstream.requests.length, 1, "over /api a gated tool never runs");
-  } finally {
-    await server.stop();
-    await upstream.close();
-    await Deno.remove(file);
+/** Every way a client could alter a state it was given: one character, the ends, the shape. */
+function tamperings(state: string, count: number): string[] {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  let x = state.length * 2654435761 >>> 0 || 1;
+  const random = (n: number) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+  const out = new Set<string>([
+    "",
+    "x",
+    state + "-TAMPERED",
+    state.slice(0, -1),
+    state.slice(1),
+    state.replace(".", ""),
+    state + "." + state,
+    state.split(".").reverse().join("."),
+    "é" + state,
+  ]);
+  while (out.size < count) {
+    const at = random(state.length);
+    const swapped = alphabet[(alphabet.indexOf(state[at]) + 1 + random(63)) % 64];
+    if (swapped !== state[at] && state[at] !== ".") {
+      out.add(state.slice(0, at) + swapped + state.slice(at + 1));
+    }
   }
-});
+  return [...out];
+}
+
+for (const transport of ["HTTP", "stdio"] as const) {
+  Deno.test(`confirm on the raw 2026-07-28 wire (${transport}): a tampered, foreign or replayed requestState is -32602; only a missing answer asks again`, async () => {
+    const upstream = await startRecorder(() => Response.json({ deleted: true }));
+    const file = await guardfile(upstream.url);
+    const server = await serveHttp(file);
+    const child = transport === "stdio" ? stdioChild(file) : undefined;
+    // Another weir process signs with its own key: its states are foreign here.
+    const other = await serveHttp(file);
+    const call = rawWire(transport, server.url, child);
+    const callOther = rawWire("HTTP", other.url);
+    const accept = { "weir/confirm": { action: "accept" } };
+    const refusedAs = (
+      answer: Awaited<ReturnType<typeof call>>,
+      reason: string,
+      what: string,
+    ) => {
+      assert.equal(answer.error?.code, -32602, `${what}: ${JSON.stringify(answer)}`);
+      assert.match(answer.error!.message, /^Invalid requestState for "delete_ticket": it /, what);
+      assert.match(answer.error!.message, /Call the tool again without requestState/, what);
+      assert.equal(answer.error!.data?.reason, reason, what);
+    };
+    try {
+      const first = (await call({ arguments: { id: "7" } })).result!;
+      assert.equal(first.resultType, "input_required");
+      const request = (first.inputRequests as Record<string, { method: string }>)["weir/confirm"];
+      assert.equal(request.method, "elicitation/create");
+      assert.equal("ttlMs" in first, false, "no cache hints on input_required");
+      const state = first.requestState as string;
+
+      // No state at all, or a valid one without an answer: asked (again), never an error.
+      const bare = await call({ arguments: { id: "7" }, inputResponses: accept });
+      assert.equal(bare.result?.resultType, "input_required", "an answer without the state asks");
+      const unanswered = await call({
+        arguments: { id: "7" },
+        inputResponses: { wrong_key: { action: "accept" } },
+        requestState: state,
+      });
+      assert.equal(
+        unanswered.result?.resultType,
+        "input_required",
+        "no answer for it: asked again",
+      );
+
+      // Every alteration of the state is refused, naming why.
+      for (const tampered of tamperings(state, 40)) {
+        const answer = await call({
+          arguments: { id: "7" },
+          inputResponses: accept,
+          requestState: tampered,
+        });
+        assert.ok(
+          ["malformed", "unsigned"].includes(answer.error?.data?.reason ?? ""),
+          `${JSON.stringify(tampered)}: ${JSON.stringify(answer)}`,
+        );
+        refusedAs(answer, answer.error!.data!.reason!, JSON.stringify(tampered));
+      }
+      // A genuine state for other arguments, or from another server, is refused too.
+      refusedAs(
+        await call({ arguments: { id: "8" }, inputResponses: accept, requestState: state }),
+        "other_call",
+        "other arguments",
+      );
+      const foreign = (await callOther({ arguments: { id: "7" } })).result!.requestState as string;
+      refusedAs(
+        await call({ arguments: { id: "7" }, inputResponses: accept, requestState: foreign }),
+        "unsigned",
+        "a state another server signed",
+      );
+      assert.equal(upstream.requests.length, 0, "nothing reached the upstream so far");
+
+      const good = (await call({
+        arguments: { id: "7" },
+        inputResponses: accept,
+        requestState: state,
+      })).result!;
+      assert.equal(good.resultType, "complete", JSON.stringify(good));
+      assert.equal(good.isError, undefined);
+      assert.equal(upstream.requests.length, 1);
+
+      refusedAs(
+        await call({ arguments: { id: "7" }, inputResponses: accept, requestState: state }),
+        "spent",
+        "a replay",
+      );
+      assert.equal(upstream.requests.length, 1, "an accepted answer runs the call once");
+
+      // Without the elicitation capability: -32021 naming what to declare (2026-07-28).
+      const noCap = await call({ arguments: { id: "7" } }, {});
+      assert.equal(noCap.error?.code, -32021, JSON.stringify(noCap));
+      assert.match(noCap.error!.message, /needs the elicitation capability this request did not/);
+      assert.deepEqual(
+        (noCap.error as { data?: unknown }).data,
+        { requiredCapabilities: { elicitation: {} } },
+      );
+
+      const api = await callApi(server.url, "delete_ticket", { id: "7" });
+      assert.equal(api.status, 403);
+      assert.match(api.text, /confirmation_impossible: .*tool API cannot ask anyone/);
+      assert.equal(upstream.requests.length, 1, "over /api a gated tool never runs");
+    } finally {
+      await child?.close();
+      await server.stop();
+      await other.stop();
+      await upstream.close();
+      await Deno.remove(file);
+    }
+  });
+}
 
 Deno.test("confirm with the v1 client on 2025-11-25: elicitation over stdio, impossible over HTTP", async () => {
   const upstream = await startRecorder(() => Response.json({ deleted: true }));
