@@ -308,7 +308,16 @@ Deno.test({
       ]) as [Record<string, unknown>, Record<string, unknown>];
       assert.deepEqual(good, {
         status: 200,
-        tools: ["get_ticket", "test_error_handling", "weir_info"],
+        tools: [
+          "get_ticket",
+          "test_error_handling",
+          "test_input_required_result_elicitation",
+          "test_input_required_result_tampered_state",
+          "test_logging_tool",
+          "test_missing_capability",
+          "test_streaming_elicitation",
+          "weir_info",
+        ],
       });
       assert.match(String(bad.error), /TypeError/, "the browser refused the foreign origin");
       // The refusal's log line may still be in the pipe: wait for it (bounded).
