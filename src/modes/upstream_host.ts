@@ -227,7 +227,8 @@ export class UpstreamHost {
     } catch (error) {
       throw failed(failureOf(error, "calling the tool", redactor, ctx));
     } finally {
-      progress?.stop();
+      // The newest progress still waiting goes out before the result (not after a cancellation).
+      progress?.stop(!ctx.signal?.aborted);
     }
     if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
       throw failed(
@@ -302,9 +303,10 @@ function forwarder(send: NonNullable<CallContext["progress"]>) {
         waiting = undefined;
       }, Math.max(0, PROGRESS_INTERVAL_MS - since));
     },
-    stop() {
+    stop(flush: boolean) {
       clearTimeout(timer);
       timer = undefined;
+      if (flush && waiting) out(waiting);
       waiting = undefined;
     },
   };
