@@ -168,11 +168,16 @@ export function createGuard(
     structuredContent: env as unknown as JsonObject,
   });
 
-  const callSql = async (grant: Grant, args: Record<string, unknown>, call: CallBudget) => {
+  const callSql = async (
+    grant: Grant,
+    args: Record<string, unknown>,
+    call: CallBudget,
+    spelled: Record<string, unknown> | undefined,
+  ) => {
     const answer = await sql!.run(grant, args, call.signal, {
       ...call,
       maxBytes: limits.maxResponseBytes,
-    });
+    }, spelled);
     if (limits.maxResponseBytes > 0 && answer.bytes > limits.maxResponseBytes) {
       throw new WeirError(
         "sql_too_large",
@@ -206,10 +211,10 @@ export function createGuard(
     call: CallBudget,
     seen: { upstreamStatus?: number },
   ) => {
-    if (grant.sql) return await callSql(grant, args, call);
     // What is sent carries each number as the agent wrote it (1e21, 1.0, -0):
     // the arguments' spelled twin (src/mcp/jsonrpc.ts), nulls dropped alike.
     const spelled = spelledArguments(original);
+    if (grant.sql) return await callSql(grant, args, call, spelled);
     const planned = planRequest(grant, spelled ? withoutNulls(grant, spelled) : args, restricts);
     const redactor = new Redactor();
     call.phase(UPSTREAM_ANSWER, false);

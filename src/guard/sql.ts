@@ -23,12 +23,12 @@
  * @module
  */
 import { type Logger, ToolError } from "../mcp/server.ts";
-import type { Database, Grant, SqlSpec } from "../guardfile/model.ts";
+import type { Database, Grant, SqlParam, SqlSpec } from "../guardfile/model.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
 import { toHex } from "../transport/bytes.ts";
 import type { Sql, TransactionSql } from "postgres";
 import { WeirError } from "../errors/kinds.ts";
-import { clipText } from "../mcp/text.ts";
+import { clipText, isRawJson } from "../mcp/text.ts";
 
 /** What one sql call produced, before the coverage envelope. */
 export interface SqlAnswer {
@@ -155,9 +155,10 @@ export class SqlRunner {
     args: Record<string, unknown>,
     signal: AbortSignal,
     budget?: SqlBudget,
+    spelled?: Record<string, unknown>,
   ): Promise<SqlAnswer> {
     const spec = grant.sql!;
-    const values = spec.params.map((p) => toParam(args[p.name]));
+    const values = spec.params.map((p) => toParam(p, args[p.name], spelled?.[p.name]));
     const dsn = (await resolveValue(this.#database.dsn, this.#resolver, "the database DSN", {
       code: "dsn_missing",
     })).value;
@@ -424,8 +425,17 @@ function jsonValue(v: unknown): unknown {
 }
 
 /** An argument as a bind value: absent -> NULL; objects never reach here (schema types). */
-function toParam(v: unknown): unknown {
-  return v === undefined ? null : v;
+function toParam(param: SqlParam, value: unknown, spelled: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "number") return value;
+  // An integer (of an integer or untyped parameter) in decimal, never in
+  // exponent form (String(1e21) is "1e+21", which no integer column reads).
+  if (param.type !== "number") {
+    return Number.isInteger(value) ? BigInt(value).toString() : String(value);
+  }
+  // A number as the caller wrote it ("2.50", "1e21", "-0", "0.0000001"):
+  // bound as text, PostgreSQL reads its value from those very digits.
+  return isRawJson(spelled) ? spelled.rawJSON : String(value);
 }
 
 /** Where a database's DSN comes from, for messages: `env SHOP_DSN, else file /run/dsn`. */

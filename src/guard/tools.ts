@@ -117,7 +117,10 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
   }
   for (const [root, schema] of mappedSchemas(grant)) define(root, schema, true);
   for (const v of grant.graphql?.variables ?? []) define(v, {}, false);
-  for (const p of grant.sql?.params ?? []) define(p.name, { type: p.type }, p.required);
+  for (const p of grant.sql?.params ?? []) {
+    // An untyped sql parameter takes a string or an integer (bound as its decimal text).
+    define(p.name, { type: p.untyped ? ["string", "integer"] : p.type }, p.required);
+  }
   const schema: JsonObject = { type: "object", properties };
   if (required.length > 0) schema.required = required;
   schema.additionalProperties = false;

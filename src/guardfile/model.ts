@@ -155,6 +155,12 @@ export interface SqlParam {
   type: ScalarType;
   /** Whether the caller must give it (absent optional: SQL NULL). */
   required: boolean;
+  /**
+   * Declared without `type=`: a string, or an integer (models send numbers
+   * for ids) bound as its decimal text, as untyped path, query and body
+   * inputs are.
+   */
+  untyped?: boolean;
 }
 
 /** A `sql` grant: an authored statement with positional parameters. */

@@ -213,6 +213,7 @@ export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
       );
       continue;
     }
+    const untyped = p.node.properties.type === undefined;
     const type = p.node.properties.type ?? "string";
     if (typeof type !== "string" || !PARAM_TYPES.includes(type as ScalarType)) {
       p.error(`param "${name}" type=${show(type)} must be one of ${PARAM_TYPES.join(", ")}`);
@@ -231,7 +232,7 @@ export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
       p.error(`param "${name}" is declared twice; keep one param per placeholder`);
       continue;
     }
-    params.push({ name, type: type as ScalarType, required });
+    params.push({ name, type: type as ScalarType, required, ...(untyped ? { untyped } : {}) });
   }
 
   let maxRows = DEFAULT_MAX_ROWS;
