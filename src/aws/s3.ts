@@ -21,10 +21,16 @@
  */
 import { XMLParser } from "fast-xml-parser";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import { cleanDeep } from "../mcp/text.ts";
+import { cleanDeep, clipText } from "../mcp/text.ts";
 import { type CallContext, type ServerOptions, stderrLogger, ToolError } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
-import { keyProblem, S3_MAX_KEY_BYTES, type S3Policy, type S3Tool } from "../guardfile/aws.ts";
+import {
+  type KeyFault,
+  keyFault,
+  S3_MAX_KEY_BYTES,
+  type S3Policy,
+  type S3Tool,
+} from "../guardfile/aws.ts";
 import { contentProblem } from "./sniff.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { withheldStub } from "../guard/tools.ts";
@@ -38,7 +44,7 @@ import {
   sendAwsChecked,
   toToolError,
 } from "./host.ts";
-import { type ErrorKind, kindOf, ruleOf, WeirError } from "../errors/kinds.ts";
+import { type KindRule, ruleOfError, WeirError } from "../errors/kinds.ts";
 
 /** Most keys one `list_objects` call returns (the reference's). */
 export const LIST_MAX_KEYS = 200;
@@ -148,12 +154,26 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
   );
 }
 
-/** The audit reason of a refusal (nothing sent), by kind; the rule comes from the kind. */
-const REASONS: Partial<Record<ErrorKind, string>> = {
-  policy_denied: "key, prefix, media type or content outside the policy",
-  invalid_base64: "content_base64 is not strict base64",
-  verb_withheld: "read-only mode",
-  too_large: "object over max-bytes",
+/** The audit rule of each way a key or prefix breaks the key rules. */
+const KEY_RULES: Record<KeyFault, KindRule> = {
+  empty: "empty_value",
+  characters: "key_characters",
+  separator: "separator",
+  dot_segment: "dot_segment",
+};
+
+/** What the audit line of each refusal (nothing sent) adds to its rule. */
+const REASONS: Partial<Record<KindRule, string>> = {
+  empty_value: "an empty key, key segment or object",
+  key_characters: "a key or prefix outside letters, digits, - _ . /",
+  separator: "a key starting or ending with /",
+  dot_segment: "a . or .. key segment",
+  value_too_long: "a key over 1024 bytes with the prefix",
+  media_type: "a content_type the policy does not list",
+  content: "bytes that are markup or not what their type says",
+  schema: "content_base64 is not strict base64",
+  withheld: "read-only mode",
+  size: "object over max-bytes",
 };
 
 /** Only what differs from the MCP defaults (see `leanAnnotations` in src/guard/tools.ts). */
@@ -199,17 +219,17 @@ export function createS3Host(
   /** The full key for a caller's key, or a refusal naming the rule broken. */
   const resolveKey = (raw: unknown): string => {
     const key = typeof raw === "string" ? raw : "";
-    const problem = keyProblem(key);
+    const problem = keyFault(key);
     if (problem) {
       const outside = key.startsWith("/") || key.split("/").includes("..");
       throw new WeirError(
         "policy_denied",
-        `key ${JSON.stringify(key.slice(0, 200))} ${problem}` +
+        `key ${JSON.stringify(clipText(key, 200))} ${problem.text}` +
           (outside && policy.prefix
             ? `; it would leave the prefix "${policy.prefix}", the only place this server writes`
             : "") +
           " (nothing was sent)",
-        { status: 400 },
+        { status: 400, rule: KEY_RULES[problem.fault] },
       );
     }
     const full = policy.prefix + key;
@@ -218,7 +238,7 @@ export function createS3Host(
       throw new WeirError(
         "policy_denied",
         `the key is ${size} bytes with its prefix, over S3's ${S3_MAX_KEY_BYTES} (nothing was sent)`,
-        { status: 400 },
+        { status: 400, rule: "value_too_long" },
       );
     }
     return full;
@@ -243,11 +263,11 @@ export function createS3Host(
     if (!policy.contentTypes.includes(type)) {
       throw new WeirError(
         "policy_denied",
-        `content type ${JSON.stringify(String(args.content_type).slice(0, 100))} ` +
+        `content type ${JSON.stringify(clipText(String(args.content_type), 100))} ` +
           `is outside this policy (allowed: ${
             policy.contentTypes.join(", ")
           }); nothing was written`,
-        { status: 400 },
+        { status: 400, rule: "media_type" },
       );
     }
     const text = typeof args.content_base64 === "string" ? args.content_base64 : "";
@@ -261,7 +281,11 @@ export function createS3Host(
       );
     }
     if (length === 0) {
-      throw new WeirError("policy_denied", `refusing to publish an empty object`, { status: 400 });
+      throw new WeirError(
+        "policy_denied",
+        `refusing to publish an empty object; send at least one byte`,
+        { status: 400, rule: "empty_value" },
+      );
     }
     if (length > policy.maxBytes) {
       throw new WeirError(
@@ -283,7 +307,10 @@ export function createS3Host(
     }
     const problem = contentProblem(type, body);
     if (problem) {
-      throw new WeirError("policy_denied", `${problem}; nothing was written`, { status: 400 });
+      throw new WeirError("policy_denied", `${problem}; nothing was written`, {
+        status: 400,
+        rule: "content",
+      });
     }
     await call(
       {
@@ -307,12 +334,12 @@ export function createS3Host(
     started: number,
   ): Promise<JsonObject> => {
     const sub = typeof args.prefix === "string" ? args.prefix : "";
-    const problem = keyProblem(sub, { listing: true });
+    const problem = keyFault(sub, { listing: true });
     if (problem) {
       throw new WeirError(
         "policy_denied",
-        `prefix ${JSON.stringify(sub.slice(0, 200))} ${problem} (nothing was sent)`,
-        { status: 400 },
+        `prefix ${JSON.stringify(clipText(sub, 200))} ${problem.text} (nothing was sent)`,
+        { status: 400, rule: KEY_RULES[problem.fault] },
       );
     }
     const prefix = policy.prefix + sub;
@@ -404,10 +431,9 @@ export function createS3Host(
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const refused = toToolError(error);
-      const kind = kindOf(refused);
-      const rule = ruleOf(kind);
+      const rule = ruleOfError(refused);
       if (rule) {
-        const reason = kind && REASONS[kind];
+        const reason = REASONS[rule];
         auditRefused(log, { tool, status: refused.status, rule, ...(reason ? { reason } : {}) });
       } else auditFinished(log, tool, started, refused);
       throw refused;

@@ -168,7 +168,7 @@ export function createSsmHost(
         const name = args.name;
         if (typeof name !== "string" || !declared.has(name)) {
           auditRefused(log, {
-            rule: "restrict",
+            rule: "undeclared_parameter",
             status: 403,
             tool,
             reason: "parameter name not declared by the policy",
@@ -179,7 +179,7 @@ export function createSsmHost(
               `${
                 policy.parameters.map((p) => JSON.stringify(p)).join(", ")
               } (nothing was sent to AWS)`,
-            { status: 403 },
+            { status: 403, rule: "undeclared_parameter" },
           );
         }
         parameter = name;

@@ -38,7 +38,11 @@ export type KindRule =
   | "blank_argument"
   | "rate_limit"
   | "size"
-  | "confirm";
+  | "confirm"
+  | "undeclared_parameter"
+  | "key_characters"
+  | "media_type"
+  | "content";
 
 /** What one kind means to the tool API, the audit log and telemetry. */
 export interface KindInfo {

@@ -335,27 +335,44 @@ function readSsm(wrap: NodeReader, file: string): Omit<SsmPolicy, "surface"> {
   };
 }
 
+/** Which key rule a key breaks (see {@link keyFault}). */
+export type KeyFault = "empty" | "characters" | "separator" | "dot_segment";
+
 /**
  * Check a key (or key prefix) against the publisher's key rules: characters
  * `[A-Za-z0-9._-/]`, no leading or trailing `/` (a trailing one is allowed for a
  * listing prefix), no empty, `.` or `..` segment.
  *
- * @returns `undefined` when the key is acceptable, else why not (no key text inside)
+ * @returns `undefined` when the key is acceptable, else which rule it breaks
+ *   and why, in words (no key text inside)
  */
-export function keyProblem(key: string, options: { listing?: boolean } = {}): string | undefined {
-  if (key === "") return options.listing ? undefined : "is empty";
+export function keyFault(
+  key: string,
+  options: { listing?: boolean } = {},
+): { fault: KeyFault; text: string } | undefined {
+  const fault = (f: KeyFault, text: string) => ({ fault: f, text });
+  if (key === "") return options.listing ? undefined : fault("empty", "is empty");
   if (!KEY_CHARS.test(key)) {
-    return "may only use letters, digits, dash, underscore, dot and slash";
+    return fault("characters", "may only use letters, digits, dash, underscore, dot and slash");
   }
-  if (key.startsWith("/")) return "starts with / (keys are relative to the policy prefix)";
-  if (!options.listing && key.endsWith("/")) return "ends with / (it must name an object)";
+  if (key.startsWith("/")) {
+    return fault("separator", "starts with / (keys are relative to the policy prefix)");
+  }
+  if (!options.listing && key.endsWith("/")) {
+    return fault("separator", "ends with / (it must name an object)");
+  }
   const segments = key.split("/");
   if (options.listing && key.endsWith("/")) segments.pop();
   for (const s of segments) {
-    if (s === "") return "has an empty path segment (//)";
-    if (s === "." || s === "..") return `has a "${s}" segment (no traversal)`;
+    if (s === "") return fault("empty", "has an empty path segment (//)");
+    if (s === "." || s === "..") return fault("dot_segment", `has a "${s}" segment (no traversal)`);
   }
   return undefined;
+}
+
+/** {@link keyFault}'s words only. */
+export function keyProblem(key: string, options: { listing?: boolean } = {}): string | undefined {
+  return keyFault(key, options)?.text;
 }
 
 function readS3(wrap: NodeReader, file: string): Omit<S3Policy, "surface"> {

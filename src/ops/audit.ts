@@ -41,6 +41,11 @@ import type { Logger } from "../mcp/server.ts";
  * - `overload`: the concurrent request cap (503)
  * - `shutting_down`: a request after shutdown began (503)
  * - `allowlist`, `fingerprint`, `pin`: serve-upstream's checks
+ * - `undeclared_parameter`: serve-ssm, a parameter name the policy does not declare
+ * - `key_characters`, `media_type`, `content`: serve-s3, a key or prefix outside the key
+ *   characters, a `content_type` the policy does not list, bytes that are markup or not what
+ *   their type says (a key's `dot_segment`, `separator`, `empty_value`, `value_too_long`, an
+ *   empty object's `empty_value`, an object's `size` are named as in spec mode)
  */
 export type RefusalRule =
   | "schema"
@@ -71,7 +76,11 @@ export type RefusalRule =
   | "allowlist"
   | "fingerprint"
   | "pin"
-  | "confirm";
+  | "confirm"
+  | "undeclared_parameter"
+  | "key_characters"
+  | "media_type"
+  | "content";
 
 /** A call let through and what came of it. */
 export interface AllowedCall {

@@ -273,7 +273,11 @@ Deno.test("serve-s3 over HTTP: v2 client (2026-07-28), v1 client and the tool AP
     assert.ok(
       lines.some((l) => l.event === "refused" && l.rule === "size" && l.tool === "put_object"),
     );
-    assert.ok(lines.some((l) => l.event === "refused" && l.rule === "restrict"));
+    // Each refusal names its own rule (a spec-mode restrict glob is "restrict"; none here).
+    for (const rule of ["dot_segment", "content", "empty_value"]) {
+      assert.ok(lines.some((l) => l.event === "refused" && l.rule === rule), rule);
+    }
+    assert.ok(!lines.some((l) => l.rule === "restrict"));
   });
 });
 

@@ -118,7 +118,9 @@ Deno.test("serve-ssm over stdio with the v1 client", async (t) => {
       ),
     );
     assert.ok(
-      lines.some((l) => l.event === "refused" && l.rule === "restrict" && l.status === 403),
+      lines.some((l) =>
+        l.event === "refused" && l.rule === "undeclared_parameter" && l.status === 403
+      ),
     );
     assert.ok(lines.some((l) => l.event === "serving" && l.mode === "aws-ssm"));
     assertNoSecrets(stderr, "stderr");
