@@ -32,7 +32,12 @@ import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { type KindRule, WeirError } from "../errors/kinds.ts";
 import { isRawJson } from "../mcp/text.ts";
 import { decimalProblem, decimalText } from "./untyped.ts";
-import { decodedForms, MAX_DECODING_ROUNDS } from "../guardfile/decoded.ts";
+import {
+  compatibilityForm,
+  decodedForms,
+  isDotPiece,
+  MAX_DECODING_ROUNDS,
+} from "../guardfile/decoded.ts";
 
 /** Characters the reference refuses in path and query values (shell metacharacters). */
 export const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
@@ -103,8 +108,7 @@ export function encodeSegment(name: string, value: string): string {
  * would on `%2F`.
  */
 function isDotSegment(segment: string): boolean {
-  if (segment === "." || segment === "..") return true;
-  return decodedForms(segment).forms.some((f) => f === "." || f === "..");
+  return decodedForms(segment).forms.some(isDotPiece);
 }
 
 /**
@@ -132,27 +136,50 @@ function checkDecodedForms(
   const slashes = path ? count(value, "/") : 0;
   for (const [i, form] of forms.entries()) {
     const how = i === 0 ? "" : ` once an upstream percent-decodes it`;
-    if (path && i > 0) pathForm(what, form, slashes);
+    if (path) pathForm(what, form, slashes, i > 0);
     gate(`${what}${how}`, form, metacharacters);
   }
   return forms;
 }
 
-/** A decoded form of a path value: no new separator, no dot segment. */
-function pathForm(what: string, form: string, slashes: number): void {
-  if (form.includes("\\") || count(form, "/") > slashes) {
+/**
+ * A form of a path value (the value itself, or what decoding makes of it) and
+ * its Unicode compatibility form (src/guardfile/decoded.ts): no separator the
+ * value did not hold, no dot segment, however a piece spells it (`..;x`, `．．`).
+ */
+function pathForm(what: string, form: string, slashes: number, decoded: boolean): void {
+  if (decoded) {
+    if (form.includes("\\") || count(form, "/") > slashes) {
+      throw denied(
+        "separator",
+        `${what} contains a percent-encoded "/" or "\\" (%2F, %5C, in any form an upstream ` +
+          `decodes); refused so an upstream that decodes before routing cannot see another path`,
+      );
+    }
+    const dot = form.split(/[/\\]/).find(isDotPiece);
+    if (dot !== undefined) {
+      throw denied(
+        "dot_segment",
+        `${what} decodes to a "${dot}" segment (a dot segment) once an upstream ` +
+          `percent-decodes it; dot segments are refused`,
+      );
+    }
+  }
+  const compatible = compatibilityForm(form);
+  if (compatible === form) return;
+  if (compatible.includes("\\") || count(compatible, "/") > slashes) {
     throw denied(
       "separator",
-      `${what} contains a percent-encoded "/" or "\\" (%2F, %5C, in any form an upstream ` +
-        `decodes); refused so an upstream that decodes before routing cannot see another path`,
+      `${what} contains a character an upstream that normalizes Unicode (NFKC) reads as "/" ` +
+        `or "\\" (a fullwidth ／ or ＼); refused so it cannot see another path`,
     );
   }
-  const dot = form.split(/[/\\]/).find((piece) => piece === "." || piece === "..");
+  const dot = compatible.split(/[/\\]/).find(isDotPiece);
   if (dot !== undefined) {
     throw denied(
       "dot_segment",
-      `${what} decodes to a "${dot}" segment (a dot segment) once an upstream ` +
-        `percent-decodes it; dot segments are refused`,
+      `${what} has a segment an upstream that normalizes Unicode (NFKC) reads as "${dot}" ` +
+        `(a dot segment: fullwidth ．, the leaders ․ and ‥); dot segments are refused`,
     );
   }
 }

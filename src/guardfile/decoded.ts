@@ -151,3 +151,38 @@ function lenientText(bytes: Uint8Array): string {
   flush();
   return out;
 }
+
+/**
+ * The value as an upstream that normalizes Unicode may read it: its NFKC form
+ * (Unicode Standard Annex 15). Compatibility characters become what they look
+ * like: fullwidth `．` (U+FF0E), `／` (U+FF0F), `＼` (U+FF3C) become `.`, `/`,
+ * `\`, and the leaders `․` (U+2024) and `‥` (U+2025) become `.` and `..`.
+ * Frameworks that normalize paths, and Windows' "best fit" conversion of
+ * Unicode to an ANSI code page, read these so. The same string when NFKC
+ * changes nothing.
+ */
+export function compatibilityForm(text: string): string {
+  return text.normalize("NFKC");
+}
+
+/**
+ * Whether one piece of a path (between separators) is a dot segment to some
+ * upstream: `.` or `..` itself, or once a `;` path parameter is dropped
+ * (RFC 3986 section 3.3 lets a segment carry parameters; Tomcat and Spring drop
+ * them before resolving dot segments, so `..;x` climbs, notably behind a proxy
+ * that decodes `%3B`), in the piece's own form or its
+ * {@link compatibilityForm} (`．．`, `‥`).
+ * @example
+ * ```ts
+ * import { isDotPiece } from "./decoded.ts";
+ * console.assert(isDotPiece("..;jsessionid=1") && isDotPiece("\uff0e\uff0e") && isDotPiece("\u2025"));
+ * console.assert(!isDotPiece("...") && !isDotPiece("a..b"));
+ * ```
+ */
+export function isDotPiece(piece: string): boolean {
+  for (const form of [piece, compatibilityForm(piece)]) {
+    const bare = form.split(";")[0];
+    if (bare === "." || bare === "..") return true;
+  }
+  return false;
+}

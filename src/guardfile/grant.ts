@@ -10,7 +10,7 @@
 import type { Grant, GraphqlSpec, HttpMethod } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
 import { HTTP_METHODS, methodForVerb } from "./verbs.ts";
-import { decodedForms } from "./decoded.ts";
+import { compatibilityForm, decodedForms, isDotPiece } from "./decoded.ts";
 import { compileJmesPath } from "./jmespath.ts";
 import { defaultParam, readParams } from "./rules.ts";
 import { readSql } from "./sql.ts";
@@ -251,7 +251,9 @@ function readPath(path: NodeReader, grant: Grant): void {
   const literalSegments = template.split("/").map((seg) => seg.replace(/\{[^{}]*\}/g, "x"));
   // A dot segment in any form an upstream might decode it to (src/guardfile/decoded.ts).
   const dotted = (seg: string) =>
-    decodedForms(seg).forms.some((f) => f.split(/[/\\]/).some((p) => p === "." || p === ".."));
+    decodedForms(seg).forms.some((f) =>
+      [f, compatibilityForm(f)].some((g) => g.split(/[/\\]/).some(isDotPiece))
+    );
   if (literalSegments.some(dotted)) {
     path.error(
       `path ${JSON.stringify(template)} has a "." or ".." segment (also percent-encoded, ` +
