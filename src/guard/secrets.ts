@@ -15,6 +15,9 @@
  *   base64 text (a `Basic` credential `user:secret`, a token wrapping it), the
  *   run of characters that depends on the secret alone at each of the three
  *   byte alignments (RFC 4648 sections 4 and 5);
+ * - base64 wrapped into lines (MIME's 76 characters, PEM's 64, or any other
+ *   width: a line break, raw or JSON-escaped, between any two characters),
+ *   looked for only in text that holds a line break;
  * - hexadecimal, either case;
  * - and the other way round: a secret that is itself base64 (a `Basic`
  *   credential's value), base64url or percent-encoded text is also redacted
@@ -145,6 +148,32 @@ function spelledPattern(secret: string): string {
   return [...secret].map(charPattern).join("");
 }
 
+/** A line break inside wrapped base64: CRLF or LF, raw or JSON-escaped. */
+const WRAP = String.raw`(?:\\r?\\n|\r?\n)?`;
+
+/** Whether a text holds a line break (raw or JSON-escaped) that wrapped base64 could hold. */
+const HAS_BREAK = /\\n|\n/;
+
+/**
+ * The base64 forms of one secret as regexes that also match them wrapped into
+ * lines: a line break may sit between any two characters (RFC 2045 section
+ * 6.8 wraps at 76, RFC 7468 at 64; other encoders elsewhere).
+ */
+function wrappedPatterns(secret: string): string[] {
+  const bytes = encoder.encode(secret);
+  const b64 = base64(bytes);
+  return [
+    ...new Set([
+      b64,
+      toUrlAlphabet(b64),
+      ...base64Cores(bytes).flatMap((core) => [core, toUrlAlphabet(core)]),
+    ]),
+  ]
+    .filter((f) => f.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length)
+    .map((f) => [...f.replace(/=+$/, "")].map(escapeRegex).join(WRAP) + "(?:=){0,2}");
+}
+
 /** The regex sources of one secret (computed once per value: see {@link secretPatterns}). */
 function patternsOf(secret: string): string[] {
   const bytes = encoder.encode(secret);
@@ -212,6 +241,7 @@ export class Redactor {
     if (secret.length < MIN_SECRET_LENGTH || this.#secrets.has(secret)) return;
     this.#secrets.add(secret);
     this.#pattern = undefined;
+    this.#wrapped = undefined;
   }
 
   /** Whether any secret is registered. */
@@ -221,12 +251,17 @@ export class Redactor {
 
   /** Every secret's patterns as one alternation (built on first use). */
   #pattern: RegExp | undefined;
+  /** Every secret's wrapped base64 forms as one alternation (built on first use). */
+  #wrapped: RegExp | undefined;
 
   /** Redact every form of every secret in `text`. */
   text(text: string): string {
     if (this.#secrets.size === 0) return text;
     this.#pattern ??= combined([...this.#secrets]);
-    return text.replace(this.#pattern, REDACTED);
+    const out = text.replace(this.#pattern, REDACTED);
+    if (!HAS_BREAK.test(out)) return out;
+    this.#wrapped ??= new RegExp([...this.#secrets].flatMap(wrappedPatterns).join("|"), "g");
+    return out.replace(this.#wrapped, REDACTED);
   }
 
   /**

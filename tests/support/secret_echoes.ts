@@ -32,6 +32,12 @@ export function secretEchoes(secret: string): Record<string, string> {
     "Basic ab:secret": `Basic ${b64(bytesOf(`ab:${secret}`))}`,
     "Basic x:secret": `Basic ${b64(bytesOf(`x:${secret}`))}`,
     "base64 of a token wrapping it": b64(bytesOf(`{"key":"${secret}","n":1}`)),
+    "base64 wrapped at 76 (MIME, CRLF)": b64(
+      bytesOf(`From: a\r\nAuthorization: Basic ${secret}\r\n${"x".repeat(90)}`),
+    )
+      .replace(/(.{76})/g, "$1\r\n"),
+    "base64 wrapped at 64 (PEM, LF)": b64(bytesOf(`-- ${secret} --`)).replace(/(.{64})/g, "$1\n")
+      .replace(/(.{10})/, "$1\n"),
     hex: hex(bytes),
     "hex upper": hex(bytes).toUpperCase(),
   };
