@@ -24,7 +24,7 @@ import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
 
 export { normalizeBaseUrl } from "./wrap.ts";
-import { spellingClashes, type SurfaceName } from "./spellings.ts";
+import { nearWithheld, spellingClashes, type SurfaceName } from "./spellings.ts";
 
 /** The default name of the read-only info tool. */
 export const INFO_TOOL = "weir_info";
@@ -403,6 +403,9 @@ function checkSpellings(
   }
   for (const clash of spellingClashes(names)) {
     diags.error((clash.later as SurfaceName & { at: Located }).at, clash.message);
+  }
+  for (const near of nearWithheld(names)) {
+    diags.warn((near.later as SurfaceName & { at: Located }).at, near.message);
   }
 }
 

@@ -153,3 +153,73 @@ function clashMessage(later: SurfaceName, earlier: SurfaceName): string {
   return `${pair}: one surface may not offer one operation under two names; remove one, or ` +
     `rename a verb or resource so the names say how the operations differ`;
 }
+
+/**
+ * The name's words: split at separators (`_`, `-`, `.`, spaces) and at
+ * camelCase humps (`deleteTicket` -> `delete`, `Ticket`), lower-cased.
+ */
+function wordsOf(name: string): string[] {
+  return name.split(/[_\-. ]+|(?<=[a-z0-9])(?=[A-Z])/).filter(Boolean).map((w) => w.toLowerCase());
+}
+
+/**
+ * Keys of the operations a name might also name, beyond {@link operationKeys}:
+ * with its verb written last (`ticket_delete`, `tickets.remove`: a resource-first
+ * naming), and with its last word made singular (`delete_tickets`: the same
+ * operation on several). Only for warnings: a plural or a reversed name is often
+ * a different operation.
+ */
+function nearKeys(name: string): string[] {
+  const keys = new Set(operationKeys(name));
+  const words = wordsOf(name);
+  const last = words.at(-1);
+  if (words.length > 1 && last !== undefined) {
+    // The verb written last, as resource-first names do: read it first.
+    const rest = words.slice(0, -1).join("");
+    keys.add(`${last}${rest}`);
+    if (LEAD.has(last)) keys.add(`${LEAD.get(last)}\u0000${rest}`);
+  }
+  for (const key of [...keys]) {
+    for (const ending of ["es", "s"]) {
+      if (key.endsWith(ending) && key.length > ending.length + 2) {
+        keys.add(key.slice(0, -ending.length));
+      }
+    }
+  }
+  return [...keys];
+}
+
+/**
+ * Every served name that may reach a withheld operation under a spelling the
+ * loader does not refuse ({@link spellingClashes} refuses case, separators and
+ * verb synonyms): a plural (`delete_tickets` beside `withhold "delete_ticket"`)
+ * or the verb written last (`ticket_delete`). Such a pair is often two
+ * operations, so it is a warning naming both, for the author to decide.
+ *
+ * @returns one finding per served name, against the withhold it may reach
+ */
+export function nearWithheld(names: readonly SurfaceName[]): SpellingClash[] {
+  const withheld = names.filter((n) => n.kind === "withheld");
+  const findings: SpellingClash[] = [];
+  for (const served of names.filter((n) => n.kind === "served")) {
+    const mine = nearKeys(served.tool);
+    const exact = new Set(operationKeys(served.tool));
+    for (const w of withheld) {
+      const theirs = nearKeys(w.tool);
+      // Names the loader already refuses as one operation are not repeated here.
+      if (operationKeys(w.tool).some((k) => exact.has(k))) continue;
+      if (!theirs.some((k) => mine.includes(k))) continue;
+      const at = w.line === undefined ? "" : `, line ${w.line}`;
+      findings.push({
+        later: served,
+        earlier: w,
+        message: `"${served.tool}" (${served.what}) and "${w.tool}" (${w.what}${at}) differ ` +
+          `only by a plural or by word order, so they may name one operation: "${w.tool}" is ` +
+          `withheld; if "${served.tool}" reaches it, remove ${served.what}, or add ` +
+          `withhold "${served.tool}" too`,
+      });
+      break;
+    }
+  }
+  return findings;
+}
