@@ -228,7 +228,8 @@ export function createS3Host(
           (outside && policy.prefix
             ? `; it would leave the prefix "${policy.prefix}", the only place this server writes`
             : "") +
-          " (nothing was sent)",
+          " (nothing was sent); send a key relative to the prefix, of letters, digits and " +
+          '- _ . /, such as "img/logo.png"',
         { status: 400, rule: KEY_RULES[problem.fault] },
       );
     }
@@ -338,7 +339,8 @@ export function createS3Host(
     if (problem) {
       throw new WeirError(
         "policy_denied",
-        `prefix ${JSON.stringify(clipText(sub, 200))} ${problem.text} (nothing was sent)`,
+        `prefix ${JSON.stringify(clipText(sub, 200))} ${problem.text} (nothing was sent); ` +
+          `send a relative prefix of letters, digits and - _ . /, or none`,
         { status: 400, rule: KEY_RULES[problem.fault] },
       );
     }

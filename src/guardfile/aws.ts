@@ -393,8 +393,8 @@ function readS3(wrap: NodeReader, file: string): Omit<S3Policy, "surface"> {
     (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes(".."))
   ) {
     kids.find((k) => k.name === "bucket")!.error(
-      `bucket ${show(bucket)} is not an S3 bucket name (3 to 63 of a-z 0-9 . -, ` +
-        `starting and ending with a letter or digit)`,
+      `bucket ${show(bucket)} is not an S3 bucket name: write the bucket's name as S3 has it ` +
+        `(3 to 63 of a-z 0-9 . -, starting and ending with a letter or digit)`,
     );
   }
   let baseUrl = one("base-url", "the public URL the objects are served from");
@@ -419,12 +419,18 @@ function readS3(wrap: NodeReader, file: string): Omit<S3Policy, "surface"> {
     if (prefixNode.argCount(1, 1, "the key prefix")) {
       const raw = prefixNode.node.values[0];
       if (typeof raw !== "string") {
-        prefixNode.error(`prefix must be a quoted string, found ${show(raw)}`);
+        prefixNode.error(
+          `prefix must be a quoted string, found ${show(raw)}: write it in double quotes`,
+        );
       } else {
         const trimmed = raw.replace(/^\/+|\/+$/g, "");
         const problem = trimmed === "" ? undefined : keyProblem(trimmed);
-        if (problem) prefixNode.error(`prefix ${show(raw)} ${problem}`);
-        else if (trimmed) prefix = `${trimmed}/`;
+        if (problem) {
+          prefixNode.error(
+            `prefix ${show(raw)} ${problem}; write the key prefix as a relative path of ` +
+              `letters, digits and - _ . such as "charts/2024"`,
+          );
+        } else if (trimmed) prefix = `${trimmed}/`;
       }
     }
   }
@@ -440,11 +446,15 @@ function readS3(wrap: NodeReader, file: string): Omit<S3Policy, "surface"> {
         ? Number(raw)
         : NaN;
       if (!Number.isSafeInteger(n) || n <= 0) {
-        maxNode.error(`max-bytes must be a whole number of bytes above 0, found ${show(raw)}`);
+        maxNode.error(
+          `max-bytes must be a whole number of bytes above 0, found ${show(raw)}; write the ` +
+            `largest object to accept, e.g. max-bytes 2097152`,
+        );
       } else if (n > S3_MAX_BYTES_CEILING) {
         maxNode.error(
           `max-bytes ${n} is over weir's ceiling of ${S3_MAX_BYTES_CEILING} bytes (64 MiB): ` +
-            `an object travels base64-encoded inside one JSON request`,
+            `an object travels base64-encoded inside one JSON request; lower it to at most ` +
+            `${S3_MAX_BYTES_CEILING}`,
         );
       } else maxBytes = n;
     }
@@ -461,7 +471,7 @@ function readS3(wrap: NodeReader, file: string): Omit<S3Policy, "surface"> {
     } else if (isMarkupType(t)) {
       node.error(
         `content-type ${show(raw)} is markup a browser renders: published from this origin it ` +
-          `is a stored-XSS and phishing surface; publish it as text/plain or not at all`,
+          `is a stored-XSS and phishing surface; remove it, or list text/plain instead`,
       );
     } else if (contentTypes.includes(t)) {
       node.error(`content-type ${show(raw)} is listed twice; keep one`);
@@ -479,7 +489,7 @@ function readS3(wrap: NodeReader, file: string): Omit<S3Policy, "surface"> {
     const tool = Object.hasOwn(S3_GRANTS, key) ? S3_GRANTS[key] : undefined;
     if (!tool) {
       can.error(
-        `unsupported S3 grant "can ${key}": the publisher grants only ` +
+        `unsupported S3 grant "can ${key}": remove it; the publisher grants only ` +
           `"can put object", "can list objects" and "can get object-url" (there is no delete)`,
       );
     } else if (tools.has(tool)) can.error(`"can ${key}" appears twice; keep one`);
