@@ -16,6 +16,13 @@
  *   next request reconnects first, before sending anything). The caller's
  *   signal and the request timeout both abort it, and the client then sends
  *   `notifications/cancelled` to the upstream.
+ * - A reconnect never fails the other requests in flight on an HTTP
+ *   upstream: each is its own HTTP exchange, so the replaced client is
+ *   closed only once its own requests have settled (one request failing,
+ *   a 500, an answer over the cap, a connection closed after reading, must
+ *   not turn calls the upstream is running into "may or may not have run"
+ *   failures a caller would send again). A stdio child is one stream: it is
+ *   stopped at once, failing what was in flight on it.
  *
  * Every request runs in its own {@link RequestScope}, through which the
  * transport fails it at once on a redirect, an answer over the cap or a
@@ -126,6 +133,10 @@ export class UpstreamConnection {
   #revision?: "2025-11-25" | "2026-07-28";
   #broken = true;
   #connecting?: Promise<void>;
+  /** Requests in flight per client (see the module doc: a replaced HTTP client drains). */
+  readonly #inFlight = new Map<Session, number>();
+  /** Replaced clients that close once their requests in flight have settled. */
+  readonly #retired = new Set<Session>();
   /** `serverInfo` of the upstream, once connected (logged at start, never relayed). */
   serverInfo?: { name: string; version: string };
 
@@ -179,7 +190,7 @@ export class UpstreamConnection {
       const old = this.#client;
       this.#client = undefined;
       this.#broken = true;
-      if (old) await old.close().catch(() => {});
+      if (old) await this.#retire(old);
       const parts = this.#sessionParts();
       let session: Session;
       try {
@@ -217,6 +228,19 @@ export class UpstreamConnection {
       this.#broken = false;
     })().finally(() => this.#connecting = undefined);
     return this.#connecting;
+  }
+
+  /**
+   * Close a replaced client: a stdio child at once; an HTTP client once the
+   * requests it is carrying have settled (they are separate HTTP exchanges,
+   * which closing it would abort).
+   */
+  async #retire(old: Session): Promise<void> {
+    if (this.#options.target.kind === "http" && (this.#inFlight.get(old) ?? 0) > 0) {
+      this.#retired.add(old);
+      return;
+    }
+    await old.close().catch(() => {});
   }
 
   #sessionParts(): SessionParts {
@@ -264,6 +288,7 @@ export class UpstreamConnection {
     run: (scope: RequestScope) => Promise<T>,
   ): Promise<{ value: T; scope: RequestScope }> {
     const scope = new RequestScope(method, signal);
+    this.#inFlight.set(client, (this.#inFlight.get(client) ?? 0) + 1);
     try {
       const send = () => requestScopes.run(scope, () => run(scope));
       const tracing = upstreamTracing();
@@ -279,6 +304,12 @@ export class UpstreamConnection {
       throw this.#classify(error, client);
     } finally {
       scope.finish();
+      const left = (this.#inFlight.get(client) ?? 1) - 1;
+      if (left > 0) this.#inFlight.set(client, left);
+      else {
+        this.#inFlight.delete(client);
+        if (this.#retired.delete(client)) void client.close().catch(() => {});
+      }
     }
   }
 
@@ -409,7 +440,9 @@ export class UpstreamConnection {
     const client = this.#client;
     this.#client = undefined;
     this.#broken = true;
-    await client?.close().catch(() => {});
+    const retired = [...this.#retired];
+    this.#retired.clear();
+    await Promise.all([client, ...retired].map((c) => c?.close().catch(() => {})));
   }
 }
 

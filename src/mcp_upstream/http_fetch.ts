@@ -35,7 +35,11 @@
  *   fails that request at once with {@link UpstreamCutOff}; so does a JSON
  *   body that breaks off;
  * - exact numbers: for a `tools/call`, the answer's `result` is parsed again
- *   with exact numbers (`exact.ts`) into the request's scope.
+ *   with exact numbers (`exact.ts`) into the request's scope;
+ * - a request's own exchange is aborted once the request settles however it
+ *   ended (answered, failed, timed out, cancelled): the official v1 client
+ *   aborts only on close, so an upstream that never answered kept weir's
+ *   socket for as long as it liked.
  *
  * The re-framed stream carries no `id:` or `retry:` field, so the client
  * never resumes a request's stream with a `GET` (weir does not resume), and
@@ -72,13 +76,21 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       for (const [name, value] of Object.entries(options.headers())) headers.set(name, value);
     }
     upstreamTracing()?.inject(headers);
+    /** This is the scope's own request (not a notification sent from inside it). */
+    let own = false;
     if (scope && scope.id === undefined && typeof init?.body === "string") {
       scope.id = requestIdOf(init.body, scope.method);
+      own = scope.id !== undefined;
     }
     const url = input instanceof Request ? input.url : String(input);
     // A streamed body: never re-sent by fetch (see the module doc).
     const body = typeof init?.body === "string" ? streamOf(init.body) : init?.body;
-    const response = await fetch(input, { ...init, headers, body, redirect: "manual" });
+    // The request's own exchange ends when the request settles (answered, failed,
+    // timed out, cancelled): an upstream that never answers keeps no socket of weir's.
+    const signal = own
+      ? (init?.signal ? AbortSignal.any([init.signal, scope!.stopped]) : scope!.stopped)
+      : init?.signal;
+    const response = await fetch(input, { ...init, headers, body, signal, redirect: "manual" });
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
       const origin = locationOrigin(response.headers.get("location"), url);

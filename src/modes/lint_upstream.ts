@@ -29,6 +29,7 @@ import { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decision.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import { cleanText } from "../mcp/text.ts";
+import { secretsRedactor, withholdingSecrets } from "./upstream_host.ts";
 import {
   durationFlag,
   parseUpstreamArgs,
@@ -124,7 +125,8 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       });
       listed = await connection.listTools();
     } catch (error) {
-      problems.push(`upstream: ${(error as Error).message}`);
+      // The upstream's error text may quote the credential weir sent it.
+      problems.push(`upstream: ${secretsRedactor(config.headers).text((error as Error).message)}`);
     } finally {
       await connection?.close();
     }
@@ -139,7 +141,11 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
         baseline: expected
           ? { fingerprints, since: "the fingerprints were written", running: false }
           : undefined,
-        withhold: config.readOnly === "strict" ? readOnlyStrict : undefined,
+        // serve-upstream's policy, then --read-only strict's.
+        withhold: withholdingSecrets(
+          config.headers,
+          config.readOnly === "strict" ? readOnlyStrict : undefined,
+        ),
       });
       for (const d of decisions) {
         const v = verdicts.get(d.name)!;

@@ -33,7 +33,12 @@ import { AllowlistError, parsePins } from "../mcp_upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
 import { UpstreamConnection, type UpstreamTarget } from "../mcp_upstream/connection.ts";
 import { decideTools, stubWords, type ToolDecision } from "../mcp_upstream/decision.ts";
-import { headerSecrets, UpstreamHost } from "./upstream_host.ts";
+import {
+  headerSecrets,
+  secretsRedactor,
+  UpstreamHost,
+  withholdingSecrets,
+} from "./upstream_host.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
 import {
@@ -99,6 +104,10 @@ export async function buildUpstreamServer(
   } = {},
 ): Promise<UpstreamServer> {
   const log = options.log ?? stderrLogger;
+  // What weir writes may quote the upstream, which may quote weir's credential.
+  const redact = (text: string) => secretsRedactor(config.headers).text(text);
+  // One policy for start-up and every re-verification (lint-upstream decides with it too).
+  const withhold = withholdingSecrets(config.headers);
   let pins: Map<string, Map<string, string>>;
   try {
     pins = parsePins(config.pins, config.allowlist);
@@ -124,23 +133,25 @@ export async function buildUpstreamServer(
           level: "warn",
           event: "upstream_connect_retry",
           attempt,
-          error: clip(error.message),
+          error: clip(redact(error.message)),
         }),
       onToolsChanged: () => log({ level: "info", event: "upstream_tools_changed" }),
     });
   } catch (error) {
     throw new StartupError(
-      `upstream ${describeTarget(config.target)}: ${(error as Error).message}`,
+      `upstream ${describeTarget(config.target)}: ${redact((error as Error).message)}`,
     );
   }
   try {
     let decisions: ToolDecision[];
     try {
       const listed = await connection.listTools(options.signal);
-      decisions = await decideTools({ allowlist: config.allowlist, listed, pins });
+      decisions = await decideTools({ allowlist: config.allowlist, listed, pins, withhold });
     } catch (error) {
       throw new StartupError(
-        `upstream ${describeTarget(config.target)}: tools/list failed: ${(error as Error).message}`,
+        `upstream ${describeTarget(config.target)}: tools/list failed: ${
+          redact((error as Error).message)
+        }`,
       );
     }
     const missing = decisions.flatMap((d) =>
@@ -151,7 +162,7 @@ export async function buildUpstreamServer(
         ]
         : []
     );
-    if (missing.length > 0) throw new StartupError(missing.join("; "));
+    if (missing.length > 0) throw new StartupError(redact(missing.join("; ")));
     for (const d of decisions) {
       if (d.status !== "stubbed") continue;
       // Served as a stub: the other tools keep serving; the operator hears why.
@@ -162,6 +173,7 @@ export async function buildUpstreamServer(
       connection,
       allowlist: config.allowlist,
       pins,
+      withhold,
       headers: config.headers,
       log,
       // A tool became a stub: clients that listen hear the list changed.
@@ -192,6 +204,22 @@ export async function buildUpstreamServer(
     await connection.close();
     throw error;
   }
+}
+
+/** Flags that name a variable holding one of weir's own secrets. */
+const OWN_SECRET_FLAGS = [
+  "inbound-token-env",
+  "tool-token-env",
+  "admin-token-env",
+  "state-keys-env",
+  "state-store-env",
+] as const;
+
+/** The environment variables weir's own secrets are read from (`--tool-token-env VAR:TOOLS` too). */
+function ownSecretVariables(values: Record<string, unknown>): string[] {
+  return OWN_SECRET_FLAGS.flatMap((flag) => [values[flag]].flat())
+    .filter((v): v is string => typeof v === "string")
+    .map((v) => v.split(":")[0]);
 }
 
 function clip(text: string, max = 512): string {
@@ -239,7 +267,9 @@ export async function runServeUpstream(
       level: "info",
       event: "upstream_connected",
       upstream: describeTarget(config.target),
-      upstream_server: built.connection.serverInfo?.name,
+      upstream_server: built.connection.serverInfo?.name === undefined
+        ? undefined
+        : secretsRedactor(config.headers).text(built.connection.serverInfo.name),
       upstream_revision: built.connection.revision,
       tools: config.allowlist,
     });
@@ -325,9 +355,10 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       name,
       allowlist: shared.allowlist,
       pins: (values.pin as string[] | undefined) ?? [],
-      // weir's inbound token is weir's alone: a stdio upstream does not inherit it.
-      target: shared.target.kind === "stdio" && values["inbound-token-env"] !== undefined
-        ? { ...shared.target, withoutEnv: [values["inbound-token-env"] as string] }
+      // weir's own secrets (inbound and admin tokens, state keys, the store's URL)
+      // are weir's alone: a stdio upstream does not inherit them.
+      target: shared.target.kind === "stdio"
+        ? { ...shared.target, withoutEnv: ownSecretVariables(values) }
         : shared.target,
       headers: shared.headers,
       connectTimeoutMs: shared.connectTimeoutMs,

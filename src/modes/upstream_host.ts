@@ -217,7 +217,7 @@ export class UpstreamHost {
     }
     let result: CallToolResult;
     // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
-    const progress = ctx.progress ? forwarder(ctx.progress) : undefined;
+    const progress = ctx.progress ? forwarder(ctx.progress, redactor) : undefined;
     try {
       result = await this.#options.connection.callTool(name, pinned.sent, {
         signal: ctx.signal,
@@ -282,15 +282,17 @@ export const PROGRESS_INTERVAL_MS = 100;
  * Forward the upstream's progress for one call to the caller, at most one
  * notification per {@link PROGRESS_INTERVAL_MS}: one that comes sooner waits,
  * and a later one replaces it (the latest progress is what a caller wants).
- * `stop` drops what still waits (the call is over).
+ * A message is redacted like the result (header secrets). `stop` drops what
+ * still waits (the call is over).
  */
-function forwarder(send: NonNullable<CallContext["progress"]>) {
+function forwarder(send: NonNullable<CallContext["progress"]>, redactor: Redactor) {
   let last = -Infinity;
   let waiting: Progress | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const out = (p: Progress) => {
     last = performance.now();
-    send(p.progress, p.total, p.message === undefined ? undefined : String(p.message));
+    const message = p.message === undefined ? undefined : redactor.text(String(p.message));
+    send(p.progress, p.total, message);
   };
   return {
     forward(p: Progress) {
@@ -327,6 +329,48 @@ export function headerSecrets(headers: readonly HeaderTemplate[]): string[] {
     );
   }
   return secrets;
+}
+
+/**
+ * A {@link Redactor} of the header secrets as they read now (none registered
+ * when they cannot be read: nothing is sent with them then). For text weir
+ * writes that may quote the upstream: log lines, start-up messages,
+ * lint-upstream's report.
+ */
+export function secretsRedactor(headers: readonly HeaderTemplate[]): Redactor {
+  const redactor = new Redactor();
+  try {
+    for (const secret of resolveHeaders(headers).secrets) redactor.add(secret);
+  } catch {
+    // Unreadable now: no request carries it.
+  }
+  return redactor;
+}
+
+/**
+ * The policy serve-upstream and lint-upstream both decide with (the
+ * `withhold` of `decideTools`): a tool whose definition quotes a header
+ * secret, in any form the {@link Redactor} knows (an upstream that echoes
+ * request headers into descriptions, defaults or examples), is a stub. Its
+ * definition could be shown only redacted, and a redacted schema (an `enum`,
+ * a `default`) is not the one the upstream enforces. Then `other`, if given.
+ */
+export function withholdingSecrets(
+  headers: readonly HeaderTemplate[],
+  other?: SurfaceInput["withhold"],
+): NonNullable<SurfaceInput["withhold"]> {
+  return (name, definition) => {
+    const text = JSON.stringify(definition);
+    if (secretsRedactor(headers).text(text) !== text) {
+      return {
+        reason: "its definition quotes an --upstream-header secret (weir's credential to the " +
+          "upstream), which weir never shows its clients",
+        remedy: `have the upstream stop quoting request headers in the tool's definition, or ` +
+          `drop --tool ${name}`,
+      };
+    }
+    return other?.(name, definition);
+  };
 }
 
 /** A failure as the caller sees it: its kind (`upstream_timeout`...), or a cancellation. */
