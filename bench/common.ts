@@ -42,14 +42,19 @@ export interface WrkFlags {
  * Read `--duration 5 --warmup 2 --connections 32 --rounds 3 --spawns N` from
  * `args` (each a whole number of at least 1; anything else exits 2).
  * @param spawns the default number of cold-start spawns
+ * @param defaults other defaults (`connections`: 32 unless given)
  */
-export function wrkFlags(args: string[], spawns: number): WrkFlags {
+export function wrkFlags(
+  args: string[],
+  spawns: number,
+  defaults: { connections?: number } = {},
+): WrkFlags {
   const { values } = parseArgs({
     args,
     options: {
       duration: { type: "string", default: "5" },
       warmup: { type: "string", default: "2" },
-      connections: { type: "string", default: "32" },
+      connections: { type: "string", default: String(defaults.connections ?? 32) },
       rounds: { type: "string", default: "3" },
       spawns: { type: "string", default: String(spawns) },
     },

@@ -1,173 +1,242 @@
 /**
- * The serve-upstream benchmark: `tools/call` of `echo` through
- * `weir serve-upstream` against calling the same upstream directly, in one run.
+ * The serve-upstream benchmark: `tools/call echo` on the official SDK's MCP
+ * server called directly, and through `weir serve-upstream` with its default
+ * settings, in the same round, for both protocol revisions:
  *
- * 1. starts the upstream (`servers/weir.ts`: weir's core with the 50-tool
- *    benchmark catalog, stateless Streamable HTTP) in its own process;
- * 2. starts the shipped CLI, `weir serve-upstream --tool echo --http
- *    127.0.0.1:0 --upstream <it>` with default flags (stderr drained);
- * 3. checks both answer the request with the echoed text;
- * 4. per target: sequential latency (median and p99 of `--calls` calls, one at
- *    a time) and throughput (`--concurrency` callers for `--duration` s),
- *    after a warm-up;
- * 5. prints the table and the ratios (through weir / direct).
+ * - 2025-11-25: `servers/sdk_v1.ts` (the v1 SDK, stateless Streamable HTTP,
+ *   JSON answers); callers send 2025-11-25 requests (`MCP-Protocol-Version`);
+ * - 2026-07-28: `servers/sdk.ts` (the v2 SDK's `createMcpHandler`); callers
+ *   send stateless 2026-07-28 requests.
  *
- * A call through weir costs the wrapper's own work plus two upstream round
- * trips: the drift check (`tools/list`, every page) and the call itself.
+ * Per revision it starts the SDK server, then the shipped CLI
+ * `weir serve-upstream --tool echo --http 127.0.0.1:0 --upstream <it>` (no
+ * other flag), checks both answer the echo, and measures each with wrk
+ * (`-t1`): the median latency of calls one at a time (`-c1`) and the
+ * throughput of `--connections` concurrent callers, alternating which goes
+ * first each round; the figures are the medians over `--rounds`. It prints
+ * the table, the ratios (through weir / direct) and PASS/FAIL against the
+ * goals of issue 20: throughput at least 0.6x direct, p50 at most 1.5x.
  *
- * Usage: `deno task bench:upstream [--calls 500] [--duration 5] [--concurrency 8]`.
+ * Usage: `deno task bench:upstream [--duration 5] [--warmup 2]
+ * [--connections 8] [--rounds 3]`. Needs `wrk` (installed with apt-get when
+ * run as root).
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { WORKLOADS } from "./catalog.ts";
-import { freePort, positiveFlag } from "./common.ts";
+import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
+import { callWorkload, type Workload } from "./catalog.ts";
+import {
+  abort,
+  drain,
+  freePort,
+  killAllOnInterrupt,
+  live,
+  median,
+  spawnDeno,
+  stop,
+  wrkFlags,
+} from "./common.ts";
 
-const { values: flags } = parseArgs({
-  args: Deno.args,
-  options: {
-    calls: { type: "string", default: "500" },
-    duration: { type: "string", default: "5" },
-    concurrency: { type: "string", default: "8" },
-  },
-});
-const CALLS = positiveFlag(flags, "calls");
-const DURATION = positiveFlag(flags, "duration");
-const CONCURRENCY = positiveFlag(flags, "concurrency");
+const {
+  duration: DURATION,
+  warmup: WARMUP,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+} = wrkFlags(Deno.args, 1, { connections: 8 });
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const DENO = Deno.execPath();
-const CALL = WORKLOADS.find((w) => w.name === "tools/call")!;
+const MESSAGE = "hello, bench";
+/** Throughput at least this share of direct. */
+const THROUGHPUT_GOAL = 0.6;
+/** Median latency at most this multiple of direct. */
+const P50_GOAL = 1.5;
 
-/** Spawn a process and wait until a line of `stream` matches `pattern`. */
-async function spawnUntil(
+killAllOnInterrupt();
+
+/** One revision's setup: the SDK server and the request callers send. */
+interface Revision {
+  version: "2025-11-25" | "2026-07-28";
+  server: string;
+  call: Workload;
+}
+
+const LEGACY_CALL: Workload = {
+  name: "tools/call",
+  body: JSON.stringify({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "echo", arguments: { message: MESSAGE } },
+  }),
+  headers: {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
+  },
+};
+
+const REVISIONS: Revision[] = [
+  { version: "2025-11-25", server: "bench/servers/sdk_v1.ts", call: LEGACY_CALL },
+  {
+    version: "2026-07-28",
+    server: "bench/servers/sdk.ts",
+    call: callWorkload("echo", { message: MESSAGE }),
+  },
+];
+
+interface Running {
+  url: string;
+  child: Deno.ChildProcess;
+  stderr: () => string;
+}
+
+/** Start a process and wait (bounded) until `ready` finds its URL in its output. */
+async function start(
+  name: string,
   args: string[],
-  stream: "stdout" | "stderr",
-  pattern: RegExp,
-): Promise<{ child: Deno.ChildProcess; match: RegExpExecArray }> {
-  const child = new Deno.Command(DENO, {
-    args,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const other = stream === "stdout" ? child.stderr : child.stdout;
-  other.pipeTo(new WritableStream()).catch(() => {});
-  const reader = child[stream].pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    text += value;
-    const match = pattern.exec(text);
-    if (match) {
-      // Keep draining so the process never blocks on a full pipe.
-      (async () => {
-        while (!(await reader.read()).done) { /* drain */ }
-      })().catch(() => {});
-      return { child, match };
-    }
+  ready: (out: string) => string | undefined,
+  from: "stdout" | "stderr",
+): Promise<Running> {
+  const child = spawnDeno(args, undefined, { cwd: ROOT });
+  const stdout = drain(child.stdout);
+  const stderr = drain(child.stderr);
+  const deadline = performance.now() + 120_000;
+  let url: string | undefined;
+  while (!(url = ready(from === "stdout" ? stdout() : stderr()))) {
+    if (!live.has(child)) abort(`${name} exited before listening:\n${stderr()}`);
+    if (performance.now() > deadline) abort(`${name} did not listen within 120 s:\n${stderr()}`);
+    await new Promise((r) => setTimeout(r, 5));
   }
-  child.kill("SIGKILL");
-  throw new Error(`${args.join(" ")} did not start:\n${text}`);
+  return { url, child, stderr };
 }
 
-async function call(url: string): Promise<string> {
-  const response = await fetch(url, { method: "POST", headers: CALL.headers, body: CALL.body });
-  return await response.text();
+interface Cell {
+  p50Ms: number;
+  rps: number;
 }
 
-async function latency(url: string): Promise<{ median: number; p99: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < CALLS; i++) {
-    const start = performance.now();
-    await call(url);
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return {
-    median: times[Math.floor(times.length / 2)],
-    p99: times[Math.floor(times.length * 0.99)],
-  };
-}
-
-async function throughput(url: string): Promise<number> {
-  const end = performance.now() + DURATION * 1000;
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < end) {
-        await call(url);
-        done++;
-      }
-    }),
-  );
-  return done / DURATION;
-}
-
-const upstreamPort = freePort();
-const upstream = await spawnUntil(
-  ["run", "--quiet", "--allow-net", "bench/servers/weir.ts", String(upstreamPort)],
-  "stdout",
-  /listening (\d+)/,
-);
-const direct = `http://127.0.0.1:${upstreamPort}/mcp`;
-const weir = await spawnUntil(
-  [
-    "run",
-    "--quiet",
-    "-A",
-    "cli.ts",
-    "serve-upstream",
-    "--tool",
-    "echo",
-    "--http",
-    "127.0.0.1:0",
-    "--upstream",
-    direct,
-  ],
-  "stderr",
-  /"mcp":"(http:\/\/[^"]+\/mcp)"/,
-);
-const wrapped = weir.match[1];
-try {
-  for (const [label, url] of [["direct", direct], ["weir", wrapped]]) {
-    const answer = await call(url);
-    if (!answer.includes("hello, bench")) throw new Error(`${label} answered ${answer}`);
-  }
-  const rows: { target: string; median: number; p99: number; rps: number }[] = [];
-  for (
-    const [target, url] of [["upstream directly", direct], ["through serve-upstream", wrapped]]
-  ) {
-    for (let i = 0; i < 100; i++) await call(url); // warm-up
-    const { median, p99 } = await latency(url);
-    const rps = await throughput(url);
-    rows.push({ target, median, p99, rps });
-  }
+async function main(): Promise<void> {
+  const wrk = await locateWrk();
+  if (!wrk) Deno.exit(1);
+  const dir = await Deno.makeTempDir({ prefix: "weir-bench-upstream-" });
   console.log(
-    `serve-upstream benchmark: tools/call echo, ${CALLS} sequential calls, ` +
-      `${CONCURRENCY} concurrent callers for ${DURATION} s (Deno ${Deno.version.deno})`,
+    `serve-upstream benchmark: tools/call echo on the official SDK server, direct and through ` +
+      `weir serve-upstream (default flags); Deno ${Deno.version.deno}, ` +
+      `${navigator.hardwareConcurrency} CPUs (not pinned)`,
   );
-  console.log("| target | median ms | p99 ms | calls/s |");
-  console.log("|---|---:|---:|---:|");
-  for (const r of rows) {
-    console.log(
-      `| ${r.target} | ${r.median.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.rps.toFixed(0)} |`,
+  console.log(
+    `  wrk -t1: p50 of calls one at a time (-c1), throughput with -c${CONNECTIONS}; ` +
+      `${DURATION} s per run after ${WARMUP} s warm-up; ${ROUNDS} round(s), medians\n`,
+  );
+  const lines: string[] = [];
+  let failed = false;
+  for (const revision of REVISIONS) {
+    const scripts = {
+      check: `${dir}/${revision.version}-check.lua`,
+      load: `${dir}/${revision.version}.lua`,
+    };
+    await Deno.writeTextFile(scripts.check, luaScript(revision.call, true));
+    await Deno.writeTextFile(scripts.load, luaScript(revision.call, false));
+    const port = freePort();
+    const sdk = await start(
+      `the SDK server (${revision.server})`,
+      [
+        "run",
+        "--quiet",
+        "--allow-net",
+        "--allow-env",
+        "--allow-read",
+        revision.server,
+        String(port),
+      ],
+      (out) => /listening (\d+)/.test(out) ? `http://127.0.0.1:${port}/mcp` : undefined,
+      "stdout",
+    );
+    const weir = await start(
+      "weir serve-upstream",
+      [
+        "run",
+        "--quiet",
+        "-A",
+        "cli.ts",
+        "serve-upstream",
+        "--tool",
+        "echo",
+        "--http",
+        "127.0.0.1:0",
+        "--upstream",
+        sdk.url,
+      ],
+      (out) => /"mcp":"(http:\/\/[^"]+\/mcp)"/.exec(out)?.[1],
+      "stderr",
+    );
+    const targets = [["direct", sdk], ["weir", weir]] as const;
+    const cells = new Map<string, Cell[]>();
+    try {
+      for (const [name, target] of targets) {
+        const first = await checkWithWrk({
+          wrk,
+          url: target.url,
+          script: scripts.check,
+          seconds: 1,
+          connections: 1,
+        });
+        if (!first || first.status !== 200 || !first.body.includes(MESSAGE)) {
+          abort(
+            `${name} (${revision.version}) answered ${first?.status} ${first?.body}\n${target.stderr()}`,
+          );
+        }
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        const order = round % 2 === 0 ? targets : [...targets].reverse();
+        for (const [name, target] of order) {
+          const base = { wrk, url: target.url, script: scripts.load };
+          await runWrk({ ...base, seconds: WARMUP, connections: CONNECTIONS });
+          const one = await runWrk({ ...base, seconds: DURATION, connections: 1 });
+          const many = await runWrk({ ...base, seconds: DURATION, connections: CONNECTIONS });
+          for (const r of [one, many]) {
+            if (r.errors > 0 || r.requests === 0) {
+              abort(`${name} (${revision.version}): ${r.errors} errors in ${r.requests} requests`);
+            }
+          }
+          cells.set(name, [
+            ...(cells.get(name) ?? []),
+            { p50Ms: one.p50Us / 1000, rps: many.requests / (many.durationUs / 1e6) },
+          ]);
+        }
+      }
+    } finally {
+      await stop(weir);
+      await stop(sdk);
+    }
+    const cell = (name: string): Cell => {
+      const all = cells.get(name)!;
+      return { p50Ms: median(all.map((c) => c.p50Ms)), rps: median(all.map((c) => c.rps)) };
+    };
+    const direct = cell("direct");
+    const through = cell("weir");
+    const rpsRatio = through.rps / direct.rps;
+    const p50Ratio = through.p50Ms / direct.p50Ms;
+    const ok = rpsRatio >= THROUGHPUT_GOAL && p50Ratio <= P50_GOAL;
+    failed ||= !ok;
+    lines.push(
+      `| ${revision.version} | ${direct.rps.toFixed(0)} | ${through.rps.toFixed(0)} | ` +
+        `${rpsRatio.toFixed(2)}x | ${direct.p50Ms.toFixed(2)} | ${through.p50Ms.toFixed(2)} | ` +
+        `${p50Ratio.toFixed(2)}x | ${ok ? "PASS" : "FAIL"} |`,
     );
   }
-  const [d, w] = rows;
   console.log(
-    `ratio (through weir / direct): median latency ${(w.median / d.median).toFixed(2)}x, ` +
-      `throughput ${(w.rps / d.rps).toFixed(2)}x`,
+    "| revision | direct calls/s | weir calls/s | throughput | direct p50 ms | weir p50 ms | p50 | goals |",
   );
-} finally {
-  for (const p of [weir.child, upstream.child]) {
-    try {
-      p.kill("SIGTERM");
-    } catch { /* gone */ }
-    await p.status;
-  }
+  console.log("|---|---:|---:|---:|---:|---:|---:|---|");
+  for (const line of lines) console.log(line);
+  console.log(
+    `goals (issue 20): throughput >= ${THROUGHPUT_GOAL}x direct and p50 <= ${P50_GOAL}x direct; ` +
+      `published figures for other gateways in front of an MCP server: about 0.37-0.40x direct`,
+  );
+  await Deno.remove(dir, { recursive: true });
+  if (failed) Deno.exitCode = 1;
 }
+
+await main();
