@@ -1,0 +1,202 @@
+/**
+ * The guard's controls around another host's dispatch: a guardfile that wraps
+ * an MCP server puts `withhold`, the info tool, `reject-empty-argument`,
+ * `confirm`, `cache`, `rate-limit` and `reject-empty` on the wrapped tools by
+ * their served names, with the same pieces spec mode uses
+ * (src/guard/controls.ts, confirm.ts, rate_limit.ts) and the same codes.
+ *
+ * One call, in order: a withheld stub refuses (`verb_withheld`, 403); the
+ * info tool answers from the surface; a blank argument named by
+ * `reject-empty-argument` is refused (400); a `confirm` gate asks a person
+ * (2026-07-28 `input_required`, 2025-11-25 elicitation over stdio); a
+ * cached answer is returned; a `rate-limit` slot is taken (429 past the
+ * wait); then the inner dispatch runs (the wrapped MCP server's call), an
+ * empty result is refused when `reject-empty` names the tool (502), and a
+ * successful one is cached. This layer audits what it decides itself (its
+ * refusals, a cache hit, the info tool); the inner dispatch audits the calls
+ * it forwards.
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import {
+  type CallContext,
+  type Dispatch,
+  InputRequiredError,
+  type Logger,
+  ToolError,
+} from "../mcp/server.ts";
+import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import type { RateLimit, Withhold } from "../guardfile/model.ts";
+import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
+import { ConfirmGate } from "./confirm.ts";
+import { rateLimiter } from "./rate_limit.ts";
+import type { ValueResolver } from "./values.ts";
+import { StateKeys } from "../mcp/signed_state.ts";
+import { withheldTool } from "./tools.ts";
+import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
+
+/** The controls, by served tool name (a guardfile's `McpWrapControls`). */
+export interface WrapControls {
+  /** Tool -> the question a person answers before each call. */
+  confirm: Readonly<Record<string, string>>;
+  /** Tool -> milliseconds a successful answer is reused. */
+  cache: Readonly<Record<string, number>>;
+  /** Tools whose empty result is an error. */
+  rejectEmpty: readonly string[];
+  /** Tool -> argument names (served) refused when present but blank. */
+  rejectEmptyArguments: Readonly<Record<string, readonly string[]>>;
+  /** One bucket for every forwarded call. */
+  rateLimit?: RateLimit;
+}
+
+/** Options of {@link controlledDispatch}. */
+export interface ControlledOptions {
+  /** The server name (the default Redis bucket). */
+  server: string;
+  controls: WrapControls;
+  /** Withheld stubs (listed by {@link controlledTools}, refused here). */
+  withholds: readonly Withhold[];
+  /** The info tool's name and what it answers (the surface now), if served. */
+  info?: { name: string; answer: () => JsonObject };
+  /** How the rate-limit store's URL is read. */
+  resolver: ValueResolver;
+  log: Logger;
+  /** Signs a confirmation's state (the server's key service). */
+  stateKeys?: StateKeys;
+  /** Longest wait for a rate-limit slot, in ms (0: none). */
+  waitMs: number;
+}
+
+/** The tools this layer itself lists: the withheld stubs and the info tool. */
+export function controlledTools(options: Pick<ControlledOptions, "withholds" | "info">): ToolSpec[] {
+  const tools = options.withholds.map(withheldTool);
+  if (options.info) {
+    tools.push({
+      name: options.info.name,
+      description: "This server's tools and withheld operations; reads nothing upstream.",
+      inputSchema: { type: "object", additionalProperties: false },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    });
+  }
+  return tools;
+}
+
+/**
+ * An empty tool result, as `reject-empty` means it for an MCP answer: no
+ * content block with anything in it (a text block with only blanks counts as
+ * empty) and no `structuredContent`, or an empty one (`{}`).
+ */
+export function isEmptyResult(result: CallToolResult): boolean {
+  const blocks = result.content ?? [];
+  const contentEmpty = blocks.every((b) =>
+    b.type === "text" && typeof b.text === "string" && b.text.trim() === ""
+  );
+  const structured = result.structuredContent;
+  return contentEmpty && (structured === undefined || isEmpty(structured));
+}
+
+/**
+ * Wrap a dispatch in the controls (see the module doc).
+ * @param inner the wrapped MCP server's dispatch, by served name
+ */
+export function controlledDispatch(inner: Dispatch, options: ControlledOptions): Dispatch {
+  const { controls, log } = options;
+  const withheld = new Map(options.withholds.map((w) => [w.tool, w]));
+  const gate = new ConfirmGate(controls.confirm, options.stateKeys ?? new StateKeys(), log);
+  const cache = new ResponseCache();
+  const bucket = controls.rateLimit
+    ? rateLimiter(controls.rateLimit, options.server, options.resolver, log)
+    : undefined;
+  const rejectEmpty = new Set(controls.rejectEmpty);
+  return async (name: string, args: Record<string, unknown>, ctx: CallContext) => {
+    const started = performance.now();
+    const subject = subjectOf(ctx.auth);
+    const w = withheld.get(name);
+    if (w) {
+      auditRefused(log, { rule: "withheld", status: 403, tool: name, subject });
+      const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
+      if (w.alternative) structured.alternative = w.alternative;
+      throw new ToolError(
+        `verb_withheld: "${name}" is withheld by policy and reaches nothing. ${w.reason}` +
+          (w.alternative ? ` Use "${w.alternative}" instead.` : ""),
+        { status: 403, structuredContent: structured },
+      );
+    }
+    if (options.info && name === options.info.name) {
+      const answer = options.info.answer();
+      auditAllowed(log, {
+        tool: name,
+        outcome: "ok",
+        status: 200,
+        durationMs: performance.now() - started,
+        subject,
+      });
+      return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
+    }
+    const ttl = controls.cache[name];
+    let key = "";
+    try {
+      checkBlankArguments(name, controls.rejectEmptyArguments[name] ?? [], args);
+      if (gate.gates(name)) await gate.confirm(name, args, ctx);
+      if (ttl) {
+        key = ResponseCache.key(args);
+        const hit = cache.get(name, key);
+        if (hit) {
+          auditAllowed(log, {
+            tool: name,
+            outcome: "cache_hit",
+            status: 200,
+            durationMs: performance.now() - started,
+            subject,
+          });
+          return hit;
+        }
+      }
+      await bucket?.take(options.waitMs > 0 ? options.waitMs : Infinity, ctx.signal);
+    } catch (error) {
+      if (error instanceof InputRequiredError) {
+        auditAllowed(log, {
+          tool: name,
+          outcome: "confirmation_asked",
+          status: 200,
+          durationMs: performance.now() - started,
+          subject,
+        });
+        throw error;
+      }
+      if (error instanceof ToolError) {
+        const kind = error.message.split(":")[0];
+        const rule = ruleOfErrorKind(kind);
+        if (rule) auditRefused(log, { rule, status: error.status, tool: name, subject });
+        else {
+          auditAllowed(log, {
+            tool: name,
+            outcome: kind,
+            status: error.status,
+            durationMs: performance.now() - started,
+            subject,
+          });
+        }
+      }
+      throw error;
+    }
+    const result = await inner(name, args, ctx);
+    if (rejectEmpty.has(name) && !result.isError && isEmptyResult(result)) {
+      auditAllowed(log, {
+        tool: name,
+        outcome: "reject_empty",
+        status: 502,
+        durationMs: performance.now() - started,
+        subject,
+      });
+      throw new ToolError(
+        `reject_empty: ${name} answered nothing (no content, no structuredContent); an empty ` +
+          `answer is not treated as "none found"`,
+        { status: 502 },
+      );
+    }
+    if (ttl && !result.isError) cache.set(name, key, ttl, result);
+    return result;
+  };
+}
