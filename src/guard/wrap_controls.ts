@@ -34,7 +34,8 @@ import { rateLimiter } from "./rate_limit.ts";
 import type { ValueResolver } from "./values.ts";
 import { StateKeys } from "../mcp/signed_state.ts";
 import { withheldTool } from "./tools.ts";
-import { auditAllowed, auditRefused, ruleOfErrorKind, subjectOf } from "../ops/audit.ts";
+import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
+import { kindOf, ruleOfError, WeirError } from "../errors/kinds.ts";
 
 /** The controls, by served tool name (a guardfile's `McpWrapControls`). */
 export interface WrapControls {
@@ -117,10 +118,11 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
       auditRefused(log, { rule: "withheld", status: 403, tool: name, subject });
       const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
       if (w.alternative) structured.alternative = w.alternative;
-      throw new ToolError(
-        `verb_withheld: "${name}" is withheld by policy and reaches nothing. ${w.reason}` +
+      throw new WeirError(
+        "verb_withheld",
+        `"${name}" is withheld by policy and reaches nothing. ${w.reason}` +
           (w.alternative ? ` Use "${w.alternative}" instead.` : ""),
-        { status: 403, structuredContent: structured },
+        { structuredContent: structured },
       );
     }
     if (options.info && name === options.info.name) {
@@ -166,13 +168,12 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
         throw error;
       }
       if (error instanceof ToolError) {
-        const kind = error.message.split(":")[0];
-        const rule = ruleOfErrorKind(kind);
+        const rule = ruleOfError(error);
         if (rule) auditRefused(log, { rule, status: error.status, tool: name, subject });
         else {
           auditAllowed(log, {
             tool: name,
-            outcome: kind,
+            outcome: kindOf(error) ?? "tool_error",
             status: error.status,
             durationMs: performance.now() - started,
             subject,
@@ -190,10 +191,10 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
         durationMs: performance.now() - started,
         subject,
       });
-      throw new ToolError(
-        `reject_empty: ${name} answered nothing (no content, no structuredContent); an empty ` +
-          `answer is not treated as "none found"`,
-        { status: 502 },
+      throw new WeirError(
+        "reject_empty",
+        `${name} answered nothing (no content, no structuredContent); an empty answer is not ` +
+          `treated as "none found"`,
       );
     }
     if (ttl && !result.isError) cache.set(name, key, ttl, result);
