@@ -1,7 +1,9 @@
 /**
  * `weir describe [--format text|json|openapi] FILE`: the served surface as a
  * person reads it, as JSON, or as the OpenAPI 3.1 document of its HTTP tool
- * API (`src/modes/openapi.ts`).
+ * API (`src/modes/openapi.ts`). A guardfile that wraps an MCP server is
+ * described from the server's definitions with the file's rules applied
+ * (weir connects to it, lists its tools and calls none).
  *
  * @module
  */
@@ -28,22 +30,32 @@ export async function run(args: string[]): Promise<number> {
   }
   const loaded = await loadGuardfileFile(positionals[0]);
   printDiagnostics(loaded);
+  if (!loaded.guardfile && !loaded.policy && !loaded.mcpWrap) return 1;
+  let surface;
   if (loaded.mcpWrap) {
-    console.error(
-      `weir: ${loaded.file} wraps an MCP server; describing that form lands with issue 20's ` +
-        `next step (weir lint FILE lists what it serves)`,
-    );
-    return 1;
+    // The served definitions are the MCP server's with the file's rules: ask it.
+    const { describeWrapFile } = await import("../modes/serve_mcp_wrap.ts");
+    const described = await describeWrapFile(loaded.mcpWrap);
+    if (typeof described === "string") {
+      console.error(`weir: describe: ${described}`);
+      return 1;
+    }
+    surface = described;
+  } else {
+    surface = loaded.policy
+      ? (await import("../modes/serve_aws.ts")).describeAws(loaded.policy)
+      : describeGuardfile(loaded.guardfile!);
   }
-  if (!loaded.guardfile && !loaded.policy) return 1;
-  const surface = loaded.policy
-    ? (await import("../modes/serve_aws.ts")).describeAws(loaded.policy)
-    : describeGuardfile(loaded.guardfile!);
   if (values.format === "openapi") {
-    // Guard grants answer the coverage envelope as structuredContent.
+    // Guard grants answer the coverage envelope as structuredContent; a
+    // proxied tool, the MCP server's own outputSchema.
     const outputSchemas = loaded.guardfile
       ? Object.fromEntries(
         surface.tools.filter((t) => t.kind === "grant").map((t) => [t.name, ENVELOPE_SCHEMA]),
+      )
+      : loaded.mcpWrap
+      ? Object.fromEntries(
+        surface.tools.flatMap((t) => t.outputSchema ? [[t.name, t.outputSchema]] : []),
       )
       : (await import("../modes/serve_aws.ts")).awsOutputSchemas(loaded.policy!);
     const doc = openApiDocument(surface, { version: config.version, outputSchemas });

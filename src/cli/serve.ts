@@ -22,8 +22,9 @@ import {
 } from "../ops/flags.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
 import { awsServedTools } from "../modes/serve_aws.ts";
-import { servedTools } from "../modes/lint.ts";
-import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
+import { servedTools, wrapServedTools } from "../modes/lint.ts";
+import { weirSecretVariables } from "../modes/serve_upstream.ts";
+import { OAUTH_FLAGS, oauthSettings } from "../modes/oauth_flags.ts";
 import { checkSingleUse, stateSetup } from "../ops/state_keys.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import {
@@ -54,6 +55,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     "max-response-bytes": { type: "string" },
     "read-only": { type: "boolean" },
     "schema-profile": { type: "string" },
+    "max-staleness": { type: "string" },
     ...OPS_FLAGS,
     ...TOOL_TOKEN_FLAGS,
     ...OAUTH_FLAGS,
@@ -82,7 +84,13 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
   const transport = values.stdio
     ? { kind: "stdio" as const }
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
-  let oauth = oauthSettings(values);
+  let oauth;
+  try {
+    oauth = oauthSettings(values);
+  } catch (error) {
+    if (error instanceof FlagError) throw new UsageError(error.message);
+    throw error;
+  }
   const surface = surfaceFlags(values);
   const loaded = await loadGuardfileFile(positionals[0], surface);
   printDiagnostics(loaded);
@@ -93,19 +101,37 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     );
     return 1;
   }
-  if (loaded.mcpWrap && errorsOf(loaded.diagnostics).length === 0) {
-    console.error(
-      `weir: ${loaded.file} wraps an MCP server; serving that form lands with issue 20's next ` +
-        `step: until then serve it with weir serve-upstream --tool ... (docs/wrapping-mcp-servers.md)`,
+  if (
+    !(loaded.guardfile ?? loaded.policy ?? loaded.mcpWrap) ||
+    errorsOf(loaded.diagnostics).length > 0
+  ) return 1;
+  const wrap = loaded.mcpWrap;
+  if (wrap) {
+    for (const flag of ["upstream-timeout", "max-response-bytes"] as const) {
+      if (values[flag] !== undefined) {
+        throw new UsageError(
+          `--${flag} applies to a guardfile of an HTTP API; ${loaded.file} wraps an MCP ` +
+            `server: set request-timeout or max-response-bytes in its mcp-server block`,
+        );
+      }
+    }
+  } else if (values["max-staleness"] !== undefined) {
+    throw new UsageError(
+      `--max-staleness applies to a guardfile that wraps an MCP server (and to serve-upstream)`,
     );
-    return 1;
   }
-  if (!(loaded.guardfile ?? loaded.policy) || errorsOf(loaded.diagnostics).length > 0) return 1;
+  const maxStalenessMs = values["max-staleness"] === undefined
+    ? undefined
+    : timeoutMs("--max-staleness", values["max-staleness"], 0);
   if (loaded.policy && oauth) {
     throw new UsageError("--oauth-issuer applies to guardfiles, not to AWS policies");
   }
   // A proxy or client setting weir cannot use would refuse every call: refuse to start instead.
-  const clientProblem = loaded.guardfile ? upstreamClientProblem() : proxySetting().problem;
+  const clientProblem = loaded.guardfile
+    ? upstreamClientProblem()
+    : wrap?.server.transport === "stdio"
+    ? undefined
+    : proxySetting().problem;
   if (clientProblem) throw new UsageError(clientProblem);
   // So would a database URL the driver cannot read (checked when it can be read now).
   const database = loaded.guardfile?.database;
@@ -114,7 +140,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     if (problem) throw new UsageError(problem);
   }
   // The guardfile's `oauth` node, unless the flags say otherwise (they win).
-  const fromFile = loaded.guardfile?.oauth;
+  const fromFile = (loaded.guardfile ?? wrap)?.oauth;
   if (!oauth && fromFile) {
     const at = `${loaded.file}:${fromFile.position?.line ?? 0}:${fromFile.position?.column ?? 0}`;
     if (values.stdio) throw new UsageError(`${at}: "oauth" applies to --http only, not --stdio`);
@@ -126,7 +152,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     }
     oauth = { issuer: fromFile.issuer, resource: fromFile.resource };
   }
-  const fileTokens = loaded.guardfile?.inboundTokens ?? [];
+  const fileTokens = (loaded.guardfile ?? wrap)?.inboundTokens ?? [];
   if (fileTokens.length > 0) {
     const first = fileTokens[0];
     const at = `${loaded.file}:${first.position?.line ?? 0}:${first.position?.column ?? 0}`;
@@ -158,6 +184,8 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     ];
     const served = loaded.policy
       ? awsServedTools(loaded.policy).map((t) => t.name)
+      : wrap
+      ? wrapServedTools(wrap).map((t) => t.name)
       : servedTools(loaded.guardfile!).map((t) => t.name);
     const unknown = unknownGrantTools(auth.toolTokens ?? [], served);
     if (unknown.length > 0) {
@@ -169,8 +197,8 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       return 1;
     }
     // Signed state: the keys, and where single use is recorded (src/ops/state_keys.ts).
-    state = await stateSetup(values, rateLimitStore(loaded.guardfile));
-    checkSingleUse(state, Object.keys(loaded.guardfile?.controls.confirm ?? {}));
+    state = await stateSetup(values, rateLimitStore(loaded.guardfile ?? wrap));
+    checkSingleUse(state, Object.keys((loaded.guardfile ?? wrap)?.controls.confirm ?? {}));
   } catch (error) {
     if (error instanceof FlagError) throw new UsageError(error.message);
     console.error(`weir: ${(error as Error).message}`);
@@ -200,6 +228,19 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     if (loaded.policy) {
       const { runServeAws } = await import("../modes/serve_aws.ts");
       await runServeAws(loaded.policy, options);
+    } else if (wrap) {
+      const { runServeWrap } = await import("../modes/serve_mcp_wrap.ts");
+      await runServeWrap(wrap, {
+        ...options,
+        flags: { maxStalenessMs },
+        // weir's own secrets stay weir's: a stdio MCP server does not inherit them.
+        withoutEnv: [
+          ...weirSecretVariables(values),
+          ...wrap.inboundTokens.flatMap((t) =>
+            t.source.chain.flatMap((c) => c.provider === "env" ? [c.address] : [])
+          ),
+        ],
+      });
     } else await runServe(loaded.guardfile!, options);
   } catch (error) {
     console.error(`weir: serve: ${(error as Error).message}`);
@@ -217,7 +258,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
  * confirmations when `--state-store-env` is not given.
  */
 function rateLimitStore(
-  guardfile?: Guardfile,
+  guardfile?: { controls: Pick<Guardfile["controls"], "rateLimit"> },
 ): { what: string; url: string | undefined } | undefined {
   const store = guardfile?.controls.rateLimit?.store;
   if (!store) return undefined;

@@ -70,7 +70,9 @@ export interface ControlledOptions {
 }
 
 /** The tools this layer itself lists: the withheld stubs and the info tool. */
-export function controlledTools(options: Pick<ControlledOptions, "withholds" | "info">): ToolSpec[] {
+export function controlledTools(
+  options: Pick<ControlledOptions, "withholds" | "info">,
+): ToolSpec[] {
   const tools = options.withholds.map(withheldTool);
   if (options.info) {
     tools.push({
@@ -134,7 +136,10 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
         durationMs: performance.now() - started,
         subject,
       });
-      return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
+      return {
+        content: [{ type: "text", text: JSON.stringify(answer) }],
+        structuredContent: answer,
+      };
     }
     const ttl = controls.cache[name];
     let key = "";

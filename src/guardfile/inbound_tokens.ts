@@ -54,8 +54,8 @@ export function readInboundTokens(
     const toolsNode = onlyOnce(kids, "tools");
     if (!valueNode) {
       node.error(
-        `inbound-token "${name}" needs value env "<VAR>" (or value file "<path>"): where the ` +
-          `token is read`,
+        `inbound-token "${name}" says not where its token is read: add value env "<VAR>" (or ` +
+          `value file "<path>")`,
       );
     }
     const source = valueNode ? readValue(valueNode) : undefined;
@@ -69,8 +69,8 @@ export function readInboundTokens(
     const tools: string[] = [];
     if (!toolsNode) {
       node.error(
-        `inbound-token "${name}" needs tools "<tool>"...: the tools this caller may see and ` +
-          `call (deny by absence: none are implied)`,
+        `inbound-token "${name}" names no tools (deny by absence: none are implied): add ` +
+          `tools "<tool>"..., the tools this caller may see and call`,
       );
     } else {
       toolsNode.onlyProperties();

@@ -45,7 +45,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ProtocolError } from "@modelcontextprotocol/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import type { CallToolResult, ResourceContents, ResourceSpec, ToolSpec } from "../mcp/types.ts";
 import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
 import { ChildStdioTransport } from "./stdio_child.ts";
 import {
@@ -324,6 +324,16 @@ export class UpstreamConnection {
    *   when the connection was unavailable)
    */
   async listTools(signal?: AbortSignal): Promise<ToolSpec[]> {
+    return (await this.listToolsWithTtl(signal)).tools;
+  }
+
+  /**
+   * Every tool the upstream lists, with the first page's 2026-07-28 `ttlMs`
+   * (how long the upstream says the list may be reused; absent under
+   * 2025-11-25).
+   * @throws {UpstreamFailure} as {@link UpstreamConnection.listTools}
+   */
+  async listToolsWithTtl(signal?: AbortSignal): Promise<{ tools: ToolSpec[]; ttlMs?: number }> {
     try {
       return await this.#listOnce(signal);
     } catch (error) {
@@ -333,8 +343,9 @@ export class UpstreamConnection {
     }
   }
 
-  async #listOnce(signal?: AbortSignal): Promise<ToolSpec[]> {
+  async #listOnce(signal?: AbortSignal): Promise<{ tools: ToolSpec[]; ttlMs?: number }> {
     const client = await this.#ready();
+    let ttlMs: number | undefined;
     const tools: ToolSpec[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;
@@ -347,16 +358,72 @@ export class UpstreamConnection {
         undefined,
         (scope) => client.page(params, this.#requestOptions(scope.signal)),
       );
-      const result = value as { tools: unknown[]; nextCursor?: string };
+      const result = value as { tools: unknown[]; nextCursor?: string; ttlMs?: unknown };
+      if (page === 0 && typeof result.ttlMs === "number" && result.ttlMs >= 0) ttlMs = result.ttlMs;
       tools.push(...(result.tools as unknown as ToolSpec[]));
       cursor = result.nextCursor;
-      if (cursor === undefined) return tools;
+      if (cursor === undefined) return { tools, ttlMs };
       if (cursors.has(cursor)) {
         throw new UpstreamRefused(0, "the upstream's tools/list repeats a cursor (a loop)");
       }
       cursors.add(cursor);
     }
     throw new UpstreamRefused(0, `the upstream's tools/list has more than ${MAX_PAGES} pages`);
+  }
+
+  /**
+   * Every resource the upstream lists, through all pages; none when it
+   * offers no resources (`Method not found`).
+   * @throws {UpstreamFailure} typed by kind
+   */
+  async listResources(signal?: AbortSignal): Promise<ResourceSpec[]> {
+    const client = await this.#ready();
+    const resources: ResourceSpec[] = [];
+    const cursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const params = cursor === undefined ? {} : { cursor };
+      let value: unknown;
+      try {
+        ({ value } = await this.#send(
+          client,
+          "resources/list",
+          signal,
+          undefined,
+          (scope) => client.resources(params, this.#requestOptions(scope.signal)),
+        ));
+      } catch (error) {
+        if (error instanceof UpstreamRefused && error.rpcCode === -32601) return [];
+        throw error;
+      }
+      const result = value as { resources?: unknown[]; nextCursor?: string };
+      resources.push(...((result.resources ?? []) as unknown as ResourceSpec[]));
+      cursor = result.nextCursor;
+      if (cursor === undefined) return resources;
+      if (cursors.has(cursor)) {
+        throw new UpstreamRefused(0, "the upstream's resources/list repeats a cursor (a loop)");
+      }
+      cursors.add(cursor);
+    }
+    throw new UpstreamRefused(0, `the upstream's resources/list has more than ${MAX_PAGES} pages`);
+  }
+
+  /**
+   * Read one resource of the upstream (`resources/read`), once.
+   * @returns its `contents` as the upstream sent them
+   * @throws {UpstreamFailure} typed by kind (`UpstreamRefused` when the upstream refused)
+   */
+  async readResource(uri: string, signal?: AbortSignal): Promise<ResourceContents[]> {
+    const client = await this.#ready();
+    const { value } = await this.#send(
+      client,
+      "resources/read",
+      signal,
+      undefined,
+      (scope) => client.read({ uri }, this.#requestOptions(scope.signal)),
+    );
+    const contents = (value as { contents?: unknown }).contents;
+    return Array.isArray(contents) ? contents as ResourceContents[] : [];
   }
 
   /**

@@ -20,14 +20,26 @@ export class HeaderError extends Error {
   }
 }
 
-/** One part of a template: literal text, or a span resolved per request. */
-export type TemplatePart = string | { provider: "env" | "file" | "literal"; address: string };
+/** One source of a header's value, read per request. */
+export interface TemplateSpan {
+  provider: "env" | "file" | "literal";
+  address: string;
+}
 
-/** One parsed `--upstream-header`. */
+/**
+ * One part of a template: literal text, a span resolved per request, or a
+ * chain of spans whose first non-empty one is used (a guardfile's `value { env
+ * "A"; file "/run/secrets/a" }`).
+ */
+export type TemplatePart = string | TemplateSpan | { chain: TemplateSpan[] };
+
+/** One parsed `--upstream-header` (or a guardfile's `header` of an MCP server). */
 export interface HeaderTemplate {
   /** Canonical name (`x-api-key` -> `X-Api-Key`). */
   name: string;
   parts: TemplatePart[];
+  /** How messages name it (default `--upstream-header <name>`). */
+  origin?: string;
 }
 
 /** Reads secrets at request time (the process environment and files, by default). */
@@ -150,20 +162,29 @@ export function resolveHeaders(
 ): ResolvedHeaders {
   const headers: Record<string, string> = {};
   const secrets: string[] = [];
-  for (const { name, parts } of templates) {
+  for (const { name: header, parts, origin } of templates) {
+    const name = origin ?? `--upstream-header ${header}`;
     let value = "";
-    for (const part of parts) {
-      if (typeof part === "string") {
-        value += part;
+    for (const whole of parts) {
+      if (typeof whole === "string") {
+        value += whole;
         continue;
       }
+      let part: TemplateSpan;
+      if ("chain" in whole) {
+        // The first source that resolves non-empty; the last one's failure is reported.
+        const found = whole.chain.find((span, i) =>
+          i === whole.chain.length - 1 || readsNonEmpty(span, source)
+        );
+        part = found!;
+      } else part = whole;
       let text: string | undefined;
       if (part.provider === "literal") text = part.address;
       else if (part.provider === "env") {
         text = source.env(part.address);
         if (!text) {
           throw new HeaderError(
-            `--upstream-header ${name}: environment variable ${part.address} is not set or empty`,
+            `${name}: environment variable ${part.address} is not set or empty`,
           );
         }
       } else {
@@ -175,22 +196,32 @@ export function resolveHeaders(
             : error instanceof Deno.errors.PermissionDenied
             ? "permission denied"
             : "cannot be read";
-          throw new HeaderError(`--upstream-header ${name}: file ${part.address}: ${why}`);
+          throw new HeaderError(`${name}: file ${part.address}: ${why}`);
         }
         if (!text) {
-          throw new HeaderError(`--upstream-header ${name}: file ${part.address} is empty`);
+          throw new HeaderError(`${name}: file ${part.address} is empty`);
         }
       }
       if (/[\r\n\0]/.test(text)) {
         throw new HeaderError(
-          `--upstream-header ${name}: the value from {${part.provider}:${part.address}} ` +
-            `holds a newline or NUL`,
+          `${name}: the value from ${part.provider} ${part.address} holds a newline or NUL`,
         );
       }
       if (part.provider !== "literal") secrets.push(text);
       value += text;
     }
-    headers[name] = value;
+    headers[header] = value;
   }
   return { headers, secrets };
+}
+
+/** Whether a span would resolve to a non-empty value now (for a chain). */
+function readsNonEmpty(span: TemplateSpan, source: SecretSource): boolean {
+  if (span.provider === "literal") return span.address !== "";
+  if (span.provider === "env") return Boolean(source.env(span.address));
+  try {
+    return source.readFile(span.address).replace(/\r?\n$/, "") !== "";
+  } catch {
+    return false;
+  }
 }

@@ -24,7 +24,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
+  ListResourcesResultSchema,
   ListToolsResultSchema,
+  ReadResourceResultSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
@@ -56,6 +58,10 @@ export interface Session {
     definition: ToolSpec | undefined,
     options: RequestOptions,
   ): Promise<unknown>;
+  /** One page of `resources/list` (the v2 client walks every page without a cursor). */
+  resources(params: { cursor?: string }, options: RequestOptions): Promise<unknown>;
+  /** `resources/read` of one URI. */
+  read(params: { uri: string }, options: RequestOptions): Promise<unknown>;
   close(): Promise<void>;
   onclose(fn: () => void): void;
 }
@@ -101,6 +107,10 @@ export async function legacySession(parts: SessionParts): Promise<Session> {
       client.request({ method: "tools/list", params }, ListToolsResultSchema, options),
     call: (params, _definition, options) =>
       client.request({ method: "tools/call", params }, CallToolResultSchema, options),
+    resources: (params, options) =>
+      client.request({ method: "resources/list", params }, ListResourcesResultSchema, options),
+    read: (params, options) =>
+      client.request({ method: "resources/read", params }, ReadResourceResultSchema, options),
     close: () => client.close(),
     onclose: (fn) => client.onclose = fn,
   };
@@ -144,6 +154,11 @@ export async function modernSession(parts: SessionParts): Promise<Session> {
         toolDefinition: (definition ??
           { name: params.name, inputSchema: { type: "object" } }) as unknown as ToolDefinition,
       }),
+    resources: (params, options) =>
+      params.cursor === undefined
+        ? client.listResources(undefined, { ...options, cacheMode: "bypass" })
+        : client.listResources(params, options),
+    read: (params, options) => client.readResource(params, { ...options, cacheMode: "bypass" }),
     close: () => client.close(),
     onclose: (fn) => client.onclose = fn,
   };

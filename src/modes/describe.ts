@@ -32,7 +32,16 @@ export interface DescribedInput {
 /** One served tool. */
 export interface DescribedTool {
   name: string;
-  kind: "grant" | "withheld" | "info";
+  /** `proxy`: a tool of a wrapped MCP server (the guardfile form of serve-upstream). */
+  kind: "grant" | "withheld" | "info" | "proxy";
+  /** A proxied tool: the MCP server's name for it. */
+  upstreamTool?: string;
+  /** A proxied tool's `outputSchema` (its `structuredContent`), when it has one. */
+  outputSchema?: JsonObject;
+  /** A proxied tool's MCP Apps interface (`_meta.ui.resourceUri`), readable through weir. */
+  interface?: string;
+  /** A proxied tool's arguments weir supplies (`pin`), with where the value comes from; never the value. */
+  pinnedArguments?: { argument: string; from: string }[];
   method?: string;
   path?: string;
   description?: string;
@@ -301,6 +310,28 @@ export function describeText(surface: Surface): string {
       if (t.alternative) lines.push(`  instead: ${t.alternative}`);
     } else if (t.kind === "info") {
       lines.push(`${t.name}  (info tool)`, `  ${t.description}`);
+    } else if (t.kind === "proxy") {
+      lines.push(
+        `${t.name}  MCP tool ${t.upstreamTool}${t.destructive ? "  [destructive]" : ""}`,
+      );
+      if (t.confirm) lines.push(`  confirm first: ${t.confirm}`);
+      if (t.description) lines.push(`  ${t.description.replace(/\s+/g, " ").trim()}`);
+      if (t.scopes?.length) lines.push(`  needs scope ${t.scopes.join(" ")}`);
+      for (const i of t.inputs ?? []) {
+        const extra = [
+          i.required ? "required" : "optional",
+          ...i.constraints,
+          ...(i.sentAs ? [`sent as ${i.sentAs}`] : []),
+        ];
+        lines.push(`  argument ${i.name}: ${i.type} (${extra.join(", ")})`);
+      }
+      for (const p of t.pinnedArguments ?? []) {
+        lines.push(`  pinned argument ${p.argument} from ${p.from}`);
+      }
+      if (t.interface) lines.push(`  interface ${t.interface}`);
+      if (t.cacheTtlMs !== undefined) lines.push(`  cached for ${t.cacheTtlMs} ms`);
+      if (t.rejectEmpty) lines.push(`  an empty answer is an error (reject-empty)`);
+      if (t.rejectBlank) lines.push(`  refused when blank: ${t.rejectBlank.join(", ")}`);
     } else {
       const what = t.sql
         ? (t.sql.reads

@@ -30,6 +30,17 @@ import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decis
 import type { ToolSpec } from "../mcp/types.ts";
 import { cleanText } from "../mcp/text.ts";
 import { secretsRedactor, withholdingSecrets } from "./upstream_host.ts";
+import { parseArgs } from "node:util";
+import { loadGuardfileFile } from "./serve.ts";
+import { formatDiagnostic } from "../guardfile/diagnostics.ts";
+import { READ_ONLY_REASON } from "../guardfile/surface.ts";
+import {
+  checkControls,
+  entriesOf,
+  headerTemplates,
+  targetOf,
+  WRAP_DEFAULTS,
+} from "./mcp_wrap_config.ts";
 import {
   durationFlag,
   parseUpstreamArgs,
@@ -189,11 +200,200 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
   return { ok: ok && problems.length === 0, tools, problems };
 }
 
+/** One served tool of a guardfile that wraps an MCP server, as `lint-upstream FILE` reports it. */
+export interface WrapToolVerdict extends ToolVerdict {
+  /** The MCP server's tool it serves. */
+  upstream: string;
+}
+
+/**
+ * Check a guardfile that wraps an MCP server against the server: decide each
+ * proxied tool as `weir serve FILE` does at start-up (the same host,
+ * overrides and rules), with the fingerprints of `--fingerprints` as the
+ * baseline; a tool is `present` when served, else `missing`, `drifted`,
+ * `unservable` (its rules contradict the MCP server's schema: the problem
+ * names both) or `withheld` (read-only mode). Fingerprints are of the MCP
+ * server's definitions, keyed by its tool names.
+ * @returns the report; never throws for a finding or an unreachable server
+ */
+export async function lintWrap(
+  file: string,
+  options: { fingerprints?: string; writeFingerprints?: string },
+): Promise<LintUpstreamReport & { tools: WrapToolVerdict[] }> {
+  const problems: string[] = [];
+  const loaded = await loadGuardfileFile(file);
+  if (loaded.readError) problems.push(loaded.readError);
+  for (const d of loaded.diagnostics) {
+    if (d.severity === "error") problems.push(formatDiagnostic(file, d));
+  }
+  const wrap = loaded.mcpWrap;
+  if (!wrap) {
+    if (problems.length === 0) {
+      problems.push(
+        `${file} does not wrap an MCP server (no mcp-server in its wrap): lint it with weir lint`,
+      );
+    }
+    return { ok: false, tools: [], problems };
+  }
+  const verdicts: WrapToolVerdict[] = wrap.proxies.map((p) => ({
+    name: p.name,
+    upstream: p.upstream,
+    status: "unchecked",
+    problems: [],
+  }));
+  let expected: Record<string, string> | undefined;
+  if (options.fingerprints !== undefined) {
+    try {
+      const doc = JSON.parse(await Deno.readTextFile(options.fingerprints));
+      if (typeof doc?.tools !== "object" || doc.tools === null || Array.isArray(doc.tools)) {
+        throw new Error(`it has no "tools" object`);
+      }
+      expected = doc.tools;
+    } catch (error) {
+      problems.push(
+        `--fingerprints ${options.fingerprints}: ${
+          error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message
+        } (write one with --write-fingerprints)`,
+      );
+    }
+  }
+  const entries = entriesOf(wrap);
+  const headers = headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []);
+  let connection: UpstreamConnection | undefined;
+  const prints = new Map<string, string>();
+  try {
+    resolveHeaders(headers);
+    connection = await UpstreamConnection.open({
+      target: targetOf(wrap),
+      headers: () => resolveHeaders(headers).headers,
+      requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
+      maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
+      connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
+    });
+    const listed = await connection.listTools();
+    const allowlist = [...new Set(entries.map((e) => e.upstream))];
+    const fingerprints = new Map(
+      Object.entries(expected ?? {}).filter(([, v]) => typeof v === "string"),
+    );
+    const decisions = await decideTools({
+      allowlist,
+      listed,
+      baseline: expected
+        ? { fingerprints, since: "the fingerprints were written", running: false }
+        : undefined,
+      withhold: withholdingSecrets(headers),
+    });
+    const present = decisions.filter((d) => d.status !== "missing");
+    for (const d of decisions) {
+      if (d.status !== "missing" && d.fingerprint) prints.set(d.name, d.fingerprint);
+      if (d.status === "missing") {
+        for (const v of verdicts.filter((v) => v.upstream === d.name)) {
+          v.status = "missing";
+          v.problems.push(
+            `the MCP server does not list "${d.name}"` +
+              (d.nearest.length ? ` (nearest: ${d.nearest.join(", ")})` : ""),
+          );
+        }
+      } else if (expected && !fingerprints.has(d.name) && d.status === "served") {
+        for (const v of verdicts.filter((v) => v.upstream === d.name)) {
+          v.problems.push(`the fingerprints file has no entry for "${d.name}"`);
+        }
+      }
+    }
+    const served = new Set(present.map((d) => d.name));
+    const { UpstreamHost } = await import("./upstream_host.ts");
+    const host = new UpstreamHost(present, {
+      connection,
+      allowlist: [...served],
+      entries: entries.filter((e) => served.has(e.upstream)),
+      headers,
+      withhold: withholdingSecrets(headers),
+      log: () => {},
+      ...(wrap.surface.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
+    });
+    for (const state of host.served()) {
+      const v = verdicts.find((x) => x.name === state.entry.name)!;
+      v.fingerprint = prints.get(state.entry.upstream);
+      if (state.kind === "stubbed") {
+        v.status = state.stub.why;
+        v.problems.push(stubWords(state.stub));
+      } else v.status = "present";
+    }
+    problems.push(...checkControls(wrap, host));
+  } catch (error) {
+    // The MCP server's error text may quote the credential weir sent it.
+    problems.push(`MCP server: ${secretsRedactor(headers).text((error as Error).message)}`);
+  } finally {
+    await connection?.close();
+  }
+  const tools = verdicts.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ok = problems.length === 0 && tools.every((t) => t.problems.length === 0);
+  if (ok && options.writeFingerprints !== undefined) {
+    const doc = { tools: Object.fromEntries([...prints].sort()) };
+    try {
+      await Deno.writeTextFile(options.writeFingerprints, JSON.stringify(doc, null, 2) + "\n");
+    } catch (error) {
+      problems.push(
+        `--write-fingerprints ${options.writeFingerprints}: ${(error as Error).message}`,
+      );
+    }
+  }
+  return { ok: ok && problems.length === 0, tools, problems };
+}
+
+/** `weir lint-upstream FILE [--fingerprints F] [--write-fingerprints F] [--format text|json]`. */
+async function lintWrapMain(file: string, args: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        fingerprints: { type: "string" },
+        "write-fingerprints": { type: "string" },
+        format: { type: "string", default: "text" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+    if (values.format !== "text" && values.format !== "json") {
+      throw new UpstreamUsageError(`--format must be text or json, not ${values.format}`);
+    }
+  } catch (error) {
+    console.error(
+      `weir: lint-upstream: ${(error as Error).message} (with a FILE, the file names the ` +
+        `MCP server and its tools: only --fingerprints, --write-fingerprints and --format apply)` +
+        `\nRun "weir help lint-upstream".`,
+    );
+    return 2;
+  }
+  const report = await lintWrap(file, {
+    fingerprints: values.fingerprints,
+    writeFingerprints: values["write-fingerprints"],
+  });
+  if (values.format === "json") console.log(JSON.stringify(report, null, 2));
+  else {
+    for (const p of report.problems) console.error(`weir: lint-upstream: ${cleanText(p)}`);
+    for (const t of report.tools) {
+      for (const p of t.problems) {
+        console.error(cleanText(`weir: lint-upstream: tool "${t.name}": ${p}`));
+      }
+    }
+    if (report.tools.length > 0) {
+      console.log(report.tools.map((t) => `${t.name}\t${t.status}`).join("\n"));
+    }
+  }
+  return report.ok ? 0 : 1;
+}
+
 /**
  * `weir lint-upstream ARGS`.
  * @returns the exit code (0, 1, 2)
  */
 export async function lintUpstreamMain(args: string[]): Promise<number> {
+  // A guardfile that wraps an MCP server: the file says which server and which tools.
+  if (args.length > 0 && !args[0].startsWith("-")) {
+    return await lintWrapMain(args[0], args.slice(1));
+  }
   let config: LintUpstreamConfig;
   let format: string;
   try {

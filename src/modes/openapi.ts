@@ -153,6 +153,10 @@ export function openApiDocument(surface: Surface, options: OpenApiOptions): Json
       { name: "grants", description: "One upstream operation each, exactly as granted." },
       { name: "withheld", description: "Listed so an agent knows they exist; always refused." },
       { name: "info", description: "Describes this server; reaches nothing upstream." },
+      {
+        name: "proxied",
+        description: "A tool of the wrapped MCP server, as the guardfile serves it.",
+      },
     ],
     paths,
     components: {
@@ -198,9 +202,11 @@ function operation(tool: DescribedTool, surface: Surface, options: OpenApiOption
       ? `Withheld: ${tool.name}`
       : tool.kind === "info"
       ? "Server info"
+      : tool.kind === "proxy"
+      ? `MCP tool ${tool.upstreamTool}`
       : `${tool.method} ${tool.path}`,
     description: describeOperation(tool),
-    tags: [tool.kind === "grant" ? "grants" : tool.kind],
+    tags: [tool.kind === "grant" ? "grants" : tool.kind === "proxy" ? "proxied" : tool.kind],
     requestBody: {
       required: true,
       content: { "application/json": { schema: inputSchema(tool) } },
@@ -224,7 +230,12 @@ function describeOperation(tool: DescribedTool): string {
   if (tool.kind === "info") {
     return tool.description ?? "Describes this server; reaches nothing upstream.";
   }
-  const parts = [tool.description ?? `${tool.method} ${tool.path} on the upstream.`];
+  const parts = [
+    tool.description ??
+      (tool.kind === "proxy"
+        ? `The MCP server's tool ${tool.upstreamTool}.`
+        : `${tool.method} ${tool.path} on the upstream.`),
+  ];
   if (tool.destructive) parts.push("Destructive.");
   if (tool.confirm !== undefined) {
     parts.push(
@@ -261,6 +272,16 @@ function weirExtension(tool: DescribedTool): JsonObject {
   const x: JsonObject = {};
   if (tool.kind === "grant") {
     x.upstream = { method: tool.method ?? "", path: tool.path ?? "" };
+    if (tool.destructive) x.destructive = true;
+  }
+  if (tool.kind === "proxy") {
+    x.upstream = { mcpTool: tool.upstreamTool ?? "" };
+    const renamed = (tool.inputs ?? []).filter((i) => i.sentAs);
+    if (renamed.length > 0) {
+      x.renamedArguments = Object.fromEntries(renamed.map((i) => [i.name, i.sentAs!]));
+    }
+    if (tool.pinnedArguments) x.pinnedArguments = tool.pinnedArguments as unknown as JsonObject[];
+    if (tool.interface) x.interface = tool.interface;
     if (tool.destructive) x.destructive = true;
   }
   if (tool.kind === "withheld") {

@@ -89,7 +89,14 @@ export async function loadGuardfileFile(
     return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
   const loaded: LoadedFile = { file, ...loadGuardfileText(text, file) };
-  if (loaded.mcpWrap) checkStoreUrl(loaded);
+  if (loaded.mcpWrap) {
+    // A read-only wrap is applied when the tools' annotations are known (the host).
+    loaded.mcpWrap = {
+      ...loaded.mcpWrap,
+      surface: withOverrides(loaded.mcpWrap.surface, overrides),
+    };
+    checkStoreUrl(loaded);
+  }
   if (loaded.policy) {
     loaded.policy = {
       ...loaded.policy,

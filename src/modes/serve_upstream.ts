@@ -32,13 +32,24 @@ import { cleanText } from "../mcp/text.ts";
 import { AllowlistError, parsePins } from "../mcp_upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
 import { UpstreamConnection, type UpstreamTarget } from "../mcp_upstream/connection.ts";
-import { decideTools, stubWords, type ToolDecision } from "../mcp_upstream/decision.ts";
+import {
+  decideTools,
+  stubWords,
+  type SurfaceInput,
+  type ToolDecision,
+} from "../mcp_upstream/decision.ts";
 import {
   headerSecrets,
   secretsRedactor,
+  type ServedEntry,
   UpstreamHost,
   withholdingSecrets,
 } from "./upstream_host.ts";
+import { TokenTable } from "../inbound/static_tokens.ts";
+import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
+import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
+import { oauthFor, type OAuthServeOptions } from "./serve.ts";
+import type { ToolAccess } from "../mcp/server.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
 import {
@@ -49,6 +60,8 @@ import {
   type OpsSettings,
   opsSettings,
   stopSignals,
+  TOOL_TOKEN_FLAGS,
+  unknownGrantTools,
 } from "../ops/flags.ts";
 import {
   durationFlag,
@@ -69,6 +82,8 @@ export interface ServeUpstreamConfig {
   /** Bound on each upstream request (0: none). */
   requestTimeoutMs: number;
   maxResponseBytes: number;
+  /** See `UpstreamHostOptions.maxStalenessMs` (src/modes/upstream_host.ts) (`--max-staleness`). */
+  maxStalenessMs: number;
 }
 
 /** Start-up failed: exit 1 with this message. */
@@ -86,70 +101,103 @@ export interface UpstreamServer {
   host: UpstreamHost;
 }
 
+/** Everything {@link openUpstreamHost} needs. */
+export interface UpstreamSetup {
+  target: UpstreamTarget;
+  headers: HeaderTemplate[];
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxResponseBytes: number;
+  /** See `UpstreamHostOptions.maxStalenessMs` (src/modes/upstream_host.ts). */
+  maxStalenessMs: number;
+  /** The MCP server's tools to decide. */
+  allowlist: string[];
+  /** `--pin` values, by tool and argument. */
+  pins?: Map<string, Map<string, string>>;
+  /** What is served under which name (the guardfile form). */
+  entries?: ServedEntry[];
+  /** See `UpstreamHostOptions.resourceUris`. */
+  resourceUris?: readonly string[];
+  /** See `UpstreamHostOptions.readOnlyReason`. */
+  readOnlyReason?: string;
+  /** A further policy after the header-secret one (`decideTools`' `withhold`). */
+  withhold?: SurfaceInput["withhold"];
+}
+
 /**
- * Connect, decide the surface, and build the wrapper's MCP server.
+ * Connect to the MCP server, list its tools, decide each one, and build the
+ * host of the surface (src/modes/upstream_host.ts).
+ * @param reuse an open connection to the same server (a reload): it is not closed on failure
  * @throws {StartupError} naming what is wrong: missing tools (with the nearest
- *   names), an unusable pin, an unreadable header secret, an unreachable upstream
+ *   names), an unreadable header secret, an unreachable upstream
  */
-export async function buildUpstreamServer(
-  config: ServeUpstreamConfig,
+export async function openUpstreamHost(
+  setup: UpstreamSetup,
   options: {
-    log?: Logger;
+    log: Logger;
     signal?: AbortSignal;
-    around?: RequestWrapper;
-    /** Told when the listed surface changed. */
     onChanged?: () => void;
-    /** The key service that signs cursors (src/mcp/signed_state.ts). */
-    stateKeys?: StateKeys;
-  } = {},
-): Promise<UpstreamServer> {
-  const log = options.log ?? stderrLogger;
+    reuse?: UpstreamConnection;
+  },
+): Promise<{ connection: UpstreamConnection; host: UpstreamHost }> {
+  const { log } = options;
   // What weir writes may quote the upstream, which may quote weir's credential.
-  const redact = (text: string) => secretsRedactor(config.headers).text(text);
+  const redact = (text: string) => secretsRedactor(setup.headers).text(text);
   // One policy for start-up and every re-verification (lint-upstream decides with it too).
-  const withhold = withholdingSecrets(config.headers);
-  let pins: Map<string, Map<string, string>>;
+  const withhold = withholdingSecrets(setup.headers, setup.withhold);
   try {
-    pins = parsePins(config.pins, config.allowlist);
     // Pre-flight: a header secret that cannot be read stops start-up before any retry loop.
-    headerSecrets(config.headers);
+    headerSecrets(setup.headers);
   } catch (error) {
-    if (error instanceof AllowlistError || error instanceof HeaderError) {
-      throw new StartupError(error.message);
-    }
+    if (error instanceof HeaderError) throw new StartupError(error.message);
     throw error;
   }
-  let connection: UpstreamConnection;
-  try {
-    connection = await UpstreamConnection.open({
-      target: config.target,
-      headers: () => resolveHeaders(config.headers).headers,
-      requestTimeoutMs: config.requestTimeoutMs,
-      maxResponseBytes: config.maxResponseBytes,
-      connectTimeoutMs: config.connectTimeoutMs,
-      signal: options.signal,
-      onRetry: (error, attempt) =>
-        log({
-          level: "warn",
-          event: "upstream_connect_retry",
-          attempt,
-          error: clip(redact(error.message)),
-        }),
-      onToolsChanged: () => log({ level: "info", event: "upstream_tools_changed" }),
-    });
-  } catch (error) {
-    throw new StartupError(
-      `upstream ${describeTarget(config.target)}: ${redact((error as Error).message)}`,
-    );
+  const hostRef: { host?: UpstreamHost } = {};
+  let connection = options.reuse;
+  if (!connection) {
+    try {
+      connection = await UpstreamConnection.open({
+        target: setup.target,
+        headers: () => resolveHeaders(setup.headers).headers,
+        requestTimeoutMs: setup.requestTimeoutMs,
+        maxResponseBytes: setup.maxResponseBytes,
+        connectTimeoutMs: setup.connectTimeoutMs,
+        signal: options.signal,
+        onRetry: (error, attempt) =>
+          log({
+            level: "warn",
+            event: "upstream_connect_retry",
+            attempt,
+            error: clip(redact(error.message)),
+          }),
+        onToolsChanged: () => {
+          log({ level: "info", event: "upstream_tools_changed" });
+          // The next call verifies the definitions again before it is forwarded.
+          hostRef.host?.toolsChanged();
+        },
+      });
+    } catch (error) {
+      throw new StartupError(
+        `upstream ${describeTarget(setup.target)}: ${redact((error as Error).message)}`,
+      );
+    }
   }
   try {
     let decisions: ToolDecision[];
+    const startedAt = performance.now();
+    let ttlMs: number | undefined;
     try {
-      const listed = await connection.listTools(options.signal);
-      decisions = await decideTools({ allowlist: config.allowlist, listed, pins, withhold });
+      const listed = await connection.listToolsWithTtl(options.signal);
+      ttlMs = listed.ttlMs;
+      decisions = await decideTools({
+        allowlist: setup.allowlist,
+        listed: listed.tools,
+        pins: setup.pins,
+        withhold,
+      });
     } catch (error) {
       throw new StartupError(
-        `upstream ${describeTarget(config.target)}: tools/list failed: ${
+        `upstream ${describeTarget(setup.target)}: tools/list failed: ${
           redact((error as Error).message)
         }`,
       );
@@ -168,58 +216,94 @@ export async function buildUpstreamServer(
       // Served as a stub: the other tools keep serving; the operator hears why.
       log({ level: "warn", event: "upstream_tool_stubbed", tool: d.name, reason: stubWords(d) });
     }
-    let server: McpServer | undefined;
     const host = new UpstreamHost(decisions, {
       connection,
-      allowlist: config.allowlist,
-      pins,
+      allowlist: setup.allowlist,
+      entries: setup.entries,
+      pins: setup.pins,
       withhold,
-      headers: config.headers,
+      headers: setup.headers,
       log,
-      // A tool became a stub: clients that listen hear the list changed.
-      onChanged: () => {
-        server?.toolsChanged();
-        options.onChanged?.();
-      },
-    });
-    try {
-      server = new McpServer({
-        name: config.name,
-        version: "0.1.0",
-        toolsListChanged: true,
-        catalog: () => host.catalog(),
-        dispatch: host.dispatch,
-        log,
-        around: options.around,
-        stateKeys: options.stateKeys,
-      });
-    } catch (error) {
-      if (error instanceof CatalogError) {
-        throw new StartupError(`weir cannot serve the upstream's tools: ${error.message}`);
+      onChanged: options.onChanged,
+      maxStalenessMs: setup.maxStalenessMs,
+      resourceUris: setup.resourceUris,
+      readOnlyReason: setup.readOnlyReason,
+    }, { at: startedAt, ttlMs });
+    for (const state of host.served()) {
+      if (state.kind === "stubbed" && state.byRules) {
+        log({
+          level: "warn",
+          event: "upstream_tool_stubbed",
+          tool: state.entry.name,
+          reason: stubWords(state.stub),
+        });
       }
-      throw error;
     }
-    return { server, connection, host };
+    hostRef.host = host;
+    return { connection, host };
   } catch (error) {
-    await connection.close();
+    if (!options.reuse) await connection.close();
     throw error;
   }
 }
 
-/** Flags that name a variable holding one of weir's own secrets. */
-const OWN_SECRET_FLAGS = [
-  "inbound-token-env",
-  "tool-token-env",
-  "admin-token-env",
-  "state-keys-env",
-  "state-store-env",
-] as const;
-
-/** The environment variables weir's own secrets are read from (`--tool-token-env VAR:TOOLS` too). */
-function ownSecretVariables(values: Record<string, unknown>): string[] {
-  return OWN_SECRET_FLAGS.flatMap((flag) => [values[flag]].flat())
-    .filter((v): v is string => typeof v === "string")
-    .map((v) => v.split(":")[0]);
+/**
+ * Connect, decide the surface, and build the wrapper's MCP server.
+ * @throws {StartupError} naming what is wrong: missing tools (with the nearest
+ *   names), an unusable pin, an unreadable header secret, an unreachable upstream
+ */
+export async function buildUpstreamServer(
+  config: ServeUpstreamConfig,
+  options: {
+    log?: Logger;
+    signal?: AbortSignal;
+    around?: RequestWrapper;
+    /** Told when the listed surface changed. */
+    onChanged?: () => void;
+    /** The key service that signs cursors (src/mcp/signed_state.ts). */
+    stateKeys?: StateKeys;
+    /** OAuth: what a caller's token may see and call. */
+    toolAccess?: (auth: unknown) => ToolAccess | undefined;
+  } = {},
+): Promise<UpstreamServer> {
+  const log = options.log ?? stderrLogger;
+  let pins: Map<string, Map<string, string>>;
+  try {
+    pins = parsePins(config.pins, config.allowlist);
+  } catch (error) {
+    if (error instanceof AllowlistError) throw new StartupError(error.message);
+    throw error;
+  }
+  let server: McpServer | undefined;
+  const { connection, host } = await openUpstreamHost({ ...config, pins }, {
+    log,
+    signal: options.signal,
+    // A tool became a stub: clients that listen hear the list changed.
+    onChanged: () => {
+      server?.toolsChanged();
+      options.onChanged?.();
+    },
+  });
+  try {
+    server = new McpServer({
+      name: config.name,
+      version: "0.1.0",
+      toolsListChanged: true,
+      catalog: () => host.catalog(),
+      dispatch: host.dispatch,
+      log,
+      around: options.around,
+      stateKeys: options.stateKeys,
+      toolAccess: options.toolAccess,
+    });
+  } catch (error) {
+    await connection.close();
+    if (error instanceof CatalogError) {
+      throw new StartupError(`weir cannot serve the upstream's tools: ${error.message}`);
+    }
+    throw error;
+  }
+  return { server, connection, host };
 }
 
 function clip(text: string, max = 512): string {
@@ -234,7 +318,7 @@ function describeTarget(target: UpstreamTarget): string {
 }
 
 /** Options of {@link runServeUpstream} beyond the config. */
-export type RunUpstreamOptions = Omit<RunOnOptions, "mode" | "server" | "tools">;
+export type RunUpstreamOptions = Omit<RunOnOptions, "mode" | "server" | "tools" | "oauth">;
 
 /**
  * Build the wrapper and serve it until `signal` aborts (or stdio input ends).
@@ -242,9 +326,14 @@ export type RunUpstreamOptions = Omit<RunOnOptions, "mode" | "server" | "tools">
  */
 export async function runServeUpstream(
   config: ServeUpstreamConfig,
-  options: RunUpstreamOptions,
+  options: RunUpstreamOptions & { oauth?: OAuthServeOptions },
 ): Promise<void> {
   const log = options.log ?? stderrLogger;
+  if (options.oauth && options.transport.kind !== "http") {
+    throw new StartupError("OAuth applies to --http only");
+  }
+  // The command-line form has no per-tool scope: any valid access token may call.
+  const oauth = options.oauth ? await oauthFor(() => new Map(), options.oauth, log) : undefined;
   // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
   let telemetry;
   try {
@@ -258,6 +347,7 @@ export async function runServeUpstream(
     signal: options.signal,
     around: telemetry?.around,
     stateKeys: options.state?.keys,
+    toolAccess: oauth?.toolAccess,
   }).catch(async (error) => {
     await telemetry?.shutdown();
     throw error;
@@ -275,6 +365,7 @@ export async function runServeUpstream(
     });
     await runOn(built.server, {
       ...options,
+      oauth,
       log,
       mode: "upstream",
       server: config.name,
@@ -297,6 +388,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
   let ops: OpsSettings;
   let auth: AuthSettings;
   let state: StateSetup;
+  let oauth: OAuthServeOptions | undefined;
   try {
     const parsed = parseUpstreamArgs(args, {
       name: { type: "string" },
@@ -307,7 +399,10 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       http: { type: "string" },
       "allow-origin": { type: "string", multiple: true },
       "allow-host": { type: "string", multiple: true },
+      "max-staleness": { type: "string" },
       ...OPS_FLAGS,
+      ...TOOL_TOKEN_FLAGS,
+      ...OAUTH_FLAGS,
     });
     values = parsed.values;
     try {
@@ -338,12 +433,19 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       );
     }
     try {
+      oauth = oauthSettings(values);
       auth = authSettings(values, transport.kind === "http" ? transport : undefined);
       state = await stateSetup(values);
     } catch (error) {
       if (error instanceof FlagError) throw new UpstreamUsageError(error.message);
       console.error(`weir: serve-upstream: ${(error as Error).message}`);
       return 1;
+    }
+    const unknown = unknownGrantTools(auth.toolTokens ?? [], shared.allowlist);
+    if (unknown.length > 0) {
+      throw new UpstreamUsageError(
+        `--tool-token-env names tools not on the allowlist: ${unknown.join(", ")}`,
+      );
     }
     const maxBytes = (values["max-response-bytes"] as string | undefined) ?? "8388608";
     if (!/^\d+$/.test(maxBytes) || Number(maxBytes) < 1024) {
@@ -358,12 +460,17 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       // weir's own secrets (inbound and admin tokens, state keys, the store's URL)
       // are weir's alone: a stdio upstream does not inherit them.
       target: shared.target.kind === "stdio"
-        ? { ...shared.target, withoutEnv: ownSecretVariables(values) }
+        ? { ...shared.target, withoutEnv: weirSecretVariables(values) }
         : shared.target,
       headers: shared.headers,
       connectTimeoutMs: shared.connectTimeoutMs,
       requestTimeoutMs: durationFlag("--request-timeout", values["request-timeout"], 60_000),
       maxResponseBytes: Number(maxBytes),
+      maxStalenessMs: durationFlag(
+        "--max-staleness",
+        values["max-staleness"],
+        DEFAULT_MAX_STALENESS_MS,
+      ),
     };
   } catch (error) {
     if (error instanceof UpstreamUsageError) {
@@ -378,7 +485,8 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       transport,
       allowedOrigins: values["allow-origin"] as string[] | undefined,
       allowedHosts: values["allow-host"] as string[] | undefined,
-      inboundToken: auth.inboundTokens,
+      inboundToken: tokenTable(auth),
+      oauth,
       signal: stop.signal,
       log: ops.log,
       drainMs: ops.drainMs,
@@ -402,4 +510,33 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     // The signal listeners stay until the process exits (as serve's do).
     await ops.log.flush();
   }
+}
+
+/** Flags that name a variable holding one of weir's own secrets. */
+const OWN_SECRET_FLAGS = [
+  "inbound-token-env",
+  "tool-token-env",
+  "admin-token-env",
+  "state-keys-env",
+  "state-store-env",
+] as const;
+
+/**
+ * The environment variables weir's own secrets are read from (inbound, tool
+ * and admin tokens, state keys, the state store's URL; `--tool-token-env
+ * VAR:TOOLS` too): a stdio upstream does not inherit them.
+ */
+export function weirSecretVariables(values: Record<string, unknown>): string[] {
+  return OWN_SECRET_FLAGS.flatMap((flag) => [values[flag]].flat())
+    .filter((v): v is string => typeof v === "string")
+    .map((v) => v.split(":")[0]);
+}
+
+/** The token table of the command line's tokens, or `undefined` when there are none. */
+function tokenTable(auth: AuthSettings): TokenTable | undefined {
+  const grants = [
+    ...(auth.inboundTokens ? [{ tokens: auth.inboundTokens }] : []),
+    ...(auth.toolTokens ?? []),
+  ];
+  return grants.length > 0 ? new TokenTable(grants) : undefined;
 }

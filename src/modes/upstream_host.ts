@@ -30,7 +30,7 @@
  *
  * @module
  */
-import { spelledArguments } from "../mcp/jsonrpc.ts";
+import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import type { CallContext, Dispatch, Logger } from "../mcp/server.ts";
 import { type ErrorKind, WeirError } from "../errors/kinds.ts";
 import type { CallToolResult, Catalog } from "../mcp/types.ts";
@@ -42,14 +42,13 @@ import {
   Redactor,
 } from "../guard/secrets.ts";
 import { untilAborted } from "../outbound/deadline.ts";
-import { auditAllowed, auditRefused } from "../ops/audit.ts";
+import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
 import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
 import { UpstreamFailure, UpstreamUnavailable } from "../mcp_upstream/errors.ts";
 import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import {
   decideTools,
   type ServedTool,
-  type StubbedTool,
   stubTool,
   stubWords,
   type SurfaceInput,
@@ -57,42 +56,105 @@ import {
 } from "../mcp_upstream/decision.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
 import { type ToolPins, toolPins, withPins } from "../mcp_upstream/pins.ts";
+import { toUpstreamArguments } from "../mcp_upstream/overrides.ts";
+import { type EntryState, entryState, pinValues, type ServedEntry } from "./upstream_entries.ts";
+import { DEFAULT_MAX_STALENESS_MS, Freshness } from "../mcp_upstream/freshness.ts";
+import { readableResources, withServedLinks } from "../mcp_upstream/apps.ts";
+
+export type { EntryPin, EntryState, ServedEntry } from "./upstream_entries.ts";
 
 /** Options of {@link UpstreamHost}. */
 export interface UpstreamHostOptions {
   connection: UpstreamConnection;
+  /** The MCP server's tools to serve (the command line's allowlist, or the proxies' upstream names). */
   allowlist: readonly string[];
+  /** What is served under which name (default: each allowlisted tool under its own name). */
+  entries?: readonly ServedEntry[];
+  /** `--pin` values (the command-line form). */
   pins?: SurfaceInput["pins"];
   withhold?: SurfaceInput["withhold"];
-  /** `--upstream-header` templates: their secrets are redacted from answers. */
+  /** The MCP server's header templates: their secrets are redacted from answers. */
   headers: readonly HeaderTemplate[];
   log: Logger;
   /** Told when the listed surface changed (a tool became a stub). */
   onChanged?: () => void;
+  /**
+   * The oldest a verification of the MCP server's definitions may be when a
+   * call is forwarded, in ms (default {@link DEFAULT_MAX_STALENESS_MS}; 0:
+   * before every call). See src/mcp_upstream/freshness.ts.
+   */
+  maxStalenessMs?: number;
+  /**
+   * MCP Apps (src/mcp_upstream/apps.ts): when set, the MCP server's resources
+   * readable through weir are the `ui://` interfaces served tools link to and
+   * these URIs, and a served tool's link to any other resource is removed
+   * from what is listed. Unset (the command-line form): no resource is
+   * readable and tools are listed as the MCP server defines them.
+   */
+  resourceUris?: readonly string[];
+  /**
+   * Read-only mode: a tool whose served annotations do not say
+   * `readOnlyHint: true` is listed as a stub giving this reason.
+   */
+  readOnlyReason?: string;
 }
 
 /** See the module doc. */
 export class UpstreamHost {
   readonly #options: UpstreamHostOptions;
+  readonly #entries: readonly ServedEntry[];
   #decisions: Map<string, ToolDecision>;
+  #states = new Map<string, EntryState>();
   #catalog: Catalog;
   readonly #baseline: Map<string, string>;
   readonly #pins = new Map<string, ToolPins>();
   readonly #checks: CoalescedCheck;
+  readonly #freshness: Freshness;
+  #readable: ReadonlySet<string> = new Set();
 
   /**
    * @param decisions the start-up decisions (none `missing`): they are the baseline
+   * @param verified when the listing they came from began ({@link UpstreamHost.now}),
+   *   and its `ttlMs`
    */
-  constructor(decisions: readonly ToolDecision[], options: UpstreamHostOptions) {
+  constructor(
+    decisions: readonly ToolDecision[],
+    options: UpstreamHostOptions,
+    verified?: { at: number; ttlMs?: number },
+  ) {
     this.#options = options;
+    this.#entries = options.entries ??
+      options.allowlist.map((name) => ({ name, upstream: name }));
     this.#decisions = new Map(decisions.map((d) => [d.name, d]));
     this.#baseline = new Map();
     for (const d of decisions) {
       if (d.status === "missing") throw new Error(`tool "${d.name}" is missing`);
       if (d.fingerprint) this.#baseline.set(d.name, d.fingerprint);
     }
+    this.#freshness = new Freshness(options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS);
+    if (verified) this.#freshness.verified(verified.at, verified.ttlMs);
     this.#catalog = this.#build();
     this.#checks = new CoalescedCheck(() => this.#reverifyNow());
+  }
+
+  /** The freshness clock's reading, for the start-up listing's time. */
+  static now(): number {
+    return performance.now();
+  }
+
+  /** What each served entry serves now, in entry order (describe and lint read it). */
+  served(): readonly EntryState[] {
+    return this.#entries.map((e) => this.#states.get(e.name)!);
+  }
+
+  /** The MCP server's resources readable through weir now (see {@link UpstreamHostOptions.resourceUris}). */
+  readable(): ReadonlySet<string> {
+    return this.#readable;
+  }
+
+  /** The MCP server said its tool list changed: the next call verifies first. */
+  toolsChanged(): void {
+    this.#freshness.changed();
   }
 
   /** The catalog to serve now (the same object until the surface changes). */
@@ -117,7 +179,8 @@ export class UpstreamHost {
 
   async #reverifyNow(): Promise<void> {
     const { connection, allowlist, pins, withhold, log } = this.#options;
-    const listed = await connection.listTools();
+    const startedAt = performance.now();
+    const { tools: listed, ttlMs } = await connection.listToolsWithTtl();
     const next = await decideTools({
       allowlist,
       listed,
@@ -156,6 +219,7 @@ export class UpstreamHost {
       this.#pins.delete(decision.name);
       changed = true;
     }
+    this.#freshness.verified(startedAt, ttlMs);
     if (changed) {
       this.#catalog = this.#build();
       this.#options.onChanged?.();
@@ -163,9 +227,25 @@ export class UpstreamHost {
   }
 
   #build(): Catalog {
-    const tools = this.decisions().map((d) =>
-      d.status === "served" ? d.served : stubTool(d as StubbedTool)
-    );
+    const states = new Map<string, EntryState>();
+    for (const entry of this.#entries) {
+      const decision = this.#decisions.get(entry.upstream)!;
+      states.set(entry.name, entryState(entry, decision, this.#options.readOnlyReason));
+    }
+    // Links to interfaces: only to resources weir serves (apps.ts).
+    const uris = this.#options.resourceUris;
+    this.#readable = uris
+      ? readableResources(
+        [...states.values()].flatMap((s) => s.kind === "served" ? [s.spec] : []),
+        uris,
+      )
+      : new Set();
+    const tools = this.#entries.map((e) => {
+      const state = states.get(e.name)!;
+      if (state.kind === "stubbed") return stubTool(state.stub);
+      return uris ? withServedLinks(state.spec, this.#readable) : state.spec;
+    });
+    this.#states = states;
     return { tools, resources: [], prompts: [] };
   }
 
@@ -177,51 +257,91 @@ export class UpstreamHost {
     return pinned;
   }
 
-  /** The core's dispatch for this host. */
+  /** The core's dispatch for this host (by served name). */
   readonly dispatch: Dispatch = async (name, args, ctx) => {
-    const { allowlist, log } = this.#options;
+    const { log } = this.#options;
     const started = performance.now();
+    const subject = subjectOf(ctx.auth);
     const allowed = (outcome: string, status: number) =>
-      auditAllowed(log, { tool: name, outcome, status, durationMs: performance.now() - started });
+      auditAllowed(log, {
+        tool: name,
+        outcome,
+        status,
+        durationMs: performance.now() - started,
+        subject,
+      });
     const failed = (failure: WeirError) => {
       allowed(failure.kind, failure.status);
       return failure;
     };
-    // The allowlist first, whatever the catalog says.
-    if (!allowlist.includes(name)) {
-      auditRefused(log, { rule: "allowlist", status: 403, tool: name });
+    // The served entries first, whatever the catalog says.
+    if (!this.#states.has(name)) {
+      auditRefused(log, { rule: "allowlist", status: 403, tool: name, subject });
       throw new WeirError("policy_denied", `tool "${name}" is not on the allowlist`);
     }
-    this.#refuseStub(name);
+    this.#refuseStub(name, subject);
     const redactor = new Redactor();
     try {
       for (const secret of headerSecrets(this.#options.headers)) redactor.add(secret);
     } catch (error) {
       throw failed(new WeirError("upstream_auth", (error as Error).message, { cause: error }));
     }
-    try {
-      await this.reverify(ctx.signal);
-    } catch (error) {
-      throw failed(failureOf(error, "checking the upstream's tool list", redactor, ctx));
+    // Re-verify the definitions when the last verification is too old (or
+    // voided by the upstream's list_changed); in the background when it is
+    // getting old (src/mcp_upstream/freshness.ts).
+    const freshness = this.#freshness.state();
+    if (freshness === "stale") {
+      try {
+        await this.reverify(ctx.signal);
+      } catch (error) {
+        throw failed(failureOf(error, "checking the upstream's tool list", redactor, ctx));
+      }
+    } else if (freshness === "refresh") {
+      this.reverify().catch((error) =>
+        log({
+          level: "warn",
+          event: "upstream_reverify_failed",
+          error: clip(String((error as Error)?.message ?? error)),
+        })
+      );
     }
-    const decision = this.#refuseStub(name);
-    const pinned = withPins(name, args, spelledArguments(args), this.#pinsOf(decision));
-    if (!pinned.ok) {
-      auditRefused(log, {
-        rule: "pin",
-        status: 403,
-        tool: name,
-        reason: pinned.arg ? `argument ${pinned.arg} differs from its pin` : "pinned arguments",
-      });
-      throw new WeirError("policy_denied", pinned.message);
+    const state = this.#refuseStub(name, subject);
+    let sent: JsonObject;
+    if (state.translation) {
+      let pins: Map<string, unknown>;
+      try {
+        pins = pinValues(state, redactor);
+      } catch (error) {
+        if (error instanceof WeirError) throw failed(error);
+        throw error;
+      }
+      const translated = toUpstreamArguments(args, spelledArguments(args), state.translation, pins);
+      if (!translated.ok) {
+        auditRefused(log, { rule: "pin", status: 403, tool: name, reason: "arguments", subject });
+        throw new WeirError("policy_denied", translated.message);
+      }
+      sent = translated.arguments;
+    } else {
+      const pinned = withPins(name, args, spelledArguments(args), this.#pinsOf(state.decision));
+      if (!pinned.ok) {
+        auditRefused(log, {
+          rule: "pin",
+          status: 403,
+          tool: name,
+          reason: pinned.arg ? `argument ${pinned.arg} differs from its pin` : "pinned arguments",
+          subject,
+        });
+        throw new WeirError("policy_denied", pinned.message);
+      }
+      sent = pinned.sent;
     }
     let result: CallToolResult;
     // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
     const progress = ctx.progress ? forwarder(ctx.progress, redactor) : undefined;
     try {
-      result = await this.#options.connection.callTool(name, pinned.sent, {
+      result = await this.#options.connection.callTool(state.entry.upstream, sent, {
         signal: ctx.signal,
-        definition: decision.served,
+        definition: state.decision.served,
         onProgress: progress?.forward,
       });
     } catch (error) {
@@ -245,13 +365,13 @@ export class UpstreamHost {
   };
 
   /**
-   * The served decision of `name`.
+   * The served state of `name`.
    * @throws {WeirError} `schema_drift` or `tool_unavailable` when it is a stub (audited)
    */
-  #refuseStub(name: string): ServedTool {
-    const decision = this.#decisions.get(name)!;
-    if (decision.status === "served") return decision;
-    const stub = decision as StubbedTool;
+  #refuseStub(name: string, subject?: string): Extract<EntryState, { kind: "served" }> {
+    const state = this.#states.get(name)!;
+    if (state.kind === "served") return state;
+    const stub = state.stub;
     const drifted = stub.why === "drifted";
     auditRefused(this.#options.log, {
       rule: drifted ? "fingerprint" : "withheld",
@@ -260,6 +380,7 @@ export class UpstreamHost {
       reason: drifted
         ? "the definition changed upstream since start-up"
         : `not served (${stub.why})`,
+      subject,
     });
     if (drifted) {
       throw new WeirError(

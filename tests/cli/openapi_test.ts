@@ -24,8 +24,11 @@ interface AjvLike {
 const Ajv2020 = Ajv2020Import as unknown as new (o: Record<string, unknown>) => AjvLike;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 
+// A guardfile that wraps an MCP server describes what that server lists, so it connects: its
+// documents are checked against a local server in tests/e2e/mcp_wrap_examples_test.ts.
 const EXAMPLES = [...Deno.readDirSync("guardfiles")]
   .filter((e) => e.name.endsWith(".mcp.kdl"))
+  .filter((e) => !/^\s*mcp-server /m.test(Deno.readTextFileSync(`guardfiles/${e.name}`)))
   .map((e) => `guardfiles/${e.name}`)
   .sort();
 

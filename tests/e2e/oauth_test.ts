@@ -17,7 +17,7 @@ import {
   StreamableHTTPClientTransport as TransportV2,
   UnauthorizedError as UnauthorizedV2,
 } from "@modelcontextprotocol/client";
-import { type Served, serveHttp } from "../support/cli.ts";
+import { type Served, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
 import {
   authorizeLikeABrowser,
@@ -44,19 +44,52 @@ interface Stack {
   close(): Promise<void>;
 }
 
-async function startStack(extra: string[] = [], env: Record<string, string> = {}): Promise<Stack> {
+/**
+ * The guardfile form of serve-upstream in front of the same tools: a guardfile
+ * that wraps an MCP server (the spec-mode server of {@link FIXTURE}, without
+ * OAuth, on loopback) and serves its four grants by name, with the same
+ * scopes and withhold. The OAuth tests below run against both surfaces.
+ */
+function wrappedFixture(url: string): string {
+  return `withhold "delete_ticket" {
+    reason "Tickets are archived, never deleted, on this surface."
+    alternative "close_ticket"
+}
+wrap ward mcp tickets {
+    mcp-server http "${url}/mcp"
+    proxy list_ticket { scope "tickets:read"; }
+    proxy get_ticket { scope "tickets:read"; }
+    proxy create_ticket { scope "tickets:write"; }
+    proxy close_ticket { scope "tickets:write"; }
+}
+`;
+}
+
+async function startStack(
+  surface: "spec" | "wrapped",
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Stack> {
   const upstream = await startRecorder();
   const port = freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
   const oidc = await startOidc(resource);
+  const fileEnv = { TICKETS_BASE_URL: upstream.url, TICKETS_KEY: "upstream-key-123456", ...env };
+  let inner: Served | undefined;
   let weir: Served;
   try {
-    weir = await serveHttp(FIXTURE, {
+    let file = FIXTURE;
+    if (surface === "wrapped") {
+      inner = await serveHttp(FIXTURE, { env: fileEnv });
+      file = await tempGuardfile(wrappedFixture(inner.url));
+    }
+    weir = await serveHttp(file, {
       address: `127.0.0.1:${port}`,
       extra: ["--oauth-issuer", oidc.issuer, "--oauth-resource", resource, ...extra],
-      env: { TICKETS_BASE_URL: upstream.url, TICKETS_KEY: "upstream-key-123456", ...env },
+      env: fileEnv,
     });
   } catch (error) {
+    await inner?.stop();
     await oidc.close();
     await upstream.close();
     throw error;
@@ -69,6 +102,7 @@ async function startStack(extra: string[] = [], env: Record<string, string> = {}
     mcp: resource,
     close: async () => {
       await weir.stop();
+      await inner?.stop();
       await oidc.close();
       await upstream.close();
     },
@@ -176,186 +210,194 @@ function names(list: { tools: { name: string }[] }): string[] {
   return list.tools.map((t) => t.name).sort();
 }
 
-Deno.test("SDK v1: 401, discovery, code + PKCE, token; scopes decide what is listed and callable", async () => {
-  const stack = await startStack();
-  const closers: (() => Promise<void>)[] = [];
-  try {
-    // The writer: both scopes.
-    const writer = new TestProvider();
-    const client = await connectV1(stack.mcp, writer);
-    closers.push(() => client.close());
-    const auth = writer.authorizations[0];
-    assert.equal(auth.searchParams.get("resource"), stack.resource, "RFC 8707 resource sent");
-    assert.equal(auth.searchParams.get("code_challenge_method"), "S256");
-    assert.equal(auth.searchParams.get("scope"), "tickets:read tickets:write");
-    assert.deepEqual(
-      names(await client.listTools()),
-      [...WRITE_TOOLS, ...UNSCOPED, ...READ_TOOLS].sort(),
-    );
-    const listed = await client.callTool({ name: "list_ticket", arguments: { board: "ops" } });
-    assert.equal(listed.isError, undefined, JSON.stringify(listed));
-    const created = await client.callTool({
-      name: "create_ticket",
-      arguments: { board: "ops", title: "printer on fire" },
-    });
-    assert.equal(created.isError, undefined, JSON.stringify(created));
-    assert.deepEqual(stack.upstream.requests.map((r) => `${r.method} ${r.path}`), [
-      "GET /boards/ops/tickets",
-      "POST /boards/ops/tickets",
-    ]);
+for (const surface of ["spec", "wrapped"] as const) {
+  Deno.test(`SDK v1: 401, discovery, code + PKCE, token; scopes decide what is listed and callable (${surface})`, async () => {
+    const stack = await startStack(surface);
+    const closers: (() => Promise<void>)[] = [];
+    try {
+      // The writer: both scopes.
+      const writer = new TestProvider();
+      const client = await connectV1(stack.mcp, writer);
+      closers.push(() => client.close());
+      const auth = writer.authorizations[0];
+      assert.equal(auth.searchParams.get("resource"), stack.resource, "RFC 8707 resource sent");
+      assert.equal(auth.searchParams.get("code_challenge_method"), "S256");
+      assert.equal(auth.searchParams.get("scope"), "tickets:read tickets:write");
+      assert.deepEqual(
+        names(await client.listTools()),
+        [...WRITE_TOOLS, ...UNSCOPED, ...READ_TOOLS].sort(),
+      );
+      const listed = await client.callTool({ name: "list_ticket", arguments: { board: "ops" } });
+      assert.equal(listed.isError, undefined, JSON.stringify(listed));
+      const created = await client.callTool({
+        name: "create_ticket",
+        arguments: { board: "ops", title: "printer on fire" },
+      });
+      assert.equal(created.isError, undefined, JSON.stringify(created));
+      assert.deepEqual(stack.upstream.requests.map((r) => `${r.method} ${r.path}`), [
+        "GET /boards/ops/tickets",
+        "POST /boards/ops/tickets",
+      ]);
 
-    // The reader: the authorization server grants tickets:read only.
-    stack.oidc.login = "reader";
-    const reader = new TestProvider();
-    const readerClient = await connectV1(stack.mcp, reader);
-    closers.push(() => readerClient.close());
-    assert.deepEqual(names(await readerClient.listTools()), [...UNSCOPED, ...READ_TOOLS].sort());
-    const before = stack.upstream.requests.length;
-    // Calling a write tool anyway: 403 insufficient_scope; the SDK tries to
-    // step up (asking for exactly tickets:write) and the user declines.
-    reader.refuseNext = true;
-    await assert.rejects(
-      readerClient.callTool({ name: "create_ticket", arguments: { board: "ops", title: "x" } }),
-    );
-    assert.equal(reader.authorizations.length, 2);
-    assert.equal(reader.authorizations[1].searchParams.get("scope"), "tickets:write");
-    // The same call on the wire: 403 naming the scope, and nothing ran.
-    const raw = await fetch(stack.mcp, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${reader.accessToken}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 9,
-        method: "tools/call",
-        params: { name: "create_ticket", arguments: { board: "ops", title: "x" } },
-      }),
-    });
-    assert.equal(raw.status, 403);
-    const params = challengeParams(raw.headers.get("www-authenticate"));
-    assert.equal(params.error, "insufficient_scope");
-    assert.equal(params.scope, "tickets:write");
-    assert.equal(
-      params.resource_metadata,
-      `${new URL(stack.resource).origin}/.well-known/oauth-protected-resource/mcp`,
-    );
-    const refusal = await raw.json();
-    assert.match(
-      refusal.error.message,
-      /insufficient_scope: create_ticket needs scope tickets:write/,
-    );
-    assert.equal(refusal.id, 9, "the body was read: the refusal carries the request's id");
-    assert.deepEqual(refusal.error.data, { rule: "auth", status: 403 });
-    assert.equal(raw.headers.get("cache-control"), "no-store");
-    // The tool API follows the same rules.
-    const api = (tool: string, body: unknown) =>
-      fetch(new URL(`/api/${tool}`, stack.mcp), {
+      // The reader: the authorization server grants tickets:read only.
+      stack.oidc.login = "reader";
+      const reader = new TestProvider();
+      const readerClient = await connectV1(stack.mcp, reader);
+      closers.push(() => readerClient.close());
+      assert.deepEqual(names(await readerClient.listTools()), [...UNSCOPED, ...READ_TOOLS].sort());
+      const before = stack.upstream.requests.length;
+      // Calling a write tool anyway: 403 insufficient_scope; the SDK tries to
+      // step up (asking for exactly tickets:write) and the user declines.
+      reader.refuseNext = true;
+      await assert.rejects(
+        readerClient.callTool({ name: "create_ticket", arguments: { board: "ops", title: "x" } }),
+      );
+      assert.equal(reader.authorizations.length, 2);
+      assert.equal(reader.authorizations[1].searchParams.get("scope"), "tickets:write");
+      // The same call on the wire: 403 naming the scope, and nothing ran.
+      const raw = await fetch(stack.mcp, {
         method: "POST",
         headers: {
           authorization: `Bearer ${reader.accessToken}`,
           "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
         },
-        body: JSON.stringify(body),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 9,
+          method: "tools/call",
+          params: { name: "create_ticket", arguments: { board: "ops", title: "x" } },
+        }),
       });
-    const apiWrite = await api("create_ticket", { board: "ops", title: "x" });
-    assert.equal(apiWrite.status, 403);
-    const apiRefusal = await apiWrite.json();
-    assert.equal(apiRefusal.isError, true);
-    assert.equal(apiRefusal.error.code, "auth");
-    assert.equal(challengeParams(apiWrite.headers.get("www-authenticate")).scope, "tickets:write");
-    assert.equal(stack.upstream.requests.length, before, "no write reached the upstream");
-    const apiRead = await api("get_ticket", { board: "ops", id: "7" });
-    assert.equal(apiRead.status, 200, await apiRead.text());
-    // An answer to a caller with an identity may depend on it: no HTTP cache may share it.
-    assert.equal(apiRead.headers.get("cache-control"), "no-store");
-    const legacyList = await fetch(stack.mcp, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${reader.accessToken}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/list" }),
-    });
-    assert.equal(legacyList.status, 200);
-    assert.deepEqual(names((await legacyList.json()).result), [...UNSCOPED, ...READ_TOOLS].sort());
-    assert.equal(legacyList.headers.get("cache-control"), "no-store");
-    assertNoInboundToken(stack.upstream, [writer.accessToken, reader.accessToken]);
-  } finally {
-    for (const close of closers) await close().catch(() => {});
-    await stack.close();
-  }
-  const log = stack.weir.stderr();
-  assert.match(
-    log,
-    /"event":"tool_call","decision":"allow","tool":"create_ticket".*"subject":"writer"/,
-  );
-  assert.match(
-    log,
-    /"event":"refused","decision":"refuse","rule":"auth","status":403,"subject":"reader","tool":"create_ticket","reason":"insufficient_scope: lacks tickets:write"/,
-  );
-  assert.ok(!/eyJ[\w-]+\.[\w-]+\./.test(log), "no token in the log");
-});
-
-Deno.test("SDK v2 on 2026-07-28: the same dance; a narrowed tools/list is private", async () => {
-  const stack = await startStack();
-  const closers: (() => Promise<void>)[] = [];
-  try {
-    const writer = new TestProvider();
-    const client = await connectV2(stack.mcp, writer);
-    closers.push(() => client.close());
-    assert.equal(writer.authorizations[0].searchParams.get("resource"), stack.resource);
-    assert.deepEqual(
-      names(await client.listTools()),
-      [...WRITE_TOOLS, ...UNSCOPED, ...READ_TOOLS].sort(),
+      assert.equal(raw.status, 403);
+      const params = challengeParams(raw.headers.get("www-authenticate"));
+      assert.equal(params.error, "insufficient_scope");
+      assert.equal(params.scope, "tickets:write");
+      assert.equal(
+        params.resource_metadata,
+        `${new URL(stack.resource).origin}/.well-known/oauth-protected-resource/mcp`,
+      );
+      const refusal = await raw.json();
+      assert.match(
+        refusal.error.message,
+        /insufficient_scope: create_ticket needs scope tickets:write/,
+      );
+      assert.equal(refusal.id, 9, "the body was read: the refusal carries the request's id");
+      assert.deepEqual(refusal.error.data, { rule: "auth", status: 403 });
+      assert.equal(raw.headers.get("cache-control"), "no-store");
+      // The tool API follows the same rules.
+      const api = (tool: string, body: unknown) =>
+        fetch(new URL(`/api/${tool}`, stack.mcp), {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${reader.accessToken}`,
+            "content-type": "application/json",
+          },
+          body: JSON.stringify(body),
+        });
+      const apiWrite = await api("create_ticket", { board: "ops", title: "x" });
+      assert.equal(apiWrite.status, 403);
+      const apiRefusal = await apiWrite.json();
+      assert.equal(apiRefusal.isError, true);
+      assert.equal(apiRefusal.error.code, "auth");
+      assert.equal(
+        challengeParams(apiWrite.headers.get("www-authenticate")).scope,
+        "tickets:write",
+      );
+      assert.equal(stack.upstream.requests.length, before, "no write reached the upstream");
+      const apiRead = await api("get_ticket", { board: "ops", id: "7" });
+      assert.equal(apiRead.status, 200, await apiRead.text());
+      // An answer to a caller with an identity may depend on it: no HTTP cache may share it.
+      assert.equal(apiRead.headers.get("cache-control"), "no-store");
+      const legacyList = await fetch(stack.mcp, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${reader.accessToken}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/list" }),
+      });
+      assert.equal(legacyList.status, 200);
+      assert.deepEqual(
+        names((await legacyList.json()).result),
+        [...UNSCOPED, ...READ_TOOLS].sort(),
+      );
+      assert.equal(legacyList.headers.get("cache-control"), "no-store");
+      assertNoInboundToken(stack.upstream, [writer.accessToken, reader.accessToken]);
+    } finally {
+      for (const close of closers) await close().catch(() => {});
+      await stack.close();
+    }
+    const log = stack.weir.stderr();
+    assert.match(
+      log,
+      /"event":"tool_call","decision":"allow","tool":"create_ticket".*"subject":"writer"/,
     );
-    const closed = await client.callTool({
-      name: "close_ticket",
-      arguments: { board: "ops", id: "3" },
-    });
-    assert.equal(closed.isError, undefined, JSON.stringify(closed));
+    assert.match(
+      log,
+      /"event":"refused","decision":"refuse","rule":"auth","status":403,"subject":"reader","tool":"create_ticket","reason":"insufficient_scope: lacks tickets:write"/,
+    );
+    assert.ok(!/eyJ[\w-]+\.[\w-]+\./.test(log), "no token in the log");
+  });
 
-    stack.oidc.login = "reader";
-    const reader = new TestProvider();
-    const readerClient = await connectV2(stack.mcp, reader);
-    closers.push(() => readerClient.close());
-    assert.deepEqual(names(await readerClient.listTools()), [...UNSCOPED, ...READ_TOOLS].sort());
-    const got = await readerClient.callTool({
-      name: "get_ticket",
-      arguments: { board: "ops", id: "3" },
-    });
-    assert.equal(got.isError, undefined, JSON.stringify(got));
+  Deno.test(`SDK v2 on 2026-07-28: the same dance; a narrowed tools/list is private (${surface})`, async () => {
+    const stack = await startStack(surface);
+    const closers: (() => Promise<void>)[] = [];
+    try {
+      const writer = new TestProvider();
+      const client = await connectV2(stack.mcp, writer);
+      closers.push(() => client.close());
+      assert.equal(writer.authorizations[0].searchParams.get("resource"), stack.resource);
+      assert.deepEqual(
+        names(await client.listTools()),
+        [...WRITE_TOOLS, ...UNSCOPED, ...READ_TOOLS].sort(),
+      );
+      const closed = await client.callTool({
+        name: "close_ticket",
+        arguments: { board: "ops", id: "3" },
+      });
+      assert.equal(closed.isError, undefined, JSON.stringify(closed));
 
-    const list = await fetch(stack.mcp, {
-      method: "POST",
-      headers: modernHeaders("tools/list", undefined, {
-        authorization: `Bearer ${reader.accessToken}`,
-      }),
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/list",
-        params: { _meta: MODERN_META },
-      }),
-    });
-    const answer = await list.json();
-    const result = answer.result;
-    assert.ok(result, JSON.stringify(answer));
-    assert.equal(result.cacheScope, "private");
-    assert.equal(list.headers.get("cache-control"), "no-store", "and so say the HTTP headers");
-    assert.deepEqual(names(result), [...UNSCOPED, ...READ_TOOLS].sort());
-    assert.deepEqual(stack.upstream.requests.map((r) => `${r.method} ${r.path}`), [
-      "PATCH /boards/ops/tickets/3",
-      "GET /boards/ops/tickets/3",
-    ]);
-    assertNoInboundToken(stack.upstream, [writer.accessToken, reader.accessToken]);
-  } finally {
-    for (const close of closers) await close().catch(() => {});
-    await stack.close();
-  }
-});
+      stack.oidc.login = "reader";
+      const reader = new TestProvider();
+      const readerClient = await connectV2(stack.mcp, reader);
+      closers.push(() => readerClient.close());
+      assert.deepEqual(names(await readerClient.listTools()), [...UNSCOPED, ...READ_TOOLS].sort());
+      const got = await readerClient.callTool({
+        name: "get_ticket",
+        arguments: { board: "ops", id: "3" },
+      });
+      assert.equal(got.isError, undefined, JSON.stringify(got));
+
+      const list = await fetch(stack.mcp, {
+        method: "POST",
+        headers: modernHeaders("tools/list", undefined, {
+          authorization: `Bearer ${reader.accessToken}`,
+        }),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/list",
+          params: { _meta: MODERN_META },
+        }),
+      });
+      const answer = await list.json();
+      const result = answer.result;
+      assert.ok(result, JSON.stringify(answer));
+      assert.equal(result.cacheScope, "private");
+      assert.equal(list.headers.get("cache-control"), "no-store", "and so say the HTTP headers");
+      assert.deepEqual(names(result), [...UNSCOPED, ...READ_TOOLS].sort());
+      assert.deepEqual(stack.upstream.requests.map((r) => `${r.method} ${r.path}`), [
+        "PATCH /boards/ops/tickets/3",
+        "GET /boards/ops/tickets/3",
+      ]);
+      assertNoInboundToken(stack.upstream, [writer.accessToken, reader.accessToken]);
+    } finally {
+      for (const close of closers) await close().catch(() => {});
+      await stack.close();
+    }
+  });
+}

@@ -215,7 +215,8 @@ Deno.test("serve-upstream: start-up refusals name what to fix and exit 1", async
 
 Deno.test("serve-upstream: a definition that drifts mid-session is refused until restart", async () => {
   const up = await startMcpUpstream();
-  const weir = await startWrapper([...ALLOWED, "--upstream", up.url]);
+  // Drift is looked for before every call (the default bound is a few seconds).
+  const weir = await startWrapper([...ALLOWED, "--upstream", up.url, "--max-staleness", "0"]);
   const client = await v1Http(weir.url);
   try {
     assert.equal(
@@ -491,7 +492,7 @@ Deno.test("serve-upstream: --connect-timeout waits for a sidecar that starts lat
 
 Deno.test("serve-upstream: an upstream that speaks only 2026-07-28", async () => {
   const up = await startMcpUpstream(0, { modernOnly: true });
-  const weir = await startWrapper([...ALLOWED, "--upstream", up.url]);
+  const weir = await startWrapper([...ALLOWED, "--upstream", up.url, "--max-staleness", "0"]);
   const client = await v1Http(weir.url);
   try {
     assert.match(weir.stderr(), /"upstream_revision":"2026-07-28"/);

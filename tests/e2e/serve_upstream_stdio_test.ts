@@ -172,7 +172,17 @@ Deno.test("serve-upstream over HTTP wraps server-everything (sessions, SSE); its
   const port = (probe.addr as Deno.NetAddr).port;
   probe.close();
   let upstream = await everythingHttp(port);
-  const weir = await startWrapper(["--tool", "echo", "--upstream", `http://127.0.0.1:${port}/mcp`]);
+  // Verifying before every call lists first, and that listing reconnects (a new
+  // session) before the call is sent. (With the default bound, the first call
+  // after the restart fails, not re-sent, and the next one reconnects.)
+  const weir = await startWrapper([
+    "--tool",
+    "echo",
+    "--upstream",
+    `http://127.0.0.1:${port}/mcp`,
+    "--max-staleness",
+    "0",
+  ]);
   const client = await v1Http(weir.url);
   try {
     const { tools } = await client.listTools();

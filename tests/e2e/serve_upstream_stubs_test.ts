@@ -94,7 +94,15 @@ Deno.test("serve-upstream and lint-upstream: one decision per tool, stubs for th
       assert.equal(lintStart.size, 3);
     });
 
-    const weir = await startWrapper([...allow, ...pin, "--upstream", up.url]);
+    // Drift is looked for before every call (the default bound is a few seconds).
+    const weir = await startWrapper([
+      ...allow,
+      ...pin,
+      "--upstream",
+      up.url,
+      "--max-staleness",
+      "0",
+    ]);
     const client = await v1Http(weir.url);
     try {
       await t.step("serve-upstream starts, stubs those three with the same words", async () => {
@@ -245,7 +253,7 @@ Deno.test("serve-upstream over stdio: a drift tells the client its tool list cha
   });
   const notifications: string[] = [];
   const client = await v1Stdio(
-    ["--tool", "echo", "--tool", "drifter", "--upstream", up.url],
+    ["--tool", "echo", "--tool", "drifter", "--upstream", up.url, "--max-staleness", "0"],
     undefined,
     notifications,
   );

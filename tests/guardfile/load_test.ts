@@ -28,14 +28,16 @@ Deno.test("load: every shipped guardfile and fixture loads as its mode's reader 
       assert.equal(loaded.guardfile, undefined, file);
     } else {
       const spec = parseGuardfile(text, file);
-      assert.equal(loaded.mode, "spec", file);
+      // parseGuardfile reads a wrap of an MCP server as the loader does (mcpWrap).
+      assert.equal(loaded.mode, spec.mcpWrap ? "mcp" : "spec", file);
       assert.deepEqual(loaded.guardfile, spec.guardfile, file);
+      assert.deepEqual(loaded.mcpWrap, spec.mcpWrap, file);
       assert.deepEqual(loaded.diagnostics, spec.diagnostics, file);
       assert.equal(loaded.policy, undefined, file);
     }
     modes.add(loaded.mode!);
   }
-  assert.deepEqual([...modes].sort(), ["s3", "spec", "ssm"], "all three modes are covered");
+  assert.deepEqual([...modes].sort(), ["mcp", "s3", "spec", "ssm"], "all four modes are covered");
 });
 
 Deno.test("load: the mode comes from the first top-level wrap of the document", () => {

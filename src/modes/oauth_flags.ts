@@ -1,14 +1,15 @@
 /**
- * The OAuth flags of `weir serve` (`--oauth-issuer`, `--oauth-resource`,
- * `--oauth-introspection-client-id`, `--oauth-introspection-secret-env`),
- * checked before anything is served. A static inbound token and OAuth are
- * never combined: asking for both is a usage error.
+ * The OAuth flags of `weir serve` and `weir serve-upstream`
+ * (`--oauth-issuer`, `--oauth-resource`, `--oauth-introspection-client-id`,
+ * `--oauth-introspection-secret-env`), checked before anything is served. A
+ * static inbound token and OAuth are never combined: asking for both is a
+ * usage error.
  *
  * @module
  */
-import type { OAuthServeOptions } from "../modes/serve.ts";
+import type { OAuthServeOptions } from "./serve.ts";
 import { isAcceptableIssuerUrl, resourceProblem } from "../oauth/resource_server.ts";
-import { UsageError } from "./usage_error.ts";
+import { FlagError as UsageError } from "../ops/flags.ts";
 
 /** The flag definitions, for `parseFlags`. */
 export const OAUTH_FLAGS = {
@@ -21,7 +22,7 @@ export const OAUTH_FLAGS = {
 /**
  * The OAuth settings the flags ask for, or `undefined` when none is given.
  * @param values parsed flags (the OAuth ones, `stdio`, `inbound-token-env`)
- * @throws {UsageError} when the flags cannot work: one of issuer/resource
+ * @throws {FlagError} (a usage error: exit 2) when the flags cannot work: one of issuer/resource
  *   alone, with `--stdio` or `--inbound-token-env`, a resource that is not a
  *   canonical URI, a non-https issuer beyond loopback, half of the
  *   introspection pair, or an unset secret variable
@@ -29,6 +30,7 @@ export const OAUTH_FLAGS = {
 export function oauthSettings(values: {
   stdio?: boolean;
   "inbound-token-env"?: string;
+  "tool-token-env"?: string[];
   "oauth-issuer"?: string;
   "oauth-resource"?: string;
   "oauth-introspection-client-id"?: string;
@@ -51,6 +53,12 @@ export function oauthSettings(values: {
   if (values["inbound-token-env"] !== undefined) {
     throw new UsageError(
       "--inbound-token-env and --oauth-issuer cannot be combined: choose the static token or OAuth",
+    );
+  }
+  if (values["tool-token-env"] !== undefined) {
+    throw new UsageError(
+      "--tool-token-env and --oauth-issuer cannot be combined: choose static tokens or OAuth " +
+        "(limit OAuth callers with each tool's scope)",
     );
   }
   const problem = resourceProblem(resource);

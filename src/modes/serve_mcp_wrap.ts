@@ -1,0 +1,538 @@
+/**
+ * The guardfile form of serve-upstream: a guardfile that wraps an MCP server
+ * (`mcp-server` in its `wrap`, src/guardfile/mcp_wrap.ts) becomes a guarded
+ * MCP server, served by `weir serve FILE` over stdio or HTTP like any
+ * guardfile, reloaded on SIGHUP and `POST /admin/reload`, described by
+ * `weir describe FILE` and `GET /admin/describe`, checked by
+ * `weir lint-upstream FILE`.
+ *
+ * The surface: one tool per `proxy` (the MCP server's tool, with the
+ * operator's overrides and argument rules, src/mcp_upstream/overrides.ts),
+ * decided and re-verified by the same host as the command-line form
+ * (src/modes/upstream_host.ts); the withheld stubs and the info tool; the
+ * file's static resources and prompts, and the MCP server's resources that
+ * served tools link to as their interface (MCP Apps, src/mcp_upstream/apps.ts)
+ * or that `proxy-resource` names. Around the host's dispatch, the guard's
+ * controls by served name (src/guard/wrap_controls.ts).
+ *
+ * @module
+ */
+import { McpServer, NotFoundError, stderrLogger } from "../mcp/server.ts";
+import type { Logger, RequestWrapper, ToolAccess } from "../mcp/server.ts";
+import { CatalogError } from "../mcp/catalog.ts";
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import type { Catalog, ResourceContents, ResourceSpec, ToolSpec } from "../mcp/types.ts";
+import type { StateKeys } from "../mcp/signed_state.ts";
+import { cleanDeep } from "../mcp/text.ts";
+import type { McpWrap } from "../guardfile/mcp_wrap.ts";
+import { READ_ONLY_REASON } from "../guardfile/surface.ts";
+import { formatDiagnostic } from "../guardfile/diagnostics.ts";
+import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import { UpstreamFailure } from "../mcp_upstream/errors.ts";
+import { servedResources } from "../mcp_upstream/apps.ts";
+import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
+import { controlledDispatch, controlledTools } from "../guard/wrap_controls.ts";
+import {
+  promptReader,
+  promptSpecs,
+  resourceReader,
+  resourceSpecs,
+} from "../guard/prompts_resources.ts";
+import type { Surface as Described } from "./describe.ts";
+import { describeServer, describeWrap } from "./describe_mcp_wrap.ts";
+import {
+  checkControls,
+  connectionKey,
+  entriesOf,
+  headerTemplates,
+  targetOf,
+  WRAP_DEFAULTS as DEFAULTS,
+  type WrapFlags,
+} from "./mcp_wrap_config.ts";
+import type { UpstreamHost } from "./upstream_host.ts";
+import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
+import { startTelemetry } from "../ops/telemetry.ts";
+import { openUpstreamHost, StartupError } from "./serve_upstream.ts";
+import { runOn } from "./listen.ts";
+import {
+  denoResolver,
+  errorsOf,
+  guardfileTokens,
+  loadGuardfileFile,
+  oauthFor,
+  type ServeOptions,
+} from "./serve.ts";
+import { TokenTable } from "../inbound/static_tokens.ts";
+import type { TokenGrant } from "../inbound/static_tokens.ts";
+import { unknownGrantTools } from "../ops/flags.ts";
+
+/** weir's preamble of the server's `instructions` in this form. */
+export const WRAP_INSTRUCTIONS =
+  "This server exposes only the policy-approved tools of one MCP server, each as reviewed. A " +
+  "tool whose description starts NOT AVAILABLE was withheld on purpose: do not try to reach " +
+  "that operation another way.";
+
+/** A built surface of the form, with what a reload reuses and closes. */
+export interface WrapSurface extends Surface {
+  host: UpstreamHost;
+  connection: UpstreamConnection;
+  /** Equal for two files that reach the same MCP server the same way (the connection is reused). */
+  connectionKey: string;
+  /** OAuth scopes by served tool (the proxies' `scope`). */
+  scopes: Map<string, string[]>;
+  /** The tokens of the file's `inbound-token` nodes. */
+  tokenGrants: TokenGrant[];
+}
+
+/** Options of {@link buildWrapSurface}. */
+export interface WrapBuildOptions {
+  log: Logger;
+  signal?: AbortSignal;
+  around?: RequestWrapper;
+  stateKeys?: StateKeys;
+  toolAccess?: (auth: unknown) => ToolAccess | undefined;
+  flags?: WrapFlags;
+  /** Variables a stdio MCP server must not inherit (weir's own secrets). */
+  withoutEnv?: readonly string[];
+  /** An open connection to reuse when the new file reaches the same server the same way. */
+  reuse?: { key: string; connection: UpstreamConnection };
+}
+
+/**
+ * Connect to the MCP server (or reuse a connection), decide every proxied
+ * tool, and build the surface's MCP server.
+ * @throws {StartupError} an unreachable server, a missing tool, an unreadable header secret
+ */
+export async function buildWrapSurface(
+  wrap: McpWrap,
+  options: WrapBuildOptions,
+): Promise<WrapSurface> {
+  const { log } = options;
+  const flags = options.flags ?? {};
+  const key = connectionKey(wrap, flags);
+  const entries = entriesOf(wrap);
+  const allowlist = [...new Set(entries.map((e) => e.upstream))];
+  const tokenGrants = guardfileTokensOrThrow(wrap);
+  let listedResources: ResourceSpec[] = [];
+  const changed = { notify: () => {} };
+  const { connection, host } = await openUpstreamHost({
+    target: targetOf(wrap, options.withoutEnv),
+    headers: headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []),
+    connectTimeoutMs: wrap.settings.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+    requestTimeoutMs: wrap.settings.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+    maxResponseBytes: wrap.settings.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+    maxStalenessMs: flags.maxStalenessMs ?? wrap.settings.maxStalenessMs ??
+      DEFAULT_MAX_STALENESS_MS,
+    allowlist,
+    entries,
+    resourceUris: wrap.resourceUris,
+    ...(wrap.surface.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
+  }, {
+    log,
+    signal: options.signal,
+    onChanged: () => changed.notify(),
+    reuse: options.reuse?.key === key ? options.reuse.connection : undefined,
+  });
+  try {
+    // The file's own rules contradicting the MCP server's definitions stop start-up (and a reload).
+    const contradictions = host.served().flatMap((s) =>
+      s.kind === "stubbed" && s.byRules ? [`tool "${s.entry.name}": ${s.stub.reason}`] : []
+    );
+    if (contradictions.length > 0) throw new StartupError(contradictions.join("; "));
+    // Resources: the interfaces served tools link to, and the operator's URIs (apps.ts).
+    if (host.readable().size > 0) {
+      try {
+        listedResources = await connection.listResources(options.signal);
+      } catch (error) {
+        throw new StartupError(
+          `the MCP server's resources/list failed: ${(error as Error).message}`,
+        );
+      }
+    }
+    const staticUris = new Set(wrap.resources.map((r) => r.uri));
+    const clash = [...host.readable()].find((u) => staticUris.has(u));
+    if (clash) {
+      throw new StartupError(
+        `resource "${clash}" is both a resource of the file and one of the MCP server's it ` +
+          `serves: rename the file's resource`,
+      );
+    }
+    const resources = (): ResourceSpec[] => {
+      const readable = host.readable();
+      const listed = servedResources(listedResources, readable);
+      const named = new Set(listed.map((r) => r.uri));
+      // A readable resource the MCP server does not list is still offered by its URI.
+      const unlisted = [...readable].filter((u) => !named.has(u)).sort().map((uri) => ({
+        uri,
+        name: uri,
+      }));
+      return [...resourceSpecs(wrap.resources), ...cleanDeep(listed), ...unlisted];
+    };
+    const withholds = wrap.withholds;
+    const info = wrap.infoTool
+      ? { name: wrap.infoTool, answer: () => infoAnswer(wrap, host) }
+      : undefined;
+    const extraTools = controlledTools({ withholds, info });
+    const promptList = promptSpecs(wrap.prompts);
+    let last: { tools: readonly ToolSpec[]; catalog: Catalog } | undefined;
+    const catalog = (): Catalog => {
+      const hosted = host.catalog();
+      if (last?.tools !== hosted.tools) {
+        // The upstream's decisions changed: the readable resources follow the served tools.
+        last = {
+          tools: hosted.tools,
+          catalog: {
+            tools: [...hosted.tools, ...extraTools],
+            resources: resources(),
+            prompts: promptList,
+          },
+        };
+      }
+      return last.catalog;
+    };
+    const dispatch = controlledDispatch(host.dispatch, {
+      server: wrap.name,
+      controls: wrap.controls,
+      withholds,
+      info,
+      resolver: denoResolver,
+      log,
+      stateKeys: options.stateKeys,
+      waitMs: wrap.settings.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+    });
+    const staticRead = resourceReader(wrap.resources);
+    const hasResources = wrap.resources.length > 0 || host.readable().size > 0;
+    let server: McpServer;
+    try {
+      server = new McpServer({
+        name: wrap.name,
+        version: "0.1.0",
+        // A tool that becomes a stub (drift) is announced to clients that listen.
+        toolsListChanged: true,
+        instructions: wrap.instructions
+          ? `${WRAP_INSTRUCTIONS}\n\n${wrap.instructions}`
+          : WRAP_INSTRUCTIONS,
+        catalog,
+        dispatch,
+        icons: wrap.icons,
+        readResource: hasResources
+          ? async (uri, ctx) => {
+            if (staticUris.has(uri)) return staticRead(uri, ctx);
+            if (!host.readable().has(uri)) throw new NotFoundError(`no resource ${uri}`);
+            return await readUpstream(connection, uri, ctx.signal);
+          }
+          : undefined,
+        getPrompt: wrap.prompts.length > 0 ? promptReader(wrap.prompts) : undefined,
+        log,
+        around: options.around,
+        stateKeys: options.stateKeys,
+        toolAccess: options.toolAccess,
+        schemaProfile: wrap.surface.schemaProfile,
+      });
+    } catch (error) {
+      if (error instanceof CatalogError) {
+        throw new StartupError(`weir cannot serve what this file describes: ${error.message}`);
+      }
+      throw error;
+    }
+    changed.notify = () => server.toolsChanged();
+    const unknownRefs = checkControls(wrap, host);
+    for (const problem of unknownRefs) {
+      log({ level: "warn", event: "guardfile_control_unapplied", message: problem });
+    }
+    return {
+      server,
+      tools: [
+        ...wrap.proxies.map((p) => p.name),
+        ...withholds.map((w) => w.tool),
+        ...(info ? [info.name] : []),
+      ].sort(),
+      describe: () => describeWrap(wrap, host),
+      host,
+      connection,
+      connectionKey: key,
+      scopes: new Map(
+        wrap.proxies.filter((p) => p.scopes.length > 0).map((p) => [p.name, p.scopes]),
+      ),
+      tokenGrants,
+    };
+  } catch (error) {
+    if (options.reuse?.connection !== connection) await connection.close();
+    throw error;
+  }
+}
+
+function guardfileTokensOrThrow(wrap: McpWrap): TokenGrant[] {
+  try {
+    return guardfileTokens(wrap.inboundTokens);
+  } catch (error) {
+    throw new StartupError((error as Error).message);
+  }
+}
+
+async function readUpstream(
+  connection: UpstreamConnection,
+  uri: string,
+  signal: AbortSignal,
+): Promise<ResourceContents[]> {
+  let contents;
+  try {
+    contents = await connection.readResource(uri, signal);
+  } catch (error) {
+    if (error instanceof UpstreamFailure) {
+      throw new NotFoundError(`${uri}: the MCP server did not give it (${error.code})`);
+    }
+    throw error;
+  }
+  const out: ResourceContents[] = [];
+  for (const c of contents as unknown as Record<string, unknown>[]) {
+    // Only the resource asked for: a reader answering other URIs passes nothing of them.
+    if (c?.uri !== uri) continue;
+    const base = {
+      uri,
+      ...(typeof c.mimeType === "string" ? { mimeType: c.mimeType } : {}),
+      ...(c._meta && typeof c._meta === "object"
+        ? { _meta: cleanDeep(c._meta as JsonObject) }
+        : {}),
+    };
+    if (typeof c.text === "string") out.push({ ...base, text: c.text });
+    else if (typeof c.blob === "string") {
+      out.push({ ...base, blob: Uint8Array.from(atob(c.blob), (ch) => ch.charCodeAt(0)) });
+    }
+  }
+  if (out.length === 0) throw new NotFoundError(`${uri}: the MCP server gave no contents for it`);
+  return out;
+}
+
+/** What the info tool answers: the surface now. */
+function infoAnswer(wrap: McpWrap, host: UpstreamHost): JsonObject {
+  const served = host.served();
+  return {
+    status: "ok",
+    server: wrap.name,
+    mode: "mcp",
+    toolCount: served.length + wrap.withholds.length + 1,
+    tools: [
+      ...served.map((s) => s.entry.name),
+      ...wrap.withholds.map((w) => w.tool),
+      ...(wrap.infoTool ? [wrap.infoTool] : []),
+    ].sort(),
+    withheld: wrap.withholds.map((w) => w.tool),
+    unavailable: served.flatMap((s) => s.kind === "stubbed" ? [s.entry.name] : []),
+  };
+}
+
+/**
+ * Load the file again for a reload, exactly as `weir lint FILE` does, and
+ * build the next surface (the connection is kept when the MCP server and
+ * its settings are unchanged).
+ */
+export async function reloadWrap(
+  file: string,
+  build: Omit<WrapBuildOptions, "reuse">,
+  current: () => WrapSurface,
+  flagTokens: { table?: TokenTable; grants: TokenGrant[] },
+): Promise<LoadOutcome> {
+  const loaded = await loadGuardfileFile(file);
+  const errors = [
+    ...(loaded.readError ? [loaded.readError] : []),
+    ...errorsOf(loaded.diagnostics).map((d) => formatDiagnostic(file, d)),
+  ];
+  const warnings = loaded.diagnostics.filter((d) => d.severity === "warning").map((d) =>
+    formatDiagnostic(file, d)
+  );
+  if (errors.length > 0) return { errors, warnings };
+  if (!loaded.mcpWrap) {
+    return {
+      errors: [`${file}: no longer wraps an MCP server; restart weir to serve it`],
+      warnings,
+    };
+  }
+  const now = current();
+  let next: WrapSurface;
+  try {
+    next = await buildWrapSurface(loaded.mcpWrap, {
+      ...build,
+      reuse: { key: now.connectionKey, connection: now.connection },
+    });
+  } catch (error) {
+    const message = error instanceof StartupError ? error.message : (error as Error).message;
+    return { errors: [`${file}: ${message}`], warnings };
+  }
+  const grants = [...flagTokens.grants, ...next.tokenGrants];
+  const problem = tokenProblem(
+    file,
+    flagTokens,
+    grants,
+    next.tools,
+    loaded.mcpWrap.inboundTokens.length,
+  );
+  if (problem) {
+    if (next.connection !== now.connection) await next.connection.close();
+    return { errors: [problem], warnings };
+  }
+  return { surface: next, warnings };
+}
+
+function tokenProblem(
+  file: string,
+  flagTokens: { table?: TokenTable; grants: TokenGrant[] },
+  grants: TokenGrant[],
+  served: string[],
+  fileTokens: number,
+): string | undefined {
+  if (!flagTokens.table) {
+    return fileTokens > 0
+      ? `${file}: inbound-token nodes were added, but weir started without inbound tokens; ` +
+        `restart weir to require them`
+      : undefined;
+  }
+  const unknown = unknownGrantTools(flagTokens.grants, served);
+  if (unknown.length > 0) {
+    return `${file}: --tool-token-env names tools the new file does not serve: ${
+      unknown.join(", ")
+    }; keep serving them, or restart weir with other flags`;
+  }
+  if (grants.length === 0) {
+    return `${file}: the new file declares no inbound-token, and no token is given on the ` +
+      `command line, so no caller could get in; restart weir to serve it without tokens`;
+  }
+  try {
+    new TokenTable(grants);
+  } catch (error) {
+    return `${file}: ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+/** Options of {@link runServeWrap}. */
+export type WrapServeOptions = ServeOptions & {
+  flags?: WrapFlags;
+  /** Variables a stdio MCP server must not inherit (weir's own secrets). */
+  withoutEnv?: readonly string[];
+};
+
+/**
+ * Serve a guardfile that wraps an MCP server until `signal` aborts (or, on
+ * stdio, input ends); SIGHUP and `POST /admin/reload` reload it.
+ * @throws {StartupError} as {@link buildWrapSurface}
+ */
+export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Promise<void> {
+  const log = options.log ?? stderrLogger;
+  if (options.oauth && options.transport.kind !== "http") {
+    throw new StartupError(
+      "OAuth applies to HTTP only; stdio takes its credentials from the environment",
+    );
+  }
+  const scopes = {
+    current: new Map(
+      wrap.proxies.filter((p) => p.scopes.length > 0).map((p) => [p.name, p.scopes]),
+    ),
+  };
+  const oauth = options.oauth
+    ? await oauthFor(() => scopes.current, options.oauth, log)
+    : undefined;
+  if (!oauth && scopes.current.size > 0) {
+    log({
+      level: "warn",
+      event: "scopes_unenforced",
+      message: "proxies declare scopes, but weir is not serving as an OAuth resource server " +
+        "(--oauth-issuer and --oauth-resource, or the oauth node): every caller may call every " +
+        "served tool",
+    });
+  }
+  const servedNames = { current: new Set<string>() };
+  const telemetry = await startTelemetry(wrap.name, () => servedNames.current);
+  const build: Omit<WrapBuildOptions, "reuse"> = {
+    log,
+    signal: options.signal,
+    around: telemetry?.around,
+    stateKeys: options.state?.keys,
+    toolAccess: oauth?.toolAccess,
+    flags: options.flags,
+    withoutEnv: options.withoutEnv,
+  };
+  let surface: WrapSurface;
+  try {
+    surface = await buildWrapSurface(wrap, build);
+  } catch (error) {
+    await telemetry?.shutdown();
+    throw error;
+  }
+  servedNames.current = new Set(surface.tools);
+  const flagTokens = options.flagTokens ?? [];
+  let tokens = options.inboundToken;
+  if (surface.tokenGrants.length > 0) {
+    tokens = new TokenTable([...flagTokens, ...surface.tokenGrants]);
+  }
+  const table = tokens instanceof TokenTable ? tokens : undefined;
+  log({
+    level: "info",
+    event: "upstream_connected",
+    upstream: describeServer(wrap),
+    upstream_server: surface.connection.serverInfo?.name,
+    upstream_revision: surface.connection.revision,
+    tools: surface.tools,
+  });
+  const about = { mode: "mcp", server: wrap.name, tools: surface.tools.length };
+  let served: McpServer | Reloader = surface.server;
+  const connections = new Set<UpstreamConnection>([surface.connection]);
+  let reloader: Reloader | undefined;
+  if (options.file !== undefined) {
+    const file = options.file;
+    reloader = new Reloader(
+      surface,
+      () =>
+        reloadWrap(file, build, () => reloader!.current as WrapSurface, {
+          table,
+          grants: flagTokens,
+        }),
+      log,
+    );
+    reloader.onSwap((next) => {
+      const wrapped = next as WrapSurface;
+      scopes.current = wrapped.scopes;
+      servedNames.current = new Set(next.tools);
+      if (table) table.set([...flagTokens, ...wrapped.tokenGrants]);
+      // A connection no surface uses any more is closed once calls in flight have had their time.
+      connections.add(wrapped.connection);
+      for (const c of connections) {
+        if (c === wrapped.connection) continue;
+        connections.delete(c);
+        const grace = wrap.settings.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
+        Deno.unrefTimer(setTimeout(() => void c.close(), Math.min(grace, 60_000) + 1_000));
+      }
+    });
+    served = reloader;
+  }
+  try {
+    await runOn(served, { ...options, inboundToken: tokens, oauth, ...about });
+  } finally {
+    for (const c of connections) await c.close();
+    await telemetry?.shutdown();
+  }
+}
+
+/**
+ * `weir describe FILE` of this form: connect, list, decide and build as
+ * serve does (no listener, no tool called), describe, disconnect.
+ * @returns the surface, or why it could not be built
+ */
+export async function describeWrapFile(wrap: McpWrap): Promise<Described | string> {
+  let surface: WrapSurface;
+  try {
+    surface = await buildWrapSurface(wrap, { log: quietWarnings });
+  } catch (error) {
+    return error instanceof StartupError ? error.message : (error as Error).message;
+  }
+  try {
+    return describeWrap(wrap, surface.host);
+  } finally {
+    await surface.connection.close();
+  }
+}
+
+/** Warnings and errors to stderr as JSON lines; nothing else. */
+const quietWarnings: Logger = (event) => {
+  if (event.level === "warn" || event.level === "error") console.error(JSON.stringify(event));
+};

@@ -1,0 +1,273 @@
+/**
+ * What serve-upstream serves under each name: a {@link ServedEntry} (a served
+ * name, the MCP server's tool, the guardfile form's override and pins), its
+ * state from the tool's decision ({@link entryState}), and the values of its
+ * pins for one call ({@link pinValues}). Used by the host
+ * (src/modes/upstream_host.ts).
+ *
+ * @module
+ */
+import { WeirError } from "../errors/kinds.ts";
+import type { ToolSpec } from "../mcp/types.ts";
+import { CatalogError, prepareCatalog } from "../mcp/catalog.ts";
+import { MIN_SECRET_LENGTH, type Redactor } from "../guard/secrets.ts";
+import type { ServedTool, StubbedTool, ToolDecision } from "../mcp_upstream/decision.ts";
+import {
+  type CallTranslation,
+  overrideTool,
+  type ToolOverride,
+} from "../mcp_upstream/overrides.ts";
+
+/**
+ * A value weir supplies for one of the MCP server's arguments (the guardfile
+ * form's `pin "<tool>" { argument ... }`); the argument is not served.
+ */
+export interface EntryPin {
+  /** The MCP server's argument name. */
+  name: string;
+  /** A literal value (its JSON type is the file's), or `undefined` when read per call. */
+  literal?: string | number | boolean;
+  /** Reads the value's text per call (converted to the argument's JSON type); `undefined`: unset. */
+  read?: () => string | undefined;
+  /** Where the value comes from, for messages (`env TEAM`): never the value. */
+  source: string;
+  /** Redact the value from answers like a credential. */
+  secret: boolean;
+}
+
+/** One served tool: its name, the MCP server's tool, and the operator's changes. */
+export interface ServedEntry {
+  /** The name weir serves. */
+  name: string;
+  /** The MCP server's tool name. */
+  upstream: string;
+  /** Title, description, annotations and argument rules (the guardfile form). */
+  override?: Partial<Omit<ToolOverride, "name" | "upstream" | "pinned">>;
+  /** Arguments weir supplies (the guardfile form). */
+  pins?: readonly EntryPin[];
+}
+
+/** What one served entry serves now. */
+export type EntryState =
+  | {
+    kind: "served";
+    entry: ServedEntry;
+    decision: ServedTool;
+    /** The definition weir lists (overridden, links checked). */
+    spec: ToolSpec;
+    /** How a call is translated (the guardfile form); else `--pin`s apply. */
+    translation?: CallTranslation;
+  }
+  | {
+    kind: "stubbed";
+    entry: ServedEntry;
+    stub: StubbedTool;
+    /** The operator's rules for it contradict its definition (not the MCP server's doing). */
+    byRules?: true;
+  };
+
+/**
+ * What one entry serves, from its tool's decision: the decision's stub under
+ * the served name; or the definition with the entry's override applied
+ * (src/mcp_upstream/overrides.ts), a stub saying why when the override
+ * contradicts it (`byRules`), or a read-only stub in read-only mode.
+ */
+export function entryState(
+  entry: ServedEntry,
+  decision: ToolDecision,
+  readOnlyReason?: string,
+): EntryState {
+  if (decision.status === "stubbed") {
+    return { kind: "stubbed", entry, stub: { ...decision, name: entry.name } };
+  }
+  if (decision.status !== "served") throw new Error(`tool "${entry.upstream}" is missing`);
+  if (!entry.override && !entry.pins?.length && entry.name === entry.upstream) {
+    return readOnly(entry, decision.served, decision, readOnlyReason) ??
+      { kind: "served", entry, decision, spec: decision.served };
+  }
+  const unservable = (reason: string, remedy: string): EntryState => ({
+    kind: "stubbed",
+    entry,
+    byRules: true,
+    stub: {
+      status: "stubbed",
+      name: entry.name,
+      why: "unservable",
+      reason,
+      remedy,
+      definition: decision.definition,
+      fingerprint: decision.fingerprint,
+    },
+  });
+  const overridden = overrideTool(decision.served, {
+    arguments: [],
+    ...entry.override,
+    name: entry.name,
+    upstream: entry.upstream,
+    pinned: (entry.pins ?? []).map((p) => p.name),
+  });
+  if (!overridden.ok) {
+    return unservable(
+      `the guardfile's rules for it contradict the MCP server's definition: ${
+        overridden.problems.join("; ")
+      }`,
+      "fix the proxy's rules in the guardfile, then reload",
+    );
+  }
+  const literal = literalPins(entry, decision.definition);
+  if (literal) return unservable(literal, "fix the pin in the guardfile, then reload");
+  const problem = servable(overridden.served);
+  if (problem) {
+    return unservable(
+      `weir cannot serve it with the guardfile's rules: ${problem}`,
+      "fix the proxy's rules in the guardfile, then reload",
+    );
+  }
+  return readOnly(entry, overridden.served, decision, readOnlyReason) ?? {
+    kind: "served",
+    entry,
+    decision,
+    spec: overridden.served,
+    translation: overridden.translation,
+  };
+}
+
+/** The read-only stub of a tool that does not say it reads only, in read-only mode. */
+function readOnly(
+  entry: ServedEntry,
+  spec: ToolSpec,
+  decision: ServedTool,
+  reason: string | undefined,
+): EntryState | undefined {
+  if (reason === undefined || spec.annotations?.readOnlyHint === true) return undefined;
+  return {
+    kind: "stubbed",
+    entry,
+    stub: {
+      status: "stubbed",
+      name: entry.name,
+      why: "withheld",
+      reason,
+      remedy: "serve without read-only mode to call it",
+      definition: decision.definition,
+      fingerprint: decision.fingerprint,
+    },
+  };
+}
+
+/**
+ * The values of a served entry's pins for this call (a secret one is added to `redactor`).
+ * @throws {WeirError} `pin_missing` when one is unset, `pin_invalid` when it does not fit
+ */
+export function pinValues(
+  state: Extract<EntryState, { kind: "served" }>,
+  redactor: Redactor,
+): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const pin of state.entry.pins ?? []) {
+    let value: string | number | boolean;
+    if (pin.literal !== undefined) {
+      const typed = typeof pin.literal === "string"
+        ? typedPin(pin.literal, state.decision.definition, pin.name)
+        : pin.literal;
+      if (typeof typed === "object") throw pinInvalid(state, pin, typed.problem);
+      value = typed;
+    } else {
+      const text = pin.read?.();
+      if (text === undefined || text === "") {
+        throw new WeirError(
+          "pin_missing",
+          `the pinned argument "${pin.name}" of "${state.entry.name}" comes from ` +
+            `${pin.source}, which is unset; set it (nothing was sent)`,
+        );
+      }
+      const typed = typedPin(text, state.decision.definition, pin.name);
+      if (typeof typed === "object") throw pinInvalid(state, pin, typed.problem);
+      value = typed;
+    }
+    if (pin.secret && typeof value === "string") {
+      if (value.length < MIN_SECRET_LENGTH) {
+        throw pinInvalid(
+          state,
+          pin,
+          `is shorter than ${MIN_SECRET_LENGTH} characters, too short to redact; weir will ` +
+            `not send it`,
+        );
+      }
+      redactor.add(value);
+    }
+    out.set(pin.name, value);
+  }
+  return out;
+}
+
+function pinInvalid(
+  state: Extract<EntryState, { kind: "served" }>,
+  pin: EntryPin,
+  problem: string,
+): WeirError {
+  return new WeirError(
+    "pin_invalid",
+    `the pinned argument "${pin.name}" of "${state.entry.name}" (${pin.source}) ${problem}; ` +
+      `fix it (nothing was sent)`,
+  );
+}
+
+/** Why the core would refuse this tool in a catalog, or `undefined` when it would not. */
+function servable(tool: ToolSpec): string | undefined {
+  try {
+    prepareCatalog(
+      { tools: [tool], resources: [], prompts: [] },
+      { dispatch: true, readResource: false, getPrompt: false },
+    );
+    return undefined;
+  } catch (error) {
+    if (error instanceof CatalogError) return error.message;
+    return `the MCP core refused it (${(error as Error).message})`;
+  }
+}
+
+/**
+ * A pin's text as the argument's JSON type (the MCP server's schema: string,
+ * integer, number or boolean), or why it does not fit.
+ */
+export function typedPin(
+  text: string,
+  definition: ToolSpec,
+  arg: string,
+): string | number | boolean | { problem: string } {
+  const properties = (definition.inputSchema?.properties ?? {}) as Record<string, unknown>;
+  const property = Object.hasOwn(properties, arg)
+    ? properties[arg] as Record<string, unknown>
+    : undefined;
+  const types = [property?.type].flat().filter((t) => typeof t === "string");
+  if (types.length === 0 || types.includes("string")) return text;
+  if (types.includes("integer") || types.includes("number")) {
+    const n = Number(text);
+    if (
+      text.trim() !== "" && Number.isFinite(n) && (types.includes("number") || Number.isInteger(n))
+    ) {
+      return n;
+    }
+    return { problem: `is not ${types.includes("number") ? "a number" : "an integer"}` };
+  }
+  if (types.includes("boolean")) {
+    if (text === "true" || text === "false") return text === "true";
+    return { problem: `is not true or false` };
+  }
+  return {
+    problem: `cannot be written as ${types.join(" or ")}; pins hold strings, numbers and booleans`,
+  };
+}
+
+/** Why a literal pin of an entry does not fit its argument, or `undefined`. */
+function literalPins(entry: ServedEntry, definition: ToolSpec): string | undefined {
+  for (const pin of entry.pins ?? []) {
+    if (typeof pin.literal !== "string") continue;
+    const typed = typedPin(pin.literal, definition, pin.name);
+    if (typeof typed === "object") {
+      return `the pinned argument "${pin.name}" (${pin.source}) ${typed.problem}`;
+    }
+  }
+  return undefined;
+}
