@@ -22,6 +22,7 @@ import {
 import { exists, writeFileAtomically } from "../scaffold/write.ts";
 import { MAX_GUARDFILE_BYTES } from "../modes/serve.ts";
 import { printable } from "../guardfile/diagnostics.ts";
+import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 
 /** Documents larger than this are refused unread (GitHub's, the largest common one, is 13 MB). */
 export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
@@ -76,14 +77,15 @@ export async function run(args: string[]): Promise<number> {
   try {
     text = await readDocument(spec);
   } catch (error) {
-    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(spec) && error instanceof Deno.errors.NotFound;
+    const refused = error instanceof FileRefused ? error : undefined;
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(spec) && refused?.rule === "not_found";
     console.error(
       `weir: ${
         printable(
           url
             ? `read ${spec}: weir scaffold reads a file, not a URL: download the document ` +
               `first (curl -fsSLo openapi.json '${spec}') and scaffold that file`
-            : `read ${spec}: ${(error as Error).message}`,
+            : `read ${spec}: ${refused?.reason ?? (error as Error).message}`,
         )
       }`,
     );
@@ -135,30 +137,12 @@ export async function run(args: string[]): Promise<number> {
   return 0;
 }
 
-async function readDocument(path: string): Promise<string> {
-  const file = await Deno.open(path);
-  try {
-    const info = await file.stat();
-    if (!info.isFile) throw new Error("not a file");
-    if (info.size > MAX_DOCUMENT_BYTES) {
-      throw new Error(`larger than ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB`);
-    }
-    const bytes = new Uint8Array(info.size);
-    let read = 0;
-    while (read < bytes.length) {
-      const n = await file.read(bytes.subarray(read));
-      if (n === null) break;
-      read += n;
-    }
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(
-      bytes.subarray(0, read),
-    );
-  } catch (error) {
-    if (error instanceof TypeError) throw new Error("not UTF-8 text");
-    throw error;
-  } finally {
-    file.close();
-  }
+/**
+ * The OpenAPI document: a regular file of at most {@link MAX_DOCUMENT_BYTES}, UTF-8.
+ * @throws {FileRefused} naming why (src/ops/bounded_file.ts)
+ */
+function readDocument(path: string): Promise<string> {
+  return readBoundedText(path, { what: "OpenAPI document", maxBytes: MAX_DOCUMENT_BYTES });
 }
 
 async function writeAll(w: { write(p: Uint8Array): Promise<number> }, text: string): Promise<void> {

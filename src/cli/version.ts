@@ -14,6 +14,7 @@
  */
 import config from "../../deno.json" with { type: "json" };
 import { COMMIT } from "./commit.ts";
+import { readBoundedTextSync } from "../ops/bounded_file.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -27,11 +28,15 @@ export function versionText(): string {
   ].join("\n");
 }
 
-/** A file's text, or undefined when it cannot be read or reading it would need a prompt. */
+/**
+ * A file's text, or undefined when it cannot be read, reading it would need a
+ * prompt, or it is not a regular file of at most 16 MiB (a `.git/HEAD` that is
+ * a FIFO or /dev/zero must not stop `--version`).
+ */
 function readText(path: string): string | undefined {
   try {
     if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return undefined;
-    return Deno.readTextFileSync(path);
+    return readBoundedTextSync(path, { what: "git file", maxBytes: 16 * 1024 * 1024 });
   } catch {
     return undefined;
   }

@@ -8,15 +8,13 @@
  * @example
  * ```ts
  * import { McpServer } from "@weir/weir";
- * import { createGuard, parseGuardfile } from "@weir/weir/guard";
+ * import { createGuard, parseGuardfile, processValues } from "@weir/weir/guard";
  * const { guardfile, diagnostics } = parseGuardfile(
  *   `wrap ward mcp notes {\n  base-url "notes.example"\n  auth none\n  can get note { path "/notes/{id}" }\n}`,
  *   "notes.mcp.kdl",
  * );
  * if (!guardfile) throw new Error(diagnostics.map((d) => d.message).join("\n"));
- * const server = new McpServer(createGuard(guardfile, {
- *   resolver: { env: (name) => Deno.env.get(name), readFile: (path) => Deno.readTextFile(path) },
- * }));
+ * const server = new McpServer(createGuard(guardfile, { resolver: processValues }));
  * if (!server.capabilities.tools) throw new Error("no tools");
  * ```
  *
@@ -37,7 +35,7 @@ export type {
   ProxyTool,
 } from "../guardfile/mcp_wrap.ts";
 export { createGuard, DEFAULT_LIMITS, type GuardOptions, INSTRUCTIONS_PREAMBLE } from "./host.ts";
-export type { ValueResolver } from "./values.ts";
+export { processValues, type ValueResolver } from "./values.ts";
 export type { SourcePosition } from "../guardfile/kdl.ts";
 export type {
   Annotations,

@@ -8,6 +8,7 @@
  */
 import type { ValueSource } from "../guardfile/model.ts";
 import { type ErrorKind, WeirError } from "../errors/kinds.ts";
+import { FileRefused, MAX_VALUE_FILE_BYTES, readBoundedText } from "../ops/bounded_file.ts";
 
 /** The kinds a value that cannot be resolved is reported as. */
 export type MissingValueKind = Extract<
@@ -19,9 +20,28 @@ export type MissingValueKind = Extract<
 export interface ValueResolver {
   /** An environment variable, or undefined when unset. */
   env(name: string): string | undefined;
-  /** A file's text. */
+  /**
+   * A file's text. A {@link FileRefused} it throws is named in the message
+   * (its reason holds no content); any other failure reads as "not set".
+   */
   readFile(path: string): Promise<string>;
 }
+
+/**
+ * The process's environment and files: `Deno.env`, and each value file read
+ * bounded (src/ops/bounded_file.ts: a regular file of at most
+ * {@link MAX_VALUE_FILE_BYTES} bytes; `/dev/zero`, a FIFO or a directory is
+ * refused unread).
+ */
+export const processValues: ValueResolver = {
+  env: (name) => Deno.env.get(name),
+  readFile: (path) =>
+    readBoundedText(path, {
+      what: "value file",
+      maxBytes: MAX_VALUE_FILE_BYTES,
+      sizeHint: "a value file holds one secret, URL or token list",
+    }),
+};
 
 /** A resolved value and where it came from. */
 export interface Resolved {
@@ -55,7 +75,10 @@ export async function resolveValue(
       tried.push(`file ${address}`);
       try {
         value = (await resolver.readFile(address)).trim();
-      } catch {
+      } catch (error) {
+        // A refused file says why (never its content): "set file X" alone would send
+        // the operator to a file that exists.
+        if (error instanceof FileRefused) tried[tried.length - 1] += ` (${error.reason})`;
         value = undefined;
       }
     } else if (provider === "literal") {

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { FileRefused, MAX_VALUE_FILE_BYTES, readBoundedTextSync } from "../ops/bounded_file.ts";
 
 /** A header template the command line got wrong, or a value that cannot be resolved. */
 export class HeaderError extends Error {
@@ -139,10 +140,14 @@ export function parseHeaderTemplates(specs: readonly string[]): HeaderTemplate[]
   });
 }
 
-/** The default source: `Deno.env` and `Deno.readTextFileSync`. */
+/**
+ * The default source: `Deno.env`, and files read bounded (a regular file of
+ * at most 64 KiB; src/ops/bounded_file.ts refuses /dev/zero, a FIFO, a directory).
+ */
 export const processSecrets: SecretSource = {
   env: (name) => Deno.env.get(name),
-  readFile: (path) => Deno.readTextFileSync(path),
+  readFile: (path) =>
+    readBoundedTextSync(path, { what: "header file", maxBytes: MAX_VALUE_FILE_BYTES }),
 };
 
 /** Resolved headers, and the secret values in them (for redaction). */
@@ -191,7 +196,9 @@ export function resolveHeaders(
         try {
           text = source.readFile(part.address).replace(/\r?\n$/, "");
         } catch (error) {
-          const why = error instanceof Deno.errors.NotFound
+          const why = error instanceof FileRefused
+            ? error.reason
+            : error instanceof Deno.errors.NotFound
             ? "no such file"
             : error instanceof Deno.errors.PermissionDenied
             ? "permission denied"

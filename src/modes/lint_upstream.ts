@@ -25,6 +25,7 @@
  */
 import { AllowlistError, mutationSegment, parsePins } from "../mcp_upstream/allowlist.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
+import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decision.ts";
 import type { ToolSpec } from "../mcp/types.ts";
@@ -80,6 +81,9 @@ export interface LintUpstreamConfig extends SharedConfig {
 }
 
 /** `--read-only strict`: a tool without `readOnlyHint: true` is withheld. */
+/** Largest fingerprints file read (one line per tool: thousands of tools fit). */
+const MAX_FINGERPRINTS_BYTES = 4 * 1024 * 1024;
+
 const readOnlyStrict: SurfaceInput["withhold"] = (_name, definition) =>
   definition.annotations?.readOnlyHint === true ? undefined : {
     reason: "it does not carry annotations.readOnlyHint: true",
@@ -109,7 +113,12 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
   let expected: Record<string, string> | undefined;
   if (config.fingerprints !== undefined) {
     try {
-      const doc = JSON.parse(await Deno.readTextFile(config.fingerprints));
+      const doc = JSON.parse(
+        await readBoundedText(config.fingerprints, {
+          what: "fingerprints file",
+          maxBytes: MAX_FINGERPRINTS_BYTES,
+        }),
+      );
       if (typeof doc?.tools !== "object" || doc.tools === null || Array.isArray(doc.tools)) {
         throw new Error(`it has no "tools" object`);
       }
@@ -117,7 +126,7 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
     } catch (error) {
       problems.push(
         `--fingerprints ${config.fingerprints}: ${
-          error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message
+          error instanceof FileRefused ? error.reason : (error as Error).message
         } (write one with --write-fingerprints)`,
       );
     }

@@ -17,7 +17,13 @@ import { isRedisUrl } from "../guardfile/siblings.ts";
 import { readOnlyView, type SurfaceOverrides, withOverrides } from "../guardfile/surface.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/send.ts";
-import type { ValueResolver } from "../guard/values.ts";
+import { processValues, type ValueResolver } from "../guard/values.ts";
+import {
+  FileRefused,
+  MAX_VALUE_FILE_BYTES,
+  readBoundedText,
+  readBoundedTextSync,
+} from "../ops/bounded_file.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
 import { describeGuardfile } from "./describe.ts";
@@ -41,11 +47,11 @@ export {
   type RunOnOptions,
 } from "./listen.ts";
 
-/** The process environment and file system, read at call time. */
-export const denoResolver: ValueResolver = {
-  env: (name) => Deno.env.get(name),
-  readFile: (path) => Deno.readTextFile(path),
-};
+/**
+ * The process environment and file system, read at call time (value files
+ * bounded: `processValues`, src/guard/values.ts).
+ */
+export const denoResolver: ValueResolver = processValues;
 
 /**
  * A guardfile read from disk and loaded (src/guardfile/load.ts): its mode,
@@ -74,17 +80,7 @@ export async function loadGuardfileFile(
   try {
     text = await readGuardfileText(file);
   } catch (error) {
-    const reason = error instanceof RangeError
-      ? error.message
-      : error instanceof TypeError
-      ? "not UTF-8 text"
-      : error instanceof Deno.errors.NotFound
-      ? "no such file"
-      : error instanceof Deno.errors.PermissionDenied
-      ? "permission denied"
-      : error instanceof Deno.errors.IsADirectory
-      ? "is a directory"
-      : (error as Error).message;
+    const reason = error instanceof FileRefused ? error.reason : (error as Error).message;
     // The path is the caller's text: escaped as diagnostics are, so it cannot drive a terminal.
     return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
@@ -161,26 +157,19 @@ function checkStoreUrl(loaded: LoadedFile): void {
 export const MAX_GUARDFILE_BYTES = 1024 * 1024;
 
 /**
- * Read a guardfile as UTF-8, at most {@link MAX_GUARDFILE_BYTES}.
- * @throws {RangeError} when the file is larger (or endless, like /dev/zero)
- * @throws {TypeError} when it is not valid UTF-8
+ * Read a guardfile as UTF-8, at most {@link MAX_GUARDFILE_BYTES}, from a
+ * regular file only (src/ops/bounded_file.ts: plain reads into one buffer, not
+ * a web stream, whose first use costs start-up a few milliseconds; see
+ * bench/README.md, "Cold start").
+ * @throws {FileRefused} when the file is missing, not regular (a FIFO,
+ *   /dev/zero, a directory), larger than the cap or not UTF-8
  */
-async function readGuardfileText(file: string): Promise<string> {
-  using handle = await Deno.open(file, { read: true });
-  // Plain reads into one buffer, not `handle.readable`: a web stream's first
-  // use costs start-up a few milliseconds (bench/README.md, "Cold start").
-  // One byte over the cap is enough to refuse (and stops an endless file).
-  const buffer = new Uint8Array(MAX_GUARDFILE_BYTES + 1);
-  let total = 0;
-  while (total < buffer.length) {
-    const n = await handle.read(buffer.subarray(total));
-    if (n === null) break;
-    total += n;
-  }
-  if (total > MAX_GUARDFILE_BYTES) {
-    throw new RangeError(`larger than ${MAX_GUARDFILE_BYTES} bytes; a guardfile is a few KiB`);
-  }
-  return new TextDecoder("utf-8", { fatal: true }).decode(buffer.subarray(0, total));
+function readGuardfileText(file: string): Promise<string> {
+  return readBoundedText(file, {
+    what: "guardfile",
+    maxBytes: MAX_GUARDFILE_BYTES,
+    sizeHint: "a guardfile is a few KiB",
+  });
 }
 
 /** Errors only. */
@@ -297,8 +286,15 @@ export function guardfileTokens(tokens: readonly InboundToken[]): TokenGrant[] {
     for (const { provider, address } of t.source.chain) {
       where.push(`${provider} ${address}`);
       try {
-        text = provider === "env" ? Deno.env.get(address) : Deno.readTextFileSync(address);
-      } catch {
+        text = provider === "env" ? Deno.env.get(address) : readBoundedTextSync(address, {
+          what: "token file",
+          maxBytes: MAX_VALUE_FILE_BYTES,
+          sizeHint: "a token file holds a few bearer tokens",
+        });
+      } catch (error) {
+        // Why a file gave nothing (never its content), so the message does not send the
+        // operator to a file that exists.
+        if (error instanceof FileRefused) where[where.length - 1] += ` (${error.reason})`;
         text = undefined;
       }
       if (text !== undefined && text.trim() !== "") break;

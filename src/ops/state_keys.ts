@@ -23,6 +23,7 @@
 import { InProcessSingleUse, type SingleUseStore, StateKeys } from "../mcp/signed_state.ts";
 import type { Logger } from "../mcp/server.ts";
 import { FlagError } from "./flags.ts";
+import { FileRefused, readBoundedFile } from "./bounded_file.ts";
 
 /** Fewest characters a configured key may have. */
 export const MIN_STATE_KEY_CHARS = 32;
@@ -90,17 +91,12 @@ export interface StateIo {
 
 const processIo: StateIo = {
   env: (name) => Deno.env.get(name),
-  readFile: async (path, maxBytes) => {
-    using handle = await Deno.open(path, { read: true });
-    const buffer = new Uint8Array(maxBytes + 1);
-    let total = 0;
-    while (total < buffer.length) {
-      const n = await handle.read(buffer.subarray(total));
-      if (n === null) break;
-      total += n;
-    }
-    return buffer.subarray(0, total);
-  },
+  readFile: (path, maxBytes) =>
+    readBoundedFile(path, {
+      what: "key file",
+      maxBytes,
+      sizeHint: "a key file holds a few keys",
+    }),
   redisStore: async (url) => {
     const { RedisSingleUse } = await import("../store/single_use.ts");
     return new RedisSingleUse({ url });
@@ -145,6 +141,7 @@ export async function stateSetup(
     try {
       bytes = await io.readFile(file, MAX_KEY_FILE_BYTES);
     } catch (error) {
+      if (error instanceof FileRefused) throw new RangeError(`${name}: ${error.reason}`);
       throw new RangeError(
         `${name}: cannot read it (${
           error instanceof Deno.errors.NotFound

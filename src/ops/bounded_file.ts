@@ -1,0 +1,244 @@
+/**
+ * Reading a file a user names, bounded: the one way weir reads a guardfile, a
+ * `value file` (credentials, base URLs, pins, DSNs), an `inbound-token` file,
+ * an `--upstream-header` `{file:PATH}` span, `--state-keys-file`, a
+ * fingerprints file, an OpenAPI document for `weir scaffold`, or the files
+ * `weir --version` reads in a git checkout.
+ *
+ * Before anything is read the path is checked with `stat` (symbolic links
+ * followed): only a regular file is read. A directory, a FIFO (opening one
+ * for reading waits for a writer, forever), a character device such as
+ * `/dev/zero` (endless) or `/dev/stdin`, a block device or a socket is refused
+ * unread. A regular file is read with plain reads into one buffer and never
+ * past `maxBytes + 1` bytes, so a file that grows while it is read is still
+ * refused without being held whole. After opening, the handle is checked
+ * again (a regular file, the same inode), so a path swapped for another file
+ * between the two checks is refused too. What remains: a path swapped for a
+ * FIFO in that instant makes the open wait; only someone who can write the
+ * directory can do that.
+ *
+ * Every refusal is a {@link FileRefused} whose message names the file, the
+ * rule (and the cap, in bytes) and what to do; it never holds the file's
+ * content. The reason alone (`reason`) is there for callers that name the file
+ * themselves.
+ *
+ * @module
+ */
+
+/** What is read, for messages and caps. */
+export interface BoundedRead {
+  /** What the file is, for the message: `value file`, `--fingerprints`, `guardfile`. */
+  what: string;
+  /** Most bytes read; a larger file is refused (one byte past it is read, no more). */
+  maxBytes: number;
+  /** What a file over the cap should be instead, e.g. `a value file holds one secret or URL`. */
+  sizeHint?: string;
+}
+
+/** Largest value file (`value file`, `inbound-token` file, `{file:PATH}` header): one secret, URL or token list. */
+export const MAX_VALUE_FILE_BYTES = 64 * 1024;
+
+/** A file weir refused to read, or could not read. Never holds the file's content. */
+export class FileRefused extends Error {
+  override name = "FileRefused";
+  /** The path as given. */
+  readonly file: string;
+  /** The rule and what to do, without the file's name (e.g. `not a regular file (a FIFO); ...`). */
+  readonly reason: string;
+  /** Which rule: the file is missing, unreadable, not regular, too large or not UTF-8. */
+  readonly rule:
+    | "not_found"
+    | "permission"
+    | "not_regular"
+    | "too_large"
+    | "not_utf8"
+    | "unreadable";
+  constructor(what: string, file: string, rule: FileRefused["rule"], reason: string) {
+    super(`${what} ${JSON.stringify(file)}: ${reason}`);
+    this.file = file;
+    this.rule = rule;
+    this.reason = reason;
+  }
+}
+
+/** `a directory`, `a FIFO`, ... for a non-regular file; undefined for a regular one. */
+function kindOf(info: Deno.FileInfo): string | undefined {
+  if (info.isFile) return undefined;
+  if (info.isDirectory) return "a directory";
+  if (info.isFifo) return "a FIFO (named pipe)";
+  if (info.isCharDevice) return "a character device";
+  if (info.isBlockDevice) return "a block device";
+  if (info.isSocket) return "a socket";
+  return "not a file";
+}
+
+function notRegular(read: BoundedRead, file: string, kind: string): FileRefused {
+  return new FileRefused(
+    read.what,
+    file,
+    "not_regular",
+    `not a regular file but ${kind}; name a regular file (weir never reads a pipe, ` +
+      `a device or a directory as one)`,
+  );
+}
+
+function tooLarge(read: BoundedRead, file: string): FileRefused {
+  return new FileRefused(
+    read.what,
+    file,
+    "too_large",
+    `larger than ${read.maxBytes} bytes, the most weir reads of a ${read.what}` +
+      `${read.sizeHint ? ` (${read.sizeHint})` : ""}; name the right file or make it smaller`,
+  );
+}
+
+/** A failed stat or open as a {@link FileRefused}; never the OS message (it repeats the path). */
+function failed(read: BoundedRead, file: string, error: unknown): FileRefused {
+  if (error instanceof FileRefused) return error;
+  if (error instanceof Deno.errors.NotFound) {
+    return new FileRefused(read.what, file, "not_found", "no such file; check the path");
+  }
+  if (error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable) {
+    return new FileRefused(
+      read.what,
+      file,
+      "permission",
+      "permission denied; let the user weir runs as read it (and allow the path with --allow-read)",
+    );
+  }
+  if (error instanceof Deno.errors.IsADirectory) return notRegular(read, file, "a directory");
+  const name = error instanceof Error ? error.name : "error";
+  return new FileRefused(read.what, file, "unreadable", `cannot be read (${name}); check the path`);
+}
+
+function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  return a.ino === b.ino && a.dev === b.dev;
+}
+
+/** Read into a buffer that grows to at most `cap + 1` bytes. */
+function startBuffer(size: number, cap: number): Uint8Array {
+  return new Uint8Array(Math.min(size, cap) + 1);
+}
+
+function grow(buffer: Uint8Array, cap: number): Uint8Array {
+  const next = new Uint8Array(Math.min(buffer.length * 2, cap + 1));
+  next.set(buffer);
+  return next;
+}
+
+/**
+ * A regular file's bytes, at most `read.maxBytes`.
+ *
+ * @param file the path as the user gave it (relative to the working directory)
+ * @throws {FileRefused} when the file is missing, unreadable, not a regular
+ *   file, larger than `maxBytes` (or grows past it while read)
+ *
+ * @example
+ * ```ts
+ * import { readBoundedFile } from "./bounded_file.ts";
+ * const bytes = await readBoundedFile("deno.json", { what: "config file", maxBytes: 1 << 20 });
+ * if (bytes.length === 0) throw new Error("empty");
+ * ```
+ */
+export async function readBoundedFile(file: string, read: BoundedRead): Promise<Uint8Array> {
+  let handle: Deno.FsFile | undefined;
+  try {
+    const before = await Deno.stat(file);
+    const kind = kindOf(before);
+    if (kind) throw notRegular(read, file, kind);
+    if (before.size > read.maxBytes) throw tooLarge(read, file);
+    handle = await Deno.open(file, { read: true });
+    const opened = await handle.stat();
+    if (!opened.isFile || !sameFile(before, opened)) {
+      throw new FileRefused(
+        read.what,
+        file,
+        "unreadable",
+        "it changed while weir opened it; try again once it stays put",
+      );
+    }
+    let buffer = startBuffer(opened.size, read.maxBytes);
+    let total = 0;
+    while (true) {
+      if (total === buffer.length) {
+        if (buffer.length > read.maxBytes) break;
+        buffer = grow(buffer, read.maxBytes);
+      }
+      const n = await handle.read(buffer.subarray(total));
+      if (n === null) break;
+      total += n;
+    }
+    if (total > read.maxBytes) throw tooLarge(read, file);
+    return buffer.subarray(0, total);
+  } catch (error) {
+    throw failed(read, file, error);
+  } finally {
+    handle?.close();
+  }
+}
+
+/**
+ * {@link readBoundedFile}, synchronously (for the few readers that run inside
+ * a synchronous step: `{file:PATH}` headers, `inbound-token` files, `weir --version`).
+ * @throws {FileRefused} as {@link readBoundedFile}
+ */
+export function readBoundedFileSync(file: string, read: BoundedRead): Uint8Array {
+  let handle: Deno.FsFile | undefined;
+  try {
+    const before = Deno.statSync(file);
+    const kind = kindOf(before);
+    if (kind) throw notRegular(read, file, kind);
+    if (before.size > read.maxBytes) throw tooLarge(read, file);
+    handle = Deno.openSync(file, { read: true });
+    const opened = handle.statSync();
+    if (!opened.isFile || !sameFile(before, opened)) {
+      throw new FileRefused(
+        read.what,
+        file,
+        "unreadable",
+        "it changed while weir opened it; try again once it stays put",
+      );
+    }
+    let buffer = startBuffer(opened.size, read.maxBytes);
+    let total = 0;
+    while (true) {
+      if (total === buffer.length) {
+        if (buffer.length > read.maxBytes) break;
+        buffer = grow(buffer, read.maxBytes);
+      }
+      const n = handle.readSync(buffer.subarray(total));
+      if (n === null) break;
+      total += n;
+    }
+    if (total > read.maxBytes) throw tooLarge(read, file);
+    return buffer.subarray(0, total);
+  } catch (error) {
+    throw failed(read, file, error);
+  } finally {
+    handle?.close();
+  }
+}
+
+function decode(bytes: Uint8Array, read: BoundedRead, file: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new FileRefused(read.what, file, "not_utf8", "not UTF-8 text; save it as UTF-8");
+  }
+}
+
+/**
+ * A regular file's text (UTF-8, a leading BOM dropped), at most `read.maxBytes` bytes.
+ * @throws {FileRefused} as {@link readBoundedFile}, or when the bytes are not UTF-8
+ */
+export async function readBoundedText(file: string, read: BoundedRead): Promise<string> {
+  return decode(await readBoundedFile(file, read), read, file);
+}
+
+/**
+ * {@link readBoundedText}, synchronously.
+ * @throws {FileRefused} as {@link readBoundedText}
+ */
+export function readBoundedTextSync(file: string, read: BoundedRead): string {
+  return decode(readBoundedFileSync(file, read), read, file);
+}
