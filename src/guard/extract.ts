@@ -23,7 +23,10 @@
  */
 import { ToolError } from "../mcp/server.ts";
 import type { Extraction } from "../guardfile/model.ts";
-import { WeirError } from "../errors/kinds.ts";
+import { kindOf, WeirError } from "../errors/kinds.ts";
+
+/** The kinds of a call's deadline passing (src/guard/host.ts CallBudget). */
+const TIMEOUTS = new Set<string>(["upstream_timeout", "sql_timeout", "extract_timeout"]);
 
 /** Bytes a PDF may have before parsing is refused. */
 export const PDF_MAX_BYTES = 32 * 1024 * 1024;
@@ -39,7 +42,9 @@ export interface Extracted {
 
 /**
  * Parse a raw answer.
- * @param timeoutMs deadline for the parse (0 = none)
+ * @param timeoutMs time left for the parse (0 = none)
+ * @param deadlineMs the deadline as configured, for the message (a caller
+ *   passing what is left of a call's deadline still names the setting)
  * @throws {ToolError} `extract_too_large` 502, `extract_failed` 502, `extract_timeout` 504,
  *   `cancelled` 499
  */
@@ -49,6 +54,7 @@ export function extract(
   bytes: Uint8Array,
   timeoutMs: number,
   signal: AbortSignal,
+  deadlineMs: number = timeoutMs,
 ): Promise<Extracted> {
   const gate = rule.as === "pdf-text" ? PDF_MAX_BYTES : FEED_MAX_BYTES;
   const what = rule.as === "pdf-text" ? "PDF" : "feed";
@@ -75,23 +81,24 @@ export function extract(
       worker.terminate();
       outcome();
     };
+    // Words name the deadline the operator set, never what was left of it.
+    const late = () =>
+      new WeirError(
+        "extract_timeout",
+        `parsing the ${what} from ${tool} passed the ${deadlineMs} ms deadline and was stopped`,
+        { status: 504 },
+      );
     const timer = timeoutMs > 0
-      ? setTimeout(() =>
-        finish(() =>
-          reject(
-            new WeirError(
-              "extract_timeout",
-              `parsing the ${what} from ${tool} passed the ${timeoutMs} ms ` +
-                `deadline and was stopped`,
-              { status: 504 },
-            ),
-          )
-        ), timeoutMs)
+      ? setTimeout(() => finish(() => reject(late())), timeoutMs)
       : undefined;
     const onAbort = () =>
       finish(() =>
         reject(
-          signal.reason instanceof ToolError
+          // The call's deadline passing while parsing is this parse's timeout, however
+          // the two timers raced.
+          TIMEOUTS.has(kindOf(signal.reason) ?? "")
+            ? late()
+            : signal.reason instanceof ToolError
             ? signal.reason
             : new WeirError("cancelled", `${tool} was cancelled while parsing`, { status: 499 }),
         )

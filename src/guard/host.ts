@@ -223,7 +223,9 @@ export function createGuard(
       grant,
       planned,
       options.resolver,
-      { ...limits, timeoutMs: call.remainingMs() },
+      // No timer of its own: the call's signal is the deadline, and its error names the
+      // --upstream-timeout as set (never what was left of it) and whether the request was sent.
+      { ...limits, timeoutMs: 0 },
       call.signal,
       redactor,
       () => call.phase(UPSTREAM_ANSWER, true),
@@ -256,6 +258,7 @@ export function createGuard(
         answer.body,
         call.remainingMs(),
         call.signal,
+        limits.timeoutMs,
       );
       const result = redactor.deep(parsed.result);
       const env = envelope(result, 0);

@@ -212,7 +212,9 @@ wrap ward mcp docs {
     assert.equal(late.status, 504, late.text);
     assert.match(
       late.text,
-      /^(?:extract_timeout: parsing the PDF from get_doc passed the \d+ ms deadline|upstream_timeout: GET \/\S+ did not finish within 100 ms \(extracting the answer \(pdf-text\)\))/,
+      // The deadline as set (100 ms), never what was left of it. On a busy machine the
+      // deadline may pass before the answer even arrives; every phase names the setting.
+      /^(?:extract_timeout: parsing the PDF from get_doc passed the 100 ms deadline and was stopped|upstream_timeout: GET \/doc did not (?:answer|finish) within 100 ms)/,
     );
     const big = await callApi(roomy.url, "get_big", {});
     assert.equal(big.status, 502, big.text);
