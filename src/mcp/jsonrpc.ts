@@ -381,8 +381,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A request id weir can echo: an integer, or a string of well-formed Unicode
+ * (one holding a lone surrogate could not be written back as UTF-8, so it is
+ * not "read": the error goes out with id null, JSON-RPC 2.0 section 5).
+ */
 function validId(id: unknown): id is RequestId {
-  return typeof id === "string" || (typeof id === "number" && Number.isInteger(id)) ||
+  return (typeof id === "string" && id.isWellFormed()) ||
+    (typeof id === "number" && Number.isInteger(id)) ||
     (isRawId(id) && Number.isInteger(Number(id.rawJSON)));
 }
 
@@ -424,6 +430,9 @@ export function classifyMessage(value: unknown): Incoming {
     );
   }
   if (typeof value.method !== "string") return invalid(readableId, "method must be a string");
+  if (!value.method.isWellFormed()) {
+    return invalid(readableId, "method is not well-formed Unicode (it holds a lone surrogate)");
+  }
   if ("params" in value && !isPlainObject(value.params)) {
     return invalid(readableId, "params must be an object");
   }
@@ -431,7 +440,15 @@ export function classifyMessage(value: unknown): Incoming {
   if (!("id" in value)) {
     return { kind: "notification", message: { jsonrpc: "2.0", method: value.method, params } };
   }
-  if (!validId(id)) return invalid(null, "id must be a string or an integer");
+  if (!validId(id)) {
+    return invalid(
+      null,
+      typeof id === "string"
+        ? "id is not well-formed Unicode (it holds a lone UTF-16 surrogate, which UTF-8 " +
+          "cannot carry): send a well-formed string or an integer"
+        : "id must be a string or an integer",
+    );
+  }
   return { kind: "request", message: { jsonrpc: "2.0", id, method: value.method, params } };
 }
 

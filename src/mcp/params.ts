@@ -20,6 +20,13 @@
 import { ErrorCode, McpError } from "./jsonrpc.ts";
 import { LOG_LEVELS, MetaKey } from "./revisions.ts";
 import { MAX_ARGUMENT_DEPTH } from "./depth.ts";
+import { illFormedAt } from "./text.ts";
+
+/**
+ * Methods whose `params.arguments` the core checks for ill-formed text itself
+ * (src/mcp/tools.ts, src/mcp/prompts.ts), with messages that name the tool or prompt.
+ */
+const OWN_ARGUMENT_CHECK = new Set(["tools/call", "prompts/get"]);
 
 /**
  * How deep a message's `params` (and a client response's `result` or
@@ -181,11 +188,43 @@ export function checkParams(method: string, params: Record<string, unknown>): vo
     }
   }
   const fields = PARAMS[method];
-  if (!fields) return;
-  for (const key in fields) {
-    if (params[key] !== undefined && !fits(fields[key], params[key])) {
-      refuse(method, `params${segment(key)}`, fields[key], params[key]);
+  if (fields) {
+    for (const key in fields) {
+      if (params[key] !== undefined && !fits(fields[key], params[key])) {
+        refuse(method, `params${segment(key)}`, fields[key], params[key]);
+      }
     }
+  }
+  checkWellFormed(method, params);
+}
+
+/**
+ * Every string and key in `params` (a `progressToken`, any `_meta` value, a
+ * cursor, a URI, a tool name) is well-formed Unicode: one with a lone UTF-16
+ * surrogate could not be echoed (in a progress notification, an error, a log
+ * line) as UTF-8 (RFC 8259 section 8.2, RFC 7493 section 2.1). Tool and
+ * prompt arguments are checked where they are read, naming the tool.
+ * @throws {McpError} `-32602` naming the path
+ */
+function checkWellFormed(method: string, params: Record<string, unknown>): void {
+  for (const key of Object.keys(params)) {
+    if (key === "arguments" && OWN_ARGUMENT_CHECK.has(method)) continue;
+    let path: string | undefined;
+    if (!key.isWellFormed()) path = `params${segment(key)}`;
+    else {
+      const found = illFormedAt(params[key]);
+      if (found) {
+        const below = found.at === "" ? "" : found.at.startsWith("[") ? found.at : `.${found.at}`;
+        path = `params${segment(key)}${below}${found.key ? " (a key)" : ""}`;
+      }
+    }
+    if (path === undefined) continue;
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `${path} is not well-formed Unicode (it holds a lone UTF-16 surrogate, which UTF-8 ` +
+        `cannot carry): send well-formed text`,
+      { path },
+    );
   }
 }
 
