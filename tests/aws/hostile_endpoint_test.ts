@@ -19,7 +19,7 @@
  *   that weir passes into a result is redacted in every encoding.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { callApi, type Served, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { awsEnv, CREDENTIALS } from "../support/aws.ts";
 import { base64Holds, hexHolds, secretEchoes } from "../support/secret_echoes.ts";

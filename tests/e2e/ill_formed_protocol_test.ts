@@ -10,7 +10,7 @@
  * seed) with the lone surrogate anywhere in them.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { serveHttp, spawnServeStdio } from "../support/cli.ts";
 import { MODERN_META } from "../support/mcp.ts";
 import { startWrapper } from "../support/upstream_cli.ts";

@@ -16,7 +16,7 @@
  * one after another, alternating MCP (`POST /mcp`) and the tool API.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import Ajv2020Import from "ajv/dist/2020.js";
 import { ROOT } from "../support/cli.ts";
 import { cleanText } from "../../src/mcp/text.ts";

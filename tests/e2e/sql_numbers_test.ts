@@ -16,7 +16,7 @@
  * Generated spellings over the tool API; fixed ones over MCP in both revisions.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import postgres from "postgres";
 import { postgresMissing, startPostgres } from "../support/postgres.ts";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";

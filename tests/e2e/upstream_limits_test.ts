@@ -7,7 +7,7 @@
  * in one write, byte by byte around the boundary, or at generated points.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 
 const enc = new TextEncoder();

@@ -8,7 +8,7 @@
  * public module API (tool API) and, for the issue's example, the shipped CLI.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { createToolApiHandler, McpServer } from "../../mod.ts";
 import { createGuard, parseGuardfile } from "../../src/guard/mod.ts";
 import { decodedForms, MAX_DECODING_ROUNDS } from "../../src/guardfile/decoded.ts";

@@ -11,7 +11,7 @@
  * `JSON.stringify` would change.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { createToolApiHandler, McpServer } from "../../mod.ts";
 import { createGuard, parseGuardfile } from "../../src/guard/mod.ts";
 import { parseJsonExact } from "../../src/mcp/text.ts";

@@ -11,7 +11,7 @@
  * as written. Through the public module API (tool API) and the shipped CLI.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { createToolApiHandler, McpServer } from "../../mod.ts";
 import { createGuard, parseGuardfile } from "../../src/guard/mod.ts";
 import { isDotPiece } from "../../src/guardfile/decoded.ts";

@@ -8,7 +8,7 @@
  * serve-upstream (a tool result echoing the header it was sent).
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { McpServer } from "../../mod.ts";
 import { createHttpHandler } from "../../mod.ts";
 import { Redactor } from "../../src/guard/secrets.ts";

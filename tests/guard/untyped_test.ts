@@ -8,7 +8,7 @@
  * tool API, MCP over HTTP (both revisions) and stdio.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import Ajv2020 from "ajv/dist/2020.js";
 import { createToolApiHandler, McpServer } from "../../mod.ts";
 import { createGuard, parseGuardfile } from "../../src/guard/mod.ts";

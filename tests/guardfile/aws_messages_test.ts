@@ -9,7 +9,7 @@
  * grant).
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { formatDiagnostic } from "../../src/guard/mod.ts";
 import { parseAwsPolicy } from "../../src/guardfile/aws.ts";
 

@@ -6,7 +6,7 @@
  * through the loaders `lint` and `serve` share, and a few through the CLI.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { formatDiagnostic, parseGuardfile } from "../../src/guard/mod.ts";
 import type { Diagnostic } from "../../src/guardfile/diagnostics.ts";
 import { parseAwsPolicy } from "../../src/guardfile/aws.ts";

@@ -9,7 +9,7 @@
  * and the shipped CLI.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { parseGuardfile } from "../../src/guard/mod.ts";
 import { VERB_SYNONYMS } from "../../src/guardfile/spellings.ts";
 import { runCli, tempGuardfile } from "../support/cli.ts";

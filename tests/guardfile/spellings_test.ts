@@ -6,7 +6,7 @@
  * shipped CLI for a few.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { parseGuardfile } from "../../src/guard/mod.ts";
 import { operationKeys, VERB_SYNONYMS } from "../../src/guardfile/spellings.ts";
 import { runCli, tempGuardfile } from "../support/cli.ts";

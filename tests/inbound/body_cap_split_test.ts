@@ -6,7 +6,7 @@
  * against a real `Deno.serve` listener running the core's handler).
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { createHttpHandler, McpServer } from "../../mod.ts";
 
 const enc = new TextEncoder();

@@ -5,7 +5,7 @@
  * caller never sees half a character (it used to arrive as U+FFFD).
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { clipText } from "../../src/mcp/text.ts";
 import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 

@@ -11,7 +11,7 @@
  * spec mode over HTTP and stdio, and serve-upstream, reach nothing upstream.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { createHttpHandler, createToolApiHandler, McpServer } from "../../mod.ts";
 import { formatLogLine } from "../../src/ops/log.ts";
 import { ask, REVISIONS } from "../support/mcp.ts";

@@ -10,7 +10,7 @@
  * start on an over-cap metadata document, naming it.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
   createTokenVerifier,

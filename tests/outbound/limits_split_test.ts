@@ -8,7 +8,7 @@
  * body cap under each framing (Content-Length, chunked, until close, gzip).
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { gzipSync } from "node:zlib";
 import {
   Http1Client,

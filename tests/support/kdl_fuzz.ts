@@ -2,7 +2,7 @@
  * Generated guardfiles for message tests: real guardfiles from the
  * repository, mutated node by node (fast-check), written back as KDL v2.
  */
-import fc from "fast-check";
+import fc from "./property.ts";
 import { type KdlNode, type KdlValue, parseKdl } from "../../src/guardfile/kdl.ts";
 import { ROOT } from "./cli.ts";
 

@@ -7,7 +7,7 @@
  * the answer is cut into writes (none, anywhere, every byte around a
  * boundary).
  */
-import fc from "fast-check";
+import fc from "./property.ts";
 
 const enc = new TextEncoder();
 

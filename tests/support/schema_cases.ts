@@ -13,7 +13,7 @@
  * together so that every value is valid by construction; a test may check it
  * with an independent validator as well.
  */
-import fc from "fast-check";
+import fc from "./property.ts";
 
 /** A JSON value whose numbers keep the text they are written with; objects keep key order. */
 export type Spelled =

@@ -6,7 +6,7 @@
  * cut points), with CRLF or LF line ends, and the next line is answered.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "../support/property.ts";
 import { McpServer, serveStdio } from "../../mod.ts";
 
 const enc = new TextEncoder();
