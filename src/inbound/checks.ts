@@ -322,9 +322,11 @@ export function checkGetOnly(request: Request, log: Logger | undefined): Refusal
 /** An `authorize` hook that threw (or rejected): 500, the error to the log only. */
 function authorizeFailed(request: Request, options: InboundOptions, error: unknown): Refusal {
   options.log?.({ level: "error", event: "authorize_failed", error: String(error) });
+  // The audit line too (rule authorize_failed): every refusal has one; the error's words
+  // stay on the line above, never in the answer.
   return refuseBeforeBody(
     request,
-    undefined,
+    options.log,
     500,
     "authorize_failed",
     "Internal Server Error: the authorization check failed; try again, and tell the server's " +
@@ -350,13 +352,15 @@ export async function checkAfterBody(
     return authRefusal(verdict, "keep", options.log, "authorizeBody refused");
   } catch (error) {
     options.log?.({ level: "error", event: "authorize_body_failed", error: String(error) });
-    return new Refusal(
+    const refusal = new Refusal(
       500,
       "authorize_failed",
       "Internal Server Error: the authorization check failed; try again, and tell the " +
         "server's operator if it goes on (the server's log says why)",
       "keep",
     );
+    logRefusal(options.log, refusal, "the authorizeBody hook threw");
+    return refusal;
   }
 }
 

@@ -94,6 +94,7 @@ export function route(
   const incoming = classifyMessage(message);
   switch (incoming.kind) {
     case "invalid":
+      refusedMessage(s, "invalid_request", incoming.error.message);
       return { status: 400, body: errorResponse(incoming.id, incoming.error.toJSON()) };
     case "response": {
       // A client's answer is bounded like a request's params before a host reads it.
@@ -198,8 +199,52 @@ async function answerRequest(
     const status = stage === "classify" && mcp.code === ErrorCode.InvalidParams
       ? 400
       : table[mcp.code] ?? 200;
+    if (stage === "classify") {
+      // Refused before any handler ran: the request itself (its params, its
+      // method, its revision's headers). A handler's own refusals log themselves.
+      refusedMessage(
+        s,
+        mcp.code === ErrorCode.InvalidParams
+          ? "invalid_params"
+          : mcp.code === ErrorCode.MethodNotFound
+          ? "unknown_method"
+          : "invalid_request",
+        undefined,
+        method,
+        status,
+        (mcp.data as { path?: unknown } | undefined)?.path,
+      );
+    }
     return { status, body: errorResponse(id, mcp.toJSON()) };
   }
+}
+
+/**
+ * The audit line of a message refused before any handler ran (the shape of
+ * `src/ops/audit.ts`, docs/operating.md "Audit lines"): the rule, the status,
+ * the method (when weir serves it) and the refused field's path; never a
+ * value the client sent.
+ * `reason` is weir's own fixed words (an envelope's -32600), never the client's.
+ */
+export function refusedMessage(
+  s: ServerSetup,
+  rule: "parse_error" | "invalid_request" | "invalid_params" | "unknown_method",
+  reason?: string,
+  method?: string,
+  status = 400,
+  path?: unknown,
+): void {
+  s.log({
+    level: "warn",
+    event: "refused",
+    decision: "refuse",
+    rule,
+    status,
+    // A method weir serves is named; any other is the client's text, and is not logged.
+    ...(method !== undefined && methodRule(method) ? { method } : {}),
+    ...(typeof path === "string" ? { path: clip(path) } : {}),
+    ...(reason === undefined ? {} : { reason }),
+  });
 }
 
 /**

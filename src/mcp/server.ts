@@ -25,7 +25,7 @@ import type { ServerOptions } from "./options.ts";
 import { errorResult } from "./results.ts";
 import type { MessageContext } from "./session.ts";
 import { ServerSetup } from "./setup.ts";
-import { classifyId, type Reply, route } from "./routing.ts";
+import { classifyId, refusedMessage, type Reply, route } from "./routing.ts";
 import { callToolApi, type ToolCallOutcome } from "./tools.ts";
 
 export type {
@@ -133,8 +133,13 @@ export class McpServer {
     if (this.#setup.options.toolsListChanged) this.#setup.toolsChanged();
   }
 
-  /** Serialize a parse failure of a message that never became JSON (`-32700`, no id). */
+  /**
+   * Serialize a parse failure of a message that never became JSON (`-32700`,
+   * no id), and write its audit line (rule `parse_error`, status 400).
+   * Transports call it once per message they could not parse.
+   */
   parseError(detail = "the message is not valid JSON"): Reply {
+    refusedMessage(this.#setup, "parse_error", detail);
     return {
       status: 400,
       body: errorResponse(null, { code: ErrorCode.ParseError, message: `Parse error: ${detail}` }),

@@ -107,6 +107,15 @@ export function createToolApiHandler(
       args = undefined;
     }
     if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      options.log?.({
+        level: "warn",
+        event: "refused",
+        decision: "refuse",
+        rule: "invalid_body",
+        status: 400,
+        tool: name.slice(0, 64),
+        reason: args === undefined ? "not UTF-8 JSON text" : "not a JSON object",
+      });
       return new Response(
         apiErrorBody(
           "invalid_body",
