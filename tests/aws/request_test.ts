@@ -1,7 +1,7 @@
 /**
  * One AWS request (src/aws/request.ts) under its deadline: a local endpoint
  * that is slow to answer, or answers its head at once and then drips the body,
- * gets `aws_timeout` (504) within about the deadline either way; a caller's
+ * gets `aws_timeout` (504) naming the deadline either way; a caller's
  * cancellation is `cancelled` (499). No redirect is followed, and a request
  * that is not safe goes on a fresh connection (never re-sent by fetch).
  */
@@ -13,10 +13,22 @@ const CREDENTIALS = {
   secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
 };
 
+/**
+ * An endpoint that answers only after 20 s (slow-head) or drips its body for
+ * 20 s (slow-body): far past any deadline here, so a request that is not
+ * stopped at its deadline resolves and fails the test without a clock being
+ * read, on however busy a machine.
+ */
 function endpoint(kind: "slow-head" | "slow-body") {
-  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
     if (kind === "slow-head") {
-      await new Promise((r) => setTimeout(r, 1500));
+      await new Promise((r) => {
+        const timer = setTimeout(r, 20_000);
+        request.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          r(undefined);
+        });
+      });
       return new Response("{}");
     }
     let n = 0;
@@ -25,7 +37,7 @@ function endpoint(kind: "slow-head" | "slow-body") {
       pull: (c) =>
         new Promise<void>((resolve) => {
           timer = setTimeout(() => {
-            if (n++ >= 30) c.close();
+            if (n++ >= 200) c.close();
             else c.enqueue(new TextEncoder().encode(" "));
             resolve();
           }, 100);
@@ -40,7 +52,6 @@ for (const kind of ["slow-head", "slow-body"] as const) {
   Deno.test(`aws request: a ${kind} answer is aws_timeout at the deadline`, async () => {
     const server = endpoint(kind);
     try {
-      const started = performance.now();
       await assert.rejects(
         sendAws(
           {
@@ -58,11 +69,14 @@ for (const kind of ["slow-head", "slow-body"] as const) {
         (error: unknown) => {
           assert.ok(error instanceof AwsCallError, String(error));
           assert.equal(error.status, 504, error.message);
-          assert.match(error.message, /^aws_timeout: GetParameter got no answer within 400 ms/);
+          // The deadline as set; on a busy machine it may pass before the request is sent.
+          assert.match(
+            error.message,
+            /^aws_timeout: GetParameter (?:got no answer|did not start) within 400 ms/,
+          );
           return true;
         },
       );
-      assert.ok(performance.now() - started < 2500, "stopped near the deadline");
     } finally {
       await server.shutdown();
     }
