@@ -135,9 +135,17 @@ function grow(buffer: Uint8Array, cap: number): Uint8Array {
  *
  * @example
  * ```ts
- * import { readBoundedFile } from "./bounded_file.ts";
- * const bytes = await readBoundedFile("deno.json", { what: "config file", maxBytes: 1 << 20 });
- * if (bytes.length === 0) throw new Error("empty");
+ * import { FileRefused, readBoundedFile } from "./bounded_file.ts";
+ * const file = await Deno.makeTempFile();
+ * await Deno.writeTextFile(file, "token-1234");
+ * const bytes = await readBoundedFile(file, { what: "value file", maxBytes: 64 });
+ * if (bytes.length !== 10) throw new Error("not read whole");
+ * try {
+ *   await readBoundedFile("/dev/zero", { what: "value file", maxBytes: 64 });
+ * } catch (error) {
+ *   if (!(error instanceof FileRefused) || error.rule !== "not_regular") throw error;
+ * }
+ * await Deno.remove(file);
  * ```
  */
 export async function readBoundedFile(file: string, read: BoundedRead): Promise<Uint8Array> {
