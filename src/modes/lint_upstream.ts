@@ -253,7 +253,12 @@ export async function lintWrap(
   let expected: Record<string, string> | undefined;
   if (options.fingerprints !== undefined) {
     try {
-      const doc = JSON.parse(await Deno.readTextFile(options.fingerprints));
+      const doc = JSON.parse(
+        await readBoundedText(options.fingerprints, {
+          what: "fingerprints file",
+          maxBytes: MAX_FINGERPRINTS_BYTES,
+        }),
+      );
       if (typeof doc?.tools !== "object" || doc.tools === null || Array.isArray(doc.tools)) {
         throw new Error(`it has no "tools" object`);
       }
@@ -261,7 +266,7 @@ export async function lintWrap(
     } catch (error) {
       problems.push(
         `--fingerprints ${options.fingerprints}: ${
-          error instanceof Deno.errors.NotFound ? "no such file" : (error as Error).message
+          error instanceof FileRefused ? error.reason : (error as Error).message
         } (write one with --write-fingerprints)`,
       );
     }

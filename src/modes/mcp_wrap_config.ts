@@ -14,6 +14,7 @@ import type { UpstreamTarget } from "../mcp_upstream/connection.ts";
 import type { ArgumentOverride } from "../mcp_upstream/overrides.ts";
 import type { EntryPin, ServedEntry } from "./upstream_entries.ts";
 import type { UpstreamHost } from "./upstream_host.ts";
+import { readBoundedTextSync } from "../ops/bounded_file.ts";
 
 /** The most a pin's `file` source may hold (a secret or an identifier, never a document). */
 const MAX_PIN_FILE_BYTES = 65_536;
@@ -131,23 +132,12 @@ export function connectionKey(wrap: McpWrap, flags: WrapFlags = {}): string {
  * @returns `undefined` when the file is missing, not a regular file or too long
  */
 function readPinFile(path: string): string | undefined {
-  let file: Deno.FsFile | undefined;
   try {
-    file = Deno.openSync(path, { read: true });
-    if (!file.statSync().isFile) return undefined;
-    const buffer = new Uint8Array(MAX_PIN_FILE_BYTES + 1);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const n = file.readSync(buffer.subarray(filled));
-      if (n === null) break;
-      filled += n;
-    }
-    if (filled > MAX_PIN_FILE_BYTES) return undefined;
-    return new TextDecoder().decode(buffer.subarray(0, filled)).replace(/\r?\n$/, "");
+    // src/ops/bounded_file.ts: stat first, so a FIFO is refused unopened (opening one waits).
+    return readBoundedTextSync(path, { what: "pin file", maxBytes: MAX_PIN_FILE_BYTES })
+      .replace(/\r?\n$/, "");
   } catch {
     return undefined;
-  } finally {
-    file?.close();
   }
 }
 

@@ -2,7 +2,7 @@
  * Every file a user names, read through the shipped CLI: a guardfile, a
  * `value file` (read at every call), an `inbound-token` file, an
  * `--upstream-header` `{file:PATH}` span, `--state-keys-file`, lint-upstream's
- * `--fingerprints` and scaffold's OpenAPI document. Each is read only when it
+ * `--fingerprints` (flags and the file form) and scaffold's OpenAPI document. Each is read only when it
  * is a regular file under its cap (src/ops/bounded_file.ts): /dev/zero, a
  * FIFO, a directory and an oversized file are refused unread with a message
  * naming the file and what to do. Every run is bounded by a kill signal, so a
@@ -152,6 +152,17 @@ for (const [file, words] of HOSTILE) {
     assert.equal(prints.code, 1, prints.stderr);
     assert.match(prints.stderr, new RegExp(`--fingerprints ${quoted(file)}: `));
     assert.match(prints.stderr, words);
+    // The file form (lint-upstream FILE) reads its fingerprints the same way.
+    const wrap = `${dir}/wrap.mcp.kdl`;
+    await Deno.writeTextFile(
+      wrap,
+      `wrap ward mcp t {\n    mcp-server http "http://127.0.0.1:9/mcp"\n    proxy x\n}\n`,
+    );
+    const filed = await weir(["lint-upstream", wrap, "--fingerprints", file]);
+    assert.equal(filed.killed, false);
+    assert.equal(filed.code, 1, filed.stderr);
+    assert.match(filed.stderr, new RegExp(`--fingerprints ${quoted(file)}: `));
+    assert.match(filed.stderr, words);
   });
 }
 
