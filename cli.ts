@@ -6,7 +6,7 @@
  * Each command lives in its own module, imported only when that command runs:
  * `weir help` and `weir --version` load no guardfile parser, `weir serve`
  * loads nothing that only lint or the demo use. To add a command, add one
- * entry to {@linkcode COMMANDS} (usage line, summary, help text, and a `run`
+ * entry to {@linkcode COMMANDS} (summary, help text opening with its usage, and a `run`
  * that imports its module) and write the module, usually `src/cli/<name>.ts`
  * exporting `run(args): Promise<number>` that throws `UsageError` for a bad
  * command line.
@@ -26,18 +26,19 @@
  * @module
  */
 import config from "./deno.json" with { type: "json" };
-import { UsageError } from "./src/cli/usage_error.ts";
+import { UsageError, usageLine } from "./src/cli/usage_error.ts";
 
 /** weir's version, as published: the `version` field of deno.json. */
 export const VERSION: string = config.version;
 
 /** One command: what `weir help` shows and how to run it. */
 interface Command {
-  /** The usage line(s), without the leading two spaces. */
-  usage: string;
   /** What the command does, for `weir help` (wrapped lines, no indentation). */
   summary: string;
-  /** `weir help NAME` and `weir NAME --help`. */
+  /**
+   * `weir help NAME` and `weir NAME --help`. Its first paragraph ("Usage: weir NAME ...")
+   * is also the command's synopsis in `weir help`, so the two cannot disagree.
+   */
   help: string;
   /** Import the command's module and run it; throws `UsageError` for a bad command line. */
   run: (args: string[]) => Promise<number>;
@@ -45,8 +46,6 @@ interface Command {
 
 const COMMANDS: Record<string, Command> = {
   lint: {
-    usage:
-      "weir lint [--methods] [--format text|json] [--max-tokens N] [--max-tool-tokens N] FILE...",
     summary: `Check guardfiles with the same loader as serve (no network, no secrets).
 Prints the served tool names, one per line, and the surface's size in tokens;
 errors go to stderr with file:line:column, and the exit code is 1.`,
@@ -74,7 +73,6 @@ budget (the message names the largest tools).`,
     run: async (args) => (await import("./src/cli/lint.ts")).run(args),
   },
   serve: {
-    usage: "weir serve FILE (--stdio | --http [HOST:]PORT) [options]",
     summary: `Serve a guardfile as an MCP server over stdio or stateless Streamable HTTP
 (MCP at POST /mcp, the tool API at POST /api/<tool>, GET /healthz, GET /readyz).
 An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
@@ -168,7 +166,6 @@ or from="query:...".`,
     run: async (args) => (await import("./src/cli/serve.ts")).run(args),
   },
   "serve-ssm": {
-    usage: "weir serve-ssm FILE (--stdio | --http [HOST:]PORT) [options]",
     summary: `serve, insisting that FILE is an AWS SSM reader policy (wrap ward mcp aws ssm).`,
     help: `Usage: weir serve-ssm FILE (--stdio | --http [HOST:]PORT) [options]
 
@@ -181,7 +178,6 @@ else the region's public endpoint.`,
     run: async (args) => (await import("./src/cli/serve.ts")).run(args, "ssm"),
   },
   "serve-s3": {
-    usage: "weir serve-s3 FILE (--stdio | --http [HOST:]PORT) [options]",
     summary: `serve, insisting that FILE is an AWS S3 publisher policy (wrap ward mcp aws s3).`,
     help: `Usage: weir serve-s3 FILE (--stdio | --http [HOST:]PORT) [options]
 
@@ -193,19 +189,22 @@ else the bucket's public endpoint.`,
     run: async (args) => (await import("./src/cli/serve.ts")).run(args, "s3"),
   },
   describe: {
-    usage: "weir describe [--format text|json|openapi] FILE",
     summary: `Print the served surface as a person reads it: each tool's method, path,
 inputs with types and bounds, restrictions, and withheld tools with reasons.`,
-    help: `Usage: weir describe [--format text|json|openapi] FILE
+    help: `Usage: weir describe [--format text|json|openapi] [--read-only] FILE
 
 Prints each served tool: method, path template, inputs (types, bounds, rules, required,
 metacharacter opt-outs), restrictions on path parameters, pins, cache, the rate limit, and
 withheld tools with their reasons. --format openapi prints the OpenAPI 3.1 document of the
-HTTP tool API (POST /api/<tool>; withheld tools marked deprecated).`,
+HTTP tool API (POST /api/<tool>; withheld tools marked deprecated), declaring only the
+inbound authentication the guardfile itself names (inbound-token callers, oauth).
+
+  --format text|json|openapi   Text (default), the same as JSON, or the OpenAPI document.
+  --read-only                  The surface serve --read-only would serve: every tool that
+                               changes something becomes a withheld stub ("read-only mode").`,
     run: async (args) => (await import("./src/cli/describe.ts")).run(args),
   },
   scaffold: {
-    usage: "weir scaffold SPEC [--select SELECTOR]... [--select-reads] [--output FILE]",
     summary: `Start a guardfile from an OpenAPI 3.x or Swagger 2.0 document: every
 operation listed, none granted until chosen (in a terminal: a chooser).`,
     help: `Usage: weir scaffold SPEC [--select SELECTOR]... [--select-reads] [--output FILE]
@@ -239,7 +238,6 @@ the chooser was left), 2 usage errors.`,
     run: async (args) => (await import("./src/cli/scaffold.ts")).run(args),
   },
   diff: {
-    usage: "weir diff [--format text|json] [--fail-on widen|any] (OLD NEW | --git REV FILE)",
     summary: `What an agent can do under NEW that it could not under OLD, and the
 reverse, per tool; widening changes first (for review and CI).`,
     help: `Usage: weir diff [--format text|json] [--fail-on widen|any] OLD NEW
@@ -266,8 +264,6 @@ Exit codes: 0 compared, 1 a guardfile does not load or --fail-on matched, 2 usag
     run: async (args) => (await import("./src/cli/diff.ts")).run(args),
   },
   "serve-upstream": {
-    usage:
-      "weir serve-upstream --tool T... (--stdio | --http [HOST:]PORT) (--upstream URL | -- CMD...)",
     summary: `Serve exactly the allowlisted tools of an existing MCP server (HTTP, or a
 stdio command), re-checking each tool's definition on every call.`,
     help: `Usage: weir serve-upstream --tool T [--tool T...] (--stdio | --http [HOST:]PORT)
@@ -298,7 +294,8 @@ go out once, arguments as sent; no redirect is followed.
   --no-inbound-auth             Listen beyond loopback with no inbound auth (a proxy in front
                                 authenticates).
   --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
-  --drain-timeout MS            On SIGTERM/SIGINT: let calls in flight finish this long (10000).
+  --drain-timeout MS            On SIGTERM/SIGINT or the end of stdin: let calls in flight
+                                finish this long (default 10000), then exit 0.
   --body-timeout MS, --max-concurrent N   As for serve (15000; 1024).
   --shutdown-grace MS           As for serve: GET /readyz answers 503 this long before the drain.
   --state-keys-env VAR, --state-keys-file PATH, --state-store-env VAR
@@ -309,8 +306,6 @@ Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,
     run: async (args) => (await import("./src/modes/serve_upstream.ts")).serveUpstreamMain(args),
   },
   "lint-upstream": {
-    usage:
-      "weir lint-upstream --tool T... [--read-only heuristic|strict] [--upstream URL | -- CMD...]",
     summary: `Check an allowlist for CI: mutation-looking names, presence upstream,
 readOnlyHint, fingerprints against a file written earlier.`,
     help: `Usage: weir lint-upstream --tool T [--tool T...] [--read-only heuristic|strict]
@@ -337,17 +332,18 @@ Exit codes: 0 clean, 1 problems found (or the upstream unreachable), 2 usage err
     run: async (args) => (await import("./src/modes/lint_upstream.ts")).lintUpstreamMain(args),
   },
   healthcheck: {
-    usage: "weir healthcheck [URL] [--timeout MS]",
     summary: `Exit 0 when a running weir answers GET /healthz (for container health checks).`,
     help: `Usage: weir healthcheck [URL] [--timeout MS]
 
 GETs URL (default http://127.0.0.1:8080/healthz, where the container image serves) and
-exits 0 on a 2xx answer within MS milliseconds (default 3000), 1 otherwise. For images
-with no shell or curl, e.g. a Dockerfile HEALTHCHECK.`,
+exits 0 on a 2xx answer, 1 otherwise (saying whether nothing listens there, it did not
+answer in time, or what it answered). For images with no shell or curl, e.g. a Dockerfile
+HEALTHCHECK.
+
+  --timeout MS   Give up after MS milliseconds (default 3000).`,
     run: async (args) => (await import("./src/cli/healthcheck.ts")).run(args),
   },
   demo: {
-    usage: "weir demo",
     summary: `Serve guardfiles/demo.mcp.kdl against a small local upstream and run a
 scripted session with the official MCP client.`,
     help: `Usage: weir demo
@@ -358,6 +354,12 @@ tool, and break a restrict rule. Prints each exchange. Exit 0 when every step be
     run: async (args) => (await import("./src/cli/demo.ts")).run(args),
   },
 };
+
+/** A command's synopsis: its help's "Usage:" paragraph, indented by two. */
+function synopsis(name: string): string {
+  const block = COMMANDS[name].help.split("\n\n")[0].replace(/^Usage: /, "");
+  return block.split("\n").map((line) => `  ${line.replace(/^ {7}/, "")}`).join("\n");
+}
 
 function usage(): string {
   const names = Object.keys(COMMANDS);
@@ -370,7 +372,7 @@ function usage(): string {
   return `weir ${VERSION}: serve exactly what a guardfile grants, as a guarded MCP server
 
 Usage:
-${names.map((n) => `  ${COMMANDS[n].usage}`).join("\n")}
+${names.map(synopsis).join("\n")}
   weir help [COMMAND]
   weir --version
 
@@ -425,7 +427,7 @@ export async function main(args: string[]): Promise<number> {
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(`weir: ${error.message}\nRun "weir help" for usage.`);
+      console.error(usageLine(command ? name : undefined, error.message));
       return 2;
     }
     throw error;

@@ -1,5 +1,5 @@
 /**
- * `weir describe [--format text|json|openapi] FILE`: the served surface as a
+ * `weir describe [--format text|json|openapi] [--read-only] FILE`: the served surface as a
  * person reads it, as JSON, or as the OpenAPI 3.1 document of its HTTP tool
  * API (`src/modes/openapi.ts`). A guardfile that wraps an MCP server is
  * described from the server's definitions with the file's rules applied
@@ -9,7 +9,7 @@
  */
 import { loadGuardfileFile } from "../modes/serve.ts";
 import { describeGuardfile, describeText } from "../modes/describe.ts";
-import { parseFlags, printDiagnostics, UsageError } from "./args.ts";
+import { parseFlags, printDiagnostics, surfaceFlags, UsageError } from "./args.ts";
 import config from "../../deno.json" with { type: "json" };
 import { ENVELOPE_SCHEMA } from "../guard/coverage.ts";
 import { openApiDocument } from "../modes/openapi.ts";
@@ -23,12 +23,14 @@ import { openApiDocument } from "../modes/openapi.ts";
 export async function run(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     format: { type: "string", default: "text" },
+    "read-only": { type: "boolean" },
   });
   if (positionals.length !== 1) throw new UsageError("describe takes exactly one FILE");
   if (values.format !== "text" && values.format !== "json" && values.format !== "openapi") {
     throw new UsageError(`--format must be text, json or openapi, not ${values.format}`);
   }
-  const loaded = await loadGuardfileFile(positionals[0]);
+  // --read-only: the surface serve --read-only would serve (writes become withheld stubs).
+  const loaded = await loadGuardfileFile(positionals[0], surfaceFlags(values));
   printDiagnostics(loaded);
   if (!loaded.guardfile && !loaded.policy && !loaded.mcpWrap) return 1;
   let surface;
@@ -58,7 +60,11 @@ export async function run(args: string[]): Promise<number> {
         surface.tools.flatMap((t) => t.outputSchema ? [[t.name, t.outputSchema]] : []),
       )
       : (await import("../modes/serve_aws.ts")).awsOutputSchemas(loaded.policy!);
-    const doc = openApiDocument(surface, { version: config.version, outputSchemas });
+    const doc = openApiDocument(surface, {
+      version: config.version,
+      outputSchemas,
+      inboundTokens: (loaded.guardfile?.inboundTokens?.length ?? 0) > 0,
+    });
     console.log(JSON.stringify(doc, null, 2));
     return 0;
   }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { connectFailure } from "../outbound/connect_failure.ts";
 import { parseFlags, UsageError } from "./args.ts";
 import { MAX_TIMEOUT_MS } from "../guardfile/duration.ts";
 
@@ -35,7 +36,13 @@ export async function run(args: string[]): Promise<number> {
     if (response.ok) return 0;
     console.error(`weir: healthcheck: ${shown(url)} answered ${response.status}`);
   } catch (error) {
-    console.error(`weir: healthcheck: ${shown(url)}: ${(error as Error).message}`);
+    const why = (error as Error).name === "TimeoutError"
+      ? `no answer within ${timeout} ms`
+      : connectFailure(error) ?? (error as Error).message;
+    const hint = /nothing is listening/.test(why)
+      ? "; is weir serving there (weir serve FILE --http PORT)?"
+      : "";
+    console.error(`weir: healthcheck: ${shown(url)}: ${why}${hint}`);
   }
   return 1;
 }

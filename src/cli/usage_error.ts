@@ -1,10 +1,11 @@
 /**
  * The one error type the CLI turns into exit code 2 ("the command line is
- * wrong"). Kept free of imports so `weir help` and `weir --version` load
- * nothing else.
+ * wrong"). Kept light so `weir help` and `weir --version` load nothing else;
+ * {@linkcode usageLine} (src/errors/usage.ts) prints it.
  *
  * @module
  */
+export { usageLine } from "../errors/usage.ts";
 
 /** The command line itself is wrong: unknown flag, missing argument, bad value. */
 export class UsageError extends Error {

@@ -207,9 +207,12 @@ export class UpstreamConnection {
             try {
               session = await modernSession(parts);
             } catch (modernError) {
+              const legacy = unavailable(legacyError);
+              const modern = unavailable(modernError);
+              // The same fact twice (nothing listening, a 401, a command not found) is said once.
+              if (legacy.message === modern.message) throw legacy;
               throw new UpstreamUnavailable(
-                `${unavailable(legacyError).message} (and as 2026-07-28: ` +
-                  `${unavailable(modernError).message})`,
+                `${legacy.message} (and as 2026-07-28: ${modern.message})`,
                 { cause: legacyError },
               );
             }
@@ -531,9 +534,11 @@ function withoutHop(result: CallToolResult): CallToolResult {
 }
 
 function unavailable(error: unknown): UpstreamFailure {
-  if (error instanceof UpstreamFailure) return error;
-  const cause = (error as { cause?: unknown })?.cause;
-  if (cause instanceof UpstreamFailure) return cause;
+  // The official clients wrap what the transport threw (sometimes twice).
+  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
+    if (e instanceof UpstreamFailure) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
   const message = error instanceof Error ? error.message : String(error);
   return new UpstreamUnavailable(conciseMessage(message), { cause: error });
 }

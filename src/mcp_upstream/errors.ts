@@ -37,6 +37,22 @@ export class UpstreamUnavailable extends UpstreamFailure {
   }
 }
 
+/**
+ * The upstream answered an HTTP status a person must act on: 401/403 (the
+ * credential), or 404/405 to the handshake (not an MCP endpoint). The message
+ * names the URL and the fix, never the answer's body.
+ */
+export class UpstreamHttpRefusal extends UpstreamFailure {
+  readonly code = "upstream_error" as const;
+  /** The HTTP status. */
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = "UpstreamHttpRefusal";
+    this.status = status;
+  }
+}
+
 /** The answer began and broke off before its result: the request was delivered. */
 export class UpstreamCutOff extends UpstreamFailure {
   readonly code = "upstream_cut_off" as const;

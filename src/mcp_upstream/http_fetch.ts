@@ -33,7 +33,14 @@
  *   (no request) is held to the cap per event;
  * - an event stream that ends or breaks before the answer to its request
  *   fails that request at once with {@link UpstreamCutOff}; so does a JSON
- *   body that breaks off;
+ *   body that breaks off, unless its status was 4xx (a refusal: the status is
+ *   the answer, handed on with an empty body);
+ * - what a person must fix is said at once, never quoting the upstream's
+ *   body (it may echo a credential; the caller names the URL): nothing listening there
+ *   (connection refused, DNS), a 401/403 to any request (the credential
+ *   `--upstream-header` sends, or its absence), a 404 or 405 to the handshake
+ *   (`initialize`, `server/discover`: not the MCP endpoint). These are
+ *   {@link UpstreamUnavailable} or {@link UpstreamHttpRefusal};
  * - exact numbers: for a `tools/call`, the answer's `result` is parsed again
  *   with exact numbers (`exact.ts`) into the request's scope;
  * - a request's own exchange is aborted once the request settles however it
@@ -52,7 +59,14 @@
 import { readAtMost } from "../transport/bytes.ts";
 import { locationOrigin } from "../outbound/once.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
-import { UpstreamCutOff, UpstreamRedirected, UpstreamTooLarge } from "./errors.ts";
+import { connectFailure } from "../outbound/connect_failure.ts";
+import {
+  UpstreamCutOff,
+  UpstreamHttpRefusal,
+  UpstreamRedirected,
+  UpstreamTooLarge,
+  UpstreamUnavailable,
+} from "./errors.ts";
 import { exactResult } from "./exact.ts";
 import { type RequestScope, requestScopes } from "./scope.ts";
 
@@ -83,6 +97,7 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       own = scope.id !== undefined;
     }
     const url = input instanceof Request ? input.url : String(input);
+    const method = typeof init?.body === "string" ? methodOf(init.body) : undefined;
     // A streamed body: never re-sent by fetch (see the module doc).
     const body = typeof init?.body === "string" ? streamOf(init.body) : init?.body;
     // The request's own exchange ends when the request settles (answered, failed,
@@ -90,11 +105,26 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     const signal = own
       ? (init?.signal ? AbortSignal.any([init.signal, scope!.stopped]) : scope!.stopped)
       : init?.signal;
-    const response = await fetch(input, { ...init, headers, body, signal, redirect: "manual" });
+    let response: Response;
+    try {
+      response = await fetch(input, { ...init, headers, body, signal, redirect: "manual" });
+    } catch (error) {
+      const why = connectFailure(error);
+      if (!why) throw error;
+      throw new UpstreamUnavailable(
+        `${why}; start the upstream, or give --upstream its address`,
+        { cause: error },
+      );
+    }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
       const origin = locationOrigin(response.headers.get("location"), url);
       throw failed(scope, new UpstreamRedirected(response.status, origin));
+    }
+    const refusal = httpRefusal(response.status, url, method, headers.has("authorization"));
+    if (refusal) {
+      await response.body?.cancel().catch(() => {});
+      throw failed(scope, refusal);
     }
     if (!response.body) return response;
     const type = (response.headers.get("content-type") ?? "").toLowerCase();
@@ -111,6 +141,11 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       bytes = await readAtMost(response.body, max, scope?.stopped);
     } catch (error) {
       if (scope?.failure) throw scope.failure;
+      // A 4xx is a refusal whose status says it all: the body adds nothing worth a
+      // "may have run".
+      if (response.status >= 400 && response.status < 500) {
+        return new Response(null, copyOf(response));
+      }
       throw failed(
         scope,
         new UpstreamCutOff(
@@ -127,6 +162,58 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
   };
 }
 
+/** The JSON-RPC method of a message text, if it is one request or notification. */
+function methodOf(body: string): string | undefined {
+  try {
+    const message = JSON.parse(body) as { method?: unknown };
+    return typeof message?.method === "string" ? message.method : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The handshake's requests: an answer of 404/405 to them means "not an MCP endpoint". */
+const HANDSHAKE = new Set(["initialize", "server/discover"]);
+
+/**
+ * The failure for an HTTP status that a person must act on (see the module doc),
+ * or `undefined`. Never quotes the answer's body.
+ */
+function httpRefusal(
+  status: number,
+  url: string,
+  method: string | undefined,
+  sentAuthorization: boolean,
+): UpstreamHttpRefusal | undefined {
+  const at = `the upstream answered ${status}`;
+  if (status === 401) {
+    return new UpstreamHttpRefusal(
+      status,
+      sentAuthorization
+        ? `${at}: it refused the credential sent; check the token the --upstream-header ` +
+          `Authorization template reads`
+        : `${at}: it needs a credential; send one with --upstream-header ` +
+          `'Authorization=Bearer {env:VAR}' (VAR holding the token)`,
+    );
+  }
+  if (status === 403) {
+    return new UpstreamHttpRefusal(
+      status,
+      `${at}: it refused access; check the credential sent with --upstream-header ` +
+        `(its scopes or its account's permissions)`,
+    );
+  }
+  if ((status === 404 || status === 405) && method !== undefined && HANDSHAKE.has(method)) {
+    const path = URL.canParse(url) ? new URL(url).pathname : "";
+    return new UpstreamHttpRefusal(
+      status,
+      `${at}: no MCP endpoint there; give --upstream the server's MCP endpoint` +
+        (path.endsWith("/mcp") ? " (the path its documentation gives)" : ` (often .../mcp)`),
+    );
+  }
+  return undefined;
+}
+
 /** `text` as a one-chunk byte stream. */
 function streamOf(text: string): ReadableStream<Uint8Array> {
   const bytes = encoder.encode(text);
@@ -139,7 +226,9 @@ function streamOf(text: string): ReadableStream<Uint8Array> {
 }
 
 /** Fail the request (when there is one) and return the failure to throw. */
-function failed<T extends UpstreamRedirected | UpstreamTooLarge | UpstreamCutOff>(
+function failed<
+  T extends UpstreamRedirected | UpstreamTooLarge | UpstreamCutOff | UpstreamHttpRefusal,
+>(
   scope: RequestScope | undefined,
   failure: T,
 ): T {

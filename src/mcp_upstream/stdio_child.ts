@@ -18,7 +18,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { exactResult } from "./exact.ts";
-import { UpstreamTooLarge } from "./errors.ts";
+import { UpstreamTooLarge, UpstreamUnavailable } from "./errors.ts";
 import { type RequestScope, requestScopes } from "./scope.ts";
 
 /** Options of {@link ChildStdioTransport}. */
@@ -64,13 +64,25 @@ export class ChildStdioTransport implements Transport {
       for (const name of withheld) delete vars[name];
       env = { env: vars, clearEnv: true };
     }
-    this.#child = new Deno.Command(this.#options.command, {
-      ...env,
-      args: [...this.#options.args],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
+    try {
+      this.#child = new Deno.Command(this.#options.command, {
+        ...env,
+        args: [...this.#options.args],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "inherit",
+      }).spawn();
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      const name = this.#options.command;
+      throw new UpstreamUnavailable(
+        name.includes("/")
+          ? `the command ${JSON.stringify(name)} does not exist; check the path after --`
+          : `the command ${JSON.stringify(name)} was not found on PATH; install it, or give ` +
+            `its full path after --`,
+        { cause: error },
+      );
+    }
     this.#writer = this.#child.stdin.getWriter();
     this.#read(this.#child.stdout).catch((error) => this.onerror?.(error as Error));
     this.#child.status.then(() => this.#finish());

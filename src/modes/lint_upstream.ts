@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { usageLine } from "../errors/usage.ts";
 import { AllowlistError, mutationSegment, parsePins } from "../mcp_upstream/allowlist.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
@@ -42,8 +43,10 @@ import {
   targetOf,
   WRAP_DEFAULTS,
 } from "./mcp_wrap_config.ts";
+import { describeTarget } from "./serve_upstream.ts";
 import {
   durationFlag,
+  flagProblem,
   parseUpstreamArgs,
   type SharedConfig,
   sharedConfig,
@@ -146,7 +149,11 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       listed = await connection.listTools();
     } catch (error) {
       // The upstream's error text may quote the credential weir sent it.
-      problems.push(`upstream: ${secretsRedactor(config.headers).text((error as Error).message)}`);
+      problems.push(
+        `upstream ${describeTarget(config.target)}: ${
+          secretsRedactor(config.headers).text((error as Error).message)
+        }`,
+      );
     } finally {
       await connection?.close();
     }
@@ -373,11 +380,14 @@ async function lintWrapMain(file: string, args: string[]): Promise<number> {
       throw new UpstreamUsageError(`--format must be text or json, not ${values.format}`);
     }
   } catch (error) {
-    console.error(
-      `weir: lint-upstream: ${(error as Error).message} (with a FILE, the file names the ` +
-        `MCP server and its tools: only --fingerprints, --write-fingerprints and --format apply)` +
-        `\nRun "weir help lint-upstream".`,
-    );
+    const message = error instanceof UpstreamUsageError
+      ? error.message
+      : flagProblem(error as Error & { code?: string });
+    console.error(usageLine(
+      "lint-upstream",
+      `${message} (with a FILE, the file names the MCP server and its tools: only ` +
+        `--fingerprints, --write-fingerprints and --format apply)`,
+    ));
     return 2;
   }
   const report = await lintWrap(file, {
@@ -460,7 +470,7 @@ export async function lintUpstreamMain(args: string[]): Promise<number> {
     };
   } catch (error) {
     if (error instanceof UpstreamUsageError) {
-      console.error(`weir: lint-upstream: ${error.message}\nRun "weir help lint-upstream".`);
+      console.error(usageLine("lint-upstream", error.message));
       return 2;
     }
     throw error;

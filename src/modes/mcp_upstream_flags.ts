@@ -58,7 +58,7 @@ export function parseUpstreamArgs<T extends ParseArgsOptionsConfig>(
       strict: true as const,
     });
   } catch (error) {
-    throw new UpstreamUsageError((error as Error).message);
+    throw new UpstreamUsageError(flagProblem(error as Error & { code?: string }));
   }
   if (parsed.positionals.length > 0) {
     throw new UpstreamUsageError(
@@ -72,6 +72,27 @@ export function parseUpstreamArgs<T extends ParseArgsOptionsConfig>(
   const proxyProblem = values.upstream === undefined ? undefined : proxySetting().problem;
   if (proxyProblem) throw new UpstreamUsageError(proxyProblem);
   return { values, command };
+}
+
+/**
+ * `util.parseArgs`'s complaint in the words every other command uses (src/cli/args.ts):
+ * its own text advises putting an unknown option after `--`, which here would hand it
+ * to the upstream's command.
+ * @param error what `parseArgs` threw (its `code` says which complaint)
+ * @returns e.g. "unknown option --read-only"
+ */
+export function flagProblem(error: Error & { code?: string }): string {
+  const option = /'(-[^' ]*)/.exec(error.message)?.[1] ?? "";
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${option}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return /does not take an argument/.test(error.message)
+        ? `${option} takes no value`
+        : `${option} needs a value: ${option} <value> (a value starting with "-": ${option}=-x)`;
+    default:
+      return error.message;
+  }
 }
 
 /**

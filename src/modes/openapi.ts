@@ -31,6 +31,8 @@ export interface OpenApiOptions {
   version: string;
   /** Output schema per tool name (the `structuredContent` of a 200), when the tool has one. */
   outputSchemas?: Record<string, JsonObject>;
+  /** The guardfile names `inbound-token` callers: a bearer token is required. */
+  inboundTokens?: boolean;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -142,7 +144,13 @@ export function openApiDocument(surface: Surface, options: OpenApiOptions): Json
         `The HTTP tool API of the weir server "${surface.server}" (${surface.file}): one ` +
         `POST /api/<tool> per served tool, the JSON arguments as the body, the MCP ` +
         `CallToolResult back. Upstream: ${surface.upstream}; weir's credential to it: ` +
-        `${surface.auth}.${rate} The same tools are served over MCP at POST /mcp.`,
+        `${surface.auth}.${rate} The same tools are served over MCP at POST /mcp.` +
+        (options.inboundTokens || surface.oauth
+          ? ""
+          : " The guardfile declares no inbound authentication: weir serve answers " +
+            "loopback callers without a token unless started with --inbound-token-env VAR " +
+            "(then send Authorization: Bearer <token>) or --oauth-issuer, one of which it " +
+            "requires to listen beyond loopback."),
     },
     servers: [{
       url: "http://127.0.0.1:{port}",
@@ -159,25 +167,42 @@ export function openApiDocument(surface: Surface, options: OpenApiOptions): Json
       },
     ],
     paths,
-    components: {
-      securitySchemes: {
-        inboundToken: {
-          type: "http",
-          scheme: "bearer",
-          description: "Required when weir serve runs with --inbound-token-env VAR (the value " +
-            "of VAR). Without it weir does no inbound authentication.",
-        },
-        oauth: {
-          type: "http",
-          scheme: "bearer",
-          description: "Required when weir serve runs with --oauth-issuer and --oauth-resource: " +
-            "an OAuth 2.1 access token issued for the resource (RFC 8707) by the authorization " +
-            "server that GET /.well-known/oauth-protected-resource names (RFC 9728). An " +
-            "operation's security lists the scopes its token must all carry.",
-        },
-      },
-    },
-    security: [{}, { inboundToken: [] }, { oauth: [] }],
+    ...security(surface, options),
+  };
+}
+
+/**
+ * The security the file itself declares, and only that: `oauth` when the guardfile has an
+ * `oauth` node (or a grant needs scopes), `inboundToken` when it names `inbound-token`
+ * callers. A file with neither is served on loopback with no inbound authentication by
+ * default, so none is declared; serve's flags (--inbound-token-env, --oauth-issuer) add
+ * one at run time, which the info description says.
+ */
+function security(surface: Surface, options: OpenApiOptions): JsonObject {
+  const oauth = surface.oauth !== undefined || surface.tools.some((t) => t.scopes?.length);
+  const schemes: JsonObject = {};
+  if (options.inboundTokens) {
+    schemes.inboundToken = {
+      type: "http",
+      scheme: "bearer",
+      description: "A token of one of the guardfile's inbound-token callers (or of " +
+        "--inbound-token-env VAR): each caller reaches only the tools its token names.",
+    };
+  }
+  if (oauth) {
+    schemes.oauth = {
+      type: "http",
+      scheme: "bearer",
+      description: "An OAuth 2.1 access token issued for the resource (RFC 8707) by the " +
+        "authorization server that GET /.well-known/oauth-protected-resource names " +
+        "(RFC 9728). An operation's security lists the scopes its token must all carry.",
+    };
+  }
+  const names = Object.keys(schemes);
+  if (names.length === 0) return {};
+  return {
+    components: { securitySchemes: schemes },
+    security: names.map((name) => ({ [name]: [] })),
   };
 }
 
@@ -215,7 +240,7 @@ function operation(tool: DescribedTool, surface: Surface, options: OpenApiOption
   };
   if (tool.kind === "withheld") op.deprecated = true;
   // OpenAPI 3.1 lets a non-oauth2 scheme list the roles (here: OAuth scopes) it needs.
-  if (tool.scopes?.length) op.security = [{}, { inboundToken: [] }, { oauth: tool.scopes }];
+  if (tool.scopes?.length) op.security = [{ oauth: tool.scopes }];
   const extension = weirExtension(tool);
   if (Object.keys(extension).length > 0) op["x-weir"] = extension;
   return op;

@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { usageLine } from "../errors/usage.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { type StateSetup, stateSetup } from "../ops/state_keys.ts";
 import { McpServer, stderrLogger } from "../mcp/server.ts";
@@ -311,7 +312,8 @@ function clip(text: string, max = 512): string {
   return t.length > max ? `${t.slice(0, max)}...` : t;
 }
 
-function describeTarget(target: UpstreamTarget): string {
+/** The upstream for a message: `http://host/path` (no query) or `command "name"`. */
+export function describeTarget(target: UpstreamTarget): string {
   return target.kind === "http"
     ? `${target.url.origin}${target.url.pathname}`
     : `command ${JSON.stringify(target.command)}`;
@@ -474,7 +476,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     };
   } catch (error) {
     if (error instanceof UpstreamUsageError) {
-      console.error(`weir: serve-upstream: ${error.message}\nRun "weir help serve-upstream".`);
+      console.error(usageLine("serve-upstream", error.message));
       return 2;
     }
     throw error;

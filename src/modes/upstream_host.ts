@@ -385,8 +385,7 @@ export class UpstreamHost {
     if (drifted) {
       throw new WeirError(
         "schema_drift",
-        `tool "${name}" changed upstream since weir started (${stub.reason}); ` +
-          `weir refuses it until restarted (${stub.remedy})`,
+        `tool "${name}": ${stub.reason}; weir refuses it until restarted (${stub.remedy})`,
       );
     }
     throw new WeirError(

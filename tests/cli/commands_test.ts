@@ -82,7 +82,89 @@ Deno.test("healthcheck exits 0 while weir serves and 1 when nothing answers", as
     "2000",
   ]);
   assert.equal(down.code, 1);
-  assert.match(down.stderr, /healthcheck: http:\/\/127\.0\.0\.1/);
+  // The URL, what happened, and what to check: not Deno's bare "fetch failed".
+  assert.equal(
+    down.stderr.trim(),
+    `weir: healthcheck: http://127.0.0.1:${port}/healthz: connection refused: nothing is ` +
+      `listening there; is weir serving there (weir serve FILE --http PORT)?`,
+  );
   const bad = await runCli(["healthcheck", "ftp://x/"]);
   assert.equal(bad.code, 2);
+});
+
+Deno.test("every command refuses an unknown option in one form, exit 2, naming its help", async () => {
+  const help = (await runCli(["help"])).stdout;
+  const names = [...new Set([...help.matchAll(/^ {2}weir ([a-z][a-z0-9-]*)/gm)].map((m) => m[1]))]
+    .filter((n) => n !== "help");
+  assert.ok(names.length >= 10, names.join(" "));
+  for (const name of names) {
+    // serve-upstream: the option before "--", which hands the rest to the upstream command.
+    const r = await runCli([name, "--no-such-flag", "--", "true"]);
+    assert.equal(r.code, 2, `${name}: ${r.stderr}`);
+    assert.equal(
+      r.stderr.trim(),
+      `weir: ${name}: unknown option --no-such-flag; run "weir help ${name}"`,
+      name,
+    );
+  }
+  // Other usage errors take the same form and never say the command twice.
+  for (
+    const [args, name] of [
+      [["describe"], "describe"],
+      [["serve", "x.mcp.kdl"], "serve"],
+      [["serve-upstream", "--tool", "echo", "--stdio"], "serve-upstream"],
+      [["lint-upstream", "--tool", "a", "--format", "xml"], "lint-upstream"],
+      [["serve-upstream", "--tool"], "serve-upstream"],
+    ] as const
+  ) {
+    const r = await runCli([...args]);
+    assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+    const line = r.stderr.trim();
+    assert.match(line, new RegExp(`^weir: ${name}: .+; run "weir help ${name}"$`), line);
+    assert.doesNotMatch(line, new RegExp(`^weir: ${name}: ${name}\\b`), line);
+    assert.doesNotMatch(line, /Unknown option|To specify a positional/, line);
+  }
+});
+
+/** Each command's flags in a synopsis: the `weir CMD ...` lines and their continuations. */
+function synopsisFlags(text: string): Map<string, Set<string>> {
+  const flags = new Map<string, Set<string>>();
+  let current: string[] = [];
+  for (const line of text.split("\n")) {
+    const m = /^\s*weir ([a-z][a-z0-9-]*(?: FILE \| [a-z][a-z0-9-]*)?)/.exec(line);
+    if (m) current = m[1].split(/ FILE \| /);
+    else if (!/^\s{4,}\S/.test(line)) continue;
+    for (const name of current) {
+      const set = flags.get(name) ?? new Set();
+      for (const f of line.matchAll(/--[a-z][a-z0-9-]*/g)) set.add(f[0]);
+      flags.set(name, set);
+    }
+  }
+  return flags;
+}
+
+Deno.test("weir help's synopsis, each command's usage and docs/cli.md's synopsis name the same flags", async () => {
+  const top = (await runCli(["help"])).stdout;
+  const usage = top.slice(top.indexOf("Usage:\n") + 7, top.indexOf("\n\nCommands:"));
+  const fromHelp = synopsisFlags(usage);
+  const doc = await Deno.readTextFile(`${ROOT}docs/cli.md`);
+  const block = /```text\n([\s\S]*?)```/.exec(doc)![1];
+  const fromDoc = synopsisFlags(block);
+  for (const [name, flags] of fromHelp) {
+    if (name === "help") continue;
+    const own = (await runCli(["help", name])).stdout;
+    const ownUsage = synopsisFlags(own.split("\n\n")[0].replace(/^Usage: /, "")).get(name);
+    assert.deepEqual([...flags].sort(), [...(ownUsage ?? [])].sort(), `weir help ${name}`);
+    assert.deepEqual(
+      [...flags].sort(),
+      [...(fromDoc.get(name) ?? [])].sort(),
+      `docs/cli.md synopsis for ${name}`,
+    );
+    // Every flag of the synopsis is explained in the command's help (or serve's, which
+    // serve-ssm and serve-s3 refer to).
+    const body = own.split("\n\n").slice(1).join("\n") +
+      (own.includes(`"weir help serve"`) ? (await runCli(["help", "serve"])).stdout : "");
+    for (const f of flags) assert.ok(body.includes(f), `${name}: ${f} unexplained`);
+  }
+  assert.deepEqual([...fromDoc.keys()].sort(), [...fromHelp.keys()].sort());
 });

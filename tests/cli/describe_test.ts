@@ -99,3 +99,22 @@ Deno.test("lint --format json lists each grant's metacharacter opt-outs", async 
   assert.equal(byName.list_targets, undefined, "a tool with every input gated lists none");
   assert.equal(byName.delete_series, undefined);
 });
+
+Deno.test("describe --read-only shows the surface serve --read-only serves: writes withheld", async () => {
+  const full = JSON.parse((await runCli(["describe", "--format", "json", DEMO])).stdout);
+  const r = await runCli(["describe", "--read-only", "--format", "json", DEMO]);
+  assert.equal(r.code, 0, r.stderr);
+  const kinds = (s: { tools: { name: string; kind: string }[] }) =>
+    Object.fromEntries(s.tools.map((t) => [t.name, t.kind]));
+  assert.equal(kinds(full).create_ticket, "grant");
+  const readOnly = kinds(JSON.parse(r.stdout));
+  assert.equal(readOnly.create_ticket, "withheld");
+  assert.equal(readOnly.list_ticket, "grant");
+  const text = await runCli(["describe", "--read-only", DEMO]);
+  assert.match(text.stdout, /^create_ticket {2}WITHHELD\n {2}reason: .*read-only/m);
+  // The same view lint --read-only measures: the same tool names.
+  const lint = await runCli(["lint", "--read-only", "--methods", DEMO]);
+  assert.match(lint.stdout, /^create_ticket\tWITHHELD$/m);
+});
+
+const DEMO = "guardfiles/demo.mcp.kdl";

@@ -197,3 +197,36 @@ wrap ward mcp notes {
     await upstream.close();
   }
 });
+
+Deno.test("openapi: declares only the inbound authentication the guardfile uses", async () => {
+  const grant =
+    `wrap ward mcp t {\n  base-url "http://127.0.0.1:9"\n  auth none\n  can get item {\n` +
+    `    path "/items/{id}"\n    SCOPE  }\n}\n`;
+  const plain = await openapi(await tempGuardfile(grant.replace("SCOPE", "")));
+  assert.equal(plain.components?.securitySchemes, undefined, "no scheme when none is used");
+  assert.equal(plain.security, undefined);
+  assert.match(plain.info.description, /--inbound-token-env VAR/, "says how serve adds one");
+
+  const tokens = await openapi(
+    await tempGuardfile(
+      `inbound-token ci { value env "CI_TOKEN"; tools "get_item"; }\n` +
+        grant.replace("SCOPE", ""),
+    ),
+  );
+  assert.deepEqual(Object.keys(tokens.components.securitySchemes), ["inboundToken"]);
+  assert.deepEqual(tokens.security, [{ inboundToken: [] }]);
+
+  const oauth = await openapi(
+    await tempGuardfile(
+      `oauth issuer="https://id.example.com" resource="https://mcp.example.com/mcp"\n` +
+        grant.replace("SCOPE", `scope "items:read"\n`),
+    ),
+  );
+  assert.deepEqual(Object.keys(oauth.components.securitySchemes), ["oauth"]);
+  assert.deepEqual(oauth.security, [{ oauth: [] }]);
+  assert.deepEqual(oauth.paths["/api/get_item"].post.security, [{ oauth: ["items:read"] }]);
+  for (const doc of [plain, tokens, oauth]) {
+    const result = await new Validator().validate(doc);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+  }
+});

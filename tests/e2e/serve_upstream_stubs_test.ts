@@ -171,8 +171,10 @@ Deno.test("serve-upstream and lint-upstream: one decision per tool, stubs for th
           assert.equal(refused.status, 409, refused.text);
           assert.match(
             refused.text,
-            /^schema_drift: tool "drifter" changed upstream since weir started/,
+            /^schema_drift: tool "drifter": its definition changed upstream since weir started; weir refuses it until restarted \(re-review/,
           );
+          // Said once, not "changed ... (its definition changed ...)".
+          assert.equal(refused.text.match(/changed upstream/g)?.length, 1, refused.text);
           assert.equal(up.calls().length, before + 1, "only echo reached the upstream");
           const { tools } = await client.listTools() as {
             tools: { name: string; description?: string }[];

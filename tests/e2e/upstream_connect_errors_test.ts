@@ -1,0 +1,120 @@
+/**
+ * When serve-upstream or lint-upstream cannot reach its upstream, the one line
+ * it prints says what happened and what to do, once (not again "as
+ * 2026-07-28"), names the upstream, and never quotes the upstream's body: a
+ * wrong path (404: the MCP endpoint), a 401/403 (--upstream-header), nothing
+ * listening (connection refused), a command not on PATH.
+ */
+import assert from "node:assert/strict";
+import { ROOT, serveHttp } from "../support/cli.ts";
+import { runWeir } from "../support/upstream_cli.ts";
+
+const COMMANDS = [["lint-upstream"], ["serve-upstream", "--stdio"]];
+
+/** A plain HTTP server answering every request with `status` and a body quoting `secret`. */
+function answering(status: number, body: string) {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      await request.body?.cancel();
+      return new Response(body, { status, headers: { "content-type": "text/plain" } });
+    },
+  );
+  return { url: `http://127.0.0.1:${server.addr.port}/mcp`, stop: () => server.shutdown() };
+}
+
+function oneLine(stderr: string, name: string): string {
+  const lines = stderr.trim().split("\n").filter((l) => l.startsWith("weir: "));
+  assert.equal(lines.length, 1, stderr);
+  assert.doesNotMatch(lines[0], /and as 2026-07-28/, "one fact, said once");
+  assert.match(lines[0], new RegExp(`^weir: ${name}: upstream `));
+  return lines[0];
+}
+
+Deno.test("a wrong path (weir's own 404 at /): the MCP endpoint is named, nothing 'broke off'", async () => {
+  const upstream = await serveHttp(`${ROOT}guardfiles/demo.mcp.kdl`, {
+    env: { WEIR_DEMO_BASE_URL: "http://127.0.0.1:9", WEIR_DEMO_TOKEN: "demo-token-0123456789" },
+  });
+  try {
+    for (const command of COMMANDS) {
+      const r = await runWeir([
+        ...command,
+        "--tool",
+        "list_ticket",
+        "--upstream",
+        `${upstream.url}/`,
+      ]);
+      assert.equal(r.code, 1, r.stderr);
+      const line = oneLine(r.stderr, command[0]);
+      assert.ok(line.includes(`upstream ${upstream.url}/: `), line);
+      assert.match(
+        line,
+        /answered 404: no MCP endpoint there; give --upstream the server's MCP endpoint \(often \.\.\.\/mcp\)/,
+      );
+      assert.doesNotMatch(line, /broke off|may have run/);
+    }
+  } finally {
+    await upstream.stop();
+  }
+});
+
+Deno.test("a 401 or 403 points to --upstream-header and never quotes the upstream's body", async () => {
+  for (const status of [401, 403]) {
+    const up = answering(status, "no entry for token-in-body-7f3a");
+    try {
+      for (const command of COMMANDS) {
+        const r = await runWeir([...command, "--tool", "echo", "--upstream", up.url]);
+        assert.equal(r.code, 1, r.stderr);
+        const line = oneLine(r.stderr, command[0]);
+        assert.match(line, new RegExp(`the upstream answered ${status}: .*--upstream-header`));
+        if (status === 401) assert.match(line, /'Authorization=Bearer \{env:VAR\}'/);
+        assert.doesNotMatch(line, /token-in-body|no entry/);
+      }
+      // With a credential sent, the message says it was refused, and does not show it.
+      const r = await runWeir(
+        [
+          "lint-upstream",
+          "--tool",
+          "echo",
+          "--upstream",
+          up.url,
+          "--upstream-header",
+          "Authorization=Bearer {env:UP_TOKEN}",
+        ],
+        { UP_TOKEN: "up-token-value-0123456789" },
+      );
+      const line = oneLine(r.stderr, "lint-upstream");
+      assert.match(line, status === 401 ? /refused the credential sent/ : /refused access/);
+      assert.doesNotMatch(line, /up-token-value/);
+    } finally {
+      await up.stop();
+    }
+  }
+});
+
+Deno.test("nothing listening: the URL, 'connection refused', what to do", async () => {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const url = `http://127.0.0.1:${port}/mcp`;
+  for (const command of COMMANDS) {
+    const r = await runWeir([...command, "--tool", "echo", "--upstream", url]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(
+      oneLine(r.stderr, command[0]),
+      `weir: ${command[0]}: upstream ${url}: could not connect: connection refused: nothing ` +
+        `is listening there; start the upstream, or give --upstream its address`,
+    );
+  }
+});
+
+Deno.test("a stdio command that does not exist: 'not found on PATH', once", async () => {
+  for (const command of COMMANDS) {
+    const r = await runWeir([...command, "--tool", "echo", "--", "weir-no-such-command-x"]);
+    assert.equal(r.code, 1, r.stderr);
+    const line = oneLine(r.stderr, command[0]);
+    assert.equal(line.match(/not found on PATH/g)?.length, 1, line);
+    assert.match(line, /give its full path after --/);
+    assert.doesNotMatch(line, /entity not found|Failed to spawn/);
+  }
+});
