@@ -13,7 +13,8 @@
  *
  * Exit codes: 0 success; 1 a guardfile has errors, cannot be read, or serving
  * failed; 2 the command line itself is wrong (unknown command or flag, missing
- * argument).
+ * argument) or a start-up setting it names is (an unset or too-short variable).
+ * docs/cli.md "Exit codes" has the table.
  *
  * @example Run a command in-process (what `weir --version` does)
  * ```ts
@@ -67,8 +68,9 @@ largest tools (stderr: "weir: FILE: surface: ..."; JSON: each file's "size").
                         Measure the surface as serve would list it with these flags.
 
 With several files, each text line starts with the file path and a TAB.
-Warnings (e.g. a verb that fell through to POST) go to stderr and never change stdout
-or the exit code. Exit 1 when any file has an error, cannot be read, or is over a
+Every finding is reported at once, errors first, then warnings (e.g. a verb that fell
+through to POST), even in a file that has errors. Warnings go to stderr and never change
+stdout or the exit code. Exit 1 when any file has an error, cannot be read, or is over a
 budget (the message names the largest tools).`,
     run: async (args) => (await import("./src/cli/lint.ts")).run(args),
   },
@@ -379,7 +381,8 @@ ${names.map(synopsis).join("\n")}
 Commands:
 ${commands.join("\n")}
 
-Exit codes: 0 success, 1 guardfile errors or a failure while serving, 2 usage errors.
+Exit codes: 0 success, 1 findings (guardfile errors) or a failure, 2 usage or start-up
+configuration errors (a flag, or the variable or file it names).
 Run "weir help COMMAND" for a command's options.`;
 }
 

@@ -47,8 +47,10 @@ export async function run(args: string[]): Promise<number> {
   let failed = false;
   for (const file of positionals) {
     const loaded = await loadGuardfileFile(file, overrides);
-    const warnings = loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
-    loaded.diagnostics.push(...warnings);
+    // All findings at once: a file with errors still gets the warnings of what could be read.
+    loaded.diagnostics.push(...warningsOf(loaded));
+    // Errors first, then warnings, each in file order.
+    loaded.diagnostics.sort((a, b) => rank(a) - rank(b));
     // A budget asked for must be checked, or lint fails: exit 0 says it holds.
     const unmeasured = (why: string, fix: string): string[] =>
       overrides.maxTokens !== undefined || overrides.maxToolTokens !== undefined ||
@@ -133,6 +135,20 @@ export async function run(args: string[]): Promise<number> {
   }
   return failed ? 1 : 0;
 }
+
+/** Lint's own warnings for a loaded spec-mode file, clean or read only in part. */
+function warningsOf(loaded: LoadedFile) {
+  const model = loaded.guardfile ?? loaded.partial;
+  if (!model) return [];
+  try {
+    return lintWarnings(model);
+  } catch {
+    // A model read only in part may lack what a warning looks at: its errors say enough.
+    return loaded.guardfile ? lintWarnings(loaded.guardfile) : [];
+  }
+}
+
+const rank = (d: { severity: string }) => (d.severity === "error" ? 0 : 1);
 
 /** The size of what a loaded file would list: the very server serve builds, asked in process. */
 async function sizeOf(loaded: LoadedFile): Promise<SurfaceSize> {

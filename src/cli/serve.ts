@@ -189,18 +189,21 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       : servedTools(loaded.guardfile!).map((t) => t.name);
     const unknown = unknownGrantTools(auth.toolTokens ?? [], served);
     if (unknown.length > 0) {
-      console.error(
-        `weir: --tool-token-env names tools ${loaded.file} does not serve: ${
+      throw new UsageError(
+        `--tool-token-env names tools ${loaded.file} does not serve: ${
           unknown.join(", ")
         }; served: ${served.join(", ")}`,
       );
-      return 1;
     }
     // Signed state: the keys, and where single use is recorded (src/ops/state_keys.ts).
     state = await stateSetup(values, rateLimitStore(loaded.guardfile ?? wrap));
     checkSingleUse(state, Object.keys((loaded.guardfile ?? wrap)?.controls.confirm ?? {}));
   } catch (error) {
-    if (error instanceof FlagError) throw new UsageError(error.message);
+    // A start-up configuration refusal (a flag, or the variable or file it names: unset,
+    // too short, unreadable) is exit 2, as every other wrong setting is (FlagError is one).
+    if (error instanceof RangeError || error instanceof UsageError) {
+      throw new UsageError((error as Error).message);
+    }
     console.error(`weir: ${(error as Error).message}`);
     return 1;
   }

@@ -44,6 +44,8 @@ export interface LoadedDocument {
   mcpWrap?: McpWrap;
   /** Every error and warning, in file order. */
   diagnostics: Diagnostic[];
+  /** A spec-mode model read as far as it goes despite errors (for lint's warnings; never served). */
+  partial?: Guardfile;
 }
 
 /** The mode of a parsed document (see the module documentation). */

@@ -65,6 +65,11 @@ export interface LoadResult {
   mcpWrap?: McpWrap;
   /** Every error and warning found, in file order. */
   diagnostics: Diagnostic[];
+  /**
+   * When there are errors: the model as far as it could be read, so `weir lint`
+   * can add its warnings beside the errors (all findings at once). Never served.
+   */
+  partial?: Guardfile;
 }
 
 /**
@@ -179,7 +184,8 @@ export function readGuardfileNodes(nodes: KdlNode[], file: string): LoadResult {
   const diags = new Diagnostics();
   const guardfile = readDocument(nodes, file, diags);
   const diagnostics = sortByPosition(diags.items);
-  return diags.failed ? { diagnostics } : { guardfile, diagnostics };
+  if (!diags.failed) return { guardfile, diagnostics };
+  return guardfile ? { diagnostics, partial: guardfile } : { diagnostics };
 }
 
 /** File order: by line and column; findings without a position keep their order, first. */

@@ -56,7 +56,6 @@ import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
 import {
   type AuthSettings,
   authSettings,
-  FlagError,
   OPS_FLAGS,
   type OpsSettings,
   opsSettings,
@@ -439,7 +438,9 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       auth = authSettings(values, transport.kind === "http" ? transport : undefined);
       state = await stateSetup(values);
     } catch (error) {
-      if (error instanceof FlagError) throw new UpstreamUsageError(error.message);
+      // A start-up configuration refusal (the variable or file a flag names: unset, too
+      // short, unreadable) is exit 2, like any other wrong setting (FlagError is one).
+      if (error instanceof RangeError) throw new UpstreamUsageError(error.message);
       console.error(`weir: serve-upstream: ${(error as Error).message}`);
       return 1;
     }

@@ -168,3 +168,25 @@ Deno.test("weir help's synopsis, each command's usage and docs/cli.md's synopsis
   }
   assert.deepEqual([...fromDoc.keys()].sort(), [...fromHelp.keys()].sort());
 });
+
+Deno.test("start-up configuration refusals exit 2 in serve and serve-upstream alike", async () => {
+  const serve = ["serve", "guardfiles/demo.mcp.kdl", "--http", "127.0.0.1:0"];
+  const upstream = ["serve-upstream", "--tool", "echo", "--http", "127.0.0.1:0"];
+  const cases: [string[], Record<string, string>, RegExp][] = [
+    [["--state-keys-env", "K"], { K: "short" }, /--state-keys-env K: key 1 is 5 characters/],
+    [["--state-keys-env", "WEIR_TEST_UNSET_K"], {}, /WEIR_TEST_UNSET_K: the variable is not set/],
+    [["--inbound-token-env", "T"], { T: "short" }, /--inbound-token-env T: token 1 is 5/],
+  ];
+  for (const [command, tail] of [[serve, []], [upstream, ["--", "true"]]]) {
+    for (const [flags, env, message] of cases) {
+      const r = await runCli([...command, ...flags, ...tail], { env });
+      assert.equal(r.code, 2, `${command[0]} ${flags.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, message);
+      assert.match(
+        r.stderr,
+        new RegExp(`^weir: ${command[0]}: .*; run "weir help ${command[0]}"$`, "m"),
+      );
+      assert.doesNotMatch(r.stderr, /short/, "the value is never printed");
+    }
+  }
+});

@@ -247,3 +247,47 @@ wrap ward mcp notes {
   );
   assert.doesNotMatch(diag(r.stderr), /get_note/);
 });
+
+Deno.test("a file with errors still gets its warnings, errors first (text and --format json)", async () => {
+  const file = await tempGuardfile(`wrap ward mcp notes {
+    base-url "http://127.0.0.1:9"
+    auth none
+    can frobnicate note {
+        path "/notes"
+    }
+    can get note {
+        path "notes/{id}"
+    }
+    bogus-node 1
+}
+withhold "edit_note" { reason "never"; }
+can close note { path "/notes/{id}" }
+`);
+  const text = await runCli(["lint", file]);
+  assert.equal(text.code, 1);
+  assert.equal(text.stdout, "");
+  const lines = text.stderr.trim().split("\n");
+  const kinds = lines.map((l) => (/: warning: /.test(l) ? "warning" : "error"));
+  assert.ok(kinds.includes("error") && kinds.includes("warning"), text.stderr);
+  assert.deepEqual(kinds, [...kinds].sort(), `errors first:\n${text.stderr}`);
+  assert.match(text.stderr, /warning: .*verb "frobnicate" is not in the verb table \(fallthrough\)/);
+  assert.match(text.stderr, /must start with "\/"/);
+
+  const json = await runCli(["lint", "--format", "json", file]);
+  assert.equal(json.code, 1);
+  const diagnostics = JSON.parse(json.stdout).files[0].diagnostics as {
+    severity: string;
+    message: string;
+  }[];
+  const severities = diagnostics.map((d) => d.severity);
+  assert.deepEqual(severities, [...severities].sort());
+  assert.ok(
+    diagnostics.some((d) => d.severity === "warning" && /fallthrough/.test(d.message)),
+    json.stdout,
+  );
+  assert.equal(
+    diagnostics.filter((d) => d.severity === "error").length,
+    lines.filter((l) => !/: warning: /.test(l)).length,
+    "the same errors in both forms",
+  );
+});

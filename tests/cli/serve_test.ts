@@ -163,7 +163,7 @@ Deno.test("serve --inbound-token-env with the variable unset refuses to start", 
     "--inbound-token-env",
     "NOPE_UNSET",
   ]);
-  assert.equal(r.code, 1);
+  assert.equal(r.code, 2);
   assert.match(r.stderr, /NOPE_UNSET: the variable is not set/);
 });
 

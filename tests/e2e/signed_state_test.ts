@@ -184,7 +184,7 @@ Deno.test("serve refuses shared keys with a confirm gate and no shared store, sa
       ["serve", file, "--http", "127.0.0.1:0", "--state-keys-env", "KEYS"],
       { env: { KEYS: "short" } },
     );
-    assert.equal(weak.code, 1);
+    assert.equal(weak.code, 2);
     assert.match(weak.stderr, /--state-keys-env KEYS: key 1 is 5 characters; use at least 32/);
   } finally {
     await Deno.remove(file);
@@ -354,7 +354,7 @@ Deno.test("an endless --state-keys-file (/dev/zero) is refused at start, not rea
     const out = await child.output();
     assert.ok(!killed, "weir was still reading /dev/zero after 60 s");
     const stderr = new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 1, stderr);
+    assert.equal(out.code, 2, stderr);
     assert.match(
       stderr,
       /--state-keys-file \/dev\/zero: not a regular file but a character device; name a regular file/,

@@ -79,18 +79,18 @@ Deno.test("one variable, several tokens: each accepted during rotation", async (
   assert.match(server.stderr(), /"rule":"auth"/);
 });
 
-Deno.test("a weak or unset token variable stops start-up without echoing it (exit 1)", async () => {
+Deno.test("a weak or unset token variable stops start-up without echoing it (exit 2, a configuration refusal)", async () => {
   const short = await runCli(
     ["serve", DEMO, "--http", "127.0.0.1:0", "--inbound-token-env", "WEAK"],
     { env: { WEAK: `${NEW},short-tok` } },
   );
-  assert.equal(short.code, 1);
+  assert.equal(short.code, 2);
   assert.match(short.stderr, /token 2 is 9 characters; use at least 16/);
   assert.ok(!short.stderr.includes("short-tok"));
   const unset = await runCli(
     ["serve", DEMO, "--http", "127.0.0.1:0", "--inbound-token-env", "NOPE_UNSET_X"],
   );
-  assert.equal(unset.code, 1);
+  assert.equal(unset.code, 2);
   assert.match(unset.stderr, /NOPE_UNSET_X: the variable is not set/);
   const shared = await runCli(
     [
@@ -105,7 +105,7 @@ Deno.test("a weak or unset token variable stops start-up without echoing it (exi
     ],
     { env: { IN: NEW, ADM: `${OLD} ${NEW}` } },
   );
-  assert.equal(shared.code, 1);
+  assert.equal(shared.code, 2);
   assert.match(shared.stderr, /an admin token must not also be an inbound token/);
 });
 

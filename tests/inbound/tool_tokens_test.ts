@@ -222,7 +222,7 @@ Deno.test("--tool-token-env: usage and start-up errors say what to fix", async (
       ["serve", file, "--http", "127.0.0.1:0", "--tool-token-env", "W:get_t,get_x"],
       { env },
     );
-    assert.equal(unknown.code, 1);
+    assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--tool-token-env names tools .* does not serve: W: "get_x"/);
     const stdio = await runCli(["serve", file, "--stdio", "--tool-token-env", "W:get_t"], { env });
     assert.equal(stdio.code, 2);
@@ -241,7 +241,7 @@ Deno.test("--tool-token-env: usage and start-up errors say what to fix", async (
       "--tool-token-env",
       "NOPE:get_t",
     ]);
-    assert.equal(unset.code, 1);
+    assert.equal(unset.code, 2);
     assert.match(unset.stderr, /--tool-token-env NOPE: the variable is not set/);
     const twice = await runCli(
       [
