@@ -270,7 +270,10 @@ can close note { path "/notes/{id}" }
   const kinds = lines.map((l) => (/: warning: /.test(l) ? "warning" : "error"));
   assert.ok(kinds.includes("error") && kinds.includes("warning"), text.stderr);
   assert.deepEqual(kinds, [...kinds].sort(), `errors first:\n${text.stderr}`);
-  assert.match(text.stderr, /warning: .*verb "frobnicate" is not in the verb table \(fallthrough\)/);
+  assert.match(
+    text.stderr,
+    /warning: .*verb "frobnicate" is not in the verb table \(fallthrough\)/,
+  );
   assert.match(text.stderr, /must start with "\/"/);
 
   const json = await runCli(["lint", "--format", "json", file]);
