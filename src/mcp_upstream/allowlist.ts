@@ -102,6 +102,57 @@ export function mutationSegment(name: string): string | undefined {
 }
 
 /**
+ * Name segments that mark a read. The heuristic passes a name only when it has
+ * one of these and no {@link MUTATION_SEGMENTS} segment: a verb it does not
+ * know (`toggle`, `run`, `sync`, `echo`) counts as a write, since guessing
+ * "read" would serve a mutation as read-only.
+ */
+export const READ_SEGMENTS: ReadonlySet<string> = new Set([
+  "browse",
+  "count",
+  "describe",
+  "fetch",
+  "find",
+  "get",
+  "info",
+  "inspect",
+  "list",
+  "lookup",
+  "query",
+  "read",
+  "search",
+  "show",
+  "stat",
+  "stats",
+  "status",
+  "view",
+]);
+
+/**
+ * Why `--read-only heuristic` refuses a tool name, or `undefined` when the
+ * name reads: it has a read segment ({@link READ_SEGMENTS}) and no mutation
+ * segment. Refuses rather than guesses: a name with no known verb is refused.
+ * @example
+ * ```ts
+ * import { readOnlyNameProblem } from "./allowlist.ts";
+ * console.assert(readOnlyNameProblem("list_notes") === undefined);
+ * console.assert(readOnlyNameProblem("toggle-logging")?.includes("no read verb"));
+ * ```
+ */
+export function readOnlyNameProblem(name: string): string | undefined {
+  const fix = "if the tool only reads, check it with --read-only strict against the " +
+    "upstream's readOnlyHint";
+  const mutation = mutationSegment(name);
+  if (mutation) return `the name looks like a mutation (segment "${mutation}"); ${fix}`;
+  const segments = nameSegments(name);
+  if (segments.some((s) => READ_SEGMENTS.has(s))) return undefined;
+  return `the name has no read verb (${[...READ_SEGMENTS].join(", ")}), so the heuristic ` +
+    `counts ${
+      segments.length > 0 ? `"${segments[0]}"` : "it"
+    } as a write rather than guess; ${fix}`;
+}
+
+/**
  * Up to `count` names from `candidates` closest to `name` (Levenshtein distance
  * on lower-cased names, ties alphabetical), for "did you mean" hints.
  */

@@ -24,7 +24,7 @@
  * @module
  */
 import { usageLine } from "../errors/usage.ts";
-import { AllowlistError, mutationSegment, parsePins } from "../mcp_upstream/allowlist.ts";
+import { AllowlistError, parsePins, readOnlyNameProblem } from "../mcp_upstream/allowlist.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { UpstreamConnection } from "../mcp_upstream/connection.ts";
@@ -104,13 +104,8 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
   const problems: string[] = [];
   if (config.readOnly === "heuristic") {
     for (const v of verdicts.values()) {
-      const segment = mutationSegment(v.name);
-      if (segment) {
-        v.problems.push(
-          `the name looks like a mutation (segment "${segment}"); if the tool only reads, ` +
-            `check it with --read-only strict against the upstream's readOnlyHint`,
-        );
-      }
+      const problem = readOnlyNameProblem(v.name);
+      if (problem) v.problems.push(problem);
     }
   }
   let expected: Record<string, string> | undefined;

@@ -29,6 +29,16 @@ Deno.test("lint-upstream --read-only heuristic works offline on names", async ()
   assert.equal(good.stdout, "get_field_values\tunchecked\nlist_sites\tunchecked\n");
   const camel = await runWeir(["lint-upstream", "--tool", "sendEmail", "--read-only", "heuristic"]);
   assert.equal(camel.code, 1);
+  // The everything server's toggle-simulated-logging changes state: an unknown verb is a write.
+  const toggle = await runWeir([
+    "lint-upstream",
+    "--tool",
+    "toggle-simulated-logging",
+    "--read-only",
+    "heuristic",
+  ]);
+  assert.equal(toggle.code, 1, toggle.stderr);
+  assert.match(toggle.stderr, /tool "toggle-simulated-logging": the name has no read verb/);
 });
 
 Deno.test("lint-upstream: usage errors exit 2", async () => {

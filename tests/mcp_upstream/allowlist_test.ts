@@ -7,6 +7,7 @@ import {
   nearestNames,
   parseAllowlist,
   parsePins,
+  readOnlyNameProblem,
 } from "../../src/mcp_upstream/allowlist.ts";
 
 Deno.test("allowlist: trimmed; empty, blank and duplicate entries refused", () => {
@@ -33,6 +34,33 @@ Deno.test("read-only heuristic: whole segments on _ - . / space and camelCase", 
     assert.equal(mutationSegment(name), undefined, name);
   }
   assert.equal(mutationSegment("dataset_info"), undefined, "set only as a whole segment");
+});
+
+Deno.test("read-only heuristic: a name passes only with a read verb and no mutation segment", () => {
+  for (
+    const name of [
+      "get_field_values",
+      "list_sites",
+      "issues.list",
+      "searchRepos",
+      "getUpdates_count",
+    ]
+  ) {
+    assert.equal(readOnlyNameProblem(name), undefined, name);
+  }
+  assert.match(readOnlyNameProblem("get_or_create")!, /looks like a mutation \(segment "create"\)/);
+  // An unknown verb counts as a write: refuse rather than guess.
+  for (
+    const [name, verb] of [["toggle-simulated-logging", "toggle"], ["echo", "echo"], [
+      "runJob",
+      "run",
+    ]]
+  ) {
+    const problem = readOnlyNameProblem(name);
+    assert.ok(problem, name);
+    assert.match(problem, new RegExp(`no read verb .*counts "${verb}" as a write`), name);
+    assert.match(problem, /--read-only strict/);
+  }
 });
 
 Deno.test("nearest names: closest first", () => {
