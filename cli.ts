@@ -316,7 +316,9 @@ readOnlyHint, fingerprints against a file written earlier.`,
 Checks an allowlist as serve-upstream would, without listening.
 
   --tool NAME                   An allowlisted tool (repeatable, at least one).
-  --read-only heuristic         Refuse names that look like mutations (offline).
+  --read-only heuristic         Offline, by name: pass only names with a read verb (get, list,
+                                search, ...) and no mutation word; an unknown verb counts as a
+                                write.
   --read-only strict            Withhold tools without annotations.readOnlyHint: true (needs an
                                 upstream).
   --upstream URL | -- CMD       Connect and report serve-upstream's decision for each tool:
