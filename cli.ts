@@ -226,7 +226,8 @@ environment variable the file names).
   --select-reads      Grant every GET operation.
   --output FILE       Write FILE (whole or not at all) instead of standard output; an
                       existing FILE is refused without --force.
-  --force             Let --output (or the chooser) replace an existing file.
+  --force             Let --output replace an existing file (the chooser asks instead:
+                      y replaces it, or type another name).
   --server NAME       The server name (wrap ward mcp NAME); default from the title.
   --interactive       Choose in the terminal (the default when standard input and output
                       are a terminal and nothing is selected): arrows move, space selects,

@@ -3,7 +3,10 @@
  * grouped by tag, reads first, none selected; arrow keys move, space selects
  * (on a group: its visible operations), `/` filters, enter asks where to write
  * and writes, `q` or Ctrl-C leaves without writing. Operations a guardfile
- * cannot express are shown with the reason and cannot be selected.
+ * cannot express are shown with the reason and cannot be selected. The
+ * "Write to:" prompt starts empty with the default name as a hint (enter takes
+ * it; typing replaces it); a file that exists is replaced only after `y`, or
+ * another name is typed, the selections kept.
  *
  * The state and its drawing are pure ({@linkcode chooserRows},
  * {@linkcode press}, {@linkcode draw}); {@linkcode choose} is the terminal
@@ -21,7 +24,7 @@ import {
   SelectionError,
   serverName,
 } from "./scaffold.ts";
-import { writeFileAtomically } from "./write.ts";
+import { exists, writeFileAtomically } from "./write.ts";
 import { chooseAuth } from "./upstream.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 
@@ -53,8 +56,14 @@ export interface ChooserState {
   top: number;
   filter: string;
   mode: "list" | "filter" | "output";
-  /** The output path being typed. */
+  /** The output path being typed (empty: {@link ChooserState.defaultOutput}). */
   output: string;
+  /** The name written when none is typed, shown as a hint. */
+  defaultOutput: string;
+  /** A path that exists: `y` replaces it, anything else types another name. */
+  existing?: string;
+  /** The path the person agreed to replace. */
+  replace?: string;
   /** One line of feedback. */
   message: string;
   /** Set when the person confirmed (`write`) or left (`quit`). */
@@ -107,7 +116,26 @@ export function visibleRows(state: ChooserState): Row[] {
   return state.rows.filter((r) => r.kind === "group" ? groups.has(r.group) : shown.includes(r));
 }
 
-/** A fresh state: nothing selected. */
+/** The path enter writes: what was typed, else the default. */
+export function outputPath(state: ChooserState): string {
+  return state.output.trim() === "" ? state.defaultOutput : state.output;
+}
+
+/**
+ * The screen size to draw for: a terminal that reports 0 columns or rows (a pty
+ * with no window size yet, some `docker exec -t` sessions) is drawn as 80x24,
+ * not as empty lines.
+ */
+export function screenSize(
+  measured: { columns: number; rows: number } | undefined,
+): { columns: number; rows: number } {
+  return {
+    columns: measured && measured.columns > 0 ? measured.columns : 80,
+    rows: measured && measured.rows > 0 ? measured.rows : 24,
+  };
+}
+
+/** A fresh state: nothing selected; `output` is the default name the prompt offers. */
 export function initialState(rows: Row[], output: string): ChooserState {
   return {
     rows,
@@ -116,7 +144,8 @@ export function initialState(rows: Row[], output: string): ChooserState {
     top: 0,
     filter: "",
     mode: "list",
-    output,
+    output: "",
+    defaultOutput: output,
     message: "Nothing is selected until you select it.",
   };
 }
@@ -130,14 +159,22 @@ export function press(state: ChooserState, key: string, page = 10): ChooserState
   const s: ChooserState = { ...state, selected: new Set(state.selected), message: "" };
   if (key === "ctrl-c") return { ...s, done: "quit" };
   if (s.mode === "output") {
+    const existing = s.existing;
+    s.existing = undefined;
     if (key === "escape") return { ...s, mode: "list", message: "Not written. Keep choosing." };
+    if (existing !== undefined && (key === "y" || key === "Y")) {
+      return { ...s, replace: existing, done: "write" };
+    }
     if (key === "enter") {
-      if (s.output.trim() === "") return { ...s, message: "Type a file name to write to." };
+      if (outputPath(s).trim() === "") return { ...s, message: "Type a file name to write to." };
       return { ...s, done: "write" };
     }
     if (key === "backspace") return { ...s, output: [...s.output].slice(0, -1).join("") };
     if (key === "ctrl-u") return { ...s, output: "" };
-    if ([...key].length === 1 && key >= " ") return { ...s, output: s.output + key };
+    if ([...key].length === 1 && key >= " ") {
+      // After "exists", typing starts another name.
+      return { ...s, output: (existing !== undefined ? "" : s.output) + key };
+    }
     return s;
   }
   if (s.mode === "filter") {
@@ -267,7 +304,9 @@ export function draw(
   lines.push(
     fit(
       state.mode === "output"
-        ? `Write to: ${state.output}_`
+        ? state.output === "" && state.defaultOutput !== ""
+          ? `Write to: _   (enter: ${state.defaultOutput}; or type another name)`
+          : `Write to: ${state.output}_`
         : state.mode === "filter"
         ? "filter: type text   enter keep   escape clear"
         : "up/down move   space select   / filter   enter write   q quit",
@@ -364,9 +403,9 @@ export async function choose(
   const write = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
   const size = () => {
     try {
-      return Deno.consoleSize();
+      return screenSize(Deno.consoleSize());
     } catch {
-      return { columns: 100, rows: 30 };
+      return screenSize(undefined);
     }
   };
   const paint = () => {
@@ -394,7 +433,7 @@ export async function choose(
         state = press(state, key, page);
         if (state.done === "write") {
           const problem = await writeChosen(state);
-          if (problem) state = { ...state, done: undefined, message: problem };
+          if (problem) state = { ...state, ...problem, done: undefined };
         }
         if (state.done) break;
       }
@@ -412,17 +451,31 @@ export async function choose(
   }
   return result;
 
-  async function writeChosen(s: ChooserState): Promise<string | undefined> {
+  /** Write the file; what went wrong, as the state's message (and a path that exists). */
+  async function writeChosen(
+    s: ChooserState,
+  ): Promise<{ message: string; existing?: string } | undefined> {
     let scaffold;
     try {
       scaffold = buildScaffold(doc, { ...options, server, select: [...s.selected] });
     } catch (error) {
-      if (error instanceof SelectionError) return `${error.message} (escape to go back)`;
+      if (error instanceof SelectionError) {
+        return { message: `${error.message} (escape to go back)` };
+      }
       throw error;
     }
-    const problem = await writeFileAtomically(s.output, scaffold.text, out.force);
-    if (problem) return `${problem} (escape to go back, or type another name)`;
-    finished = scaffoldSummary(scaffold, s.output);
+    const path = outputPath(s);
+    const force = out.force || s.replace === path;
+    if (!force && (await exists(path))) {
+      return {
+        message: `${printable(path)} exists: y replaces it, or type another name ` +
+          `(escape goes back; your selections are kept)`,
+        existing: path,
+      };
+    }
+    const problem = await writeFileAtomically(path, scaffold.text, force);
+    if (problem) return { message: `${problem} (escape to go back, or type another name)` };
+    finished = scaffoldSummary(scaffold, path);
     return undefined;
   }
 }

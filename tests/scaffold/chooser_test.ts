@@ -13,8 +13,10 @@ import {
   type ChooserState,
   initialState,
   keysOf,
+  outputPath,
   press,
   type Row,
+  screenSize,
 } from "../../src/scaffold/chooser.ts";
 
 const SOCKET = `weir-chooser-${Deno.pid}`;
@@ -37,13 +39,24 @@ async function screenWhen(ready: (screen: string) => boolean, what: string, ms =
   throw new Error(`timed out waiting for ${what}; the screen:\n${screen}`);
 }
 
-/** Start `weir scaffold petstore.json` in a 140x30 terminal in a new temporary directory. */
-async function startChooser(): Promise<string> {
+/** The petstore document the chooser tests scaffold from. */
+async function petstore(dir: string): Promise<void> {
   const doc = (await import("@readme/oas-examples/2.0/json/petstore.json", {
     with: { type: "json" },
   })).default;
-  const dir = await Deno.makeTempDir({ prefix: "weir-chooser-" });
   await Deno.writeTextFile(`${dir}/petstore.json`, JSON.stringify(doc));
+}
+
+/**
+ * Start `weir scaffold petstore.json` in a 140x30 terminal in a new temporary directory
+ * holding `files` too.
+ */
+async function startChooser(files: Record<string, string> = {}): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "weir-chooser-" });
+  await petstore(dir);
+  for (const [name, text] of Object.entries(files)) {
+    await Deno.writeTextFile(`${dir}/${name}`, text);
+  }
   const weir = [Deno.execPath(), "run", "--quiet", "--config", CONFIG, "-A", `${ROOT}cli.ts`]
     .map((a) => `'${a}'`).join(" ");
   await tmux(
@@ -121,10 +134,14 @@ Deno.test("weir scaffold in a terminal: select two operations, write, serve exac
 
     await tmux("send-keys", "-t", "chooser", "Enter");
     screen = await screenWhen((s) => s.includes("Write to: "), "the output prompt");
-    assert.match(screen, /Write to: swagger-petstore\.mcp\.kdl_/);
+    // The default is a hint, not text in the field: typing replaces it.
+    assert.match(
+      screen,
+      /Write to: _ {3}\(enter: swagger-petstore\.mcp\.kdl; or type another name\)/,
+    );
     assert.match(screen, /2 selected\. Enter writes, escape goes back\./);
-    await tmux("send-keys", "-t", "chooser", "C-u");
     await tmux("send-keys", "-t", "chooser", "-l", "chosen.mcp.kdl");
+    screen = await screenWhen((s) => s.includes("Write to: chosen.mcp.kdl_"), "the typed name");
     await tmux("send-keys", "-t", "chooser", "Enter");
 
     assert.equal((await waitForFile(`${dir}/done.txt`)).trim(), "exit=0");
@@ -160,6 +177,83 @@ Deno.test("weir scaffold in a terminal: q leaves without writing (exit 1)", asyn
     assert.deepEqual(files, ["done.txt", "petstore.json"]);
   } finally {
     await stop(dir);
+  }
+});
+
+Deno.test("weir scaffold in a terminal: a file that exists is offered to replace or rename, the selection kept", async () => {
+  const old = "// the reviewer's own guardfile\n";
+  const dir = await startChooser({ "swagger-petstore.mcp.kdl": old });
+  try {
+    await screenWhen((s) => s.includes("Nothing is granted until you select it"), "the chooser");
+    await tmux("send-keys", "-t", "chooser", "Space");
+    await screenWhen((s) => /^1 selected/m.test(s), "the selection");
+    await tmux("send-keys", "-t", "chooser", "Enter");
+    await screenWhen((s) => s.includes("Write to: _"), "the output prompt");
+    await tmux("send-keys", "-t", "chooser", "Enter");
+    let screen = await screenWhen((s) => s.includes("exists: y replaces it"), "the refusal");
+    assert.match(screen, /swagger-petstore\.mcp\.kdl exists: y replaces it, or type another name/);
+    assert.doesNotMatch(screen, /--force/, "no restart needed");
+    assert.match(screen, /^1 selected/m, "the selection is kept");
+    assert.equal(await Deno.readTextFile(`${dir}/swagger-petstore.mcp.kdl`), old);
+    // Typing starts another name; enter writes it with the selection.
+    await tmux("send-keys", "-t", "chooser", "-l", "other.mcp.kdl");
+    screen = await screenWhen((s) => s.includes("Write to: other.mcp.kdl_"), "the new name");
+    await tmux("send-keys", "-t", "chooser", "Enter");
+    assert.equal((await waitForFile(`${dir}/done.txt`)).trim(), "exit=0");
+    assert.equal(await Deno.readTextFile(`${dir}/swagger-petstore.mcp.kdl`), old, "untouched");
+    const lint = await runCli(["lint", "--methods", `${dir}/other.mcp.kdl`]);
+    assert.equal(lint.code, 0, lint.stderr);
+    assert.equal(lint.stdout, "find_pets-by-status\tGET\nweir_info\t-\n");
+  } finally {
+    await stop(dir);
+  }
+});
+
+Deno.test("weir scaffold in a terminal that reports 0 columns: drawn at 80 columns, not blank", async () => {
+  // util-linux script(1) with a non-terminal stdin makes a pty with no window size (0x0),
+  // as pty.fork() and some docker exec -t sessions do.
+  const dir = await Deno.makeTempDir({ prefix: "weir-chooser-" });
+  await petstore(dir);
+  const weir = [Deno.execPath(), "run", "--quiet", "--config", CONFIG, "-A", `${ROOT}cli.ts`]
+    .map((a) => `'${a}'`).join(" ");
+  const child = new Deno.Command("script", {
+    args: ["-qec", `${weir} scaffold petstore.json`, "/dev/null"],
+    cwd: dir,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  try {
+    // The title is cut at 80 columns; the key help line is the last one drawn.
+    while (!seen.includes("q quit")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen += value;
+    }
+    assert.match(seen, /weir scaffold: Swagger Petstore/, "the chooser is drawn");
+    assert.match(seen, /up\/down move +space select +\/ filter +enter write +q quit/);
+    assert.match(seen, /\[ \] GET +\/pet\/findByStatus/);
+    // Cut at 80 columns: no drawn line is longer.
+    const drawn = seen.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").split(/\r\n|\r|\n/);
+    assert.ok(Math.max(...drawn.map((l) => [...l].length)) <= 80, "80 columns");
+    await writer.write(new TextEncoder().encode("q"));
+    await writer.close();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen += value;
+    }
+    assert.match(seen, /left the chooser; nothing written/);
+  } finally {
+    clearTimeout(timer);
+    await writer.close().catch(() => {});
+    await child.stderr.cancel();
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -282,4 +376,24 @@ Deno.test("press(): space on a group selects its expressible operations; the fil
   const writing = run(["space", "enter", "ctrl-u", "a", ".", "k", "d", "l", "enter"]);
   assert.equal(writing.done, "write");
   assert.equal(writing.output, "a.kdl");
+  // The default name is a hint: enter takes it, typing replaces it (never appended).
+  assert.equal(outputPath(run(["space", "enter", "enter"])), "out.mcp.kdl");
+  assert.equal(outputPath(run(["space", "enter", "b", ".", "k", "d", "l", "enter"])), "b.kdl");
+  // A file that exists: y replaces it; typing starts another name.
+  const asked = { ...run(["space", "enter"]), existing: "out.mcp.kdl" };
+  const replaced = press(asked, "y");
+  assert.equal(replaced.done, "write");
+  assert.equal(replaced.replace, "out.mcp.kdl");
+  const renamed = press(press(asked, "c"), "enter");
+  assert.equal(renamed.done, "write");
+  assert.equal(outputPath(renamed), "c");
+  assert.equal(renamed.replace, undefined);
+  assert.deepEqual([...renamed.selected], ["GET /pets"], "the selection is kept");
+});
+
+Deno.test("screenSize(): a terminal reporting 0 columns or rows is drawn as 80x24", () => {
+  assert.deepEqual(screenSize({ columns: 0, rows: 0 }), { columns: 80, rows: 24 });
+  assert.deepEqual(screenSize({ columns: 120, rows: 0 }), { columns: 120, rows: 24 });
+  assert.deepEqual(screenSize(undefined), { columns: 80, rows: 24 });
+  assert.deepEqual(screenSize({ columns: 100, rows: 30 }), { columns: 100, rows: 30 });
 });
