@@ -67,9 +67,9 @@ Deno.test("describe --format openapi: each operation lists its scopes; the docum
     const result = await new Validator().validate(doc);
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     const create = doc.paths["/api/create_ticket"].post;
-    assert.deepEqual(create.security, [{}, { inboundToken: [] }, {
-      oauth: ["tickets:write", "tickets:read"],
-    }]);
+    // Scopes mean OAuth: the only scheme declared, required (no anonymous alternative).
+    assert.deepEqual(create.security, [{ oauth: ["tickets:write", "tickets:read"] }]);
+    assert.deepEqual(Object.keys(doc.components.securitySchemes), ["oauth"]);
     assert.deepEqual(create["x-weir"].scopes, ["tickets:write", "tickets:read"]);
     assert.ok("401" in create.responses);
     assert.equal(doc.components.securitySchemes.oauth.scheme, "bearer");

@@ -109,7 +109,7 @@ Deno.test("calls are forwarded without listing again; list_changed makes the nex
     assert.equal(drifted.isError, true);
     assert.match(
       (drifted.content as { text: string }[])[0].text,
-      /schema_drift: tool "echo" changed upstream/,
+      /schema_drift: tool "echo": its definition changed upstream/,
     );
     assert.equal(listings(s.log), 2);
     // The stub is listed with the reason; the other tools keep serving.

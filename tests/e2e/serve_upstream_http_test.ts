@@ -231,7 +231,7 @@ Deno.test("serve-upstream: a definition that drifts mid-session is refused until
     up.setTools(changed);
     const refused = await client.callTool({ name: "echo", arguments: { message: "b" } });
     assert.equal(refused.isError, true);
-    assert.match(textOf(refused), /schema_drift: tool "echo" changed upstream/);
+    assert.match(textOf(refused), /schema_drift: tool "echo": its definition changed upstream/);
     up.setTools(baseTools());
     const still = await client.callTool({ name: "echo", arguments: { message: "c" } });
     assert.match(textOf(still), /schema_drift: tool "echo"/, "the refusal is sticky");
