@@ -63,7 +63,8 @@ export async function run(args: string[]): Promise<number> {
     const doc = openApiDocument(surface, {
       version: config.version,
       outputSchemas,
-      inboundTokens: (loaded.guardfile?.inboundTokens?.length ?? 0) > 0,
+      inboundTokens:
+        ((loaded.guardfile?.inboundTokens ?? loaded.mcpWrap?.inboundTokens)?.length ?? 0) > 0,
     });
     console.log(JSON.stringify(doc, null, 2));
     return 0;
