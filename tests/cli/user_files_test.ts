@@ -118,7 +118,8 @@ for (const [file, words] of HOSTILE) {
       file,
     ]);
     assert.equal(r.killed, false);
-    assert.equal(r.code, 1, r.stderr);
+    // A start-up configuration refusal: exit 2, as every wrong setting (docs/cli.md "Exit codes").
+    assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, new RegExp(`--state-keys-file ${quoted(file)}: `));
     assert.match(r.stderr.replace("key file", "value file"), words);
   });
