@@ -118,8 +118,13 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
                              0 disables).
   --max-response-bytes N     Refuse upstream answers larger than N bytes (default 8388608).
   --read-only                Serve only what changes nothing (GET and HEAD grants, sql reads;
-                             S3 reads); every other tool is listed as a withheld stub saying
-                             "read-only mode". The guardfile may say surface read-only=#true.
+                             S3 reads; a wrapped MCP server's tools saying readOnlyHint: true);
+                             every other tool is listed as a withheld stub saying "read-only
+                             mode". The guardfile may say surface read-only=#true.
+  --max-staleness DURATION   A guardfile wrapping an MCP server: never forward a call on a
+                             verification of its definitions older than this (default 5s;
+                             0: list its tools before every call). The mcp-server block may
+                             say max-staleness "5s" (the flag wins).
   --schema-profile NAME      The JSON Schema dialect tools are listed in: full (default, JSON
                              Schema 2020-12), gemini (one type per schema, no unions, bounds
                              and patterns in words) or openai-strict (every input required,
@@ -268,16 +273,22 @@ Exit codes: 0 compared, 1 a guardfile does not load or --fail-on matched, 2 usag
   },
   "serve-upstream": {
     summary: `Serve exactly the allowlisted tools of an existing MCP server (HTTP, or a
-stdio command), re-checking each tool's definition on every call.`,
+stdio command), each definition verified against its start-up fingerprint.`,
     help: `Usage: weir serve-upstream --tool T [--tool T...] (--stdio | --http [HOST:]PORT)
                            (--upstream URL | -- CMD [ARG...]) [options]
 
 Serves exactly the allowlisted tools of an existing MCP server (an HTTP URL, or a
-command weir starts and talks to over stdio), re-checking each tool's definition
-against its start-up fingerprint on every call. A tool weir cannot serve as written
-(a schema keyword it cannot enforce, a pin that does not fit) or whose definition
-drifted is listed as a NOT AVAILABLE stub saying why; the others keep serving. Calls
-go out once, arguments as sent; no redirect is followed.
+command weir starts and talks to over stdio). Each tool's definition is verified
+against its start-up fingerprint: again when the server says its tools changed, when
+its 2026-07-28 ttlMs runs out, and before any call made on a verification older than
+--max-staleness. A tool weir cannot serve as written (a schema keyword it cannot
+enforce, a pin that does not fit) or whose definition drifted is listed as a NOT
+AVAILABLE stub saying why; the others keep serving. Calls go out once, arguments as
+sent; no redirect is followed.
+
+The same, reviewable and reloadable, with renames and argument rules: a guardfile
+with "mcp-server" and "proxy" nodes, served by "weir serve FILE" (see
+docs/wrapping-mcp-servers.md for each flag's file equivalent).
 
   --tool NAME                   An upstream tool to serve (repeatable, at least one).
   --name NAME                   The server name clients see (default weir-upstream).
@@ -288,14 +299,27 @@ go out once, arguments as sent; no redirect is followed.
   --connect-timeout DURATION    Keep retrying the first connection this long (default 0: once).
   --request-timeout DURATION    Bound on each upstream request (default 60s; 0 disables).
   --max-response-bytes N        Refuse upstream answers larger than N bytes (default 8388608).
+  --max-staleness DURATION      Never forward a call on a verification of the definitions
+                                older than this (default 5s; 0: list the tools before every
+                                call).
+  --read-only                   Serve only tools whose definition says readOnlyHint: true;
+                                the others are withheld stubs saying "read-only mode".
+  --schema-profile NAME         full (default), gemini or openai-strict, as for serve; a tool
+                                the profile cannot list soundly is a stub naming the keyword.
   --stdio | --http [HOST:]PORT  How clients reach weir (as for serve).
   --allow-origin ORIGIN         A browser origin allowed to call, with CORS (repeatable).
   --allow-host HOST[:PORT]      Also answer this Host, e.g. behind a proxy (repeatable).
   --inbound-token-env VAR       Require "Authorization: Bearer <token>" over HTTP (VAR holds one
                                 or more tokens); beyond loopback this or --no-inbound-auth is
                                 required.
+  --tool-token-env VAR:T1,T2    A token (in VAR) that may list and call only these tools
+                                (repeatable: one subset per token); lists are then private.
   --no-inbound-auth             Listen beyond loopback with no inbound auth (a proxy in front
                                 authenticates).
+  --oauth-issuer URL, --oauth-resource URL, --oauth-introspection-client-id ID,
+  --oauth-introspection-secret-env VAR
+                                As for serve: an OAuth 2.1 resource server (any valid token
+                                may call; per-tool scopes need the guardfile form).
   --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
   --drain-timeout MS            On SIGTERM/SIGINT or the end of stdin: let calls in flight
                                 finish this long (default 10000), then exit 0.
@@ -304,7 +328,8 @@ go out once, arguments as sent; no redirect is followed.
   --state-keys-env VAR, --state-keys-file PATH, --state-store-env VAR
                                 As for serve: the keys that sign cursors (same on every replica).
 
-A stdio upstream gets weir's environment and needs Deno's --allow-run (deno run -A).
+A stdio upstream gets weir's environment minus the variables of weir's own secrets
+(tokens, state keys, the store's URL), and needs Deno's --allow-run (deno run -A).
 Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,
     run: async (args) => (await import("./src/modes/serve_upstream.ts")).serveUpstreamMain(args),
   },
@@ -313,8 +338,12 @@ Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,
 readOnlyHint, fingerprints against a file written earlier.`,
     help: `Usage: weir lint-upstream --tool T [--tool T...] [--read-only heuristic|strict]
                           [--upstream URL | -- CMD [ARG...]] [options]
+       weir lint-upstream FILE [--fingerprints F] [--write-fingerprints F] [--format text|json]
 
-Checks an allowlist as serve-upstream would, without listening.
+Checks an allowlist as serve-upstream would, without listening. With FILE (a guardfile
+with an mcp-server node), connects to the server it names and reports each proxy as
+"weir serve FILE" would decide it: present, missing, or the stub (a rule contradicting
+the server's schema is unservable, naming both), with fingerprints as below.
 
   --tool NAME                   An allowlisted tool (repeatable, at least one).
   --read-only heuristic         Offline, by name: pass only names with a read verb (get, list,

@@ -34,15 +34,17 @@
  *
  * @module
  */
-import { type Diagnostic, Diagnostics } from "./diagnostics.ts";
+import { type Diagnostic, Diagnostics, type Located } from "./diagnostics.ts";
 import type { KdlNode } from "./kdl.ts";
 import type { McpWrap, McpWrapResult, ProxyTool } from "./mcp_wrap_model.ts";
+import type { Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readIcons, readPrompts, readResources } from "./siblings.ts";
 import { readOAuth } from "./oauth.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
 import { readSurface, SURFACE_NODE } from "./surface.ts";
 import { readServer } from "./mcp_wrap_server.ts";
+import { nearWithheld, operationKeys, spellingClashes, type SurfaceName } from "./spellings.ts";
 import { readProxy } from "./mcp_wrap_proxy.ts";
 import {
   readInstructions,
@@ -52,6 +54,56 @@ import {
 } from "./mcp_wrap_siblings.ts";
 
 export type * from "./mcp_wrap_model.ts";
+
+/**
+ * One operation, one name (src/guardfile/spellings.ts), on the wrapped
+ * surface: two served or withheld names that differ only by case, separators
+ * or a verb synonym are an error naming both (near spellings of a withheld
+ * tool a warning); and a withheld tool is not served under another name by a
+ * proxy whose upstream is that tool (or a spelling of it).
+ */
+function checkSurfaceNames(
+  diags: Diagnostics,
+  proxies: readonly ProxyTool[],
+  withholds: readonly Withhold[],
+  infoTool: string | null,
+): void {
+  type Named = SurfaceName & { at: Located };
+  const names: Named[] = [
+    ...proxies.map((p) => ({
+      tool: p.name,
+      kind: "served" as const,
+      what: `proxy "${p.name}"`,
+      line: p.position?.line,
+      at: { path: `wrap > proxy ${p.name}`, position: p.position },
+    })),
+    ...withholds.map((w) => ({
+      tool: w.tool,
+      kind: "withheld" as const,
+      what: `withhold "${w.tool}"`,
+      line: w.position?.line,
+      at: { path: `withhold ${w.tool}`, position: w.position },
+    })),
+  ];
+  if (infoTool) {
+    names.push({ tool: infoTool, kind: "served", what: "the info tool", at: { path: "" } });
+  }
+  for (const clash of spellingClashes(names)) diags.error((clash.later as Named).at, clash.message);
+  for (const near of nearWithheld(names)) diags.warn((near.later as Named).at, near.message);
+  for (const w of withholds) {
+    const keys = new Set(operationKeys(w.tool));
+    for (const p of proxies) {
+      // A proxy under the MCP server's own name is held by the spelling rule above.
+      if (p.name === p.upstream || !operationKeys(p.upstream).some((k) => keys.has(k))) continue;
+      diags.error(
+        { path: `wrap > proxy ${p.name}`, position: p.position },
+        `proxy "${p.name}" serves the MCP server's "${p.upstream}", and withhold "${w.tool}"` +
+          `${p.upstream === w.tool ? "" : " (the same operation)"} withholds it: remove the ` +
+          `proxy, or the withhold if the tool is meant to be served`,
+      );
+    }
+  }
+}
 
 /** The nodes inside an MCP wrap. */
 const WRAP_CHILDREN = ["mcp-server", "proxy", "proxy-resource"];
@@ -121,6 +173,7 @@ export function readMcpWrap(nodes: readonly KdlNode[], file: string): McpWrapRes
   const proxies = body.proxies;
   const infoTool = readServerInfo(top, proxies);
   const withholds = readWithholds(top, proxies, infoTool);
+  checkSurfaceNames(diags, proxies, withholds, infoTool);
   const instructions = readInstructions(top);
   const resources = readResources(top);
   const prompts = readPrompts(top);

@@ -57,8 +57,12 @@ export class ProfileError extends Error {
   }
 }
 
-/** Keywords that only annotate: kept as they are by every profile. */
-const ANNOTATIONS = new Set(["description", "title", "default", "examples", "$comment"]);
+/**
+ * Keywords that only annotate (and `$schema`, which names the dialect, as an
+ * MCP server's generated schemas do): restrict nothing, so a profile may keep
+ * or drop them.
+ */
+const ANNOTATIONS = new Set(["description", "title", "default", "examples", "$comment", "$schema"]);
 
 /** What the gemini profile keeps as keywords (the rest becomes words or is refused). */
 const GEMINI_KEEPS = new Set(["type", "description", "enum", "properties", "required", "items"]);
@@ -248,7 +252,7 @@ function gemini(schema: JsonObject, path: string): JsonObject {
       continue;
     }
     if (GEMINI_KEEPS.has(key) || ANNOTATIONS.has(key)) {
-      if (key !== "title" && key !== "$comment" && key !== "examples" && key !== "default") {
+      if (GEMINI_KEEPS.has(key)) {
         out[key] = value;
       }
       continue;

@@ -32,6 +32,7 @@ import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decis
 import type { ToolSpec } from "../mcp/types.ts";
 import { cleanText } from "../mcp/text.ts";
 import { secretsRedactor, withholdingSecrets } from "./upstream_host.ts";
+import { renamedOntoListed } from "./upstream_entries.ts";
 import { parseArgs } from "node:util";
 import { loadGuardfileFile } from "./serve.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
@@ -300,6 +301,7 @@ export async function lintWrap(
       withhold: withholdingSecrets(headers),
     });
     const present = decisions.filter((d) => d.status !== "missing");
+    problems.push(...renamedOntoListed(entries, listed.map((t) => t.name)));
     for (const d of decisions) {
       if (d.status !== "missing" && d.fingerprint) prints.set(d.name, d.fingerprint);
       if (d.status === "missing") {
@@ -326,6 +328,7 @@ export async function lintWrap(
       withhold: withholdingSecrets(headers),
       log: () => {},
       ...(wrap.surface.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
+      schemaProfile: wrap.surface.schemaProfile,
     });
     for (const state of host.served()) {
       const v = verdicts.find((x) => x.name === state.entry.name)!;

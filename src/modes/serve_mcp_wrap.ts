@@ -24,6 +24,7 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { Catalog, ResourceContents, ResourceSpec, ToolSpec } from "../mcp/types.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { cleanDeep } from "../mcp/text.ts";
+import type { Redactor } from "../guard/secrets.ts";
 import type { McpWrap } from "../guardfile/mcp_wrap.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
@@ -49,7 +50,7 @@ import {
   WRAP_DEFAULTS as DEFAULTS,
   type WrapFlags,
 } from "./mcp_wrap_config.ts";
-import type { UpstreamHost } from "./upstream_host.ts";
+import { secretsRedactor, type UpstreamHost } from "./upstream_host.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
 import { openUpstreamHost, StartupError } from "./serve_upstream.ts";
@@ -115,9 +116,12 @@ export async function buildWrapSurface(
   const tokenGrants = guardfileTokensOrThrow(wrap);
   let listedResources: ResourceSpec[] = [];
   const changed = { notify: () => {} };
+  const headers = headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []);
+  // What weir writes or answers may quote the MCP server, which may quote weir's credential.
+  const redact = (text: string) => secretsRedactor(headers).text(text);
   const { connection, host } = await openUpstreamHost({
     target: targetOf(wrap, options.withoutEnv),
-    headers: headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []),
+    headers,
     connectTimeoutMs: wrap.settings.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
     requestTimeoutMs: wrap.settings.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
     maxResponseBytes: wrap.settings.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
@@ -127,6 +131,7 @@ export async function buildWrapSurface(
     entries,
     resourceUris: wrap.resourceUris,
     ...(wrap.surface.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
+    schemaProfile: wrap.surface.schemaProfile,
   }, {
     log,
     signal: options.signal,
@@ -138,14 +143,14 @@ export async function buildWrapSurface(
     const contradictions = host.served().flatMap((s) =>
       s.kind === "stubbed" && s.byRules ? [`tool "${s.entry.name}": ${s.stub.reason}`] : []
     );
-    if (contradictions.length > 0) throw new StartupError(contradictions.join("; "));
+    if (contradictions.length > 0) throw new StartupError(redact(contradictions.join("; ")));
     // Resources: the interfaces served tools link to, and the operator's URIs (apps.ts).
     if (host.readable().size > 0) {
       try {
         listedResources = await connection.listResources(options.signal);
       } catch (error) {
         throw new StartupError(
-          `the MCP server's resources/list failed: ${(error as Error).message}`,
+          `the MCP server's resources/list failed: ${redact((error as Error).message)}`,
         );
       }
     }
@@ -219,7 +224,7 @@ export async function buildWrapSurface(
           ? async (uri, ctx) => {
             if (staticUris.has(uri)) return staticRead(uri, ctx);
             if (!host.readable().has(uri)) throw new NotFoundError(`no resource ${uri}`);
-            return await readUpstream(connection, uri, ctx.signal);
+            return await readUpstream(connection, uri, ctx.signal, secretsRedactor(headers));
           }
           : undefined,
         getPrompt: wrap.prompts.length > 0 ? promptReader(wrap.prompts) : undefined,
@@ -274,6 +279,7 @@ async function readUpstream(
   connection: UpstreamConnection,
   uri: string,
   signal: AbortSignal,
+  redactor: Redactor,
 ): Promise<ResourceContents[]> {
   let contents;
   try {
@@ -292,11 +298,19 @@ async function readUpstream(
       uri,
       ...(typeof c.mimeType === "string" ? { mimeType: c.mimeType } : {}),
       ...(c._meta && typeof c._meta === "object"
-        ? { _meta: cleanDeep(c._meta as JsonObject) }
+        ? { _meta: cleanDeep(redactor.deep(c._meta) as JsonObject) }
         : {}),
     };
-    if (typeof c.text === "string") out.push({ ...base, text: c.text });
+    // Header secrets are redacted from text like from tool results; binary contents
+    // quoting one (in any form the redactor knows) are withheld whole.
+    if (typeof c.text === "string") out.push({ ...base, text: redactor.text(c.text) });
     else if (typeof c.blob === "string") {
+      if (redactor.active && redactor.text(c.blob) !== c.blob) {
+        throw new NotFoundError(
+          `${uri}: the MCP server's contents quote an mcp-server header secret (weir's ` +
+            `credential), which weir never passes on`,
+        );
+      }
       out.push({ ...base, blob: Uint8Array.from(atob(c.blob), (ch) => ch.charCodeAt(0)) });
     }
   }
@@ -470,7 +484,11 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
     level: "info",
     event: "upstream_connected",
     upstream: describeServer(wrap),
-    upstream_server: surface.connection.serverInfo?.name,
+    upstream_server: surface.connection.serverInfo?.name === undefined
+      ? undefined
+      : secretsRedactor(headerTemplates(
+        wrap.server.transport === "http" ? wrap.server.headers : [],
+      )).text(surface.connection.serverInfo.name),
     upstream_revision: surface.connection.revision,
     tools: surface.tools,
   });

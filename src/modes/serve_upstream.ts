@@ -47,10 +47,13 @@ import {
   withholdingSecrets,
 } from "./upstream_host.ts";
 import { TokenTable } from "../inbound/static_tokens.ts";
+import { renamedOntoListed } from "./upstream_entries.ts";
 import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
 import { oauthFor, type OAuthServeOptions } from "./serve.ts";
 import type { ToolAccess } from "../mcp/server.ts";
+import { isSchemaProfile, SCHEMA_PROFILES, type SchemaProfile } from "../mcp/schema_profile.ts";
+import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
 import {
@@ -84,6 +87,13 @@ export interface ServeUpstreamConfig {
   maxResponseBytes: number;
   /** See `UpstreamHostOptions.maxStalenessMs` (src/modes/upstream_host.ts) (`--max-staleness`). */
   maxStalenessMs: number;
+  /**
+   * `--read-only`: a tool whose definition lacks `annotations.readOnlyHint:
+   * true` is served as a withheld stub (the reason is `READ_ONLY_REASON`).
+   */
+  readOnly?: boolean;
+  /** `--schema-profile`: how `tools/list` shapes input schemas (src/mcp/schema_profile.ts). */
+  schemaProfile?: SchemaProfile;
 }
 
 /** Start-up failed: exit 1 with this message. */
@@ -120,6 +130,8 @@ export interface UpstreamSetup {
   resourceUris?: readonly string[];
   /** See `UpstreamHostOptions.readOnlyReason`. */
   readOnlyReason?: string;
+  /** See `UpstreamHostOptions.schemaProfile`. */
+  schemaProfile?: SchemaProfile;
   /** A further policy after the header-secret one (`decideTools`' `withhold`). */
   withhold?: SurfaceInput["withhold"];
 }
@@ -186,9 +198,11 @@ export async function openUpstreamHost(
     let decisions: ToolDecision[];
     const startedAt = performance.now();
     let ttlMs: number | undefined;
+    let listedNames: string[] = [];
     try {
       const listed = await connection.listToolsWithTtl(options.signal);
       ttlMs = listed.ttlMs;
+      listedNames = listed.tools.map((t) => t.name);
       decisions = await decideTools({
         allowlist: setup.allowlist,
         listed: listed.tools,
@@ -211,6 +225,8 @@ export async function openUpstreamHost(
         : []
     );
     if (missing.length > 0) throw new StartupError(redact(missing.join("; ")));
+    const renamed = renamedOntoListed(setup.entries ?? [], listedNames);
+    if (renamed.length > 0) throw new StartupError(redact(renamed.join("; ")));
     for (const d of decisions) {
       if (d.status !== "stubbed") continue;
       // Served as a stub: the other tools keep serving; the operator hears why.
@@ -228,9 +244,13 @@ export async function openUpstreamHost(
       maxStalenessMs: setup.maxStalenessMs,
       resourceUris: setup.resourceUris,
       readOnlyReason: setup.readOnlyReason,
+      schemaProfile: setup.schemaProfile,
     }, { at: startedAt, ttlMs });
+    // Stubs of the served entries the decisions above did not announce (the
+    // guardfile's rules, read-only mode, the schema profile).
+    const announced = new Set(decisions.flatMap((d) => d.status === "stubbed" ? [d.name] : []));
     for (const state of host.served()) {
-      if (state.kind === "stubbed" && state.byRules) {
+      if (state.kind === "stubbed" && !announced.has(state.entry.upstream)) {
         log({
           level: "warn",
           event: "upstream_tool_stubbed",
@@ -275,7 +295,11 @@ export async function buildUpstreamServer(
     throw error;
   }
   let server: McpServer | undefined;
-  const { connection, host } = await openUpstreamHost({ ...config, pins }, {
+  const { connection, host } = await openUpstreamHost({
+    ...config,
+    pins,
+    ...(config.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
+  }, {
     log,
     signal: options.signal,
     // A tool became a stub: clients that listen hear the list changed.
@@ -295,6 +319,7 @@ export async function buildUpstreamServer(
       around: options.around,
       stateKeys: options.stateKeys,
       toolAccess: options.toolAccess,
+      schemaProfile: config.schemaProfile,
     });
   } catch (error) {
     await connection.close();
@@ -401,6 +426,8 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       "allow-origin": { type: "string", multiple: true },
       "allow-host": { type: "string", multiple: true },
       "max-staleness": { type: "string" },
+      "read-only": { type: "boolean" },
+      "schema-profile": { type: "string" },
       ...OPS_FLAGS,
       ...TOOL_TOKEN_FLAGS,
       ...OAUTH_FLAGS,
@@ -454,6 +481,12 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     if (!/^\d+$/.test(maxBytes) || Number(maxBytes) < 1024) {
       throw new UpstreamUsageError(`--max-response-bytes takes a whole number >= 1024`);
     }
+    const profile = values["schema-profile"] as string | undefined;
+    if (profile !== undefined && !isSchemaProfile(profile)) {
+      throw new UpstreamUsageError(
+        `--schema-profile must be one of ${SCHEMA_PROFILES.join(", ")}, not ${profile}`,
+      );
+    }
     const name = ((values.name as string | undefined) ?? "weir-upstream").trim();
     if (name === "") throw new UpstreamUsageError("--name must not be empty");
     config = {
@@ -474,6 +507,8 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
         values["max-staleness"],
         DEFAULT_MAX_STALENESS_MS,
       ),
+      readOnly: values["read-only"] === true,
+      ...(profile !== undefined ? { schemaProfile: profile as SchemaProfile } : {}),
     };
   } catch (error) {
     if (error instanceof UpstreamUsageError) {

@@ -9,6 +9,8 @@
  */
 import { WeirError } from "../errors/kinds.ts";
 import type { ToolSpec } from "../mcp/types.ts";
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import { ProfileError, profileSchema, type SchemaProfile } from "../mcp/schema_profile.ts";
 import { CatalogError, prepareCatalog } from "../mcp/catalog.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "../guard/secrets.ts";
 import type { ServedTool, StubbedTool, ToolDecision } from "../mcp_upstream/decision.ts";
@@ -47,6 +49,27 @@ export interface ServedEntry {
   pins?: readonly EntryPin[];
 }
 
+/**
+ * Entries renamed onto the name of another of the MCP server's tools (a
+ * caller would take one tool for the other), one message each naming both.
+ * @param listed the names the MCP server lists
+ */
+export function renamedOntoListed(
+  entries: readonly ServedEntry[],
+  listed: readonly string[],
+): string[] {
+  const names = new Set(listed);
+  return entries.flatMap((e) =>
+    e.name !== e.upstream && names.has(e.name)
+      ? [
+        `tool "${e.name}" (the MCP server's "${e.upstream}") is renamed onto the name of ` +
+        `the MCP server's own tool "${e.name}": choose a served name the MCP server does ` +
+        `not use`,
+      ]
+      : []
+  );
+}
+
 /** What one served entry serves now. */
 export type EntryState =
   | {
@@ -70,9 +93,42 @@ export type EntryState =
  * What one entry serves, from its tool's decision: the decision's stub under
  * the served name; or the definition with the entry's override applied
  * (src/mcp_upstream/overrides.ts), a stub saying why when the override
- * contradicts it (`byRules`), or a read-only stub in read-only mode.
+ * contradicts it (`byRules`), or a read-only stub in read-only mode; under a
+ * schema profile other than `full`, a tool the profile cannot list soundly is
+ * an `unservable` stub naming the keyword (src/mcp/schema_profile.ts).
  */
 export function entryState(
+  entry: ServedEntry,
+  decision: ToolDecision,
+  readOnlyReason?: string,
+  profile?: SchemaProfile,
+): EntryState {
+  const state = decidedState(entry, decision, readOnlyReason);
+  if (state.kind !== "served" || profile === undefined || profile === "full") return state;
+  try {
+    profileSchema(state.spec.inputSchema as JsonObject, profile, `tool "${entry.name}"`);
+  } catch (error) {
+    if (!(error instanceof ProfileError)) throw error;
+    // Listed under the profile it would admit arguments the MCP server's schema refuses.
+    return {
+      kind: "stubbed",
+      entry,
+      stub: {
+        status: "stubbed",
+        name: entry.name,
+        why: "unservable",
+        reason: `the ${profile} schema profile cannot list it: ${error.message}`,
+        remedy: `serve with --schema-profile full (or schema-profile="full" in the ` +
+          `guardfile's surface node), or stop serving the tool`,
+        definition: state.decision.definition,
+        fingerprint: state.decision.fingerprint,
+      },
+    };
+  }
+  return state;
+}
+
+function decidedState(
   entry: ServedEntry,
   decision: ToolDecision,
   readOnlyReason?: string,

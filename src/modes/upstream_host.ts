@@ -60,6 +60,7 @@ import { toUpstreamArguments } from "../mcp_upstream/overrides.ts";
 import { type EntryState, entryState, pinValues, type ServedEntry } from "./upstream_entries.ts";
 import { DEFAULT_MAX_STALENESS_MS, Freshness } from "../mcp_upstream/freshness.ts";
 import { readableResources, withServedLinks } from "../mcp_upstream/apps.ts";
+import type { SchemaProfile } from "../mcp/schema_profile.ts";
 
 export type { EntryPin, EntryState, ServedEntry } from "./upstream_entries.ts";
 
@@ -97,6 +98,11 @@ export interface UpstreamHostOptions {
    * `readOnlyHint: true` is listed as a stub giving this reason.
    */
   readOnlyReason?: string;
+  /**
+   * The schema profile `tools/list` uses: a tool it cannot list soundly is a
+   * stub saying why (one tool, not the whole list, is then unusable).
+   */
+  schemaProfile?: SchemaProfile;
 }
 
 /** See the module doc. */
@@ -230,7 +236,15 @@ export class UpstreamHost {
     const states = new Map<string, EntryState>();
     for (const entry of this.#entries) {
       const decision = this.#decisions.get(entry.upstream)!;
-      states.set(entry.name, entryState(entry, decision, this.#options.readOnlyReason));
+      states.set(
+        entry.name,
+        entryState(
+          entry,
+          decision,
+          this.#options.readOnlyReason,
+          this.#options.schemaProfile,
+        ),
+      );
     }
     // Links to interfaces: only to resources weir serves (apps.ts).
     const uris = this.#options.resourceUris;

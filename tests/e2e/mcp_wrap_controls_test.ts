@@ -15,6 +15,8 @@ import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { confirmingClientV2, type ElicitAction } from "../support/elicit.ts";
 import { redisMissing, startRedis } from "../support/redis.ts";
+import { modernPost } from "../support/modern_http.ts";
+import { startWrapper } from "../support/upstream_cli.ts";
 
 const TOOLS: ListedTool[] = ["get_ticket", "list_tickets", "close_ticket", "delete_ticket"].map((
   name,
@@ -171,4 +173,69 @@ wrap ward mcp tickets {
     await up.stop();
   }
   assert.match(weir.stderr(), /"subject":"token:reader"/);
+});
+
+/** Every page of a 2026-07-28 `tools/list` for `token`: the names, and each page's cacheScope. */
+async function pages(url: string, token: string) {
+  const names: string[] = [];
+  const scopes: unknown[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 10; page++) {
+    const answer = await modernPost(url, "tools/list", cursor ? { cursor } : {}, { token });
+    assert.equal(answer.status, 200, JSON.stringify(answer));
+    const result = answer.result!;
+    names.push(...(result.tools as { name: string }[]).map((t) => t.name));
+    scopes.push(result.cacheScope);
+    cursor = result.nextCursor as string | undefined;
+    if (cursor === undefined) break;
+  }
+  return { names: names.sort(), scopes };
+}
+
+Deno.test("two static tokens, 60 wrapped tools: each token's list is its subset, private on every page (both forms)", async () => {
+  const many: ListedTool[] = Array.from({ length: 60 }, (_, i) => ({
+    name: `tool_${String(i).padStart(2, "0")}`,
+    inputSchema: { type: "object", properties: {} },
+  }));
+  const all = many.map((t) => t.name);
+  const readerTools = all.slice(0, 55);
+  const writerTools = all.slice(55);
+  const up = await startSdkUpstream({ revision: "2026-07-28", framing: "json", tools: many });
+  const env = { READER_TOKEN: READER, WRITER_TOKEN: WRITER };
+  const file = await tempGuardfile(
+    `wrap ward mcp many {\n    mcp-server http "${up.url}"\n` +
+      all.map((n) => `    proxy ${n}\n`).join("") + "}\n",
+  );
+  const tokenFlags = [
+    "--tool-token-env",
+    `READER_TOKEN:${readerTools.join(",")}`,
+    "--tool-token-env",
+    `WRITER_TOKEN:${writerTools.join(",")}`,
+  ];
+  const inFile = await serveHttp(file, { env, extra: tokenFlags });
+  const flags = await startWrapper(
+    ["--upstream", up.url, ...all.flatMap((n) => ["--tool", n]), ...tokenFlags],
+    { env },
+  );
+  try {
+    for (const weir of [inFile, flags]) {
+      const reader = await pages(weir.url, READER);
+      assert.deepEqual(reader.names, readerTools);
+      assert.ok(reader.scopes.length >= 2, "the reader's list has more than one page");
+      assert.deepEqual(reader.scopes, reader.scopes.map(() => "private"));
+      const writer = await pages(weir.url, WRITER);
+      assert.deepEqual(writer.names, writerTools);
+      assert.deepEqual(writer.scopes, writer.scopes.map(() => "private"));
+      const refused = await modernPost(weir.url, "tools/call", {
+        name: "tool_00",
+        arguments: {},
+      }, { token: WRITER });
+      assert.ok(refused.error || refused.result?.isError === true, JSON.stringify(refused));
+    }
+    assert.equal(up.calls().length, 0, "no call outside a subset reached the MCP server");
+  } finally {
+    await inFile.stop();
+    await flags.stop();
+    await up.stop();
+  }
 });

@@ -62,8 +62,8 @@ wrap ward mcp issues {
         argument "state" {
             enum "open" "closed"
         }
-        argument "limit" maximum=20
-        argument "query" max-length=50 pattern="^[^*]*$"
+        argument "limit" minimum=2 maximum=20
+        argument "query" min-length=2 max-length=50 pattern="^[^*]*$"
         argument "debug" hide=#true
         ${extra}
     }
@@ -123,8 +123,9 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
       assert.deepEqual(schema.required, ["repository"]);
       assert.deepEqual(schema.properties.state.enum, ["open", "closed"]);
       assert.equal(schema.properties.limit.maximum, 20);
-      assert.equal(schema.properties.limit.minimum, 1, "the MCP server's own bound stays");
+      assert.equal(schema.properties.limit.minimum, 2);
       assert.equal(schema.properties.query.maxLength, 50);
+      assert.equal(schema.properties.query.minLength, 2);
       assert.equal(schema.properties.repository.pattern, "^(?:acme-[^/]*|docs)$");
 
       const ok = await c.callTool({
@@ -150,7 +151,8 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
           { repository: "acme-web/x" },
           { repository: "docs", state: "all" },
           { repository: "docs", limit: 21 },
-          { repository: "docs", limit: 0 },
+          { repository: "docs", limit: 1 },
+          { repository: "docs", query: "a" },
           { repository: "docs", query: "a*" },
           { repository: "docs", query: "x".repeat(51) },
           { repository: "docs", org: "evil" },
@@ -298,4 +300,62 @@ Deno.test("lint-upstream FILE records and checks the MCP server's fingerprints; 
     await up.stop();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("a tool renamed onto another of the MCP server's names fails serve and lint-upstream, naming both; names that spell one operation fail lint", async () => {
+  const up = await startSdkUpstream({
+    revision: "2025-11-25",
+    framing: "json",
+    tools: [SEARCH, DELETE],
+  });
+  try {
+    const file = await tempGuardfile(`wrap ward mcp issues {
+    mcp-server http "${up.url}"
+    proxy delete_issue {
+        upstream "search_issues"
+    }
+}
+`);
+    const message =
+      /tool "delete_issue" \(the MCP server's "search_issues"\) is renamed onto the name of the MCP server's own tool "delete_issue"/;
+    const serve = await runCli(["serve", file, "--stdio"], { stdin: "" });
+    assert.equal(serve.code, 1, serve.stderr);
+    assert.match(serve.stderr, message);
+    const lu = await runCli(["lint-upstream", file]);
+    assert.equal(lu.code, 1, lu.stderr);
+    assert.match(lu.stderr, message);
+    assert.equal(up.calls().length, 0);
+  } finally {
+    await up.stop();
+  }
+  // Offline: one operation under two names, and a withhold undone by a rename.
+  const file = await tempGuardfile(`withhold "delete_issue" {
+    reason "Issues are closed, never deleted."
+}
+wrap ward mcp issues {
+    mcp-server http "http://127.0.0.1:9/mcp"
+    proxy search_issues
+    proxy searchIssues {
+        upstream "find_issues"
+    }
+    proxy tidy {
+        upstream "delete_issue"
+    }
+    proxy remove_issue
+}
+`);
+  const lint = await runCli(["lint", file]);
+  assert.equal(lint.code, 1, lint.stderr);
+  assert.match(
+    lint.stderr,
+    /:7:5: .*"searchIssues" \(proxy "searchIssues"\) and "search_issues" \(proxy "search_issues", line 6\) differ only by letter case or separators/,
+  );
+  assert.match(
+    lint.stderr,
+    /:10:5: .*proxy "tidy" serves the MCP server's "delete_issue", and withhold "delete_issue" withholds it/,
+  );
+  assert.match(
+    lint.stderr,
+    /:13:5: .*"remove_issue" \(proxy "remove_issue"\) and "delete_issue" \(withhold "delete_issue", line 1\) differ only by a verb synonym/,
+  );
 });
