@@ -29,6 +29,32 @@ export const ENTRY = "cli.ts";
 export const INCLUDE: readonly string[] = ["src/guard/extract_worker.ts"];
 
 /**
+ * npm modules weir imports only when one command needs them, by an `import()`
+ * of a constant rather than of a string literal, so that Deno does not fetch
+ * them before any command starts (a string-literal `import()` is part of the
+ * module graph): the tokenizer (`lint`), OpenTelemetry (telemetry on), ioredis
+ * (a Redis store), postgres.js (`sql` grants), the OpenAPI and YAML parsers
+ * (`scaffold`). `deno compile` cannot see such an import either, so each is
+ * embedded with `--include`. tests/release/lazy_npm_test.ts holds this list to
+ * the specifiers in src/ and to the versions deno.json pins.
+ */
+export const LAZY_NPM: readonly string[] = [
+  "npm:gpt-tokenizer@4.0.0/encoding/o200k_base",
+  "npm:@opentelemetry/api@1.10.0",
+  "npm:@opentelemetry/context-async-hooks@3.1.0",
+  "npm:@opentelemetry/core@3.1.0",
+  "npm:@opentelemetry/resources@3.1.0",
+  "npm:@opentelemetry/sdk-trace@3.1.0",
+  "npm:@opentelemetry/sdk-metrics@3.1.0",
+  "npm:@opentelemetry/exporter-trace-otlp-http@0.301.0",
+  "npm:@opentelemetry/exporter-metrics-otlp-http@0.301.0",
+  "npm:ioredis@6.0.0",
+  "npm:postgres@3.4.9",
+  "npm:@scalar/openapi-parser@0.29.22",
+  "npm:yaml@2.9.1",
+];
+
+/**
  * The binary's permissions: network, environment, reading files (guardfiles,
  * `value file` secrets), running the one command a `serve-upstream -- CMD`
  * names (`--allow-run`) and writing the file `lint-upstream
@@ -125,6 +151,7 @@ export function compileArgs(
     ...(options.image ? IMAGE.permissions : PERMISSIONS),
     ...(options.target ? ["--target", options.target] : []),
     ...INCLUDE.flatMap((path) => ["--include", new URL(path, root).pathname]),
+    ...LAZY_NPM.flatMap((specifier) => ["--include", specifier]),
     "--output",
     output,
     new URL(ENTRY, root).pathname,

@@ -30,6 +30,14 @@ import type { Sql, TransactionSql } from "postgres";
 import { WeirError } from "../errors/kinds.ts";
 import { clipText, isRawJson } from "../mcp/text.ts";
 
+/**
+ * postgres.js, loaded only when a `sql` grant first runs. Held in a constant so
+ * that Deno fetches the package only when this import runs (a string-literal
+ * `import()` is fetched before any command starts); the version deno.json
+ * pins, held to it by tests/release/lazy_npm_test.ts.
+ */
+const POSTGRES_MODULE = "npm:postgres@3.4.9";
+
 /** What one sql call produced, before the coverage envelope. */
 export interface SqlAnswer {
   /** `{rows, columns, truncated}` for a read, `{rows_affected}` for a write. */
@@ -253,7 +261,9 @@ export class SqlRunner {
     const existing = POOLS.get(dsn);
     if (existing) return existing;
     const sql = (async () => {
-      const { default: postgres } = await import("postgres");
+      const { default: postgres }: { default: typeof import("postgres") } = await import(
+        POSTGRES_MODULE
+      );
       return postgres(dsn, {
         max: POOL_SIZE,
         idle_timeout: 30,

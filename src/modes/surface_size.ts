@@ -18,6 +18,17 @@ import type { McpServer } from "../mcp/server.ts";
 /** The tokenizer, as the reports name it. */
 export const TOKENIZER = "o200k_base (npm gpt-tokenizer 4.0.0)";
 
+/**
+ * The tokenizer's module, held in a constant so that Deno does not fetch it
+ * before it is needed: a dynamic `import()` of a string literal is part of the
+ * module graph, and its npm package (30 MB) is downloaded when any command
+ * starts; an `import()` of a variable is resolved only when it runs, so only
+ * `weir lint` downloads it. Written as the full `npm:` specifier (the version
+ * pinned in deno.json, held to it by tests/release/lazy_npm_test.ts) so that it
+ * resolves the same from a checkout, from JSR and in a compiled binary.
+ */
+const TOKENIZER_MODULE = "npm:gpt-tokenizer@4.0.0/encoding/o200k_base";
+
 /** One tool's size. */
 export interface ToolSize {
   /** The tool's name. */
@@ -94,7 +105,8 @@ export async function listedSurface(server: McpServer): Promise<ListedSurface> {
  * @param listed the tools and instructions as a client receives them
  */
 export async function measureSurface(listed: ListedSurface): Promise<SurfaceSize> {
-  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
+  const { countTokens }: typeof import("npm:gpt-tokenizer@4.0.0/encoding/o200k_base") =
+    await import(TOKENIZER_MODULE);
   const perTool = listed.tools.map((tool) => ({
     name: String(tool.name),
     tokens: countTokens(JSON.stringify(tool)),

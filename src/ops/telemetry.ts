@@ -102,6 +102,26 @@ export function telemetryWanted(env: (name: string) => string | undefined): bool
 }
 
 /**
+ * The OpenTelemetry modules, loaded only when telemetry is on. Each is held in a
+ * constant, not written in the `import()`: Deno fetches the npm package of a
+ * string-literal `import()` before any command starts (it is part of the module
+ * graph, 20 MB here), and an `import()` of a variable only when it runs. Full
+ * `npm:` specifiers (the versions deno.json pins, held to them by
+ * tests/release/lazy_npm_test.ts) resolve the same from a checkout, from JSR
+ * and in a compiled binary (scripts/build.ts INCLUDE embeds them).
+ */
+const OTEL_MODULES = {
+  api: "npm:@opentelemetry/api@1.10.0",
+  contextAsyncHooks: "npm:@opentelemetry/context-async-hooks@3.1.0",
+  core: "npm:@opentelemetry/core@3.1.0",
+  resources: "npm:@opentelemetry/resources@3.1.0",
+  sdkTrace: "npm:@opentelemetry/sdk-trace@3.1.0",
+  sdkMetrics: "npm:@opentelemetry/sdk-metrics@3.1.0",
+  traceExporter: "npm:@opentelemetry/exporter-trace-otlp-http@0.301.0",
+  metricExporter: "npm:@opentelemetry/exporter-metrics-otlp-http@0.301.0",
+} as const;
+
+/**
  * Start telemetry when the environment asks for it.
  * @param serviceName `service.name` unless `OTEL_SERVICE_NAME` says otherwise
  * @param servedTools the tool names served now (labels outside it become `_OTHER`)
@@ -114,20 +134,22 @@ export async function startTelemetry(
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): Promise<Telemetry | undefined> {
   if (!telemetryWanted(env)) return undefined;
-  const api = await import("@opentelemetry/api");
-  const { AsyncLocalStorageContextManager } = await import(
-    "@opentelemetry/context-async-hooks"
+  const api: typeof import("@opentelemetry/api") = await import(OTEL_MODULES.api);
+  const { AsyncLocalStorageContextManager }: typeof import("@opentelemetry/context-async-hooks") =
+    await import(OTEL_MODULES.contextAsyncHooks);
+  const { W3CTraceContextPropagator }: typeof import("@opentelemetry/core") = await import(
+    OTEL_MODULES.core
   );
-  const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
-  const { resourceFromAttributes, envDetector, detectResources } = await import(
-    "@opentelemetry/resources"
-  );
-  const { TracerProvider, BatchSpanProcessor } = await import("@opentelemetry/sdk-trace");
-  const { MeterProvider, PeriodicExportingMetricReader } = await import(
-    "@opentelemetry/sdk-metrics"
-  );
-  const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
-  const { OTLPMetricExporter } = await import("@opentelemetry/exporter-metrics-otlp-http");
+  const { resourceFromAttributes, envDetector, detectResources }:
+    typeof import("@opentelemetry/resources") = await import(OTEL_MODULES.resources);
+  const { TracerProvider, BatchSpanProcessor }: typeof import("@opentelemetry/sdk-trace") =
+    await import(OTEL_MODULES.sdkTrace);
+  const { MeterProvider, PeriodicExportingMetricReader }:
+    typeof import("@opentelemetry/sdk-metrics") = await import(OTEL_MODULES.sdkMetrics);
+  const { OTLPTraceExporter }: typeof import("@opentelemetry/exporter-trace-otlp-http") =
+    await import(OTEL_MODULES.traceExporter);
+  const { OTLPMetricExporter }: typeof import("@opentelemetry/exporter-metrics-otlp-http") =
+    await import(OTEL_MODULES.metricExporter);
 
   const resource = resourceFromAttributes({ "service.name": serviceName }).merge(
     detectResources({ detectors: [envDetector] }),

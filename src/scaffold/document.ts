@@ -23,8 +23,19 @@
  *
  * @module
  */
-import { dereference, upgrade } from "@scalar/openapi-parser";
-import YAML from "yaml";
+import type { dereference as Dereference } from "@scalar/openapi-parser";
+
+/**
+ * The OpenAPI parser and the YAML parser, loaded by `weir scaffold` only. Held
+ * in constants so that Deno fetches them only when this import runs (a
+ * string-literal `import()`, like a static import, is fetched before any
+ * command starts); the versions deno.json pins, held to them by
+ * tests/release/lazy_npm_test.ts.
+ */
+const PARSER_MODULES = {
+  openapi: "npm:@scalar/openapi-parser@0.29.22",
+  yaml: "npm:yaml@2.9.1",
+} as const;
 
 /** JSON as read: a loose record (the document's own shapes, after `$ref` resolution). */
 export type Json = Record<string, unknown>;
@@ -101,6 +112,10 @@ export class DocumentError extends Error {
  *   without `openapi: 3.x` or `swagger: "2.0"`, or a `$ref` that does not resolve
  */
 export async function readOpenApi(text: string, source: string): Promise<OpenApiDocument> {
+  const { dereference, upgrade }: typeof import("@scalar/openapi-parser") = await import(
+    PARSER_MODULES.openapi
+  );
+  const YAML: typeof import("yaml") = await import(PARSER_MODULES.yaml);
   let raw: unknown;
   const trimmed = text.trimStart();
   try {
@@ -132,7 +147,7 @@ export async function readOpenApi(text: string, source: string): Promise<OpenApi
     );
   }
   let spec: Json;
-  let resolved: Awaited<ReturnType<typeof dereference>>;
+  let resolved: Awaited<ReturnType<typeof Dereference>>;
   const tooDeep = `${source}: its $ref chains nest too deeply to resolve (a reference to a ` +
     `reference to ... hundreds of levels down): weir scaffold does not read it`;
   try {

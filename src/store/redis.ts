@@ -191,6 +191,14 @@ export class RedisBucket implements RateLimiter {
 }
 
 /**
+ * ioredis, loaded only when a Redis store is configured. Held in a constant so
+ * that Deno fetches the package only when this import runs (a string-literal
+ * `import()` is fetched before any command starts); the version deno.json
+ * pins, held to it by tests/release/lazy_npm_test.ts.
+ */
+const IOREDIS_MODULE = "npm:ioredis@6.0.0";
+
+/**
  * The process's one client for a store URL, connected (or dialling, shared by
  * every call that arrives before the connection is up): a reload that builds
  * a new server (and a new bucket), and the single-use store
@@ -202,7 +210,7 @@ export async function connectedClient(url: string, timeoutMs = 2_000): Promise<R
   let shared = CLIENTS.get(url);
   if (!shared) {
     const client = (async () => {
-      const { Redis } = await import("ioredis");
+      const { Redis }: typeof import("ioredis") = await import(IOREDIS_MODULE);
       const client = new Redis(url, {
         lazyConnect: true,
         // Refuse at once while disconnected rather than queueing calls.

@@ -23,6 +23,7 @@ import {
   ENTRY,
   IMAGE,
   INCLUDE,
+  LAZY_NPM,
   PERMISSIONS,
   type Target,
   TARGETS,
@@ -61,7 +62,7 @@ function assertCompile(argv: string[], permissions: readonly string[], target?: 
   assert.deepEqual(argv.filter((a) => a.startsWith("--allow-")), [...permissions]);
   assert.ok(!argv.includes("-A") && !argv.includes("--allow-all"));
   const included = argv.flatMap((a, i) => argv[i - 1] === "--include" ? [a] : []);
-  assert.deepEqual(included, INCLUDE.map((p) => `${ROOT}${p}`));
+  assert.deepEqual(included, [...INCLUDE.map((p) => `${ROOT}${p}`), ...LAZY_NPM]);
   const targets = argv.flatMap((a, i) => argv[i - 1] === "--target" ? [a] : []);
   assert.deepEqual(targets, target ? [target] : []);
 }
