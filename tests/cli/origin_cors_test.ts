@@ -39,9 +39,13 @@ Deno.test("default flags: the server's own origin is served, every other Host an
         ...(origin ? { origin } : {}),
       }, INIT);
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) {
-      const same = await post(host, `http://${host}`);
-      assert.equal(same.status, 200, `same origin ${host}`);
-      assert.equal(JSON.parse(same.body).result.protocolVersion, "2025-11-25");
+      // A page served under this Host, over http or through a TLS proxy (https).
+      for (const scheme of ["http", "https"]) {
+        const same = await post(host, `${scheme}://${host}`);
+        assert.equal(same.status, 200, `same origin ${scheme}://${host}`);
+        assert.equal(JSON.parse(same.body).result.protocolVersion, "2025-11-25");
+        assert.equal(same.headers.get("access-control-allow-origin"), `${scheme}://${host}`);
+      }
     }
     const refusals: [string, string | undefined][] = [
       ["evil.example.com", "http://evil.example.com"],
@@ -50,6 +54,8 @@ Deno.test("default flags: the server's own origin is served, every other Host an
       [`127.0.0.1:${port}`, `http://127.0.0.1:${port + 1}`],
       [`127.0.0.1:${port}`, "null"],
       [`127.0.0.1:${port}`, `http://127.0.0.1:${port}.evil.net`],
+      [`127.0.0.1:${port}`, `ws://127.0.0.1:${port}`], // only http and https
+      [`127.0.0.1:${port}`, `https://127.0.0.1`], // the port is part of the origin
     ];
     for (const [host, origin] of refusals) {
       const answer = await post(host, origin);
@@ -106,6 +112,11 @@ Deno.test("--allow-host admits a Host-preserving reverse proxy's name, and only 
     assert.equal(await status("https://mcp.example.com".slice(8), "https://mcp.example.com"), 200);
     assert.equal(await status(`127.0.0.1:${port}`), 200, "loopback names still answer");
     assert.equal(await status("proxy.example"), 403, "the port is part of what is listed");
+    // A name listed without a port is a Host without a port (the scheme's default
+    // port, as a proxy forwarding nginx's $host sends it), never any port.
+    for (const host of [`mcp.example.com:${port}`, "mcp.example.com:8443", "mcp.example.com:80"]) {
+      assert.equal(await status(host), 403, host);
+    }
     assert.equal(await status("other.example.com"), 403);
     assert.equal(await status("mcp.example.com", "https://evil.example.com"), 403);
   } finally {
