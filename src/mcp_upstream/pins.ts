@@ -16,6 +16,9 @@ import type { ToolSpec } from "../mcp/types.ts";
 import { compileSchema, type ValidateFn } from "../mcp/schema.ts";
 import { canonicalJson } from "./fingerprint.ts";
 
+/** A number as JSON spells it (RFC 8259 section 6). */
+const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
 /** A pin as injected: the value converted to the argument's JSON type. */
 export interface InjectedPin {
   arg: string;
@@ -56,7 +59,8 @@ export function fitPins(
     let value: string | number | boolean = written;
     if (types.includes("string") || types.length === 0) value = written;
     else if (types.includes("integer") || types.includes("number")) {
-      value = Number(written);
+      // JSON's number grammar only: Number() would also take "", " 2", "0x10" and "Infinity".
+      value = JSON_NUMBER.test(written) ? Number(written) : NaN;
       if (!Number.isFinite(value) || (!types.includes("number") && !Number.isInteger(value))) {
         return `--pin ${tool}.${arg}=${written}: the argument is ${types.join(" or ")}, ` +
           `and ${JSON.stringify(written)} is not one`;

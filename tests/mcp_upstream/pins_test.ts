@@ -1,0 +1,60 @@
+/**
+ * How a `--pin TOOL.ARG=VALUE` value is typed, as docs/wrapping-mcp-servers.md
+ * ("How a pin's value is typed") states it: by the argument's JSON Schema
+ * `type` in the upstream's definition, never by the look of the text.
+ */
+import assert from "node:assert/strict";
+import { fitPins } from "../../src/mcp_upstream/pins.ts";
+import type { ToolSpec } from "../../src/mcp/types.ts";
+
+function tool(properties: Record<string, unknown>): ToolSpec {
+  return { name: "t", inputSchema: { type: "object", properties } } as ToolSpec;
+}
+
+function fit(property: Record<string, unknown>, written: string) {
+  const fitted = fitPins("t", tool({ x: property }), new Map([["x", written]]));
+  return typeof fitted === "string" ? fitted : fitted[0].value;
+}
+
+Deno.test("pins: a string argument gets the text as written, quotes and all", () => {
+  assert.equal(fit({ type: "string" }, "42"), "42");
+  assert.equal(fit({ type: "string" }, '"42"'), '"42"');
+  assert.equal(fit({ type: "string" }, "true"), "true");
+  assert.equal(fit({ type: "string" }, ""), "");
+  // No type, or string among the types: the text as written.
+  assert.equal(fit({}, "7"), "7");
+  assert.equal(fit({ type: ["string", "number"] }, "7"), "7");
+});
+
+Deno.test("pins: number and integer arguments get a JSON number, or the tool is not served", () => {
+  assert.equal(fit({ type: "number" }, "2.5"), 2.5);
+  assert.equal(fit({ type: "integer" }, "2"), 2);
+  assert.equal(fit({ type: "integer" }, "1e3"), 1000);
+  assert.match(String(fit({ type: "integer" }, "2.5")), /is integer, and "2\.5" is not one/);
+  assert.match(String(fit({ type: "number" }, "abc")), /is number, and "abc" is not one/);
+  // JSON's number grammar, not JavaScript's Number(): "" is not 0, "0x10" not 16.
+  for (const written of ["Infinity", "", " 2", "0x10", "+1", "1.", ".5", "1e999"]) {
+    assert.match(String(fit({ type: "number" }, written)), /is not one/, JSON.stringify(written));
+  }
+  assert.equal(fit({ type: "number" }, "-0.5e-2"), -0.005);
+});
+
+Deno.test("pins: a boolean argument takes exactly true or false", () => {
+  assert.equal(fit({ type: "boolean" }, "true"), true);
+  assert.equal(fit({ type: "boolean" }, "false"), false);
+  for (const written of ["TRUE", "1", "yes", ""]) {
+    assert.match(String(fit({ type: "boolean" }, written)), /is boolean; pin true or false/);
+  }
+});
+
+Deno.test("pins: objects, arrays and null cannot be pinned; an undeclared argument neither", () => {
+  for (const type of ["object", "array", "null"]) {
+    assert.match(
+      String(fit({ type }, "{}")),
+      /pins hold strings, numbers and booleans/,
+      type,
+    );
+  }
+  const fitted = fitPins("t", tool({ a: { type: "string" } }), new Map([["b", "1"]]));
+  assert.equal(fitted, '--pin t.b: the tool declares no argument "b" (it declares: a)');
+});
