@@ -18,6 +18,27 @@ const TOKEN = "client-snippet-token-0123456789";
 // deno-lint-ignore no-explicit-any
 type Entry = Record<string, any>;
 
+/**
+ * The server command docs/install.md gives next to the client files (the block
+ * marked tested-by this file): its flags after `--http PORT`, which the HTTP
+ * entries are used against.
+ */
+const SERVER_FLAGS: string[] = (() => {
+  const page = Deno.readTextFileSync(`${ROOT}docs/install.md`);
+  const at = page.indexOf("docs-check: tested-by tests/clients_test.ts");
+  assert.ok(at >= 0, "docs/install.md marks the server command block");
+  const block = /```sh\n([\s\S]*?)```/.exec(page.slice(at));
+  assert.ok(block, "docs/install.md shows the server command");
+  const line = block[1].split("\n").find((l) => l.startsWith("weir serve "));
+  assert.ok(line, "the block starts weir serve");
+  const words = line.split(/\s+/);
+  const http = words.indexOf("--http");
+  assert.equal(words[http + 1], "8080", "the port the client files name");
+  assert.equal(words[2], `${PLACEHOLDER_ROOT}guardfiles/open-meteo.mcp.kdl`);
+  assert.match(block[1], /^export WEIR_TOKEN=/m, "the block sets the variable the clients send");
+  return words.slice(http + 2);
+})();
+
 interface Snippet {
   file: string;
   /** Where the client keeps its servers in the file. */
@@ -103,7 +124,7 @@ for (const snippet of SNIPPETS) {
     assert.equal(headers.Authorization, `Bearer ${TOKEN}`, "the token comes from a variable");
     const served = await serveHttp(`${ROOT}guardfiles/open-meteo.mcp.kdl`, {
       env: { WEIR_TOKEN: TOKEN },
-      extra: ["--inbound-token-env", "WEIR_TOKEN"],
+      extra: SERVER_FLAGS,
     });
     const client = new Client({ name: "snippet-test", version: "1" });
     try {
@@ -117,3 +138,31 @@ for (const snippet of SNIPPETS) {
     }
   });
 }
+
+Deno.test("docs/install.md: the server command refuses a wrong token; without it loopback serves any", async () => {
+  assert.deepEqual(SERVER_FLAGS, ["--inbound-token-env", "WEIR_TOKEN"]);
+  const call = (url: string, token: string) =>
+    fetch(`${url}/api/weir_info`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: "{}",
+    }).then(async (r) => (await r.body?.cancel(), r.status));
+  const guarded = await serveHttp(`${ROOT}guardfiles/open-meteo.mcp.kdl`, {
+    env: { WEIR_TOKEN: TOKEN },
+    extra: SERVER_FLAGS,
+  });
+  try {
+    assert.equal(await call(guarded.url, TOKEN), 200);
+    assert.equal(await call(guarded.url, "some-other-token-0123456789"), 401);
+  } finally {
+    await guarded.stop();
+  }
+  // What docs/install.md says of the loopback default: no inbound authentication,
+  // so any Authorization header is ignored.
+  const open = await serveHttp(`${ROOT}guardfiles/open-meteo.mcp.kdl`);
+  try {
+    assert.equal(await call(open.url, "whatever"), 200);
+  } finally {
+    await open.stop();
+  }
+});
