@@ -21,7 +21,16 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CLI, CONFIG, ROOT, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
+import {
+  CLI,
+  CONFIG,
+  ROOT,
+  runCli,
+  serveHttp,
+  tempGuardfile,
+  weirCommand,
+} from "../support/cli.ts";
+import { startDemoUpstream } from "../../src/demo/ticket_api.ts";
 
 interface Block {
   page: string;
@@ -378,5 +387,83 @@ Deno.test("docs/cli.md: the stdio client entry starts weir and serves the README
     assert.deepEqual(names, ["close_issue", "delete_issue", "get_issue", "weir_info"]);
   } finally {
     await client.close();
+  }
+});
+
+/**
+ * docs/spec-mode.md "Confirming by hand": the demo guardfile with the confirm
+ * line the page names, in front of the demo's ticket API, in a temp directory.
+ */
+async function confirmSetup() {
+  const page = Deno.readTextFileSync(`${ROOT}docs/spec-mode.md`);
+  const line = /`(confirm "close_ticket" message="[^"]*")`/.exec(page)?.[1];
+  assert.ok(line, "docs/spec-mode.md names the confirm line it adds");
+  const dir = await Deno.makeTempDir({ prefix: "weir-docs-confirm-" });
+  const demo = await Deno.readTextFile(`${ROOT}guardfiles/demo.mcp.kdl`);
+  await Deno.writeTextFile(`${dir}/confirm.mcp.kdl`, `${demo}\n${line}\n`);
+  const token = "a-long-enough-token";
+  const upstream = await startDemoUpstream(token);
+  const env = { WEIR_DEMO_BASE_URL: upstream.url, WEIR_DEMO_TOKEN: token };
+  const blocks = BLOCKS.filter((b) =>
+    b.page === "docs/spec-mode.md" && b.lang === "sh" && /close_ticket/.test(b.text)
+  );
+  assert.equal(blocks.length, 2, "one block per revision");
+  const closes = () => upstream.requests.filter((r) => r.method === "PATCH").length;
+  return { dir, env, upstream, blocks, closes };
+}
+
+async function bash(script: string, cwd: string, env: Record<string, string>) {
+  const out = await new Deno.Command("bash", {
+    args: ["-euo", "pipefail", "-c", script],
+    cwd,
+    env,
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(90_000),
+  }).output();
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+Deno.test("docs/spec-mode.md: the 2026-07-28 confirmation by curl runs the call once", async () => {
+  const { dir, env, upstream, blocks, closes } = await confirmSetup();
+  const served = await serveHttp(`${dir}/confirm.mcp.kdl`, { env });
+  try {
+    const script = blocks[0].text.replaceAll("http://127.0.0.1:8080", served.url);
+    assert.notEqual(script, blocks[0].text, "the example names http://127.0.0.1:8080");
+    const out = await bash(script, dir, env);
+    assert.equal(out.code, 0, out.stderr);
+    const [first, retry] = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(first.result.resultType, "input_required");
+    assert.equal(first.result.inputRequests["weir/confirm"].method, "elicitation/create");
+    assert.equal(typeof first.result.requestState, "string");
+    assert.equal(retry.result.resultType, "complete");
+    assert.equal(retry.result.structuredContent.result.status, "closed");
+    assert.equal(closes(), 1, "the upstream saw the call once");
+  } finally {
+    await served.stop();
+    await upstream.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("docs/spec-mode.md: the 2025-11-25 confirmation over stdio runs the call once", async () => {
+  const { dir, env, upstream, blocks, closes } = await confirmSetup();
+  try {
+    const { command, args } = weirCommand();
+    const script = blocks[1].text.replace(
+      /\bweir serve /,
+      `${[command, ...args].map((a) => `'${a}'`).join(" ")} serve `,
+    );
+    assert.notEqual(script, blocks[1].text, "the example starts weir serve");
+    const out = await bash(script, dir, { ...env, PATH: Deno.env.get("PATH") ?? "" });
+    assert.equal(out.code, 0, out.stderr);
+    const answer = JSON.parse(out.stdout.trim().split("\n").at(-1)!);
+    assert.equal(answer.id, 2);
+    assert.equal(answer.result.structuredContent.result.status, "closed");
+    assert.equal(closes(), 1, "the upstream saw the call once");
+  } finally {
+    await upstream.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
