@@ -31,6 +31,7 @@ import {
   weirCommand,
 } from "../support/cli.ts";
 import { startDemoUpstream } from "../../src/demo/ticket_api.ts";
+import { HEALTH_CHECK } from "../support/haproxy.ts";
 
 interface Block {
   page: string;
@@ -466,4 +467,12 @@ Deno.test("docs/spec-mode.md: the 2025-11-25 confirmation over stdio runs the ca
     await upstream.close();
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("docs/operating.md: the HAProxy health check is the one the replica tests run", () => {
+  const block = BLOCKS.find((b) => b.page === "docs/operating.md" && b.lang === "haproxy");
+  assert.ok(block, "docs/operating.md shows the HAProxy health check");
+  const lines = block.text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  assert.deepEqual(lines, [...HEALTH_CHECK]);
+  assert.ok(lines.some((l) => /^timeout check \d/.test(l)), "a check has its own read timeout");
 });

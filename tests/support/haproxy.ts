@@ -22,6 +22,22 @@ export function haproxyBinary(): { path: string } | { missing: string } {
   return { missing: "haproxy is not installed (apt-get install haproxy; .ci/run does it)" };
 }
 
+/**
+ * The backend's health check, as docs/operating.md ("Running several
+ * replicas") gives it; tests/docs/docs_test.ts holds the page's block to this
+ * list. `/readyz` over HTTP/1.1 with the Host weir answers on loopback; two
+ * failed checks take a server out, one 200 brings it back; `timeout check`
+ * lets a check's answer take 2 s (a loaded machine is slow, not down): without
+ * it HAProxy gives the whole check `inter` (100 ms) and takes a busy replica out.
+ */
+export const HEALTH_CHECK: readonly string[] = [
+  "option httpchk",
+  "http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1",
+  "http-check expect status 200",
+  "timeout check 2s",
+  "default-server inter 100ms fastinter 100ms downinter 100ms fall 2 rise 1",
+];
+
 /** One backend server. */
 export interface Backend {
   name: string;
@@ -76,14 +92,7 @@ export async function startHaproxy(
     "  default_backend weir",
     "backend weir",
     "  balance roundrobin",
-    "  option httpchk",
-    // HTTP/1.1 with the Host weir answers on loopback.
-    "  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host 127.0.0.1",
-    "  http-check expect status 200",
-    // A check answers within 2 s (a loaded machine is slow, not down); two 503s take a server
-    // out, one 200 brings it back.
-    "  timeout check 2s",
-    "  default-server inter 100ms fastinter 100ms downinter 100ms fall 2 rise 1",
+    ...HEALTH_CHECK.map((line) => `  ${line}`),
     ...backends.map((b) =>
       `  use-server ${b.name} if { req.hdr(x-weir-replica) -m str ${b.name} }`
     ),
