@@ -130,6 +130,7 @@ async function main(): Promise<void> {
       `${DURATION} s per run after ${WARMUP} s warm-up; ${ROUNDS} round(s), medians\n`,
   );
   const lines: string[] = [];
+  const notes: string[] = [];
   let failed = false;
   for (const revision of REVISIONS) {
     const scripts = {
@@ -173,6 +174,7 @@ async function main(): Promise<void> {
     );
     const targets = [["direct", sdk], ["weir", weir]] as const;
     const cells = new Map<string, Cell[]>();
+    const socketErrors = new Map<string, number>();
     try {
       for (const [name, target] of targets) {
         const first = await checkWithWrk({
@@ -196,9 +198,11 @@ async function main(): Promise<void> {
           const one = await runWrk({ ...base, seconds: DURATION, connections: 1 });
           const many = await runWrk({ ...base, seconds: DURATION, connections: CONNECTIONS });
           for (const r of [one, many]) {
-            if (r.errors > 0 || r.requests === 0) {
+            // A wrong answer stops the run; a rare socket error (a reset under load) is counted.
+            if (r.badStatus > 0 || r.requests === 0 || r.errors > r.requests / 1000) {
               abort(`${name} (${revision.version}): ${r.errors} errors in ${r.requests} requests`);
             }
+            socketErrors.set(name, (socketErrors.get(name) ?? 0) + r.errors);
           }
           cells.set(name, [
             ...(cells.get(name) ?? []),
@@ -214,6 +218,11 @@ async function main(): Promise<void> {
       const all = cells.get(name)!;
       return { p50Ms: median(all.map((c) => c.p50Ms)), rps: median(all.map((c) => c.rps)) };
     };
+    for (const [name, n] of socketErrors) {
+      if (n > 0) {
+        notes.push(`${revision.version} ${name}: ${n} socket error(s) (under 0.1% of calls)`);
+      }
+    }
     const direct = cell("direct");
     const through = cell("weir");
     const rpsRatio = through.rps / direct.rps;
@@ -235,6 +244,7 @@ async function main(): Promise<void> {
     `goals (issue 20): throughput >= ${THROUGHPUT_GOAL}x direct and p50 <= ${P50_GOAL}x direct; ` +
       `published figures for other gateways in front of an MCP server: about 0.37-0.40x direct`,
   );
+  for (const note of notes) console.log(note);
   await Deno.remove(dir, { recursive: true });
   if (failed) Deno.exitCode = 1;
 }

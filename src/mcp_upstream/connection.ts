@@ -15,7 +15,9 @@
  *   when the connection breaks while it is in flight the call fails (the
  *   next request reconnects first, before sending anything). The caller's
  *   signal and the request timeout both abort it, and the client then sends
- *   `notifications/cancelled` to the upstream.
+ *   `notifications/cancelled` to the upstream. Over HTTP, a call whose caller
+ *   asked for no progress takes the short path (`fast_call.ts`: weir's own
+ *   HTTP/1.1 client, with what the session's client would send).
  * - A reconnect never fails the other requests in flight on an HTTP
  *   upstream: each is its own HTTP exchange, so the replaced client is
  *   closed only once its own requests have settled (one request failing,
@@ -59,6 +61,14 @@ import {
 } from "./errors.ts";
 import { withExactNumbers } from "./exact.ts";
 import { upstreamFetch } from "./http_fetch.ts";
+import {
+  asksForParamHeaders,
+  fastCall,
+  type FastWire,
+  sendCancelled,
+  shortPathAllowed,
+} from "./fast_call.ts";
+import { Http1Client } from "../outbound/http1_client.ts";
 import { RequestScope, requestScopes } from "./scope.ts";
 import {
   legacyHttpTransport,
@@ -137,6 +147,10 @@ export class UpstreamConnection {
   readonly #inFlight = new Map<Session, number>();
   /** Replaced clients that close once their requests in flight have settled. */
   readonly #retired = new Set<Session>();
+  /** The short path's HTTP/1.1 client (its own kept-alive connections), once used. */
+  #http?: Http1Client;
+  /** JSON-RPC ids of short-path calls: apart from the official client's own (which count from 0). */
+  #nextId = 2 ** 31;
   /** `serverInfo` of the upstream, once connected (logged at start, never relayed). */
   serverInfo?: { name: string; version: string };
 
@@ -442,6 +456,8 @@ export class UpstreamConnection {
     options: CallOptions = {},
   ): Promise<CallToolResult> {
     const client = await this.#ready();
+    const wire = this.#shortWire(client, options);
+    if (wire) return withoutHop(await this.#shortCall(client, wire, name, args, options));
     const { value, scope } = await this.#send(
       client,
       "tools/call",
@@ -471,6 +487,64 @@ export class UpstreamConnection {
       },
     );
     return withoutHop(withExactNumbers(value as unknown as CallToolResult, scope.result));
+  }
+
+  /** The session's wire when this call may take the short path (`fast_call.ts`). */
+  #shortWire(client: Session, options: CallOptions): FastWire | undefined {
+    if (this.#options.target.kind !== "http" || options.onProgress) return undefined;
+    if (asksForParamHeaders(options.definition) || !shortPathAllowed()) return undefined;
+    return client.wire();
+  }
+
+  /** One `tools/call` on the short path, in a CLIENT span when telemetry is on. */
+  async #shortCall(
+    client: Session,
+    wire: FastWire,
+    name: string,
+    args: JsonObject,
+    options: CallOptions,
+  ): Promise<CallToolResult> {
+    const url = (this.#options.target as { url: URL }).url;
+    const http = this.#http ??= new Http1Client();
+    const send = () => {
+      const headers = { ...this.#options.headers?.() };
+      const tracing = upstreamTracing();
+      let traceMeta: JsonObject | undefined;
+      if (tracing) {
+        const carrier = new Headers();
+        tracing.inject(carrier);
+        traceMeta = {};
+        for (const key of TRACE_KEYS) {
+          const v = carrier.get(key);
+          if (v !== null) traceMeta[key] = headers[key] = v;
+        }
+      }
+      return fastCall({
+        url,
+        http,
+        wire,
+        id: this.#nextId++,
+        name,
+        args,
+        traceMeta,
+        headers,
+        maxResponseBytes: this.#options.maxResponseBytes,
+        signal: options.signal,
+        timeoutMs: this.#options.requestTimeoutMs,
+        cancel: (id, reason) => sendCancelled(http, url, wire, headers, id, reason),
+        onToolsChanged: () => this.#options.onToolsChanged?.(),
+      });
+    };
+    try {
+      const tracing = upstreamTracing();
+      return await (tracing ? tracing.mcp(this.#traced("tools/call", name), send) : send());
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      const failure = unavailable(error);
+      // Failed before an answer (a lost session answers 404): the next request reconnects first.
+      if (failure instanceof UpstreamUnavailable && this.#client === client) this.#broken = true;
+      throw failure;
+    }
   }
 
   #classify(error: unknown, client: Session): Error {
@@ -507,6 +581,7 @@ export class UpstreamConnection {
 
   /** Close the connection (and stop a stdio child). */
   async close(): Promise<void> {
+    this.#http?.close();
     const client = this.#client;
     this.#client = undefined;
     this.#broken = true;

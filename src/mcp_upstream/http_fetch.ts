@@ -401,7 +401,7 @@ function kindOf(text: string, id: string | number | undefined): "answer" | "othe
  * linear in the text (an unterminated line is kept as pieces, not re-joined
  * at every read).
  */
-class LineSplitter {
+export class LineSplitter {
   #pieces: string[] = [];
   /** The last piece ended with CR: an LF starting the next one belongs to it. */
   #afterCR = false;

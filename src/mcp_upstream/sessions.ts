@@ -31,6 +31,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
+import type { FastWire } from "./fast_call.ts";
 
 /** A progress notification of one request, as the upstream sent it. */
 export interface Progress {
@@ -64,6 +65,8 @@ export interface Session {
   read(params: { uri: string }, options: RequestOptions): Promise<unknown>;
   close(): Promise<void>;
   onclose(fn: () => void): void;
+  /** What the client puts on an HTTP request now (fast_call.ts); `undefined` over stdio. */
+  wire(): FastWire | undefined;
 }
 
 /** What a session needs from the connection. */
@@ -82,6 +85,17 @@ export interface SessionParts {
 
 const CLIENT_INFO = { name: "weir-serve-upstream", version: "0.1.0" };
 
+/** What the v2 client puts on each 2026-07-28 request (its `_meta` envelope), for fast_call.ts. */
+const MODERN_WIRE: FastWire = {
+  revision: "2026-07-28",
+  protocolVersion: "2026-07-28",
+  meta: {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+    "io.modelcontextprotocol/clientCapabilities": {},
+  },
+};
+
 /** The v2 client's type of a tool definition handed to `callTool`. */
 type ToolDefinition = NonNullable<Parameters<ModernClient["callTool"]>[1]>["toolDefinition"];
 
@@ -94,8 +108,9 @@ export async function legacySession(parts: SessionParts): Promise<Session> {
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => parts.onToolsChanged());
   client.fallbackNotificationHandler = () => Promise.resolve();
   client.onerror = (error: Error) => parts.onError(error.message);
+  const transport = parts.transport();
   try {
-    await client.connect(parts.transport(), parts.connect);
+    await client.connect(transport, parts.connect);
   } catch (error) {
     await client.close().catch(() => {});
     throw error;
@@ -113,6 +128,14 @@ export async function legacySession(parts: SessionParts): Promise<Session> {
       client.request({ method: "resources/read", params }, ReadResourceResultSchema, options),
     close: () => client.close(),
     onclose: (fn) => client.onclose = fn,
+    wire: () =>
+      transport instanceof StreamableHTTPClientTransport
+        ? {
+          revision: "2025-11-25",
+          protocolVersion: transport.protocolVersion ?? "2025-11-25",
+          ...(transport.sessionId !== undefined ? { sessionId: transport.sessionId } : {}),
+        }
+        : undefined,
   };
 }
 
@@ -161,6 +184,7 @@ export async function modernSession(parts: SessionParts): Promise<Session> {
     read: (params, options) => client.readResource(params, { ...options, cacheMode: "bypass" }),
     close: () => client.close(),
     onclose: (fn) => client.onclose = fn,
+    wire: () => parts.http ? MODERN_WIRE : undefined,
   };
 }
 

@@ -30,6 +30,14 @@ export interface Http1Request {
   signal?: AbortSignal;
   /** Largest answer body accepted, in bytes (decoded, when content-coded). */
   maxBodyBytes: number;
+  /**
+   * Called with each piece of a body that is framed by `chunked` or by the
+   * connection's end and not content-coded, as it arrives; returning true
+   * ends the read there: the body is what arrived so far and the connection
+   * is closed, not reused. For an event stream whose awaited message has
+   * arrived, which a server may keep open.
+   */
+  until?: (piece: Uint8Array) => boolean;
 }
 
 /** One answer, read whole. */
@@ -186,6 +194,10 @@ export async function readBody(
           break;
         }
         chunks.push(chunk);
+        if (request.until?.(chunk)) {
+          reusable = false;
+          break;
+        }
       }
       if (body !== null) body = concatBytes(chunks, total);
     }

@@ -1,0 +1,412 @@
+/**
+ * The short path of a `tools/call` to an HTTP MCP server: weir writes the
+ * JSON-RPC request itself and sends it with its own HTTP/1.1 client
+ * (src/outbound/http1_client.ts: kept-alive connections per origin, the body
+ * sent with `Content-Length`), instead of through the official client and
+ * `fetch`. Measured here (docs/performance.md), the official path cost about
+ * five times the CPU of this one per call on weir's side (the client's
+ * request bookkeeping and result schemas, the `fetch` machinery, a new
+ * connection per call so that `fetch` never re-sends, a second parse for
+ * exact numbers), which was most of what weir added to a call.
+ *
+ * The connection (`connection.ts`) takes it only where it sends what the
+ * official client would: a call over HTTP whose caller did not ask for
+ * progress, to a tool whose schema asks for no `Mcp-Param` headers
+ * (2026-07-28 `x-mcp-header`), with no proxy variable set, once the session
+ * is open (the handshake, listing and everything else stay on the official
+ * client). What it sends: `POST` to the configured URL with what the
+ * session's client sends on a request (the negotiated `MCP-Protocol-Version`
+ * and the `Mcp-Session-Id` under 2025-11-25; `Mcp-Method`, `Mcp-Name` and
+ * the `_meta` envelope of protocol version, client info and capabilities
+ * under 2026-07-28), the MCP server's header values read now, and the W3C
+ * trace context when telemetry is on. The rules of the hop hold as on the
+ * official path (`http_fetch.ts`):
+ *
+ * - at most once: the request is written once; weir's client never re-sends
+ *   a `POST` (a kept-alive connection that turns out closed fails the call,
+ *   saying it may have run);
+ * - no redirect: any 3xx is {@link UpstreamRedirected};
+ * - the cap: an answer (a JSON body, or the event stream of the request up to
+ *   its answer) over `maxResponseBytes` is {@link UpstreamTooLarge}, weir's
+ *   memory bounded by it;
+ * - an event stream is read up to the call's answer and no further (a server
+ *   may keep it open); one that ends first is {@link UpstreamCutOff};
+ * - exact numbers: `structuredContent` keeps the numbers as the MCP server
+ *   wrote them (`exact.ts`);
+ * - the caller's cancellation and the request timeout close the connection,
+ *   and the MCP server is told (`notifications/cancelled`, `cancel`);
+ * - the answer's hop fields are dropped by the connection as on the official
+ *   path, and a `notifications/tools/list_changed` in the call's event stream
+ *   is reported.
+ *
+ * @module
+ */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
+import type { CallToolResult } from "../mcp/types.ts";
+import { type Http1Client, Http1Error } from "../outbound/http1_client.ts";
+import { locationOrigin } from "../outbound/once.ts";
+import { proxySetting } from "../outbound/proxy.ts";
+import {
+  conciseMessage,
+  UpstreamCutOff,
+  UpstreamRedirected,
+  UpstreamRefused,
+  UpstreamTimeout,
+  UpstreamTooLarge,
+  UpstreamUnavailable,
+} from "./errors.ts";
+import { exactResult, withExactNumbers } from "./exact.ts";
+import { LineSplitter } from "./http_fetch.ts";
+
+/** What the session's client puts on a request (see the module doc). */
+export interface FastWire {
+  revision: "2025-11-25" | "2026-07-28";
+  /** `MCP-Protocol-Version`: the negotiated one under 2025-11-25. */
+  protocolVersion: string;
+  /** `Mcp-Session-Id`, when the server gave one. */
+  sessionId?: string;
+  /** 2026-07-28: the request `_meta` envelope (protocol version, client info, capabilities). */
+  meta?: JsonObject;
+}
+
+/** One call on the short path. */
+export interface FastCall {
+  url: URL;
+  http: Http1Client;
+  wire: FastWire;
+  /** The request's JSON-RPC id (unique among the session's requests). */
+  id: number;
+  name: string;
+  /** Sent as they are (`JSON.rawJSON` numbers keep their spelling). */
+  args: JsonObject;
+  /** Trace context for `params._meta`, when telemetry is on. */
+  traceMeta?: JsonObject;
+  /** Header values: the MCP server's (read now) and the trace context. */
+  headers: Record<string, string>;
+  maxResponseBytes: number;
+  /** The caller's cancellation. */
+  signal?: AbortSignal;
+  /** The request timeout, in ms (0: none). */
+  timeoutMs: number;
+  /** Tell the MCP server the request is abandoned (`notifications/cancelled`). */
+  cancel(id: number, reason: string): void;
+  /** The MCP server said its tool list changed. */
+  onToolsChanged(): void;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** Content block types of MCP and the string fields each must have. */
+const CONTENT_FIELDS: Record<string, readonly string[]> = {
+  text: ["text"],
+  image: ["data", "mimeType"],
+  audio: ["data", "mimeType"],
+  resource_link: ["uri", "name"],
+  resource: [],
+};
+
+/** The request headers and body of a JSON-RPC message on this session. */
+export function framed(
+  wire: FastWire,
+  message: { id?: number; method: string; params: JsonObject },
+  name: string | undefined,
+  extra: Record<string, string>,
+): { headers: [string, string][]; body: Uint8Array } {
+  const params = { ...message.params };
+  if (wire.meta) {
+    params._meta = { ...(params._meta as JsonObject | undefined), ...wire.meta };
+  }
+  const headers: [string, string][] = [
+    ["content-type", "application/json"],
+    ["accept", "application/json, text/event-stream"],
+    // Uncoded, so an event stream can be read up to its answer (http1_client.ts `until`).
+    ["accept-encoding", "identity"],
+    ["mcp-protocol-version", wire.protocolVersion],
+  ];
+  if (wire.sessionId !== undefined) headers.push(["mcp-session-id", wire.sessionId]);
+  if (wire.revision === "2026-07-28") {
+    headers.push(["mcp-method", message.method]);
+    if (name !== undefined) headers.push(["mcp-name", name]);
+  }
+  for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
+  const body = encoder.encode(JSON.stringify({ jsonrpc: "2.0", ...message, params }));
+  return { headers, body };
+}
+
+/**
+ * Send one `tools/call` (see the module doc).
+ * @returns the tool's result as the MCP server answered it (numbers exact)
+ * @throws {UpstreamFailure} typed by kind; the caller's abort reason when it cancelled
+ */
+export async function fastCall(call: FastCall): Promise<CallToolResult> {
+  const params: JsonObject = { name: call.name, arguments: call.args };
+  if (call.traceMeta) params._meta = call.traceMeta;
+  const { headers, body } = framed(
+    call.wire,
+    { id: call.id, method: "tools/call", params },
+    call.name,
+    call.headers,
+  );
+  const caller = call.signal;
+  caller?.throwIfAborted();
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(caller!.reason);
+  caller?.addEventListener("abort", onAbort, { once: true });
+  let timedOut = false;
+  const timer = call.timeoutMs > 0
+    ? setTimeout(() => {
+      timedOut = true;
+      controller.abort(new UpstreamTimeout(call.timeoutMs));
+    }, call.timeoutMs)
+    : undefined;
+  const stream = new AnswerStream(call);
+  let answer;
+  try {
+    answer = await call.http.request({
+      method: "POST",
+      url: call.url,
+      headers,
+      body,
+      signal: controller.signal,
+      maxBodyBytes: call.maxResponseBytes,
+      until: (piece) => stream.feed(piece),
+    });
+  } catch (error) {
+    if (controller.signal.aborted) {
+      call.cancel(call.id, timedOut ? "request timeout" : "the caller cancelled");
+      if (timedOut) throw new UpstreamTimeout(call.timeoutMs);
+      throw caller?.reason ?? error;
+    }
+    if (error instanceof Http1Error && error.phase === "body") {
+      throw new UpstreamCutOff(
+        `the upstream's answer broke off (${error.message}); the request was delivered and ` +
+          "may have run",
+      );
+    }
+    throw new UpstreamUnavailable(conciseMessage((error as Error).message), { cause: error });
+  } finally {
+    clearTimeout(timer);
+    caller?.removeEventListener("abort", onAbort);
+  }
+  const { status } = answer;
+  if (status >= 300 && status < 400) {
+    throw new UpstreamRedirected(
+      status,
+      locationOrigin(answer.headers.get("location") ?? null, call.url),
+    );
+  }
+  if (answer.body === null) throw new UpstreamTooLarge(call.maxResponseBytes);
+  const type = (answer.headers.get("content-type") ?? "").toLowerCase();
+  if (status < 200 || status >= 300) {
+    const text = decoder.decode(answer.body.subarray(0, 400));
+    throw new UpstreamUnavailable(
+      conciseMessage(`Error POSTing to endpoint (HTTP ${status}): ${text}`),
+    );
+  }
+  const found = type.startsWith("text/event-stream")
+    ? stream.answer ?? stream.end()
+    : jsonAnswer(decoder.decode(answer.body), call.id);
+  if (found === undefined) {
+    throw new UpstreamCutOff(
+      type.startsWith("text/event-stream")
+        ? "the upstream's event stream ended before the answer; the request was delivered " +
+          "and may have run"
+        : `the upstream answered ${status} without the call's result; the request was ` +
+          "delivered and may have run",
+    );
+  }
+  return resultOf(found, call.id);
+}
+
+/** One JSON-RPC answer, and the JSON text it came in (for exact numbers). */
+interface Answer {
+  message: JsonObject;
+  text: string;
+}
+
+/** The answer to `id` in one JSON body (a message or a batch). */
+function jsonAnswer(text: string, id: number): Answer | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UpstreamRefused(0, "the upstream's answer is not JSON");
+  }
+  for (const m of Array.isArray(value) ? value : [value]) {
+    if (isObject(m) && m.id === id && ("result" in m || "error" in m)) return { message: m, text };
+  }
+  return undefined;
+}
+
+/**
+ * The call's event stream, read as it arrives (WHATWG event-stream lines:
+ * CRLF, LF or CR; `data` lines of an event joined with LF), until the
+ * answer to the call; a `notifications/tools/list_changed` in it is
+ * reported, other messages are dropped.
+ */
+class AnswerStream {
+  readonly #call: FastCall;
+  readonly #lines = new LineSplitter();
+  readonly #decoder = new TextDecoder();
+  #data: string[] = [];
+  #type = "";
+  answer?: Answer;
+
+  constructor(call: FastCall) {
+    this.#call = call;
+  }
+
+  /** Feed a piece of the body; true once the answer has arrived. */
+  feed(piece: Uint8Array): boolean {
+    if (this.answer) return true;
+    this.#lines.feed(this.#decoder.decode(piece, { stream: true }), false, this.#line);
+    return this.answer !== undefined;
+  }
+
+  /** The stream ended: the answer, if its last event completes it. */
+  end(): Answer | undefined {
+    this.#lines.feed(this.#decoder.decode(), true, this.#line);
+    this.#event();
+    return this.answer;
+  }
+
+  #line = (line: string): void => {
+    if (line === "") return this.#event();
+    if (line.startsWith(":")) return;
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") this.#data.push(value);
+    else if (field === "event") this.#type = value;
+  };
+
+  #event(): void {
+    if (this.#data.length > 0 && (this.#type === "" || this.#type === "message") && !this.answer) {
+      const text = this.#data.join("\n");
+      let message: unknown;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        message = undefined;
+      }
+      if (isObject(message)) {
+        if (message.id === this.#call.id && ("result" in message || "error" in message)) {
+          this.answer = { message, text };
+        } else if (message.method === "notifications/tools/list_changed") {
+          this.#call.onToolsChanged();
+        }
+      }
+    }
+    this.#data = [];
+    this.#type = "";
+  }
+}
+
+/** The tool's result from its JSON-RPC answer, or the failure it stands for. */
+function resultOf({ message, text }: Answer, id: number): CallToolResult {
+  if ("error" in message) {
+    const error = message.error as { code?: unknown; message?: unknown };
+    throw new UpstreamRefused(
+      typeof error?.code === "number" ? error.code : 0,
+      typeof error?.message === "string" ? error.message : "an error without a message",
+    );
+  }
+  const result = message.result;
+  if (!isObject(result)) throw invalid("result");
+  if (result.resultType !== undefined && result.resultType !== "complete") {
+    throw new UpstreamRefused(
+      0,
+      "the upstream asked for input (input_required), which weir does not relay; " +
+        "the call was sent once and not re-sent",
+    );
+  }
+  const content = result.content;
+  if (!Array.isArray(content) || !content.every(validBlock)) throw invalid("content");
+  if ("isError" in result && typeof result.isError !== "boolean") throw invalid("isError");
+  if ("structuredContent" in result && !isObject(result.structuredContent)) {
+    throw invalid("structuredContent");
+  }
+  if ("_meta" in result && !isObject(result._meta)) throw invalid("_meta");
+  const typed = result as unknown as CallToolResult;
+  // Numbers in structuredContent as the MCP server wrote them (exact.ts), as on the official path.
+  return "structuredContent" in result ? withExactNumbers(typed, exactResult(text, id)) : typed;
+}
+
+/** A content block of a type MCP defines, with its fields. */
+function validBlock(block: unknown): boolean {
+  if (!isObject(block) || typeof block.type !== "string") return false;
+  const fields = Object.hasOwn(CONTENT_FIELDS, block.type) ? CONTENT_FIELDS[block.type] : null;
+  if (!fields) return false;
+  if (block.type === "resource") {
+    return isObject(block.resource) && typeof block.resource.uri === "string";
+  }
+  return fields.every((f) => typeof block[f] === "string");
+}
+
+function invalid(part: string): UpstreamRefused {
+  return new UpstreamRefused(0, `the upstream's answer is not a valid CallToolResult (${part})`);
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+let route: boolean | undefined;
+
+/**
+ * Whether this process may take the short path at all: not when a proxy
+ * variable is set or cannot be read (`fetch` honours proxies; weir's client
+ * does not), nor when `WEIR_UPSTREAM_CLIENT=fetch` asks for `fetch`.
+ */
+export function shortPathAllowed(): boolean {
+  if (route !== undefined) return route;
+  const proxy = proxySetting();
+  const readable = proxy.readable &&
+    Deno.permissions.querySync({ name: "env", variable: "WEIR_UPSTREAM_CLIENT" }).state ===
+      "granted";
+  return route = readable && !proxy.variable && !proxy.problem &&
+    Deno.env.get("WEIR_UPSTREAM_CLIENT") !== "fetch";
+}
+
+const paramHeaders = new WeakMap<object, boolean>();
+
+/** Whether a tool's definition asks for `Mcp-Param` headers (2026-07-28 `x-mcp-header`). */
+export function asksForParamHeaders(definition: { inputSchema?: unknown } | undefined): boolean {
+  if (!definition) return false;
+  let asks = paramHeaders.get(definition);
+  if (asks === undefined) {
+    asks = JSON.stringify(definition.inputSchema ?? {}).includes('"x-mcp-header"');
+    paramHeaders.set(definition, asks);
+  }
+  return asks;
+}
+
+/**
+ * Tell the MCP server a call is abandoned (`notifications/cancelled`), once,
+ * without waiting for its answer beyond a few seconds; a failure is ignored
+ * (the call's own failure is what the caller hears about).
+ */
+export function sendCancelled(
+  http: Http1Client,
+  url: URL,
+  wire: FastWire,
+  headers: Record<string, string>,
+  id: number,
+  reason: string,
+): void {
+  const { headers: sent, body } = framed(
+    wire,
+    { method: "notifications/cancelled", params: { requestId: id, reason } },
+    undefined,
+    headers,
+  );
+  http.request({
+    method: "POST",
+    url,
+    headers: sent,
+    body,
+    signal: AbortSignal.timeout(5_000),
+    maxBodyBytes: 64 * 1024,
+  }).catch(() => {});
+}
