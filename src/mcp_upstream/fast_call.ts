@@ -204,7 +204,7 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
     );
   }
   const found = type.startsWith("text/event-stream")
-    ? stream.answer ?? stream.end()
+    ? stream.answer ?? stream.end(answer.body)
     : jsonAnswer(decoder.decode(answer.body), call.id);
   if (found === undefined) {
     throw new UpstreamCutOff(
@@ -256,15 +256,26 @@ class AnswerStream {
     this.#call = call;
   }
 
+  /** Whether any piece came through {@link feed} (a chunked or close-framed, uncoded body). */
+  #fed = false;
+
   /** Feed a piece of the body; true once the answer has arrived. */
   feed(piece: Uint8Array): boolean {
     if (this.answer) return true;
+    this.#fed = true;
     this.#lines.feed(this.#decoder.decode(piece, { stream: true }), false, this.#line);
     return this.answer !== undefined;
   }
 
-  /** The stream ended: the answer, if its last event completes it. */
-  end(): Answer | undefined {
+  /**
+   * The stream ended: the answer, if its last event completes it. `body` is
+   * the whole body as read: read here when it did not come piece by piece
+   * (a `Content-Length` or content-coded body is read whole first).
+   */
+  end(body: Uint8Array): Answer | undefined {
+    if (!this.#fed && body.byteLength > 0) {
+      this.#lines.feed(this.#decoder.decode(body, { stream: true }), false, this.#line);
+    }
     this.#lines.feed(this.#decoder.decode(), true, this.#line);
     this.#event();
     return this.answer;

@@ -142,8 +142,19 @@ export class Connection {
   }
 }
 
-/** The reused connection was closed by the server before any answer byte. */
-export class StaleConnection extends Error {}
+/**
+ * The reused connection was closed by the server before any answer byte.
+ * `written` says whether any byte of the request had been written to it: when
+ * none had, the request cannot have been read, and any method may be sent
+ * again on a new connection.
+ */
+export class StaleConnection extends Error {
+  readonly written: boolean;
+  constructor(written = true) {
+    super("the reused connection was closed before an answer");
+    this.written = written;
+  }
+}
 
 /** Read the body that follows `parsed`. */
 export async function readBody(

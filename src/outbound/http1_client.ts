@@ -39,9 +39,14 @@
  *   server closing it is seen at once and it is dropped; a request that finds
  *   its reused connection closed before any answer byte is sent again once,
  *   on a new connection, only when its method is safe (GET, HEAD, OPTIONS,
- *   TRACE: RFC 9110 section 9.2.1), never otherwise: the upstream may have
- *   read a POST, PUT, PATCH or DELETE before the connection closed, and weir
+ *   TRACE: RFC 9110 section 9.2.1) or when writing its first byte failed
+ *   (nothing of it left weir), never otherwise: the upstream may have read a
+ *   POST, PUT, PATCH or DELETE before the connection closed, and weir
  *   delivers a request at most once (that call fails, saying it may have run).
+ *   The idle watch makes the usual case (the server closed an idle
+ *   connection: a keep-alive timeout, a restart) a new connection before
+ *   anything is written; a close that crosses the request on the wire (the
+ *   close arrives after weir took the connection) is the case that fails.
  *   Idle connections do not keep the process alive.
  *   What this cannot do (nor can `fetch`): HTTP/1.1 has no way to tie an
  *   answer to its request, so bytes an upstream sends unasked are caught
@@ -135,8 +140,11 @@ export class Http1Client {
       } catch (error) {
         connection.close();
         if (signal?.aborted) throw signal.reason;
+        // Sent again once, on a new connection: a safe method, or any request
+        // of which no byte was written (the server cannot have read it).
         if (
-          error instanceof StaleConnection && attempt === 0 && SAFE.has(request.method)
+          error instanceof StaleConnection && attempt === 0 &&
+          (SAFE.has(request.method) || !error.written)
         ) continue;
         if (error instanceof StaleConnection) {
           throw new Http1Error(
@@ -300,11 +308,6 @@ function requestHead(request: Http1Request): string {
   return head + "\r\n";
 }
 
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.length) offset += await conn.write(bytes.subarray(offset));
-}
-
 /** One exchange on one connection. */
 async function exchange(
   connection: Connection,
@@ -318,10 +321,11 @@ async function exchange(
     out.set(headBytes);
     out.set(request.body, headBytes.byteLength);
   }
+  let written = 0;
   try {
-    await writeAll(connection.conn, out);
+    while (written < out.length) written += await connection.conn.write(out.subarray(written));
   } catch (error) {
-    if (connection.reused) throw new StaleConnection();
+    if (connection.reused) throw new StaleConnection(written > 0);
     throw new Http1Error(`the request could not be written (${nameOf(error)})`, "send");
   }
   let parsed: Head;

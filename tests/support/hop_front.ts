@@ -8,7 +8,11 @@
  *   inner upstream as it came;
  * - {@link startClosingFront}: raw HTTP/1.1 over `Deno.listen`; a request the
  *   test picks is read whole, recorded, and its connection closed with no
- *   answer; every other request is passed on (keep-alive kept).
+ *   answer; every other request is passed on (keep-alive kept, each answer
+ *   framed by `Content-Length`, never `Connection: close`), and the test may
+ *   have the connection closed right after a request's answer (as a server
+ *   ending an idle kept-alive connection does). Each request records the
+ *   number of the connection it came on.
  */
 
 /** One request as a front received it. */
@@ -18,6 +22,8 @@ export interface FrontRequest {
   path: string;
   headers: Headers;
   body: string;
+  /** Which connection it came on (1, 2, ... in order of acceptance; closing fronts only). */
+  connection?: number;
 }
 
 /** A running front. */
@@ -93,19 +99,24 @@ export function startFront(
 
 /**
  * Start a raw front before `inner`: a request for which `close` says true is
- * read whole and its connection closed with no answer byte.
+ * read whole and its connection closed with no answer byte; one for which
+ * `closeAfter` says true is answered, then its connection closed (the answer
+ * does not say so: the client finds out when the connection ends).
  */
 export function startClosingFront(
   inner: string,
   close: (req: FrontRequest) => boolean,
+  closeAfter: (req: FrontRequest) => boolean = () => false,
 ): Front {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   const requests: FrontRequest[] = [];
   const conns = new Set<Deno.Conn>();
   const stopping = new AbortController();
+  let accepted = 0;
   const serve = async (conn: Deno.Conn) => {
     conns.add(conn);
+    const connection = ++accepted;
     const decoder = new TextDecoder();
     let buffer = new Uint8Array(0);
     const more = async (): Promise<boolean> => {
@@ -149,7 +160,7 @@ export function startClosingFront(
           body = decoder.decode(buffer.subarray(0, length));
           buffer = buffer.slice(length);
         }
-        const req: FrontRequest = { method, path, headers, body };
+        const req: FrontRequest = { method, path, headers, body, connection };
         requests.push(req);
         if (close(req)) return;
         const answer = await pass(inner, req, stopping.signal);
@@ -166,6 +177,7 @@ export function startClosingFront(
         for (let written = 0; written < all.length;) {
           written += await conn.write(all.subarray(written));
         }
+        if (closeAfter(req)) return;
       }
     } catch {
       // The other side went away.
