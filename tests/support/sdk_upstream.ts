@@ -40,6 +40,8 @@ export interface SdkUpstreamOptions {
   tools: ListedTool[];
   /** Answers `tools/call` (default: `{content: [{type: "text", text: "<name> ran"}]}`). */
   onCall?: (input: CallInput) => unknown | Promise<unknown>;
+  /** Fields added to every `tools/list` result (e.g. a 2026-07-28 `ttlMs`). */
+  listExtra?: Record<string, unknown>;
 }
 
 /** A running SDK upstream. */
@@ -66,7 +68,10 @@ export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<Sdk
 
   const legacy = async (request: Request): Promise<Response> => {
     const server = new ServerV1(INFO, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }) as never);
+    server.setRequestHandler(
+      ListToolsRequestSchema,
+      () => ({ tools, ...options.listExtra }) as never,
+    );
     type V1Call = {
       params: {
         name: string;
@@ -103,7 +108,7 @@ export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<Sdk
 
   const modern = createMcpHandler(() => {
     const server = new ServerV2(INFO, { capabilities: { tools: {} } });
-    server.setRequestHandler("tools/list", () => ({ tools }) as never);
+    server.setRequestHandler("tools/list", () => ({ tools, ...options.listExtra }) as never);
     server.setRequestHandler("tools/call", async (req, ctx) => {
       const params = req.params as {
         name: string;
