@@ -45,6 +45,7 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult } from "../mcp/types.ts";
 import { type Http1Client, Http1Error } from "../outbound/http1_client.ts";
 import { locationOrigin } from "../outbound/once.ts";
+import { Deadline } from "../outbound/deadline.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import {
   conciseMessage,
@@ -149,16 +150,9 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
   );
   const caller = call.signal;
   caller?.throwIfAborted();
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(caller!.reason);
-  caller?.addEventListener("abort", onAbort, { once: true });
-  let timedOut = false;
-  const timer = call.timeoutMs > 0
-    ? setTimeout(() => {
-      timedOut = true;
-      controller.abort(new UpstreamTimeout(call.timeoutMs));
-    }, call.timeoutMs)
-    : undefined;
+  // The caller's cancellation and the request timeout as one signal, on the
+  // shared deadline slots (no timer of its own per call: src/outbound/deadline.ts).
+  const deadline = new Deadline(caller, call.timeoutMs, () => new UpstreamTimeout(call.timeoutMs));
   const stream = new AnswerStream(call);
   let answer;
   try {
@@ -167,12 +161,13 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
       url: call.url,
       headers,
       body,
-      signal: controller.signal,
+      signal: deadline.signal,
       maxBodyBytes: call.maxResponseBytes,
       until: (piece) => stream.feed(piece),
     });
   } catch (error) {
-    if (controller.signal.aborted) {
+    if (deadline.signal.aborted) {
+      const timedOut = deadline.signal.reason instanceof UpstreamTimeout;
       call.cancel(call.id, timedOut ? "request timeout" : "the caller cancelled");
       if (timedOut) throw new UpstreamTimeout(call.timeoutMs);
       throw caller?.reason ?? error;
@@ -185,8 +180,7 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
     }
     throw new UpstreamUnavailable(conciseMessage((error as Error).message), { cause: error });
   } finally {
-    clearTimeout(timer);
-    caller?.removeEventListener("abort", onAbort);
+    deadline.clear();
   }
   const { status } = answer;
   if (status >= 300 && status < 400) {

@@ -33,9 +33,12 @@ export interface Http1Request {
   /**
    * Called with each piece of a body that is framed by `chunked` or by the
    * connection's end and not content-coded, as it arrives; returning true
-   * ends the read there: the body is what arrived so far and the connection
-   * is closed, not reused. For an event stream whose awaited message has
-   * arrived, which a server may keep open.
+   * ends the read there: the body is what arrived so far. For an event
+   * stream whose awaited message has arrived, which a server may keep open.
+   * The rest of a `chunked` body is then read and dropped after the answer
+   * is returned (`http1_client.ts`): the connection is reused only when it
+   * ends, within a bound, as an MCP server's stream ends after its answer;
+   * otherwise it is closed.
    */
   until?: (piece: Uint8Array) => boolean;
 }
@@ -161,7 +164,9 @@ export async function readBody(
   connection: Connection,
   request: Http1Request,
   parsed: Head,
-): Promise<{ response: Http1Response; reusable: boolean }> {
+): Promise<
+  { response: Http1Response; reusable: boolean; rest?: AsyncIterator<Uint8Array> }
+> {
   const { status, headers } = parsed;
   if (status === 101) throw new Http1Error("the upstream switched protocols", "body");
   const noBody = request.method === "HEAD" || status === 204 || status === 304;
@@ -197,7 +202,10 @@ export async function readBody(
       let total = 0;
       const source = framing.kind === "chunked" ? readChunked(connection) : readToEnd(connection);
       body = new Uint8Array(0);
-      for await (const chunk of source) {
+      for (;;) {
+        const next = await source.next();
+        if (next.done) break;
+        const chunk = next.value;
         total += chunk.byteLength;
         if (total > cap) {
           body = null;
@@ -206,8 +214,16 @@ export async function readBody(
         }
         chunks.push(chunk);
         if (request.until?.(chunk)) {
-          reusable = false;
-          break;
+          const response = {
+            status,
+            statusText: parsed.statusText,
+            headers,
+            body: concatBytes(chunks, total),
+          };
+          // The rest of a chunked body may end soon (the client drains it);
+          // a body framed by the connection's end never leaves it reusable.
+          if (reusable && framing.kind === "chunked") return { response, reusable, rest: source };
+          return { response, reusable: false };
         }
       }
       if (body !== null) body = concatBytes(chunks, total);

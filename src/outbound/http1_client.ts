@@ -89,6 +89,7 @@ import {
   StaleConnection,
   TOKEN,
 } from "./http1_answer.ts";
+import { withinDeadline } from "./deadline.ts";
 
 export { Http1Error, type Http1Request, type Http1Response, MAX_CHUNK_LINE_BYTES, MAX_HEAD_BYTES };
 
@@ -97,6 +98,12 @@ export const MAX_IDLE_PER_ORIGIN = 32;
 
 /** How long an idle connection is kept, in milliseconds. */
 export const IDLE_TIMEOUT_MS = 30_000;
+
+/**
+ * How long the rest of a chunked body read with `until` may take to end
+ * before its connection is closed instead of reused, in milliseconds.
+ */
+export const DRAIN_MS = 1_000;
 
 const encoder = new TextEncoder();
 const BAD_VALUE = /[\r\n\0]/;
@@ -134,7 +141,8 @@ export class Http1Client {
       signal?.addEventListener("abort", abort, { once: true });
       try {
         const response = await exchange(connection, request, head);
-        if (response.reusable) this.#release(connection);
+        if (response.rest) this.#drain(connection, response.rest, request.maxBodyBytes);
+        else if (response.reusable) this.#release(connection);
         else connection.close();
         return response.response;
       } catch (error) {
@@ -158,6 +166,29 @@ export class Http1Client {
         signal?.removeEventListener("abort", abort);
       }
     }
+  }
+
+  /**
+   * Read and drop the rest of a chunked body whose caller has what it wanted
+   * (`Http1Request.until`): released for reuse when it ends within
+   * {@link DRAIN_MS} and `maxBytes`, closed otherwise. An MCP server ends a
+   * request's event stream right after the answer, so this keeps its
+   * connection; one that keeps the stream open costs a connection.
+   */
+  #drain(connection: Connection, rest: AsyncIterator<Uint8Array>, maxBytes: number): void {
+    let total = 0;
+    const read = (async () => {
+      for (;;) {
+        const next = await rest.next();
+        if (next.done) return true;
+        total += next.value.byteLength;
+        if (total > maxBytes) return false;
+      }
+    })();
+    withinDeadline(read, DRAIN_MS).then(
+      (ended) => ended && !connection.dead ? this.#release(connection) : connection.close(),
+      () => connection.close(),
+    );
   }
 
   /** Close every idle connection (calls in flight keep theirs until they end). */
@@ -313,7 +344,9 @@ async function exchange(
   connection: Connection,
   request: Http1Request,
   head: string,
-): Promise<{ response: Http1Response; reusable: boolean }> {
+): Promise<
+  { response: Http1Response; reusable: boolean; rest?: AsyncIterator<Uint8Array> }
+> {
   const headBytes = encoder.encode(head);
   let out = headBytes;
   if (request.body !== undefined && request.body.byteLength > 0) {

@@ -441,3 +441,57 @@ Deno.test("http1: Transfer-Encoding beside Content-Length is read as chunked and
     await server.close();
   }
 });
+
+Deno.test("http1: until ends the read at the awaited piece; a chunked body that then ends keeps its connection, one left open loses it", async () => {
+  const event = (text: string) => {
+    const data = `data: ${text}\n\n`;
+    return `${enc.encode(data).length.toString(16)}\r\n${data}\r\n`;
+  };
+  const sse = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n" +
+    "transfer-encoding: chunked\r\n\r\n";
+  let release!: () => void;
+  const held = new Promise<void>((r) => release = r);
+  let closedByClient = false;
+  const server = rawServer(async (conn, read, index) => {
+    if (index === 0) {
+      // Ends the stream right after the answer, then serves the next request.
+      await read();
+      await write(conn, sse + event("note") + event("answer"));
+      await new Promise((r) => setTimeout(r, 50));
+      await write(conn, "0\r\n\r\n");
+      await read();
+      await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+      await read().catch(() => {});
+    } else {
+      // Keeps the stream open after the answer, until the client closes it.
+      await read();
+      await write(conn, sse + event("answer"));
+      await Promise.race([held, read().catch(() => closedByClient = true)]);
+    }
+  });
+  const client = new Http1Client();
+  const until = (piece: Uint8Array) => dec.decode(piece).includes("answer");
+  try {
+    const first = await client.request({ ...get(server.url()), method: "POST", until });
+    assert.match(dec.decode(first.body!), /data: answer/);
+    for (let i = 0; i < 200 && client.idleCount === 0; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(client.idleCount, 1, "the drained connection is idle for reuse");
+    const second = await client.request({ ...get(server.url()), method: "POST" });
+    assert.equal(dec.decode(second.body!), "ok");
+    assert.equal(server.connections, 1, "the second request reused the first connection");
+    client.close();
+    // The open stream: its answer is returned at once; its connection is not kept.
+    const third = await client.request({ ...get(server.url()), method: "POST", until });
+    assert.match(dec.decode(third.body!), /data: answer/);
+    assert.equal(server.connections, 2);
+    for (let i = 0; i < 500 && !closedByClient; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(closedByClient, "a stream left open is closed by the client, not pooled");
+    assert.equal(client.idleCount, 0);
+  } finally {
+    release();
+    client.close();
+    await server.close();
+  }
+});
