@@ -86,6 +86,10 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
       const again = await callApi(weir.url, "echo", { message: "still" });
       assert.equal(again.status, 409, "a stub until restart");
       assert.equal(inner.calls().length, forwarded);
+      // Log lines may trail the answer a moment (bounded wait).
+      for (let i = 0; i < 100 && !/"event":"upstream_drift"/.test(weir.stderr()); i++) {
+        await pause(100);
+      }
       assert.equal(weir.stderr().match(/"event":"upstream_drift"/g)?.length, 1);
     } finally {
       await weir.stop();
