@@ -10,7 +10,10 @@
  *
  * Per revision it starts the SDK server, then the shipped CLI
  * `weir serve-upstream --tool echo --http 127.0.0.1:0 --upstream <it>` (no
- * other flag), checks both answer the echo, and measures each with wrk
+ * other flag) and the hop floor (`servers/hop_floor.ts`: `Deno.serve`
+ * forwarding each body with weir's HTTP/1.1 client, no checks: what any
+ * Deno proxy must add at least), checks all three answer the echo, and
+ * measures each with wrk
  * (`-t1`): the median latency of calls one at a time (`-c1`) and the
  * throughput of `--connections` concurrent callers, alternating which goes
  * first each round; the figures are the medians over `--rounds`. It prints
@@ -130,6 +133,7 @@ async function main(): Promise<void> {
       `${DURATION} s per run after ${WARMUP} s warm-up; ${ROUNDS} round(s), medians\n`,
   );
   const lines: string[] = [];
+  const floorLines: string[] = [];
   const notes: string[] = [];
   let failed = false;
   for (const revision of REVISIONS) {
@@ -172,7 +176,14 @@ async function main(): Promise<void> {
       (out) => /"mcp":"(http:\/\/[^"]+\/mcp)"/.exec(out)?.[1],
       "stderr",
     );
-    const targets = [["direct", sdk], ["weir", weir]] as const;
+    const floorPort = freePort();
+    const floor = await start(
+      "the hop floor (bench/servers/hop_floor.ts)",
+      ["run", "--quiet", "--allow-net", "bench/servers/hop_floor.ts", String(floorPort), sdk.url],
+      (out) => /listening (\d+)/.test(out) ? `http://127.0.0.1:${floorPort}/mcp` : undefined,
+      "stdout",
+    );
+    const targets = [["direct", sdk], ["weir", weir], ["floor", floor]] as const;
     const cells = new Map<string, Cell[]>();
     const socketErrors = new Map<string, number>();
     try {
@@ -211,6 +222,7 @@ async function main(): Promise<void> {
         }
       }
     } finally {
+      await stop(floor);
       await stop(weir);
       await stop(sdk);
     }
@@ -225,6 +237,7 @@ async function main(): Promise<void> {
     }
     const direct = cell("direct");
     const through = cell("weir");
+    const bare = cell("floor");
     const rpsRatio = through.rps / direct.rps;
     const p50Ratio = through.p50Ms / direct.p50Ms;
     const ok = rpsRatio >= THROUGHPUT_GOAL && p50Ratio <= P50_GOAL;
@@ -234,12 +247,26 @@ async function main(): Promise<void> {
         `${rpsRatio.toFixed(2)}x | ${direct.p50Ms.toFixed(2)} | ${through.p50Ms.toFixed(2)} | ` +
         `${p50Ratio.toFixed(2)}x | ${ok ? "PASS" : "FAIL"} |`,
     );
+    floorLines.push(
+      `| ${revision.version} | ${bare.rps.toFixed(0)} | ${(bare.rps / direct.rps).toFixed(2)}x | ` +
+        `${bare.p50Ms.toFixed(2)} | ${(bare.p50Ms / direct.p50Ms).toFixed(2)}x | ` +
+        `${(through.rps / bare.rps).toFixed(2)}x | ${(through.p50Ms / bare.p50Ms).toFixed(2)}x |`,
+    );
   }
   console.log(
     "| revision | direct calls/s | weir calls/s | throughput | direct p50 ms | weir p50 ms | p50 | goals |",
   );
   console.log("|---|---:|---:|---:|---:|---:|---:|---|");
   for (const line of lines) console.log(line);
+  console.log(
+    "\nthe hop floor (bench/servers/hop_floor.ts: Deno.serve forwarding with weir's HTTP/1.1 " +
+      "client, no checks), same rounds:",
+  );
+  console.log(
+    "| revision | floor calls/s | floor throughput | floor p50 ms | floor p50 | weir/floor calls/s | weir/floor p50 |",
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|");
+  for (const line of floorLines) console.log(line);
   console.log(
     `goals (issue 20): throughput >= ${THROUGHPUT_GOAL}x direct and p50 <= ${P50_GOAL}x direct; ` +
       `published figures for other gateways in front of an MCP server: about 0.37-0.40x direct`,
