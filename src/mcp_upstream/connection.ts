@@ -60,6 +60,7 @@ import {
   UpstreamUnavailable,
 } from "./errors.ts";
 import { withExactNumbers } from "./exact.ts";
+import { traceContext, withoutHop } from "./hop.ts";
 import { upstreamFetch } from "./http_fetch.ts";
 import {
   asksForParamHeaders,
@@ -128,10 +129,6 @@ const MAX_PAGES = 1000;
 const SDK_TIMEOUT = -32001;
 /** The SDK's code for "connection closed" (`ErrorCode.ConnectionClosed`). */
 const SDK_CLOSED = -32000;
-/** W3C trace context keys a request's `params._meta` carries (MCP reserves them). */
-const TRACE_KEYS = ["traceparent", "tracestate", "baggage"] as const;
-/** Result fields that describe the protocol hop, not the tool's result. */
-const HOP_FIELDS = ["resultType", "ttlMs", "cacheScope"] as const;
 
 /** See the module doc. */
 export class UpstreamConnection {
@@ -469,17 +466,8 @@ export class UpstreamConnection {
           arguments: args,
         };
         // W3C trace context in params._meta as well as headers (inside the span).
-        const tracing = upstreamTracing();
-        if (tracing) {
-          const carrier = new Headers();
-          tracing.inject(carrier);
-          const meta: JsonObject = {};
-          for (const key of TRACE_KEYS) {
-            const v = carrier.get(key);
-            if (v !== null) meta[key] = v;
-          }
-          if (Object.keys(meta).length > 0) params._meta = meta;
-        }
+        const meta = traceContext();
+        if (meta) params._meta = meta;
         return client.call(params, options.definition, {
           ...this.#requestOptions(scope.signal),
           ...(options.onProgress ? { onprogress: options.onProgress } : {}),
@@ -508,17 +496,8 @@ export class UpstreamConnection {
     const http = this.#http ??= new Http1Client();
     const send = () => {
       const headers = { ...this.#options.headers?.() };
-      const tracing = upstreamTracing();
-      let traceMeta: JsonObject | undefined;
-      if (tracing) {
-        const carrier = new Headers();
-        tracing.inject(carrier);
-        traceMeta = {};
-        for (const key of TRACE_KEYS) {
-          const v = carrier.get(key);
-          if (v !== null) traceMeta[key] = headers[key] = v;
-        }
-      }
+      const traceMeta = traceContext();
+      if (traceMeta) Object.assign(headers, traceMeta);
       return fastCall({
         url,
         http,
@@ -589,23 +568,6 @@ export class UpstreamConnection {
     this.#retired.clear();
     await Promise.all([client, ...retired].map((c) => c?.close().catch(() => {})));
   }
-}
-
-/** The result without what describes the protocol hop (see the module doc). */
-function withoutHop(result: CallToolResult): CallToolResult {
-  const meta = result._meta as Record<string, unknown> | undefined;
-  const hopMeta = meta && Object.keys(meta).some((k) => k.startsWith("io.modelcontextprotocol/"));
-  if (!hopMeta && !HOP_FIELDS.some((f) => f in result)) return result;
-  const out = { ...result } as Record<string, unknown>;
-  for (const field of HOP_FIELDS) delete out[field];
-  if (hopMeta) {
-    const kept = Object.fromEntries(
-      Object.entries(meta!).filter(([k]) => !k.startsWith("io.modelcontextprotocol/")),
-    );
-    if (Object.keys(kept).length > 0) out._meta = kept;
-    else delete out._meta;
-  }
-  return out as unknown as CallToolResult;
 }
 
 function unavailable(error: unknown): UpstreamFailure {
