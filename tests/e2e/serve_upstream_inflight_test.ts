@@ -124,16 +124,34 @@ function silentUpstream() {
     conns.add(conn);
     let text = "";
     const chunk = new Uint8Array(65536);
+    /** The next whole request in `text` (taken out of it), if one has arrived. */
+    const nextRequest = (): string | undefined => {
+      const headEnd = text.indexOf("\r\n\r\n");
+      if (headEnd < 0) return undefined;
+      const head = text.slice(0, headEnd);
+      const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+      let end: number;
+      if (length) {
+        end = headEnd + 4 + Number(length[1]);
+        if (text.length < end) return undefined;
+      } else {
+        const last = text.indexOf("\r\n0\r\n\r\n", headEnd);
+        if (last < 0) return undefined;
+        end = last + 7;
+      }
+      const request = text.slice(0, end);
+      text = text.slice(end);
+      return request;
+    };
     try {
       for (;;) {
         const n = await conn.read(chunk);
         if (n === null) return;
         text += decoder.decode(chunk.subarray(0, n));
-        // Requests come chunked: each ends with the zero-size chunk.
-        let end: number;
-        while ((end = text.indexOf("\r\n0\r\n\r\n")) >= 0) {
-          const request = text.slice(0, end);
-          text = text.slice(end + 7);
+        // Requests come chunked (the official client's, through fetch) or with a
+        // Content-Length (the short path's): read each whole.
+        let request: string | undefined;
+        while ((request = nextRequest()) !== undefined) {
           const json = request.slice(request.indexOf("{"), request.lastIndexOf("}") + 1);
           bodies.push(json);
           const message = JSON.parse(json);
