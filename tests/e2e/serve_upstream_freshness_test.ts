@@ -81,7 +81,7 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
       await pause(1500);
       const r = await callApi(weir.url, "echo", { message: "after the bound" });
       assert.equal(r.status, 409, r.text);
-      assert.match(r.text, /^schema_drift: tool "echo" changed upstream/);
+      assert.match(r.text, /^schema_drift: tool "echo"/);
       assert.equal(inner.calls().length, forwarded, "the call was not forwarded");
       const again = await callApi(weir.url, "echo", { message: "still" });
       assert.equal(again.status, 409, "a stub until restart");
