@@ -87,6 +87,12 @@ export interface CallTranslation {
   forbidden: ReadonlySet<string>;
   /** The MCP server's own input schema, which every forwarded call must satisfy. */
   validate: ValidateFn;
+  /**
+   * Served key -> its `restrict` globs: a value must also pass the host's
+   * check of every form it decodes to (src/guard/restricted_value.ts), which
+   * a schema `pattern` cannot say.
+   */
+  restricted: ReadonlyMap<string, readonly string[]>;
 }
 
 /** The outcome of {@link overrideTool}. */
@@ -144,6 +150,7 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
   const replaced = new Map<string, unknown>();
   const removed = new Set<string>();
   const renamedTo = new Map<string, string>();
+  const restricted = new Map<string, readonly string[]>();
 
   for (const rule of override.arguments) {
     const arg = `argument "${rule.name}"` +
@@ -191,6 +198,7 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
     const narrowed = narrow(properties[rule.upstream], rule, root, `tool ${tool}: ${arg}`);
     if (typeof narrowed === "string") problems.push(narrowed);
     else if (narrowed !== undefined) replaced.set(rule.upstream, narrowed);
+    if (rule.restrict) restricted.set(rule.name, rule.restrict.globs);
   }
   for (const pinned of override.pinned) {
     if (!has(pinned)) {
@@ -250,6 +258,7 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
       renames,
       forbidden,
       validate: compileSchema(root),
+      restricted,
     },
   };
 }

@@ -32,7 +32,8 @@
  */
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import type { CallContext, Dispatch, Logger } from "../mcp/server.ts";
-import { type ErrorKind, WeirError } from "../errors/kinds.ts";
+import { type ErrorKind, ruleOfError, WeirError } from "../errors/kinds.ts";
+import { checkRestrictedValue } from "../guard/restricted_value.ts";
 import type { CallToolResult, Catalog } from "../mcp/types.ts";
 import { cleanDeep } from "../mcp/text.ts";
 import {
@@ -328,6 +329,22 @@ export class UpstreamHost {
       } catch (error) {
         if (error instanceof WeirError) throw failed(error);
         throw error;
+      }
+      for (const [key, globs] of state.translation.restricted) {
+        const value = Object.hasOwn(args, key) ? args[key] : undefined;
+        if (typeof value !== "string") continue;
+        try {
+          checkRestrictedValue(`argument "${key}" of "${name}"`, value, globs);
+        } catch (error) {
+          if (!(error instanceof WeirError)) throw error;
+          auditRefused(log, {
+            rule: ruleOfError(error) ?? "restrict",
+            status: 403,
+            tool: name,
+            subject,
+          });
+          throw error;
+        }
       }
       const translated = toUpstreamArguments(args, spelledArguments(args), state.translation, pins);
       if (!translated.ok) {

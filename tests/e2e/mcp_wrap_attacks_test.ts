@@ -1,0 +1,134 @@
+/**
+ * A guardfile that wraps an MCP server, attacked through the shipped CLI
+ * (`weir serve FILE --http`) by a hostile caller, in front of a recording
+ * MCP server on the official SDK: what a rule allows is all that reaches the
+ * MCP server, over both revisions and the tool API.
+ *
+ * - `restrict` globs hold for every form of a value, as in spec mode: a dot
+ *   segment (`/data/../etc`, `%2e%2e`, `．．`, `..;x`), a `\`, a control
+ *   character, or an encoded `/` that leaves the glob is refused, and
+ *   nothing is sent.
+ */
+import assert from "node:assert/strict";
+import { serveHttp, tempGuardfile } from "../support/cli.ts";
+import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
+import { MODERN_META } from "../support/mcp.ts";
+
+const FILES: ListedTool = {
+  name: "read_file",
+  inputSchema: {
+    type: "object",
+    properties: { path: { type: "string" }, owner: { type: "string" } },
+    required: ["path"],
+  },
+};
+
+let nextId = 1;
+
+/** One `tools/call` over HTTP under `revision`; the result or error, as JSON. */
+async function callTool(
+  url: string,
+  revision: "2025-11-25" | "2026-07-28",
+  name: string,
+  args: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+  const modern = revision === "2026-07-28";
+  const res = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": revision,
+      ...(modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: nextId++,
+      method: "tools/call",
+      params: {
+        name,
+        arguments: args,
+        ...(modern ? { _meta: { ...MODERN_META } } : {}),
+      },
+    }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return JSON.parse(await res.text());
+}
+
+function textOf(result: Record<string, unknown> | undefined): string {
+  return ((result?.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
+}
+
+Deno.test("restrict holds for every form of a value: dot segments, encodings, separators and controls never reach the MCP server", async () => {
+  const up = await startSdkUpstream({ revision: "2026-07-28", framing: "json", tools: [FILES] });
+  const file = await tempGuardfile(`wrap ward mcp files {
+    mcp-server http "${up.url}"
+    proxy read_file {
+        argument "path" {
+            restrict "/data/**"
+        }
+        argument "owner" {
+            restrict "acme-*" "docs"
+        }
+    }
+}
+`);
+  const weir = await serveHttp(file);
+  try {
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ path: "/data/../etc/passwd" }, /dot segment/],
+      [{ path: "/data/./x" }, /dot segment/],
+      [{ path: "/data/x/.." }, /dot segment/],
+      [{ path: "/data/%2e%2e/etc/passwd" }, /percent-decodes it \(a dot segment/],
+      [{ path: "/data/%252e%252e/etc" }, /dot segment/],
+      [{ path: "/data/%C0%AE%C0%AE/etc" }, /dot segment/],
+      [{ path: "/data/..;x/etc" }, /dot segment/],
+      [{ path: "/data/\uff0e\uff0e/etc" }, /"\uff0e\uff0e" segment \(a dot segment/],
+      [{ path: "/data/\u2025/etc" }, /dot segment/],
+      [{ path: "/data/..\\..\\etc" }, /a path separator/],
+      [{ path: "/data/x%5C..%5Cetc" }, /a path separator/],
+      [{ path: "/data/x\u0000" }, /control character/],
+      [{ path: "/data/x%00" }, /control character/],
+      [{ path: "/data/x", owner: "acme-%2Fevil" }, /outside this server.s policy once/],
+      [{ path: "/data/x", owner: "acme-..\\evil" }, /a path separator/],
+      [{ path: "/data/x", owner: "acme-\uff0f..\uff0fevil" }, /dot segment|outside/],
+      [{ path: `/data/%${"25".repeat(20)}2e` }, /percent-encoded after/],
+    ];
+    for (const revision of ["2025-11-25", "2026-07-28"] as const) {
+      for (const [args, message] of refused) {
+        const answer = await callTool(weir.url, revision, "read_file", args);
+        const said = answer.error?.message ?? textOf(answer.result);
+        assert.ok(
+          answer.error || answer.result?.isError === true,
+          `${revision} ${JSON.stringify(args)} was let through: ${JSON.stringify(answer)}`,
+        );
+        assert.match(said, message, `${revision} ${JSON.stringify(args)}: ${said}`);
+        assert.match(said, /policy_denied/, `${revision} ${JSON.stringify(args)}`);
+      }
+    }
+    for (const [args] of refused) {
+      const api = await fetch(`${weir.url}/api/read_file`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(args),
+      });
+      assert.equal(api.status, 403, `/api ${JSON.stringify(args)}`);
+      await api.body?.cancel();
+    }
+    assert.equal(up.calls().length, 0, "nothing refused reached the MCP server");
+    // What the globs allow still goes through, exactly.
+    for (const args of [{ path: "/data/a/b.txt", owner: "acme-web" }, { path: "/data/a..b" }]) {
+      const ok = await callTool(weir.url, "2026-07-28", "read_file", args);
+      assert.equal(ok.result?.isError, undefined, JSON.stringify(ok));
+      assert.deepEqual(JSON.parse(up.calls().at(-1)!).params.arguments, args);
+    }
+    assert.match(weir.stderr(), /"rule":"dot_segment"/);
+    assert.match(weir.stderr(), /"rule":"separator"/);
+  } finally {
+    await weir.stop();
+    await up.stop();
+  }
+});
