@@ -21,7 +21,9 @@ const NEXT_CURSOR_MARK = `\u0000next-cursor-${crypto.randomUUID()}\u0000`;
 
 /**
  * One page of a list method: the items after the cursor's item (the first page
- * without a cursor), narrowed to what the caller may see for `tools/list`.
+ * without a cursor), narrowed to what the caller may see for `tools/list` (and
+ * for `resources/list`, a resource of tools when the host says which:
+ * `ServerOptions.resourceTools`).
  * @throws {McpError} `-32602` for a cursor this server did not issue to this caller for this list
  */
 export async function list(
@@ -33,7 +35,8 @@ export async function list(
 ): Promise<{ json: string }> {
   const catalog = await s.catalog();
   const cursor = params.cursor;
-  const access = method === "tools/list" ? s.toolAccess(call.auth) : undefined;
+  const owners = method === "resources/list" ? s.options.resourceTools : undefined;
+  const access = method === "tools/list" || owners ? s.toolAccess(call.auth) : undefined;
   // Only an absent cursor means "first page": `""` and `null` are cursors,
   // and are refused like any cursor this server did not issue. A cursor is
   // checked on every request (it is bound to its caller), and pages are
@@ -47,7 +50,10 @@ export async function list(
   if (!page) {
     let [keys, items] = listOf(catalog, method);
     if (access) {
-      const kept = keys.map((k) => access.allows(k));
+      const allows = owners
+        ? (uri: string) => owners(uri)?.some((tool) => access.allows(tool)) ?? true
+        : (name: string) => access.allows(name);
+      const kept = keys.map(allows);
       keys = keys.filter((_, i) => kept[i]);
       items = items.filter((_, i) => kept[i]);
     }

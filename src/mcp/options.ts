@@ -207,6 +207,16 @@ export interface ServerOptions {
    */
   toolAccess?: (auth: unknown) => ToolAccess | undefined;
   /**
+   * The tools a listed resource belongs to (an MCP Apps interface is its
+   * tools' `_meta.ui.resourceUri`), or `undefined` for a resource of every
+   * caller. When the caller's tools are narrowed ({@link toolAccess}, or the
+   * tools an `authorize` verdict names), a resource that belongs to tools is
+   * listed by `resources/list` and read by `resources/read` only for a caller
+   * allowed one of them ("Resource not found" otherwise), and the narrowed
+   * `resources/list` is marked `cacheScope: "private"` under 2026-07-28.
+   */
+  resourceTools?: (uri: string) => readonly string[] | undefined;
+  /**
    * The dialect of JSON Schema tools' input schemas are listed in (default
    * `full`: as given). Arguments are always validated against the schema as
    * given, whatever the profile (src/mcp/schema_profile.ts).

@@ -51,6 +51,12 @@ export async function readResource(
     vars = catalog.templates[i].template.match(uri);
   }
   if (vars === null) throw notFound();
+  // A resource of tools (an MCP Apps interface) is read only by a caller allowed one of them.
+  const owners = s.options.resourceTools?.(uri);
+  if (owners) {
+    const access = s.toolAccess(call.auth);
+    if (access && !owners.some((tool) => access.allows(tool))) throw notFound();
+  }
   let contents: ResourceContents[];
   prepareInput(call, params);
   try {

@@ -30,7 +30,7 @@ import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { UpstreamFailure } from "../mcp_upstream/errors.ts";
-import { servedResources } from "../mcp_upstream/apps.ts";
+import { servedResources, uiResourceOf } from "../mcp_upstream/apps.ts";
 import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
 import { controlledDispatch, controlledTools } from "../guard/wrap_controls.ts";
 import {
@@ -206,6 +206,16 @@ export async function buildWrapSurface(
       waitMs: wrap.settings.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
     });
     const staticRead = resourceReader(wrap.resources);
+    // An interface belongs to the served tools that link to it: a caller limited to other
+    // tools (a token's subset, OAuth scopes) neither lists nor reads it. The file's own
+    // resources and its proxy-resource URIs are every caller's.
+    const operatorUris = new Set(wrap.resourceUris);
+    const resourceTools = (uri: string): readonly string[] | undefined => {
+      if (staticUris.has(uri) || operatorUris.has(uri)) return undefined;
+      return host.served().flatMap((s) =>
+        s.kind === "served" && uiResourceOf(s.spec) === uri ? [s.entry.name] : []
+      );
+    };
     const hasResources = wrap.resources.length > 0 || host.readable().size > 0;
     let server: McpServer;
     try {
@@ -227,6 +237,7 @@ export async function buildWrapSurface(
             return await readUpstream(connection, uri, ctx.signal, secretsRedactor(headers));
           }
           : undefined,
+        resourceTools: hasResources ? resourceTools : undefined,
         getPrompt: wrap.prompts.length > 0 ? promptReader(wrap.prompts) : undefined,
         log,
         around: options.around,

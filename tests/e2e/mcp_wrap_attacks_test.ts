@@ -8,9 +8,13 @@
  *   segment (`/data/../etc`, `%2e%2e`, `．．`, `..;x`), a `\`, a control
  *   character, or an encoded `/` that leaves the glob is refused, and
  *   nothing is sent.
+ * - An MCP Apps interface belongs to the tools that link to it: a caller
+ *   limited to other tools (an `inbound-token` subset) neither lists nor
+ *   reads it, under either revision (tests/fixtures/apps_upstream.ts).
  */
 import assert from "node:assert/strict";
-import { serveHttp, tempGuardfile } from "../support/cli.ts";
+import { CONFIG, ROOT, serveHttp, tempGuardfile, untilListening } from "../support/cli.ts";
+import { weirAll } from "../support/upstream_cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { MODERN_META } from "../support/mcp.ts";
 
@@ -130,5 +134,90 @@ Deno.test("restrict holds for every form of a value: dot segments, encodings, se
   } finally {
     await weir.stop();
     await up.stop();
+  }
+});
+
+/** One request over HTTP under `revision` with a bearer token; the parsed answer. */
+async function request(
+  url: string,
+  revision: "2025-11-25" | "2026-07-28",
+  method: string,
+  params: Record<string, unknown>,
+  token: string,
+): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
+  const modern = revision === "2026-07-28";
+  const name = typeof params.name === "string" ? params.name : params.uri;
+  const res = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": revision,
+      authorization: `Bearer ${token}`,
+      ...(modern ? { "mcp-method": method } : {}),
+      ...(modern && typeof name === "string" ? { "mcp-name": name } : {}),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: nextId++,
+      method,
+      params: { ...params, ...(modern ? { _meta: { ...MODERN_META } } : {}) },
+    }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return JSON.parse(await res.text());
+}
+
+Deno.test("an MCP Apps interface is listed and read only by callers allowed a tool that links to it", async () => {
+  const fixture = `${ROOT}tests/fixtures/apps_upstream.ts`;
+  const file = await tempGuardfile(`inbound-token dash {
+    value env "WEIR_TEST_TOKEN_DASH"
+    tools "dashboard"
+}
+inbound-token echo {
+    value env "WEIR_TEST_TOKEN_ECHO"
+    tools "echo"
+}
+wrap ward mcp apps {
+    mcp-server stdio "${Deno.execPath()}" "run" "--quiet" "--config" "${CONFIG}" "--allow-env" "--allow-read" "--allow-write" "${fixture}"
+    proxy dashboard
+    proxy echo
+    proxy-resource "ui://other/panel.html"
+}
+`);
+  const dash = "dash-token-0123456789abcdef";
+  const echo = "echo-token-0123456789abcdef";
+  const { command, args } = weirAll();
+  const child = new Deno.Command(command, {
+    args: [...args, "serve", file, "--http", "127.0.0.1:0"],
+    env: { WEIR_TEST_TOKEN_DASH: dash, WEIR_TEST_TOKEN_ECHO: echo },
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const weir = await untilListening(child, "weir serve", { timeoutMs: 60_000 });
+  const app = "ui://dash/app.html";
+  const panel = "ui://other/panel.html";
+  try {
+    for (const revision of ["2025-11-25", "2026-07-28"] as const) {
+      const uris = async (token: string) => {
+        const listed = await request(weir.url, revision, "resources/list", {}, token);
+        assert.ok(listed.result, JSON.stringify(listed));
+        if (revision === "2026-07-28") assert.equal(listed.result.cacheScope, "private");
+        return (listed.result.resources as { uri: string }[]).map((r) => r.uri).sort();
+      };
+      assert.deepEqual(await uris(dash), [app, panel], revision);
+      assert.deepEqual(await uris(echo), [panel], `${revision}: echo's caller lists no dashboard`);
+      const read = await request(weir.url, revision, "resources/read", { uri: app }, dash);
+      assert.match(JSON.stringify(read.result), /dashboard/, revision);
+      const refused = await request(weir.url, revision, "resources/read", { uri: app }, echo);
+      assert.ok(refused.error, `${revision}: ${JSON.stringify(refused)}`);
+      assert.match(refused.error.message, /Resource not found/);
+      const other = await request(weir.url, revision, "resources/read", { uri: panel }, echo);
+      assert.match(JSON.stringify(other.result), /panel/, "a proxy-resource is every caller's");
+    }
+  } finally {
+    await weir.stop();
   }
 });
