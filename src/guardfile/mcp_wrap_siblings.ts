@@ -164,6 +164,7 @@ export function readWrapControls(top: NodeReader[], proxies: ProxyTool[]): McpWr
     return proxy;
   };
 
+  const confirmNodes = new Map<string, NodeReader>();
   for (const node of top.filter((n) => n.name === "confirm")) {
     node.onlyProperties(["message"]);
     node.noChildren();
@@ -190,6 +191,21 @@ export function readWrapControls(top: NodeReader[], proxies: ProxyTool[]): McpWr
     }
     controls.confirm[proxy.name] = message ??
       `Allow the assistant to run "${proxy.name}" with these arguments?`;
+    confirmNodes.set(proxy.name, node);
+  }
+  // A gate on the MCP server's tool holds under every name it is served by.
+  for (const [name, node] of confirmNodes) {
+    const gated = byName.get(name)!;
+    const open = proxies.find((p) =>
+      p.upstream === gated.upstream && !(p.name in controls.confirm)
+    );
+    if (open) {
+      node.error(
+        `confirm "${name}" gates the MCP server's "${gated.upstream}", but proxy "${open.name}" ` +
+          `serves the same tool without asking anyone: add confirm "${open.name}", or remove ` +
+          `that proxy`,
+      );
+    }
   }
 
   for (const node of top.filter((n) => n.name === "cache")) {

@@ -13,7 +13,7 @@
  *   reads it, under either revision (tests/fixtures/apps_upstream.ts).
  */
 import assert from "node:assert/strict";
-import { CONFIG, ROOT, serveHttp, tempGuardfile, untilListening } from "../support/cli.ts";
+import { CONFIG, ROOT, runCli, serveHttp, tempGuardfile, untilListening } from "../support/cli.ts";
 import { weirAll } from "../support/upstream_cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { MODERN_META } from "../support/mcp.ts";
@@ -220,4 +220,53 @@ wrap ward mcp apps {
   } finally {
     await weir.stop();
   }
+});
+
+Deno.test("weir lint: no name of the surface hides another way to one operation", async () => {
+  const lint = async (body: string) => {
+    const file = await tempGuardfile(`${body}
+wrap ward mcp issues {
+    mcp-server http "http://127.0.0.1:9/mcp"
+    proxy find {
+        upstream "search_issues"
+    }
+    proxy find_again {
+        upstream "search_issues"
+    }
+    proxy zap {
+        upstream "delete_issue"
+    }
+}
+`);
+    return await runCli(["lint", file]);
+  };
+  const cases: [string, RegExp][] = [
+    // A withhold of the MCP server's tool that a proxy serves under another name.
+    [
+      `withhold "delete_issue" {\n    reason "never"\n}`,
+      /proxy "zap" serves the MCP server's "delete_issue", and withhold "delete_issue" withholds it/,
+    ],
+    [
+      `withhold "remove-issue" {\n    reason "never"\n}`,
+      /proxy "zap" serves the MCP server's "delete_issue", and withhold "remove-issue" \(the same operation\)/,
+    ],
+    // A confirm on one name of a tool that another name serves ungated.
+    [
+      `confirm "find" message="Search?"`,
+      /confirm "find" gates the MCP server's "search_issues", but proxy "find_again" serves the same tool without asking anyone/,
+    ],
+    // Two served names of one operation (spec mode's spelling rule).
+    [
+      `withhold "Zap" {\n    reason "never"\n}`,
+      /"zap" \(proxy "zap"\) and "Zap" \(withhold "Zap", line 1\) differ only by letter case/,
+    ],
+  ];
+  for (const [body, message] of cases) {
+    const out = await lint(body);
+    assert.equal(out.code, 1, `${body}: ${out.stderr}`);
+    assert.match(out.stderr, message, body);
+  }
+  // Every name of a gated tool gated: fine.
+  const ok = await lint(`confirm "find"\nconfirm "find_again"`);
+  assert.equal(ok.code, 0, ok.stderr);
 });
