@@ -95,8 +95,11 @@ export interface WrapBuildOptions {
   flags?: WrapFlags;
   /** Variables a stdio MCP server must not inherit (weir's own secrets). */
   withoutEnv?: readonly string[];
-  /** An open connection to reuse when the new file reaches the same server the same way. */
-  reuse?: { key: string; connection: UpstreamConnection };
+  /**
+   * An open connection to reuse when the new file reaches the same server the
+   * same way, and the running host, whose fingerprints the new one keeps.
+   */
+  reuse?: { key: string; connection: UpstreamConnection; host: UpstreamHost };
 }
 
 /**
@@ -111,6 +114,8 @@ export async function buildWrapSurface(
   const { log } = options;
   const flags = options.flags ?? {};
   const key = connectionKey(wrap, flags);
+  const reuse = options.reuse?.key === key ? options.reuse : undefined;
+  const baseline: ReadonlyMap<string, string> | undefined = reuse?.host.baseline();
   const entries = entriesOf(wrap);
   const allowlist = [...new Set(entries.map((e) => e.upstream))];
   const tokenGrants = guardfileTokensOrThrow(wrap);
@@ -132,11 +137,13 @@ export async function buildWrapSurface(
     resourceUris: wrap.resourceUris,
     ...(wrap.surface.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
     schemaProfile: wrap.surface.schemaProfile,
+    // A reload on the same connection holds the tools to the definitions weir started with.
+    ...(baseline ? { baseline } : {}),
   }, {
     log,
     signal: options.signal,
     onChanged: () => changed.notify(),
-    reuse: options.reuse?.key === key ? options.reuse.connection : undefined,
+    reuse: reuse?.connection,
   });
   try {
     // The file's own rules contradicting the MCP server's definitions stop start-up (and a reload).
@@ -378,7 +385,7 @@ export async function reloadWrap(
   try {
     next = await buildWrapSurface(loaded.mcpWrap, {
       ...build,
-      reuse: { key: now.connectionKey, connection: now.connection },
+      reuse: { key: now.connectionKey, connection: now.connection, host: now.host },
     });
   } catch (error) {
     const message = error instanceof StartupError ? error.message : (error as Error).message;

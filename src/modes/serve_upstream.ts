@@ -134,6 +134,29 @@ export interface UpstreamSetup {
   schemaProfile?: SchemaProfile;
   /** A further policy after the header-secret one (`decideTools`' `withhold`). */
   withhold?: SurfaceInput["withhold"];
+  /**
+   * The fingerprints a running surface holds its tools to (a reload that
+   * keeps the connection: `UpstreamHost.baseline()`): a tool whose
+   * definition changed since weir started stays a `drifted` stub, as the
+   * stub's remedy says, until weir restarts; a reload does not take the
+   * changed definition as reviewed.
+   */
+  baseline?: ReadonlyMap<string, string>;
+}
+
+/**
+ * The hosts built on each connection: a reload that keeps the connection
+ * builds another host on it, and the MCP server's list_changed must reach
+ * the host that serves (and is harmless to one that no longer does).
+ */
+const hostsOf = new WeakMap<UpstreamConnection, Set<WeakRef<UpstreamHost>>>();
+
+function toolsChangedOn(connection: UpstreamConnection): void {
+  for (const ref of hostsOf.get(connection) ?? []) {
+    const host = ref.deref();
+    if (host) host.toolsChanged();
+    else hostsOf.get(connection)!.delete(ref);
+  }
 }
 
 /**
@@ -164,8 +187,8 @@ export async function openUpstreamHost(
     if (error instanceof HeaderError) throw new StartupError(error.message);
     throw error;
   }
-  const hostRef: { host?: UpstreamHost } = {};
   let connection = options.reuse;
+  let opened: UpstreamConnection | undefined;
   if (!connection) {
     try {
       connection = await UpstreamConnection.open({
@@ -185,7 +208,7 @@ export async function openUpstreamHost(
         onToolsChanged: () => {
           log({ level: "info", event: "upstream_tools_changed" });
           // The next call verifies the definitions again before it is forwarded.
-          hostRef.host?.toolsChanged();
+          if (opened) toolsChangedOn(opened);
         },
       });
     } catch (error) {
@@ -193,6 +216,7 @@ export async function openUpstreamHost(
         `upstream ${describeTarget(setup.target)}: ${redact((error as Error).message)}`,
       );
     }
+    opened = connection;
   }
   try {
     let decisions: ToolDecision[];
@@ -208,6 +232,9 @@ export async function openUpstreamHost(
         listed: listed.tools,
         pins: setup.pins,
         withhold,
+        ...(setup.baseline
+          ? { baseline: { fingerprints: setup.baseline, since: "weir started", running: true } }
+          : {}),
       });
     } catch (error) {
       throw new StartupError(
@@ -245,6 +272,7 @@ export async function openUpstreamHost(
       resourceUris: setup.resourceUris,
       readOnlyReason: setup.readOnlyReason,
       schemaProfile: setup.schemaProfile,
+      baseline: setup.baseline,
     }, { at: startedAt, ttlMs });
     // Stubs of the served entries the decisions above did not announce (the
     // guardfile's rules, read-only mode, the schema profile).
@@ -259,7 +287,9 @@ export async function openUpstreamHost(
         });
       }
     }
-    hostRef.host = host;
+    let hosts = hostsOf.get(connection);
+    if (!hosts) hostsOf.set(connection, hosts = new Set());
+    hosts.add(new WeakRef(host));
     return { connection, host };
   } catch (error) {
     if (!options.reuse) await connection.close();

@@ -104,6 +104,12 @@ export interface UpstreamHostOptions {
    * stub saying why (one tool, not the whole list, is then unusable).
    */
   schemaProfile?: SchemaProfile;
+  /**
+   * The fingerprints to hold tools to instead of the start-up decisions'
+   * (a reload that keeps the connection: the running surface's, so a tool
+   * that drifted since weir started stays a stub).
+   */
+  baseline?: ReadonlyMap<string, string>;
 }
 
 /** See the module doc. */
@@ -136,7 +142,8 @@ export class UpstreamHost {
     this.#baseline = new Map();
     for (const d of decisions) {
       if (d.status === "missing") throw new Error(`tool "${d.name}" is missing`);
-      if (d.fingerprint) this.#baseline.set(d.name, d.fingerprint);
+      const held = options.baseline?.get(d.name) ?? d.fingerprint;
+      if (held) this.#baseline.set(d.name, held);
     }
     this.#freshness = new Freshness(options.maxStalenessMs ?? DEFAULT_MAX_STALENESS_MS);
     if (verified) this.#freshness.verified(verified.at, verified.ttlMs);
@@ -157,6 +164,11 @@ export class UpstreamHost {
   /** The MCP server's resources readable through weir now (see {@link UpstreamHostOptions.resourceUris}). */
   readable(): ReadonlySet<string> {
     return this.#readable;
+  }
+
+  /** The fingerprints the tools are held to (the definitions reviewed when weir started). */
+  baseline(): ReadonlyMap<string, string> {
+    return new Map(this.#baseline);
   }
 
   /** The MCP server said its tool list changed: the next call verifies first. */
