@@ -11,7 +11,7 @@
 import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
 import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
-import type { Guardfile } from "../guardfile/model.ts";
+import type { Guardfile, OAuthSetting } from "../guardfile/model.ts";
 import { type LoadedDocument, loadGuardfileText } from "../guardfile/load.ts";
 import { isRedisUrl } from "../guardfile/siblings.ts";
 import { readOnlyView, type SurfaceOverrides, withOverrides } from "../guardfile/surface.ts";
@@ -332,6 +332,35 @@ export function guardfileSurface(
 }
 
 /**
+ * Why a reload cannot take the new file's `oauth` node: OAuth is set up when
+ * weir starts (the issuer's metadata read, the listener's token check), so a
+ * node added, removed or changed needs a restart; a reload that took the file
+ * would log "reloaded" while serving exactly as before. When flags set OAuth
+ * (they win over the file), the node is not what serves, and its changes
+ * stop nothing.
+ * @param started the file's node when weir started
+ * @param next the new file's node
+ * @param serving the OAuth weir serves with (flags or the file at start), if any
+ * @returns the error line, or `undefined` when the reload may go on
+ */
+export function oauthReloadProblem(
+  file: string,
+  started: OAuthSetting | undefined,
+  next: OAuthSetting | undefined,
+  serving: Pick<OAuthServeOptions, "issuer" | "resource"> | undefined,
+): string | undefined {
+  const same = (
+    a: Pick<OAuthSetting, "issuer" | "resource"> | undefined,
+    b: Pick<OAuthSetting, "issuer" | "resource"> | undefined,
+  ) => a?.issuer === b?.issuer && a?.resource === b?.resource;
+  if (same(started, next)) return undefined;
+  if (serving && !same(serving, started)) return undefined;
+  const what = !started ? "was added" : !next ? "was removed" : "changed";
+  return `${file}: the oauth node ${what}, and weir sets up OAuth only when it starts: ` +
+    `restart weir to apply it (weir keeps serving the file it has)`;
+}
+
+/**
  * Load a guardfile for a reload, exactly as `weir lint FILE` does: the same
  * loader, the same warnings, errors formatted `file:line:column: message`.
  */
@@ -340,6 +369,8 @@ export async function reloadGuardfile(
   options: Parameters<typeof guardfileSurface>[1] & {
     /** The token table serving now, and the command line's part of it. */
     tokens?: { table: TokenTable; flagTokens: TokenGrant[] };
+    /** The file's `oauth` node at start, and the OAuth weir serves with ({@link oauthReloadProblem}). */
+    oauth?: { started?: OAuthSetting; serving?: OAuthServeOptions };
   },
   overrides: SurfaceOverrides = {},
 ): Promise<LoadOutcome> {
@@ -359,6 +390,13 @@ export async function reloadGuardfile(
     formatDiagnostic(file, d)
   );
   if (!loaded.guardfile || errors.length > 0) return { errors, warnings: warningLines };
+  const oauthProblem = oauthReloadProblem(
+    file,
+    options.oauth?.started,
+    loaded.guardfile.oauth,
+    options.oauth?.serving,
+  );
+  if (oauthProblem) return { errors: [oauthProblem], warnings: warningLines };
   // A first `confirm` under shared keys needs the shared store weir started without.
   const unsafe = options.stateKeys &&
     singleUseProblem(options.stateKeys, Object.keys(loaded.guardfile.controls.confirm ?? {}));
@@ -465,7 +503,11 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
       () =>
         reloadGuardfile(
           file,
-          { ...build, tokens: table && { table, flagTokens } },
+          {
+            ...build,
+            tokens: table && { table, flagTokens },
+            oauth: { started: guardfile.oauth, serving: options.oauth },
+          },
           options.surface,
         ),
       log,

@@ -61,8 +61,11 @@ import {
   guardfileTokens,
   loadGuardfileFile,
   oauthFor,
+  oauthReloadProblem,
+  type OAuthServeOptions,
   type ServeOptions,
 } from "./serve.ts";
+import type { OAuthSetting } from "../guardfile/model.ts";
 import { TokenTable } from "../inbound/static_tokens.ts";
 import type { TokenGrant } from "../inbound/static_tokens.ts";
 import { unknownGrantTools } from "../ops/flags.ts";
@@ -364,6 +367,7 @@ export async function reloadWrap(
   build: Omit<WrapBuildOptions, "reuse">,
   current: () => WrapSurface,
   flagTokens: { table?: TokenTable; grants: TokenGrant[] },
+  oauth: { started?: OAuthSetting; serving?: OAuthServeOptions } = {},
 ): Promise<LoadOutcome> {
   const loaded = await loadGuardfileFile(file);
   const errors = [
@@ -380,6 +384,13 @@ export async function reloadWrap(
       warnings,
     };
   }
+  const oauthProblem = oauthReloadProblem(
+    file,
+    oauth.started,
+    loaded.mcpWrap.oauth,
+    oauth.serving,
+  );
+  if (oauthProblem) return { errors: [oauthProblem], warnings };
   const now = current();
   let next: WrapSurface;
   try {
@@ -522,7 +533,7 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
         reloadWrap(file, build, () => reloader!.current as WrapSurface, {
           table,
           grants: flagTokens,
-        }),
+        }, { started: wrap.oauth, serving: options.oauth }),
       log,
     );
     reloader.onSwap((next) => {

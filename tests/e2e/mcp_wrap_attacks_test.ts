@@ -18,6 +18,7 @@
 import assert from "node:assert/strict";
 import { CONFIG, ROOT, runCli, serveHttp, tempGuardfile, untilListening } from "../support/cli.ts";
 import { weirAll } from "../support/upstream_cli.ts";
+import { oauthReloadProblem } from "../../src/modes/serve.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { MODERN_META } from "../support/mcp.ts";
 
@@ -353,4 +354,43 @@ Deno.test("after a reload on the same connection, the MCP server's list_changed 
   } finally {
     await s.close();
   }
+});
+
+Deno.test("a reload never silently drops an oauth node it cannot apply (both modes)", async () => {
+  const up = await startSdkUpstream({ revision: "2026-07-28", framing: "json", tools: [FILES] });
+  const oauth = `oauth issuer="https://id.example.com" resource="https://mcp.example.com/mcp"`;
+  const wrapped = (extra: string) =>
+    `${extra}\nwrap ward mcp files {\n    mcp-server http "${up.url}"\n    proxy read_file\n}\n`;
+  const spec = (extra: string) =>
+    `${extra}\nwrap ward mcp tickets {\n    base-url "http://127.0.0.1:9"\n    auth none\n    can get ticket {\n        path "/tickets/{id}"\n    }\n}\n`;
+  try {
+    for (const text of [wrapped, spec]) {
+      const file = await tempGuardfile(text(""));
+      const weir = await serveHttp(file, { extra: ["--no-inbound-auth"] });
+      try {
+        await Deno.writeTextFile(file, text(oauth));
+        weir.kill("SIGHUP");
+        for (let i = 0; i < 600 && !/"event":"reload_refused"/.test(weir.stderr()); i++) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.match(
+          weir.stderr(),
+          /the oauth node was added, and weir sets up OAuth only when it starts: restart weir/,
+        );
+        assert.doesNotMatch(weir.stderr(), /"event":"reloaded"/);
+      } finally {
+        await weir.stop();
+      }
+    }
+  } finally {
+    await up.stop();
+  }
+  const node = { issuer: "https://id.example.com", resource: "https://mcp.example.com/mcp" };
+  const other = { ...node, resource: "https://other.example.com/mcp" };
+  assert.match(oauthReloadProblem("f", node, undefined, node)!, /was removed/);
+  assert.match(oauthReloadProblem("f", node, other, node)!, /changed/);
+  assert.equal(oauthReloadProblem("f", node, node, node), undefined);
+  assert.equal(oauthReloadProblem("f", undefined, undefined, undefined), undefined);
+  // Flags that set OAuth win over the file: its node changing stops nothing.
+  assert.equal(oauthReloadProblem("f", undefined, node, other), undefined);
 });
