@@ -60,7 +60,8 @@ export type * from "./mcp_wrap_model.ts";
  * surface: two served or withheld names that differ only by case, separators
  * or a verb synonym are an error naming both (near spellings of a withheld
  * tool a warning); and a withheld tool is not served under another name by a
- * proxy whose upstream is that tool (or a spelling of it).
+ * proxy whose upstream is that tool (or a spelling of it); and no served
+ * name is another served tool's name on the MCP server (a swap).
  */
 function checkSurfaceNames(
   diags: Diagnostics,
@@ -90,6 +91,21 @@ function checkSurfaceNames(
   }
   for (const clash of spellingClashes(names)) diags.error((clash.later as Named).at, clash.message);
   for (const near of nearWithheld(names)) diags.warn((near.later as Named).at, near.message);
+  // A served name that is another served tool's name on the MCP server (names swapped or
+  // shifted) makes every control by name read as the other tool.
+  for (const p of proxies) {
+    const keys = new Set(operationKeys(p.name));
+    const other = proxies.find((q) =>
+      q !== p && q.upstream !== q.name && operationKeys(q.upstream).some((k) => keys.has(k))
+    );
+    if (!other || p.upstream === other.upstream) continue;
+    diags.error(
+      { path: `wrap > proxy ${p.name}`, position: p.position },
+      `proxy "${p.name}" serves the MCP server's "${p.upstream}", while proxy "${other.name}" ` +
+        `serves the MCP server's "${other.upstream}": a served name that is another served ` +
+        `tool's name on the MCP server makes the file read as the other tool; rename "${p.name}"`,
+    );
+  }
   for (const w of withholds) {
     const keys = new Set(operationKeys(w.tool));
     for (const p of proxies) {

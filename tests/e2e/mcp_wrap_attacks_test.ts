@@ -270,6 +270,24 @@ wrap ward mcp issues {
     assert.equal(out.code, 1, `${body}: ${out.stderr}`);
     assert.match(out.stderr, message, body);
   }
+  // A served name that is another served tool's name on the MCP server (a swap).
+  const swapped = await tempGuardfile(`confirm "delete_issue"
+wrap ward mcp issues {
+    mcp-server http "http://127.0.0.1:9/mcp"
+    proxy delete_issue {
+        upstream "search_issues"
+    }
+    proxy zap {
+        upstream "delete_issue"
+    }
+}
+`);
+  const swap = await runCli(["lint", swapped]);
+  assert.equal(swap.code, 1, swap.stderr);
+  assert.match(
+    swap.stderr,
+    /:4:5: .*proxy "delete_issue" serves the MCP server's "search_issues", while proxy "zap" serves the MCP server's "delete_issue"/,
+  );
   // Every name of a gated tool gated: fine.
   const ok = await lint(`confirm "find"\nconfirm "find_again"`);
   assert.equal(ok.code, 0, ok.stderr);
