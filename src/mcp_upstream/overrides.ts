@@ -363,10 +363,17 @@ function narrow(
   const patterns = [rule.pattern, rule.restrict?.pattern].filter((x): x is string =>
     x !== undefined
   );
-  // An untyped argument narrowed by a bound or a string rule takes that type
-  // (JSON Schema's bounds and patterns pass values of other types).
-  if (!types && numeric) ours.type = "number";
-  else if (!types && textual) ours.type = "string";
+  // An argument narrowed by a bound or a string rule takes that type, also when
+  // the MCP server's admits others (["string", "array"], ["number", "string"]):
+  // JSON Schema's bounds and patterns pass values of other types, so an array
+  // or a numeric string would carry what the rule refuses.
+  // (A null, which carries nothing, stays allowed where it was.)
+  const keep = (wanted: string[], fallback: string) => {
+    const kept = types ? [...types].filter((t) => wanted.includes(t) || t === "null") : [fallback];
+    if (!types || kept.length < types.size) ours.type = kept.length === 1 ? kept[0] : kept;
+  };
+  if (numeric) keep(["number", "integer"], "number");
+  else if (textual) keep(["string"], "string");
   if (isObject(property) && hasRef(p)) {
     const extra: Schema[] = patterns.map((pattern) => ({ pattern }));
     return { allOf: [property as JsonObject, ours, ...extra] };
@@ -375,7 +382,7 @@ function narrow(
   const allOf: Schema[] = Array.isArray(p.allOf) ? [...p.allOf as Schema[]] : [];
   for (const [key, value] of Object.entries(ours)) {
     // A bound or enum of the MCP server's is replaced by ours, which was
-    // checked to be inside it; the type is only added where there was none.
+    // checked to be inside it; a type only narrows the MCP server's.
     out[key] = value as JsonObject;
   }
   for (const pattern of patterns) {

@@ -8,6 +8,9 @@
  *   segment (`/data/../etc`, `%2e%2e`, `．．`, `..;x`), a `\`, a control
  *   character, or an encoded `/` that leaves the glob is refused, and
  *   nothing is sent.
+ * - A rule of one type narrows an argument the MCP server types several
+ *   ways to that type: an array or a numeric string cannot carry past
+ *   `restrict` or `maximum=` what they refuse.
  * - An MCP Apps interface belongs to the tools that link to it: a caller
  *   limited to other tools (an `inbound-token` subset) neither lists nor
  *   reads it, under either revision (tests/fixtures/apps_upstream.ts).
@@ -411,4 +414,56 @@ Deno.test("a reload never silently drops an oauth node it cannot apply (both mod
   assert.equal(oauthReloadProblem("f", undefined, undefined, undefined), undefined);
   // Flags that set OAuth win over the file: its node changing stops nothing.
   assert.equal(oauthReloadProblem("f", undefined, node, other), undefined);
+});
+
+Deno.test("a string or number rule narrows a multi-typed argument to its type, listed and enforced", async () => {
+  const multi: ListedTool = {
+    name: "fetch_path",
+    inputSchema: {
+      type: "object",
+      properties: {
+        path: { type: ["string", "array", "null"], items: { type: "string" } },
+        n: { type: ["number", "string"] },
+      },
+    },
+  };
+  const up = await startSdkUpstream({ revision: "2025-11-25", framing: "json", tools: [multi] });
+  const file = await tempGuardfile(`wrap ward mcp files {
+    mcp-server http "${up.url}"
+    proxy fetch_path {
+        argument "path" {
+            restrict "/data/*"
+        }
+        argument "n" maximum=10
+    }
+}
+`);
+  const weir = await serveHttp(file);
+  try {
+    const listed = await request(weir.url, "2026-07-28", "tools/list", {}, "");
+    const tool = (listed.result!.tools as { name: string; inputSchema: Record<string, never> }[])
+      .find((t) => t.name === "fetch_path")!;
+    const properties = tool.inputSchema.properties as Record<string, { type: unknown }>;
+    assert.deepEqual(properties.path.type, ["string", "null"]);
+    assert.equal(properties.n.type, "number");
+    for (const revision of ["2025-11-25", "2026-07-28"] as const) {
+      for (const args of [{ path: ["/etc/passwd", "../x"] }, { n: "99999" }, { n: 11 }]) {
+        const answer = await callTool(weir.url, revision, "fetch_path", args);
+        assert.equal(answer.result?.isError, true, `${revision} ${JSON.stringify(args)}`);
+      }
+    }
+    const api = await fetch(`${weir.url}/api/fetch_path`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ path: ["/etc/passwd"] }),
+    });
+    assert.equal(api.status, 400);
+    await api.body?.cancel();
+    assert.equal(up.calls().length, 0, "nothing refused reached the MCP server");
+    const ok = await callTool(weir.url, "2026-07-28", "fetch_path", { path: "/data/a", n: 3 });
+    assert.equal(ok.result?.isError, undefined, JSON.stringify(ok));
+  } finally {
+    await weir.stop();
+    await up.stop();
+  }
 });
