@@ -112,7 +112,7 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       const why = connectFailure(error);
       if (!why) throw error;
       throw new UpstreamUnavailable(
-        `${why}; start the upstream, or give --upstream its address`,
+        `${why}; start the MCP server, or correct its address`,
         { cause: error },
       );
     }
@@ -190,24 +190,25 @@ function httpRefusal(
     return new UpstreamHttpRefusal(
       status,
       sentAuthorization
-        ? `${at}: it refused the credential sent; check the token the --upstream-header ` +
-          `Authorization template reads`
+        ? `${at}: it refused the credential sent; check the token the Authorization header ` +
+          `reads (--upstream-header, or the mcp-server block's header)`
         : `${at}: it needs a credential; send one with --upstream-header ` +
-          `'Authorization=Bearer {env:VAR}' (VAR holding the token)`,
+          `'Authorization=Bearer {env:VAR}' (in a guardfile: header "Authorization" ` +
+          `{ prefix "Bearer "; value env "VAR"; } in the mcp-server block)`,
     );
   }
   if (status === 403) {
     return new UpstreamHttpRefusal(
       status,
-      `${at}: it refused access; check the credential sent with --upstream-header ` +
-        `(its scopes or its account's permissions)`,
+      `${at}: it refused access; check the credential sent (--upstream-header, or the ` +
+        `mcp-server block's header): its scopes or its account's permissions`,
     );
   }
   if ((status === 404 || status === 405) && method !== undefined && HANDSHAKE.has(method)) {
     const path = URL.canParse(url) ? new URL(url).pathname : "";
     return new UpstreamHttpRefusal(
       status,
-      `${at}: no MCP endpoint there; give --upstream the server's MCP endpoint` +
+      `${at}: no MCP endpoint there; point weir at the server's MCP endpoint` +
         (path.endsWith("/mcp") ? " (the path its documentation gives)" : ` (often .../mcp)`),
     );
   }

@@ -77,9 +77,9 @@ export class ChildStdioTransport implements Transport {
       const name = this.#options.command;
       throw new UpstreamUnavailable(
         name.includes("/")
-          ? `the command ${JSON.stringify(name)} does not exist; check the path after --`
+          ? `the command ${JSON.stringify(name)} does not exist; check its path`
           : `the command ${JSON.stringify(name)} was not found on PATH; install it, or give ` +
-            `its full path after --`,
+            `its full path`,
         { cause: error },
       );
     }

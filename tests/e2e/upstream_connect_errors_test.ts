@@ -6,7 +6,7 @@
  * listening (connection refused), a command not on PATH.
  */
 import assert from "node:assert/strict";
-import { ROOT, serveHttp } from "../support/cli.ts";
+import { ROOT, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { runWeir } from "../support/upstream_cli.ts";
 
 const COMMANDS = [["lint-upstream"], ["serve-upstream", "--stdio"]];
@@ -49,7 +49,7 @@ Deno.test("a wrong path (weir's own 404 at /): the MCP endpoint is named, nothin
       assert.ok(line.includes(`upstream ${upstream.url}/: `), line);
       assert.match(
         line,
-        /answered 404: no MCP endpoint there; give --upstream the server's MCP endpoint \(often \.\.\.\/mcp\)/,
+        /answered 404: no MCP endpoint there; point weir at the server's MCP endpoint \(often \.\.\.\/mcp\)/,
       );
       assert.doesNotMatch(line, /broke off|may have run/);
     }
@@ -103,7 +103,7 @@ Deno.test("nothing listening: the URL, 'connection refused', what to do", async 
     assert.equal(
       oneLine(r.stderr, command[0]),
       `weir: ${command[0]}: upstream ${url}: could not connect: connection refused: nothing ` +
-        `is listening there; start the upstream, or give --upstream its address`,
+        `is listening there; start the MCP server, or correct its address`,
     );
   }
 });
@@ -114,7 +114,35 @@ Deno.test("a stdio command that does not exist: 'not found on PATH', once", asyn
     assert.equal(r.code, 1, r.stderr);
     const line = oneLine(r.stderr, command[0]);
     assert.equal(line.match(/not found on PATH/g)?.length, 1, line);
-    assert.match(line, /give its full path after --/);
+    assert.match(line, /install it, or give its full path$/);
     assert.doesNotMatch(line, /entity not found|Failed to spawn/);
+  }
+});
+
+Deno.test("the guardfile form (mcp-server): the same words, no advice about command-line flags", async () => {
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const files = [
+    [
+      `mcp-server stdio "weir-no-such-command-x"`,
+      /the command "weir-no-such-command-x" was not found on PATH; install it, or give its full path$/,
+    ],
+    [
+      `mcp-server http "http://127.0.0.1:${port}/mcp"`,
+      /connection refused: nothing is listening there; start the MCP server, or correct its address$/,
+    ],
+  ] as const;
+  for (const [server, words] of files) {
+    const file = await tempGuardfile(`wrap ward mcp x {\n    ${server}\n    proxy echo\n}\n`);
+    for (
+      const command of [["serve", file, "--stdio"], ["describe", file], ["lint-upstream", file]]
+    ) {
+      const r = await runWeir(command);
+      assert.equal(r.code, 1, `${command[0]}: ${r.stderr}`);
+      const line = r.stderr.trim().split("\n").find((l) => /could not connect/.test(l)) ?? "";
+      assert.match(line, words, `${command[0]}: ${r.stderr}`);
+      assert.doesNotMatch(line, /after --|--upstream\b|and as 2026-07-28/, line);
+    }
   }
 });
