@@ -73,7 +73,11 @@ export class UpstreamRedirected extends UpstreamFailure {
   /** The origin of its `Location`, or `undefined` when it had none (or not a URL). */
   readonly location?: string;
   constructor(status: number, location: string | undefined) {
-    super(`the upstream ${redirectRefusal(status, location)} (give weir the final URL: --upstream, or mcp-server http)`);
+    super(
+      `the upstream ${
+        redirectRefusal(status, location)
+      } (give weir the final URL: --upstream, or mcp-server http)`,
+    );
     this.name = "UpstreamRedirected";
     this.status = status;
     this.location = location;
