@@ -8,7 +8,7 @@
 #
 # The default command serves /config/guardfile.mcp.kdl on 0.0.0.0:8080 and requires
 # "Authorization: Bearer <token>" with a token from WEIR_INBOUND_TOKEN (one or more, separated by
-# commas or spaces); without that variable weir exits 1 at start, naming it. To serve without
+# commas or spaces); without that variable weir exits 2 at start, naming it. To serve without
 # inbound authentication (a gateway in front authenticates every caller), give the command:
 #   docker run ... weir serve /config/guardfile.mcp.kdl --http 0.0.0.0:8080 --no-inbound-auth
 #

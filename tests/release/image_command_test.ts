@@ -61,7 +61,8 @@ Deno.test("the default command without WEIR_INBOUND_TOKEN refuses at start, sayi
     ...weir(commandHere(CMD), {}),
     signal: AbortSignal.timeout(60_000), // were it to serve, it would not stop by itself
   });
-  assert.equal(r.code, 1, r.stderr);
+  // A start-up configuration refusal: exit 2 (docs/cli.md "Exit codes").
+  assert.equal(r.code, 2, r.stderr);
   assert.match(
     r.stderr,
     /--inbound-token-env WEIR_INBOUND_TOKEN: the variable is not set or holds no token; set it to one or more bearer tokens/,
