@@ -151,10 +151,10 @@ Deno.test("AWS deadlines: a request not sent by the deadline never is; one sent 
   let plan: Plan = { bytes: new Uint8Array() };
   const endpoint = rawEndpoint(() => plan);
   const late = async () =>
-    await framed(enc.encode(""), "length").then(({ bytes }) => ({ bytes, delayMs: 6000 }));
-  // 2000 ms: room for a busy machine to send the request before its deadline (the
-  // answer comes 6 s after it, far past the deadline).
-  const served = await serveAws(S3_POLICY, endpoint.url, ["--upstream-timeout", "2000"]);
+    await framed(enc.encode(""), "length").then(({ bytes }) => ({ bytes, delayMs: 600_000 }));
+  // 5000 ms: room for a busy machine to send the request before its deadline (the answer
+  // comes 10 minutes after it, or never: the endpoint's close() ends the wait).
+  const served = await serveAws(S3_POLICY, endpoint.url, ["--upstream-timeout", "5000"]);
   try {
     // Sent, no answer in time: PutObject may have written the object.
     plan = await late();
@@ -165,14 +165,14 @@ Deno.test("AWS deadlines: a request not sent by the deadline never is; one sent 
       content_base64: btoa('{"a":1}'),
     });
     assert.equal(r.status, 504, r.text);
-    assert.match(r.text, /^aws_timeout: PutObject got no answer within 2000 ms/);
+    assert.match(r.text, /^aws_timeout: PutObject got no answer within 5000 ms/);
     assert.match(r.text, /was sent and may have taken effect/);
     assert.equal(endpoint.received.length, before + 1);
     // A read says it changed nothing.
     plan = await late();
     r = await callApi(served.url, "list_objects", {});
     assert.equal(r.status, 504, r.text);
-    assert.match(r.text, /^aws_timeout: ListObjectsV2 got no answer within 2000 ms/);
+    assert.match(r.text, /^aws_timeout: ListObjectsV2 got no answer within 5000 ms/);
     assert.match(r.text, /changes nothing/);
   } finally {
     await served.stop();

@@ -12,6 +12,7 @@ import { runCli, serveHttp } from "../support/cli.ts";
 import { rawRequest } from "../support/raw_http.ts";
 import { startMcpUpstream } from "../support/mcp_upstream.ts";
 import { runWeir, startWrapper } from "../support/upstream_cli.ts";
+import { until } from "../support/wait.ts";
 
 const GUARDFILE = new URL("../fixtures/conformance.mcp.kdl", import.meta.url).pathname;
 
@@ -332,9 +333,7 @@ Deno.test({
       });
       assert.match(String(bad.error), /TypeError/, "the browser refused the foreign origin");
       // The refusal's log line may still be in the pipe: wait for it (bounded).
-      for (let i = 0; i < 50 && !/"reason":"origin not allowed"/.test(served.stderr()); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await until(() => /"reason":"origin not allowed"/.test(served.stderr()));
       assert.match(served.stderr(), /"reason":"origin not allowed"/);
     } finally {
       for (const browser of browsers) {

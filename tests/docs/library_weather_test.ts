@@ -8,6 +8,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CONFIG, ROOT } from "../support/cli.ts";
+import { until } from "../support/wait.ts";
 
 const page = await Deno.readTextFile(`${ROOT}docs/library.md`);
 const block = /```ts\n(\/\/ weather\.ts:[\s\S]*?)```/.exec(page)?.[1];
@@ -87,13 +88,11 @@ Deno.test("docs/library.md weather example over HTTP with the v2 client (2026-07
   }).spawn();
   try {
     let up = false;
-    for (let i = 0; i < 100 && !up; i++) {
+    await until(async () =>
       up = await fetch(`http://127.0.0.1:${port}/mcp`).then(async (
         r,
       ) => (await r.body?.cancel(), true))
-        .catch(() => false);
-      if (!up) await new Promise((r) => setTimeout(r, 100));
-    }
+        .catch(() => false), { stepMs: 100 });
     assert.ok(up, "the example listens");
     const client = new ClientV2(
       { name: "library-doc-test", version: "2.0.0" },

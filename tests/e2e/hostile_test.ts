@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { serveHttp, spawnServeStdio } from "../support/cli.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
+import { until } from "../support/wait.ts";
 
 const GUARDFILE = `
 resource "notes" uri="docs://notes" mime="text/plain" {
@@ -71,12 +72,9 @@ function stdio(file: string, env: Record<string, string>) {
   const stderr = new Response(child.stderr).text();
   return {
     send: (text: string) => writer.write(new TextEncoder().encode(text + "\n")),
-    /** Wait (at most 15 s) until `n` lines have arrived; returns them all. */
+    /** Wait (bounded: GENEROUS_MS) until `n` lines have arrived; returns them all. */
     async read(n: number): Promise<string[]> {
-      const deadline = Date.now() + 15_000;
-      while (lines.length < n && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => lines.length >= n, { stepMs: 20 });
       assert.ok(lines.length >= n, `expected ${n} lines, got ${lines.length}: ${lines.join("\n")}`);
       return [...lines];
     },
@@ -104,9 +102,7 @@ Deno.test({
       await io.read(1);
       await io.send(call(11, "slow"));
       // Wait until the upstream has the request, then cancel it.
-      for (let i = 0; i < 300 && fx.upstream.requests.length === 0; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => fx.upstream.requests.length > 0, { stepMs: 20 });
       assert.equal(fx.upstream.requests.length, 1);
       await io.send(
         `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":11,"reason":"stop"}}`,

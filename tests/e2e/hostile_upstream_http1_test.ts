@@ -107,7 +107,7 @@ async function serveWithPid(file: string, env: Record<string, string>, extra: st
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const served = await untilListening(child, "weir serve", { timeoutMs: 20_000 });
+  const served = await untilListening(child, "weir serve", { timeoutMs: 60_000 });
   /** Peak resident memory so far, in MiB (Linux /proc VmHWM). */
   const peakMiB = () =>
     Number(/VmHWM:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${child.pid}/status`))![1]) / 1024;

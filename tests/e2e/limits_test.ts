@@ -12,9 +12,9 @@ const guardfile = (upstream: string) =>
     `wrap ward mcp limits {\n  base-url "${upstream}"\n  auth bearer { value env "LIMITS_TOKEN" }\n  can get thing { path "/t/{id}" }\n  can search thing { path "/s"; query "q" }\n}\n`,
   );
 
-// Each call has its own deadline (10 s): were weir's upstream deadline gone,
+// Each call has its own deadline (60 s, over 10x weir's): were weir's upstream deadline gone,
 // the slow call below would fail the test instead of hanging the suite.
-const call = (url: string, id: string) => callApi(url, "get_thing", { id }, { timeoutMs: 10_000 });
+const call = (url: string, id: string) => callApi(url, "get_thing", { id }, { timeoutMs: 60_000 });
 
 Deno.test("upstream deadline, size cap and redirects", async (t) => {
   const release: (() => void)[] = [];
@@ -35,7 +35,8 @@ Deno.test("upstream deadline, size cap and redirects", async (t) => {
   });
   const server = await serveHttp(await guardfile(upstream.url), {
     env: { LIMITS_TOKEN: "limits-secret-1" },
-    extra: ["--upstream-timeout", "300", "--max-response-bytes", "4096"],
+    // 5 s: the calls that must succeed have room on a loaded machine; the slow one waits it out.
+    extra: ["--upstream-timeout", "5000", "--max-response-bytes", "4096"],
   });
   try {
     await t.step(
@@ -45,9 +46,9 @@ Deno.test("upstream deadline, size cap and redirects", async (t) => {
         assert.equal(r.status, 504);
         assert.match(
           r.text,
-          // The deadline as set (300 ms), never what was left of it when the request
+          // The deadline as set (5000 ms), never what was left of it when the request
           // went out; on a busy machine it may pass before sending, and says so.
-          /upstream_timeout: GET \/t\/\{id\} did not (?:answer|finish) within 300 ms[;( ]/,
+          /upstream_timeout: GET \/t\/\{id\} did not (?:answer|finish) within 5000 ms[;( ]/,
         );
       },
     );

@@ -19,6 +19,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { ROOT, runCli, type Served, untilListening } from "../support/cli.ts";
 import { runWeir, weirAll } from "../support/upstream_cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
+import { until as holds } from "../support/wait.ts";
 
 const EVERYTHING = "guardfiles/everything.mcp.kdl";
 const GITHUB = "guardfiles/github-mcp.mcp.kdl";
@@ -52,10 +53,7 @@ function names(list: { tools: { name: string }[] }): string[] {
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if (await holds(check, { stepMs: 100 })) return;
   throw new Error(`timed out waiting for ${what}`);
 }
 

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
 import { awsEnv } from "../support/aws.ts";
+import { until } from "../support/wait.ts";
 
 interface Tool {
   name: string;
@@ -385,10 +386,12 @@ Deno.test("--read-only holds across a reload: a write added to the file arrives 
     );
     server.kill("SIGHUP");
     let edit: Tool | undefined;
-    for (let i = 0; i < 100 && !edit; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      edit = (await listTools(server.url)).find((t) => t.name === "edit_issue");
-    }
+    await until(
+      async () =>
+        (edit = (await listTools(server.url)).find((t) => t.name === "edit_issue")) !==
+          undefined,
+      { stepMs: 100 },
+    );
     assert.ok(edit, "the reload was served");
     assert.match(edit.description ?? "", /^NOT AVAILABLE: read-only mode/);
     const res = await fetch(`${server.url}/api/edit_issue`, {

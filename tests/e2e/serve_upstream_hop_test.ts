@@ -22,6 +22,7 @@ import { callApi } from "../support/cli.ts";
 import { startWrapper } from "../support/upstream_cli.ts";
 import { startSdkUpstream } from "../support/sdk_upstream.ts";
 import { type FrontRequest, startClosingFront, startFront } from "../support/hop_front.ts";
+import { until } from "../support/wait.ts";
 
 const ECHO = {
   name: "echo",
@@ -45,11 +46,9 @@ async function toolCallLines(
   count: number,
 ): Promise<Record<string, unknown>[]> {
   let lines: Record<string, unknown>[] = [];
-  for (let i = 0; i < 100; i++) {
-    lines = auditLines(weir.stderr()).filter((l) => l.event === "tool_call");
-    if (lines.length >= count) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await until(() =>
+    (lines = auditLines(weir.stderr()).filter((l) => l.event === "tool_call")).length >= count
+  );
   return lines;
 }
 

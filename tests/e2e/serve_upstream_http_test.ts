@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { baseTools, startMcpUpstream } from "../support/mcp_upstream.ts";
 import { MODERN_META, modernHeaders } from "../support/mcp.ts";
 import { runWeir, startWrapper, textOf, v1Http, v1Stdio, v2Http } from "../support/upstream_cli.ts";
+import { until } from "../support/wait.ts";
 
 const ALLOWED = ["--tool", "echo", "--tool", "get_field_values"];
 
@@ -260,9 +261,7 @@ Deno.test("serve-upstream: upstream killed and restarted, only the call in fligh
   const client = await v1Http(weir.url);
   try {
     const inFlight = client.callTool({ name: "slow", arguments: { ms: 20_000 } });
-    for (let i = 0; i < 300 && up.calls("slow").length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => up.calls("slow").length > 0);
     assert.equal(up.calls("slow").length, 1);
     await up.kill();
     const failed = await inFlight;
@@ -290,16 +289,11 @@ Deno.test("serve-upstream: cancellation reaches the upstream as notifications/ca
         const call = client.callTool({ name: "slow", arguments: { ms: 30_000 } }, undefined, {
           signal: controller.signal,
         });
-        for (let i = 0; i < 300 && up.calls("slow").length === 0; i++) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await until(() => up.calls("slow").length > 0);
         controller.abort();
         await assert.rejects(call);
         const sent = up.calls("slow")[0];
-        for (let i = 0; i < 300; i++) {
-          if (up.received.some((m) => m.method === "notifications/cancelled")) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await until(() => up.received.some((m) => m.method === "notifications/cancelled"));
         const cancelled = up.received.filter((m) => m.method === "notifications/cancelled");
         assert.deepEqual(cancelled.map((m) => m.params.requestId), [sent.id]);
       } finally {
@@ -318,16 +312,12 @@ Deno.test("serve-upstream: cancellation reaches the upstream as notifications/ca
           signal: controller.signal,
         });
         const n = up.calls("slow").length;
-        for (let i = 0; i < 300 && up.calls("slow").length === n; i++) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await until(() => up.calls("slow").length !== n);
         controller.abort();
         await assert.rejects(call);
-        for (let i = 0; i < 300; i++) {
-          const now = up.received.filter((m) => m.method === "notifications/cancelled").length;
-          if (now > before) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
+        await until(() =>
+          up.received.filter((m) => m.method === "notifications/cancelled").length > before
+        );
         const cancels = up.received.filter((m) => m.method === "notifications/cancelled");
         assert.equal(cancels.length, before + 1);
         assert.equal(cancels.at(-1)!.params.requestId, up.calls("slow").at(-1)!.id);

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { callApi } from "../support/cli.ts";
 import { runWeir, startWrapper, textOf, v1Http, v1Stdio } from "../support/upstream_cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
+import { until } from "../support/wait.ts";
 
 const ECHO: ListedTool = {
   name: "echo",
@@ -52,10 +53,10 @@ function stubWords(description: string): string {
 
 async function auditLines(
   weir: { stderr(): string },
-  until: (lines: Record<string, unknown>[]) => boolean,
+  done: (lines: Record<string, unknown>[]) => boolean,
 ): Promise<Record<string, unknown>[]> {
   let lines: Record<string, unknown>[] = [];
-  for (let i = 0; i < 100; i++) {
+  await until(() => {
     lines = weir.stderr().split("\n").flatMap((l) => {
       try {
         return [JSON.parse(l)];
@@ -63,9 +64,8 @@ async function auditLines(
         return [];
       }
     });
-    if (until(lines)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return done(lines);
+  }, { stepMs: 100 });
   return lines;
 }
 
@@ -264,9 +264,7 @@ Deno.test("serve-upstream over stdio: a drift tells the client its tool list cha
     assert.deepEqual(notifications, []);
     up.setTools([ECHO, { ...DRIFTER, inputSchema: { type: "object" } }]);
     assert.equal(textOf(await client.callTool({ name: "echo", arguments: {} })), "echo ran");
-    for (let i = 0; i < 100 && notifications.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => notifications.length > 0);
     assert.deepEqual(notifications, ["notifications/tools/list_changed"]);
     const { tools } = await client.listTools() as {
       tools: { name: string; description?: string }[];

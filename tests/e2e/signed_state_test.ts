@@ -11,6 +11,7 @@ import { type Served, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { ACCEPT, modernPost, notRun, resultText } from "../support/modern_http.ts";
 import { redisMissing, startRedis } from "../support/redis.ts";
+import { until } from "../support/wait.ts";
 
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdefgh";
@@ -27,9 +28,7 @@ wrap ward mcp tickets {
 
 /** Wait (bounded) until a server's stderr, collected in the background, matches. */
 async function logged(served: Served, pattern: RegExp): Promise<void> {
-  for (let i = 0; i < 100 && !pattern.test(served.stderr()); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => pattern.test(served.stderr()));
 }
 
 const ask = (url: string, id: string, token?: string, more: Record<string, unknown> = {}) =>
@@ -128,9 +127,13 @@ Deno.test({
       // whether an answer from before ran, so each is asked again rather than run.
       await redis.start();
       let replay = down;
-      for (let i = 0; i < 40 && replay.result?.isError; i++) {
-        await new Promise((r) => setTimeout(r, 250));
-        replay = await ask(a.url, "7", undefined, retry);
+      if (replay.result?.isError) {
+        await until(
+          async () => !(replay = await ask(a.url, "7", undefined, retry)).result?.isError,
+          {
+            stepMs: 250,
+          },
+        );
       }
       assert.ok(
         notRun(replay),
@@ -204,9 +207,7 @@ Deno.test("a reload (SIGHUP) keeps the keys: a confirmation asked before it runs
     const ran = await ask(weir.url, "7", undefined, retry);
     assert.equal(ran.result?.resultType, "complete", resultText(ran.result));
     weir.kill("SIGHUP");
-    for (let i = 0; i < 100 && weir.stderr().split('"event":"reloaded"').length < 3; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(() => weir.stderr().split('"event":"reloaded"').length >= 3);
     const replay = await ask(weir.url, "7", undefined, retry);
     assert.ok(notRun(replay), "spent before the reload, still spent");
     assert.equal(upstream.requests.length, 1);

@@ -15,6 +15,7 @@ import {
 import { runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { modernPost } from "../support/modern_http.ts";
+import { until } from "../support/wait.ts";
 
 const READER = "reader-token-0123456789abcdef";
 const WRITER = "writer-token-0123456789abcdef";
@@ -190,11 +191,11 @@ Deno.test("SIGHUP re-reads the inbound-token nodes: the new subset holds at once
     await Deno.writeTextFile(file, guardfile(upstream.url, ["get_t05", "get_t06"]));
     server.kill("SIGHUP");
     let names: string[] = [];
-    for (let i = 0; i < 100 && names[0] !== "get_t05"; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    await until(async () => {
       const after = await modernPost(server.url, "tools/list", {}, { token: READER });
       names = (after.result!.tools as { name: string }[]).map((t) => t.name);
-    }
+      return names[0] === "get_t05";
+    }, { stepMs: 100 });
     assert.deepEqual(names, ["get_t05", "get_t06"]);
     assert.equal(await api(server.url, "get_t01", READER), 404);
     // A broken edit keeps the old surface and the old tokens.

@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { ROOT, serveHttp, spawnServeStdio } from "../support/cli.ts";
+import { until } from "../support/wait.ts";
 
 const FIXTURE = "tests/fixtures/conformance.mcp.kdl";
 
@@ -144,10 +145,7 @@ Deno.test("weir serve --http: every inbound and protocol refusal writes the line
       assert.equal(response.status, status, what);
       // The line is written before the answer is sent; stderr is read in the background.
       let lines = refusedLines(server.stderr());
-      for (let i = 0; i < 100 && lines.length === before; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        lines = refusedLines(server.stderr());
-      }
+      await until(() => (lines = refusedLines(server.stderr())).length !== before);
       assert.equal(lines.length, before + 1, `${what}: one line per refusal`);
       holds(lines.at(-1), rule, status, what);
     }

@@ -36,7 +36,10 @@ Deno.test("an audit line for every decision, never a value or a secret", async (
   const file = await guardfile(upstream.url);
   const server = await serveHttp(file, {
     env: { AUDIT_TOKEN: SECRET, INBOUND: "inbound-token-123456" },
-    extra: ["--upstream-timeout", "2000", "--inbound-token-env", "INBOUND"],
+    // rate-limit 2/1m refills a call every 30 s: the call past the burst would wait for most of
+    // that, past a 10 s deadline as surely as a 2 s one, while the calls that succeed get room
+    // on a loaded machine.
+    extra: ["--upstream-timeout", "10000", "--inbound-token-env", "INBOUND"],
   });
   const auth = { authorization: "Bearer inbound-token-123456", "content-type": "application/json" };
   const api = (tool: string, args: unknown, headers: Record<string, string> = auth) =>

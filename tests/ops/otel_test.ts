@@ -15,6 +15,7 @@ import { MODERN_META } from "../support/mcp.ts";
 import { startMcpUpstream } from "../support/mcp_upstream.ts";
 import { startWrapper } from "../support/upstream_cli.ts";
 import { awsEnv, CREDENTIALS, startSsmEndpoint } from "../support/aws.ts";
+import { until } from "../support/wait.ts";
 
 const SECRET = "otel-upstream-secret-42";
 const INBOUND = "otel-inbound-token-0123456789";
@@ -78,9 +79,7 @@ function rpc(
 
 /** Wait (bounded) until the receiver has a metrics export, then stop it. */
 async function settle(receiver: ReturnType<typeof startReceiver>): Promise<void> {
-  for (let i = 0; i < 40 && !receiver.received.some((r) => r.path === "/v1/metrics"); i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(() => receiver.received.some((r) => r.path === "/v1/metrics"));
   await receiver.close();
 }
 

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
+import { until } from "../support/wait.ts";
 
 const probe = async (url: string) => {
   const r = await fetch(url, { signal: AbortSignal.timeout(10_000) });
@@ -19,7 +20,7 @@ Deno.test("SIGTERM: /readyz turns 503 at once, everything else is served through
   const file = await tempGuardfile(
     `wrap ward mcp g {\n  base-url "${upstream.url}"\n  auth none\n  can get thing { path "/t/{id}"; }\n}\n`,
   );
-  const server = await serveHttp(file, { extra: ["--shutdown-grace", "8000"] });
+  const server = await serveHttp(file, { extra: ["--shutdown-grace", "20000"] });
   try {
     assert.deepEqual(await probe(`${server.url}/readyz`), {
       status: 200,
@@ -28,10 +29,7 @@ Deno.test("SIGTERM: /readyz turns 503 at once, everything else is served through
     });
     server.kill("SIGTERM");
     let ready = await probe(`${server.url}/readyz`);
-    for (let i = 0; i < 100 && ready.status === 200; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      ready = await probe(`${server.url}/readyz`);
-    }
+    await until(async () => (ready = await probe(`${server.url}/readyz`)).status !== 200);
     assert.deepEqual(ready.status, 503);
     assert.deepEqual(ready.body, { status: "shutting_down" });
     // Still serving: liveness and calls.
@@ -50,7 +48,7 @@ Deno.test("SIGTERM: /readyz turns 503 at once, everything else is served through
     const grace = lines.findIndex((l) => l.event === "shutdown_grace");
     const shutdown = lines.findIndex((l) => l.event === "shutdown");
     assert.ok(grace >= 0 && shutdown > grace, server.stderr());
-    assert.equal(lines[grace].grace_ms, 8000);
+    assert.equal(lines[grace].grace_ms, 20000);
     assert.equal(lines[grace].reason, "SIGTERM");
   } finally {
     await server.stop();

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { runCli, serveHttp, spawnServeStdio, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { MODERN_META } from "../support/mcp.ts";
+import { until } from "../support/wait.ts";
 
 const ADMIN = "admin-token-0123456789abcdef";
 
@@ -85,10 +86,7 @@ async function toolNames(conn: Awaited<ReturnType<typeof keepAlive>>): Promise<s
 }
 
 async function waitForLog(stderr: () => string, pattern: RegExp, count: number) {
-  for (let i = 0; i < 200; i++) {
-    if ((stderr().match(new RegExp(pattern, "g")) ?? []).length >= count) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  if (await until(() => (stderr().match(new RegExp(pattern, "g")) ?? []).length >= count)) return;
   assert.fail(`no ${count}x ${pattern} in:\n${stderr()}`);
 }
 
@@ -116,9 +114,7 @@ Deno.test("reload: a clean edit swaps, a broken one keeps the old surface", asyn
           headers: { "content-type": "application/json" },
           body: JSON.stringify({ id: "a" }),
         });
-        for (let i = 0; i < 200 && upstream.requests.length < 1; i++) {
-          await new Promise((r) => setTimeout(r, 25));
-        }
+        await until(() => upstream.requests.length >= 1);
         await Deno.writeTextFile(file, v2(upstream.url));
         server.kill("SIGHUP");
         await waitForLog(server.stderr, /"event":"reloaded"/, 1);

@@ -16,14 +16,38 @@
 import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
+import { GENEROUS_MS, until } from "../support/wait.ts";
 
 const guardfile = (upstream: string) =>
   tempGuardfile(
     `wrap ward mcp slow {\n  base-url "${upstream}"\n  auth none\n  can get thing { path "/t/{id}"; }\n}\n`,
   );
 
-/** Send `head` and the first bytes of a body, then wait for whatever comes back. */
-async function drip(url: string, head: string, first: string, waitMs: number) {
+/** The body of an HTTP/1.1 answer read so far: Content-Length or chunked (whole chunks only). */
+function bodySoFar(text: string): string | undefined {
+  const headEnd = text.indexOf("\r\n\r\n");
+  if (headEnd < 0) return undefined;
+  const answerHead = text.slice(0, headEnd);
+  let rest = text.slice(headEnd + 4);
+  if (!/\r\ntransfer-encoding: *chunked/i.test(answerHead)) return rest;
+  let body = "";
+  for (let m; (m = /^([0-9a-f]+)\r\n/i.exec(rest)) !== null;) {
+    const size = parseInt(m[1], 16);
+    const chunk = rest.slice(m[0].length, m[0].length + size);
+    if (size === 0 || chunk.length < size) break;
+    body += chunk;
+    rest = rest.slice(m[0].length + size + 2);
+  }
+  return body;
+}
+
+/**
+ * Send `head` and the first bytes of a body, then read until the answer's JSON body is whole,
+ * the connection closes, or `waitMs` passes (a bound against a hang, not a timing assertion;
+ * weir may keep the connection while the client's body is unfinished, so the read ends on the
+ * answer itself). `ms`: from before the write to the answer.
+ */
+async function drip(url: string, head: string, first: string, waitMs = GENEROUS_MS) {
   const { hostname, port } = new URL(url);
   const conn = await Deno.connect({ hostname, port: Number(port) });
   const started = Date.now();
@@ -32,12 +56,22 @@ async function drip(url: string, head: string, first: string, waitMs: number) {
     const buf = new Uint8Array(4096);
     let text = "";
     let closed = false;
-    const until = Date.now() + waitMs;
-    while (Date.now() < until) {
+    const end = Date.now() + waitMs;
+    const complete = () => {
+      try {
+        JSON.parse(bodySoFar(text) ?? "");
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    while (Date.now() < end && !complete()) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const n = await Promise.race([
         conn.read(buf).catch(() => null),
-        new Promise<"wait">((r) => setTimeout(() => r("wait"), until - Date.now())),
+        new Promise<"wait">((r) => timer = setTimeout(() => r("wait"), end - Date.now())),
       ]);
+      clearTimeout(timer);
       if (n === "wait") break;
       if (n === null) {
         closed = true;
@@ -74,7 +108,7 @@ Deno.test("a body slower than --body-timeout: 408, its slot freed, audit line", 
       ]
     ) {
       const first = head.includes("chunked") ? '5\r\n{"a":\r\n' : '{"jsonrpc":';
-      const r = await drip(server.url, head, first, 1500);
+      const r = await drip(server.url, head, first);
       assert.match(r.text, /^HTTP\/1\.1 408/, r.text);
       assert.match(r.text, /did not arrive within 400 ms/);
       assert.match(r.text, /connection: close/i);
@@ -112,9 +146,7 @@ Deno.test("past --max-concurrent: 503 with Retry-After; /healthz still answers",
     });
   try {
     const first = [call(), call()];
-    for (let i = 0; i < 200 && upstream.requests.length < 2; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(() => upstream.requests.length >= 2);
     const third = await call();
     assert.equal(third.status, 503);
     assert.equal(third.headers.get("retry-after"), "1");
@@ -128,9 +160,7 @@ Deno.test("past --max-concurrent: 503 with Retry-After; /healthz still answers",
       await r.body?.cancel();
     }
     const next = call();
-    for (let i = 0; i < 200 && upstream.requests.length < 3; i++) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until(() => upstream.requests.length >= 3);
     held.splice(0).forEach((f) => f());
     const after = await next;
     assert.equal(after.status, 200, "a slot frees once a call is answered");
@@ -152,7 +182,7 @@ async function exchangeRaw(
   head: string,
   first: Uint8Array,
   rest: Uint8Array | null,
-  waitMs = 10_000, // bounded; generous so a loaded machine still sees the close
+  waitMs = GENEROUS_MS, // a bound against a hang: the read ends at the close
 ) {
   const { port } = new URL(url);
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
@@ -165,12 +195,12 @@ async function exchangeRaw(
     await conn.write(encoder.encode(head));
     await conn.write(first).catch(() => {}); // weir may close before taking it all
     const buf = new Uint8Array(65536);
-    const until = started + waitMs;
+    const end = started + waitMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    while (Date.now() < until) {
+    while (Date.now() < end) {
       const n = await Promise.race([
         conn.read(buf).catch(() => null),
-        new Promise<"wait">((r) => timer = setTimeout(() => r("wait"), until - Date.now())),
+        new Promise<"wait">((r) => timer = setTimeout(() => r("wait"), end - Date.now())),
       ]);
       clearTimeout(timer);
       if (n === "wait") break;
@@ -220,11 +250,9 @@ Deno.test("after a 408 the connection ends with the client's body; a 413 ends it
       );
       assert.match(r.text, /^HTTP\/1\.1 408/, `${framing}: ${r.text}`);
       assert.match(r.text, /connection: close/i);
+      // The close is an event: the read above ends with it (or, if it never comes, after
+      // GENEROUS_MS and this fails). How soon it came is the machine's business.
       assert.ok(r.eofMs >= 0, `${framing}: the socket stayed open after the body ended`);
-      assert.ok(
-        r.eofMs - r.answeredMs < 2000,
-        `${framing}: closed ${r.eofMs - r.answeredMs} ms late`,
-      );
       assert.equal(r.text.match(/HTTP\/1\.1 /g)?.length, 1, "no second request was served");
     }
 
@@ -245,8 +273,8 @@ Deno.test("after a 408 the connection ends with the client's body; a 413 ends it
     for (const { framing, first } of refused) {
       const r = await exchangeRaw(server.url, head(framing), first, null);
       assert.match(r.text, /^HTTP\/1\.1 413/, `${framing}: ${r.text.slice(0, 200)}`);
+      // The client sends nothing more, so only weir can have closed the socket.
       assert.ok(r.eofMs >= 0, `${framing}: the socket stayed open after the 413`);
-      assert.ok(r.eofMs < 2000, `${framing}: closed after ${r.eofMs} ms`);
     }
   } finally {
     await server.stop();

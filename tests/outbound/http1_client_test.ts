@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { Http1Client, Http1Error } from "../../src/outbound/http1_client.ts";
+import { until, within } from "../support/wait.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -372,9 +373,7 @@ Deno.test("http1: a server closing an idle connection is noticed; the next reque
   const client = new Http1Client();
   try {
     assert.equal(dec.decode((await client.request(get(server.url()))).body!), "1");
-    for (let i = 0; i < 100 && client.idleCount > 0; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(() => client.idleCount === 0);
     assert.equal(client.idleCount, 0, "the closed connection left the pool");
     const post = await client.request({ ...get(server.url()), method: "POST" });
     assert.equal(post.status, 200, "a POST after the close went on a new connection");
@@ -386,24 +385,33 @@ Deno.test("http1: a server closing an idle connection is noticed; the next reque
 });
 
 Deno.test("http1: aborting mid-answer closes the connection and throws the signal's reason", async () => {
+  // The server sends part of an answer, then holds the rest until the test ends: the request
+  // can only settle before that through the abort. Ordering, not a duration: the abort fires
+  // once the part is written, and the request must reject while the server still holds.
+  const wrote = Promise.withResolvers<void>();
+  const hold = Promise.withResolvers<void>();
+  let serverDone = false;
   const server = rawServer(async (conn, read) => {
     await read();
     await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart");
-    await new Promise((r) => setTimeout(r, 800));
+    wrote.resolve();
+    await hold.promise;
+    serverDone = true;
   });
   const client = new Http1Client();
   try {
     const controller = new AbortController();
     const reason = new DOMException("deadline passed", "TimeoutError");
-    setTimeout(() => controller.abort(reason), 100);
-    const started = performance.now();
-    await assert.rejects(
-      client.request(get(server.url(), { signal: controller.signal })),
-      (e) => e === reason,
-    );
-    assert.ok(performance.now() - started < 700, "the abort did not wait for the server");
+    const request = client.request(get(server.url(), { signal: controller.signal }));
+    request.catch(() => {}); // asserted below
+    await wrote.promise;
+    controller.abort(reason);
+    // Bounded so a client that waits for the server fails here instead of hanging.
+    await assert.rejects(within(request, "the aborted request settling"), (e) => e === reason);
+    assert.equal(serverDone, false, "the abort did not wait for the server");
     assert.equal(client.idleCount, 0);
   } finally {
+    hold.resolve();
     client.close();
     await server.close();
   }

@@ -70,7 +70,8 @@ async function startChooser(files: Record<string, string> = {}): Promise<string>
     "30",
     "-c",
     dir,
-    `${weir} scaffold petstore.json; echo "exit=$?" > done.txt; sleep 120`,
+    // The pane stays (for the screen after exit) until stop() kills the tmux server.
+    `${weir} scaffold petstore.json; echo "exit=$?" > done.txt; sleep 600`,
   );
   return dir;
 }

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { RedisSingleUse } from "../../src/store/single_use.ts";
 import { redisMissing, startRedis } from "../support/redis.ts";
+import { until } from "../support/wait.ts";
 
 const missing = redisMissing();
 if (missing) console.error(`SKIP single_use_test: ${missing}`);
@@ -22,8 +23,10 @@ Deno.test({
     const redis = await startRedis();
     // Two stores on one URL, as two replicas would hold (in one process they share a client;
     // the multi-replica test covers separate processes).
-    const a = new RedisSingleUse({ url: redis.url });
-    const b = new RedisSingleUse({ url: `${redis.url}/0` });
+    // Generous command timeouts: no step here is about a timeout, and a loaded machine can take
+    // seconds to answer.
+    const a = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 30_000 });
+    const b = new RedisSingleUse({ url: `${redis.url}/0`, commandTimeoutMs: 30_000 });
     try {
       const exp = Date.now() + 60_000;
       const n1 = await a.issue();
@@ -39,10 +42,9 @@ Deno.test({
       const short = await a.issue();
       assert.equal(await a.spend(short, Date.now() + 1_000), "spent");
       let again = "used";
-      for (let i = 0; i < 50 && again === "used"; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        again = await a.spend(short, Date.now() + 1_000);
-      }
+      await until(async () => (again = await a.spend(short, Date.now() + 1_000)) !== "used", {
+        stepMs: 100,
+      });
       assert.equal(again, "spent", "an expired record is gone");
     } finally {
       await a.close();
@@ -60,8 +62,10 @@ Deno.test({
   fn: async () => {
     const redis = await startRedis();
     const url = redis.url.replace("redis://", "redis://:secret-pass@");
-    const store = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 500 });
-    const withPassword = new RedisSingleUse({ url, commandTimeoutMs: 500 });
+    // While Redis is down a command is refused at once (no offline queue), so a generous
+    // command timeout costs nothing and keeps a slow answer from counting as an outage.
+    const store = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 30_000 });
+    const withPassword = new RedisSingleUse({ url, commandTimeoutMs: 30_000 });
     try {
       assert.equal(await store.spend(await store.issue(), Date.now() + 60_000), "spent");
       await redis.stop();
@@ -77,10 +81,13 @@ Deno.test({
       );
       await redis.start();
       let back: string | undefined;
-      for (let i = 0; i < 60 && back === undefined; i++) {
-        back = await store.spend(await store.issue(), Date.now() + 60_000).catch(() => undefined);
-        if (back === undefined) await new Promise((r) => setTimeout(r, 200));
-      }
+      await until(
+        async () =>
+          (back = await store.spend(await store.issue(), Date.now() + 60_000).catch(() =>
+            undefined
+          )) !== undefined,
+        { stepMs: 200 },
+      );
       assert.equal(back, "spent", "weir reconnects on its own");
       // Issued while the store was down: the store cannot vouch for it.
       assert.equal(await store.spend(during, Date.now() + 60_000), "unrecorded");
@@ -100,8 +107,8 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     const redis = await startRedis();
-    const a = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 1_000 });
-    const b = new RedisSingleUse({ url: `${redis.url}/0`, commandTimeoutMs: 1_000 });
+    const a = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 30_000 });
+    const b = new RedisSingleUse({ url: `${redis.url}/0`, commandTimeoutMs: 30_000 });
     const exp = () => Date.now() + 60_000;
     const cli = (...args: string[]) =>
       new Deno.Command("redis-cli", { args: ["-p", String(redis.port), ...args] }).output();
@@ -122,10 +129,10 @@ Deno.test({
         await lose();
         // Every spend, on any process, until one of them learns the new generation.
         let replay: string | undefined;
-        for (let i = 0; i < 60 && replay === undefined; i++) {
-          replay = await b.spend(spent, exp()).catch(() => undefined);
-          if (replay === undefined) await new Promise((r) => setTimeout(r, 200));
-        }
+        await until(
+          async () => (replay = await b.spend(spent, exp()).catch(() => undefined)) !== undefined,
+          { stepMs: 200 },
+        );
         assert.equal(replay, "unrecorded", `${how}: a spent value replayed`);
         assert.equal(await a.spend(spent, exp()), "unrecorded", how);
         assert.equal(await a.spend(pending, exp()), "unrecorded", `${how}: issued before`);

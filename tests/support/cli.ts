@@ -84,6 +84,8 @@ export interface Served {
   stop(): Promise<number>;
   /** Send a signal without waiting. */
   kill(signal: Deno.Signal): void;
+  /** The exit code once the process ends, without sending it anything. */
+  exited: Promise<number>;
   /** The process id. */
   pid: number;
 }
@@ -113,7 +115,7 @@ export async function serveHttp(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  return await untilListening(child, "weir serve", { timeoutMs: 20_000 });
+  return await untilListening(child, "weir serve", { timeoutMs: 60_000 });
 }
 
 /**
@@ -170,6 +172,7 @@ export async function untilListening(
     pid: child.pid,
     stderr: () => err,
     kill: (signal) => child.kill(signal),
+    exited: child.status.then((status) => status.code),
     stop: async () => {
       try {
         child.kill("SIGTERM");

@@ -45,6 +45,8 @@ export interface RawEndpoint {
 export function rawEndpoint(plan: (request: Received) => Plan): RawEndpoint {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const received: Received[] = [];
+  // Delays still running: close() ends them (no timer outlives the endpoint).
+  const delays = new Map<ReturnType<typeof setTimeout>, () => void>();
   const loop = (async () => {
     for await (const conn of listener) {
       (async () => {
@@ -83,7 +85,15 @@ export function rawEndpoint(plan: (request: Received) => Plan): RawEndpoint {
         };
         received.push(request);
         const answer = plan(request);
-        if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+        if (answer.delayMs) {
+          await new Promise<void>((r) => {
+            const timer = setTimeout(() => {
+              delays.delete(timer);
+              r();
+            }, answer.delayMs);
+            delays.set(timer, r);
+          });
+        }
         let from = 0;
         for (const cut of [...(answer.cuts ?? []), answer.bytes.length]) {
           if (cut <= from || cut > answer.bytes.length) continue;
@@ -104,6 +114,11 @@ export function rawEndpoint(plan: (request: Received) => Plan): RawEndpoint {
     received,
     async close() {
       listener.close();
+      for (const [timer, end] of delays) {
+        clearTimeout(timer);
+        end();
+      }
+      delays.clear();
       await loop.catch(() => {});
     },
   };

@@ -17,6 +17,7 @@ import {
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { type CallContext, createHttpHandler, McpServer, serveStdio } from "../../mod.ts";
 import { assertProgressWithin } from "../support/progress.ts";
+import { until } from "../support/wait.ts";
 
 const TOOLS = [
   { name: "slow", inputSchema: { type: "object" } },
@@ -139,8 +140,8 @@ Deno.test("progress and list_changed over stdio, on the line before the answer",
     }
   })();
   const send = (m: unknown) => writer.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-  const until = async (n: number) => {
-    for (let i = 0; i < 200 && lines.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  const untilLines = async (n: number) => {
+    await until(() => lines.length >= n, { stepMs: 10 });
   };
   await send({
     jsonrpc: "2.0",
@@ -152,14 +153,14 @@ Deno.test("progress and list_changed over stdio, on the line before the answer",
       clientInfo: { name: "c", version: "1" },
     },
   });
-  await until(1);
+  await untilLines(1);
   await send({
     jsonrpc: "2.0",
     id: 2,
     method: "tools/call",
     params: { name: "slow", arguments: {}, _meta: { progressToken: 42 } },
   });
-  await until(5);
+  await untilLines(5);
   await new Promise((r) => setTimeout(r, 150));
   assert.deepEqual(
     lines.slice(1).map((l) => l.method ?? `answer ${l.id}`),
@@ -171,7 +172,7 @@ Deno.test("progress and list_changed over stdio, on the line before the answer",
     ],
   );
   s.toolsChanged();
-  await until(6);
+  await untilLines(6);
   assert.equal(lines[5].method, "notifications/tools/list_changed");
   await writer.close();
   await done;
