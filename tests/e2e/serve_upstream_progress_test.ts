@@ -21,11 +21,21 @@ import {
 } from "../support/upstream_cli.ts";
 import { type CallInput, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { assertProgressWithin } from "../support/progress.ts";
+import { until } from "../support/wait.ts";
 
 const TOOLS = [
   { name: "long", inputSchema: { type: "object" } },
   { name: "burst", inputSchema: { type: "object" } },
 ];
+
+/**
+ * Set while a client test runs: the upstream answers only once the client's `onprogress` has
+ * seen a notification (bounded by `until`, 60 s). Without it, a loaded machine can hand the v1
+ * client every notification in the same read as the result, which that client drops (see
+ * tests/support/progress.ts), and "no progress reached the client" would depend on timing. If
+ * weir forwarded no progress, the wait runs out, the result comes, and the test fails.
+ */
+let clientSawProgress: (() => boolean) | undefined;
 
 async function onCall(input: CallInput) {
   if (input.name === "long") {
@@ -36,6 +46,8 @@ async function onCall(input: CallInput) {
   } else {
     for (let i = 1; i <= 60; i++) await input.progress(i, 60);
   }
+  const saw = clientSawProgress;
+  if (saw) await until(saw);
   return { content: [{ type: "text", text: `${input.name} done` }] };
 }
 
@@ -64,6 +76,7 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
           try {
             const seen: number[] = [];
             const onprogress = (p: { progress: number }) => seen.push(p.progress);
+            clientSawProgress = () => seen.length > 0;
             const call = (name: string) =>
               label.startsWith("v2")
                 ? (client as unknown as {
@@ -84,6 +97,7 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
             assert.ok(seen.length < 60, `${seen.length} of 60 forwarded`);
             assertProgressWithin(seen, 60);
           } finally {
+            clientSawProgress = undefined;
             await client.close();
           }
         });
