@@ -19,10 +19,14 @@ import {
   screenSize,
 } from "../../src/scaffold/chooser.ts";
 
-const SOCKET = `weir-chooser-${Deno.pid}`;
+// A tmux server (socket) of its own for each chooser: `kill-server` returns before the old
+// server has exited, and a new session on the same socket could reach the dying server
+// ("server exited unexpectedly", seen on a loaded machine).
+let started = 0;
+let socket = "";
 
 async function tmux(...args: string[]): Promise<string> {
-  const r = await runCommand("tmux", { args: ["-L", SOCKET, ...args] });
+  const r = await runCommand("tmux", { args: ["-L", socket, ...args] });
   if (r.code !== 0) throw new Error(`tmux ${args.join(" ")}: ${r.stderr}`);
   return r.stdout;
 }
@@ -53,6 +57,7 @@ async function petstore(dir: string): Promise<void> {
  */
 async function startChooser(files: Record<string, string> = {}): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "weir-chooser-" });
+  socket = `weir-chooser-${Deno.pid}-${++started}`;
   await petstore(dir);
   for (const [name, text] of Object.entries(files)) {
     await Deno.writeTextFile(`${dir}/${name}`, text);
