@@ -12,8 +12,12 @@ import { readValue } from "./value.ts";
 import { MAX_TIMEOUT_MS, parseDuration } from "./duration.ts";
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** Headers the MCP transport, HTTP or weir set themselves. */
-const RESERVED_HEADERS = new Set([
+/**
+ * Headers the MCP transport, HTTP or weir set themselves. The same list as
+ * `--upstream-header` refuses (src/mcp_upstream/headers.ts; held equal by
+ * tests/mcp_upstream/headers_test.ts).
+ */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   "accept",
   "connection",
   "content-length",

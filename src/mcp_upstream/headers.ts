@@ -51,12 +51,19 @@ export interface SecretSource {
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const SPAN = /\{(env|file|literal):([^{}]*)\}/g;
-/** Headers the transport, HTTP or the MCP protocol set themselves. */
-const RESERVED = new Set([
+/**
+ * Headers the transport, HTTP or the MCP protocol set themselves (or, for
+ * `expect` and `proxy-authorization`, that would change how or to whom a
+ * request is sent), refused in `--upstream-header`. The guardfile form keeps
+ * the same list (src/guardfile/mcp_wrap_server.ts: the guardfile room imports
+ * nothing); tests/mcp_upstream/headers_test.ts holds the two equal.
+ */
+export const RESERVED_UPSTREAM_HEADERS: ReadonlySet<string> = new Set([
   "accept",
   "connection",
   "content-length",
   "content-type",
+  "expect",
   "host",
   "keep-alive",
   "last-event-id",
@@ -64,6 +71,7 @@ const RESERVED = new Set([
   "mcp-name",
   "mcp-protocol-version",
   "mcp-session-id",
+  "proxy-authorization",
   "proxy-connection",
   "te",
   "trailer",
@@ -101,7 +109,7 @@ export function parseHeaderTemplates(specs: readonly string[]): HeaderTemplate[]
       );
     }
     const lower = rawName.toLowerCase();
-    if (RESERVED.has(lower)) {
+    if (RESERVED_UPSTREAM_HEADERS.has(lower)) {
       throw new HeaderError(
         `--upstream-header ${rawName}: weir or the MCP transport sets this header itself`,
       );

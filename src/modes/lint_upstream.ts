@@ -95,6 +95,35 @@ const readOnlyStrict: SurfaceInput["withhold"] = (_name, definition) =>
   };
 
 /**
+ * The fingerprints a `--fingerprints FILE` holds (`{"tools": {NAME: FINGERPRINT}}`,
+ * at most {@link MAX_FINGERPRINTS_BYTES}), or `undefined` when none was named
+ * or it cannot be used; then `problems` gets a line naming the file, why, and
+ * how to write one.
+ */
+async function readFingerprints(
+  file: string | undefined,
+  problems: string[],
+): Promise<Record<string, string> | undefined> {
+  if (file === undefined) return undefined;
+  try {
+    const doc = JSON.parse(
+      await readBoundedText(file, { what: "fingerprints file", maxBytes: MAX_FINGERPRINTS_BYTES }),
+    );
+    if (typeof doc?.tools !== "object" || doc.tools === null || Array.isArray(doc.tools)) {
+      throw new Error(`it has no "tools" object`);
+    }
+    return doc.tools;
+  } catch (error) {
+    problems.push(
+      `--fingerprints ${file}: ${
+        error instanceof FileRefused ? error.reason : (error as Error).message
+      } (write one with --write-fingerprints)`,
+    );
+    return undefined;
+  }
+}
+
+/**
  * Run the checks.
  * @returns the report; never throws for a finding or an unreachable upstream
  */
@@ -109,27 +138,7 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       if (problem) v.problems.push(problem);
     }
   }
-  let expected: Record<string, string> | undefined;
-  if (config.fingerprints !== undefined) {
-    try {
-      const doc = JSON.parse(
-        await readBoundedText(config.fingerprints, {
-          what: "fingerprints file",
-          maxBytes: MAX_FINGERPRINTS_BYTES,
-        }),
-      );
-      if (typeof doc?.tools !== "object" || doc.tools === null || Array.isArray(doc.tools)) {
-        throw new Error(`it has no "tools" object`);
-      }
-      expected = doc.tools;
-    } catch (error) {
-      problems.push(
-        `--fingerprints ${config.fingerprints}: ${
-          error instanceof FileRefused ? error.reason : (error as Error).message
-        } (write one with --write-fingerprints)`,
-      );
-    }
-  }
+  const expected = await readFingerprints(config.fingerprints, problems);
   if (config.target) {
     let listed: ToolSpec[] | undefined;
     let connection: UpstreamConnection | undefined;
@@ -253,27 +262,7 @@ export async function lintWrap(
     status: "unchecked",
     problems: [],
   }));
-  let expected: Record<string, string> | undefined;
-  if (options.fingerprints !== undefined) {
-    try {
-      const doc = JSON.parse(
-        await readBoundedText(options.fingerprints, {
-          what: "fingerprints file",
-          maxBytes: MAX_FINGERPRINTS_BYTES,
-        }),
-      );
-      if (typeof doc?.tools !== "object" || doc.tools === null || Array.isArray(doc.tools)) {
-        throw new Error(`it has no "tools" object`);
-      }
-      expected = doc.tools;
-    } catch (error) {
-      problems.push(
-        `--fingerprints ${options.fingerprints}: ${
-          error instanceof FileRefused ? error.reason : (error as Error).message
-        } (write one with --write-fingerprints)`,
-      );
-    }
-  }
+  const expected = await readFingerprints(options.fingerprints, problems);
   const entries = entriesOf(wrap);
   const headers = headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []);
   let connection: UpstreamConnection | undefined;

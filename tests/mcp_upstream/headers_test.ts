@@ -3,9 +3,11 @@ import assert from "node:assert/strict";
 import {
   HeaderError,
   parseHeaderTemplates,
+  RESERVED_UPSTREAM_HEADERS,
   resolveHeaders,
   type SecretSource,
 } from "../../src/mcp_upstream/headers.ts";
+import { RESERVED_HEADERS } from "../../src/guardfile/mcp_wrap_server.ts";
 
 function source(env: Record<string, string>, files: Record<string, string> = {}): SecretSource {
   return {
@@ -65,4 +67,16 @@ Deno.test("header values are resolved per call and never appear in an error", ()
     () => resolveHeaders(parseHeaderTemplates(["X-Key={file:/nope}"]), src),
     /file \/nope: no such file/,
   );
+});
+
+Deno.test("reserved headers: the flag and the guardfile form refuse the same names, each one", () => {
+  assert.deepEqual([...RESERVED_UPSTREAM_HEADERS].sort(), [...RESERVED_HEADERS].sort());
+  for (const name of RESERVED_UPSTREAM_HEADERS) {
+    const spelled = name.replace(/(^|-)([a-z])/g, (_, d, c) => d + c.toUpperCase());
+    assert.throws(
+      () => parseHeaderTemplates([`${spelled}={literal:x}`]),
+      (e) => e instanceof HeaderError && e.message.includes("sets this header itself"),
+      name,
+    );
+  }
 });
