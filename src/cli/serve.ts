@@ -19,11 +19,11 @@ import {
   stopSignals,
   TOOL_TOKEN_FLAGS,
   unknownGrantTools,
+  weirSecretVariables,
 } from "../ops/flags.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
 import { awsServedTools } from "../modes/serve_aws.ts";
 import { servedTools, wrapServedTools } from "../modes/lint.ts";
-import { weirSecretVariables } from "../modes/serve_upstream.ts";
 import { OAUTH_FLAGS, oauthSettings } from "../modes/oauth_flags.ts";
 import { checkSingleUse, stateSetup } from "../ops/state_keys.ts";
 import type { Guardfile } from "../guardfile/model.ts";

@@ -65,6 +65,7 @@ import {
   stopSignals,
   TOOL_TOKEN_FLAGS,
   unknownGrantTools,
+  weirSecretVariables,
 } from "../ops/flags.ts";
 import {
   durationFlag,
@@ -578,26 +579,6 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
     // The signal listeners stay until the process exits (as serve's do).
     await ops.log.flush();
   }
-}
-
-/** Flags that name a variable holding one of weir's own secrets. */
-const OWN_SECRET_FLAGS = [
-  "inbound-token-env",
-  "tool-token-env",
-  "admin-token-env",
-  "state-keys-env",
-  "state-store-env",
-] as const;
-
-/**
- * The environment variables weir's own secrets are read from (inbound, tool
- * and admin tokens, state keys, the state store's URL; `--tool-token-env
- * VAR:TOOLS` too): a stdio upstream does not inherit them.
- */
-export function weirSecretVariables(values: Record<string, unknown>): string[] {
-  return OWN_SECRET_FLAGS.flatMap((flag) => [values[flag]].flat())
-    .filter((v): v is string => typeof v === "string")
-    .map((v) => v.split(":")[0]);
 }
 
 /** The token table of the command line's tokens, or `undefined` when there are none. */

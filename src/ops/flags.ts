@@ -277,3 +277,24 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host) ||
     /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(host);
 }
+
+/** Flags that name a variable holding one of weir's own secrets. */
+const OWN_SECRET_FLAGS = [
+  "inbound-token-env",
+  "tool-token-env",
+  "admin-token-env",
+  "state-keys-env",
+  "state-store-env",
+] as const;
+
+/**
+ * The environment variables weir's own secrets are read from (inbound, tool
+ * and admin tokens, state keys, the state store's URL; `--tool-token-env
+ * VAR:TOOLS` too): a stdio upstream does not inherit them
+ * (serve-upstream and a guardfile that wraps an MCP server over stdio).
+ */
+export function weirSecretVariables(values: Record<string, unknown>): string[] {
+  return OWN_SECRET_FLAGS.flatMap((flag) => [values[flag]].flat())
+    .filter((v): v is string => typeof v === "string")
+    .map((v) => v.split(":")[0]);
+}
