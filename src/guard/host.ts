@@ -17,6 +17,7 @@ import {
   type Logger,
   type ServerOptions,
   stderrLogger,
+  type ToolAccess,
   ToolError,
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
@@ -86,6 +87,8 @@ export const DEFAULT_LIMITS: UpstreamLimits = {
 export { INSTRUCTIONS_PREAMBLE };
 
 const EXCERPT_CHARS = 200;
+/** The info tool's answers kept, one per caller access set (a few static tokens). */
+const MAX_INFO_ANSWERS = 64;
 
 /**
  * Build the core's host contract for a guardfile.
@@ -128,15 +131,33 @@ export function createGuard(
     ...guardfile.withholds.map(withheldTool),
   ];
   if (guardfile.infoTool) tools.push(infoTool(guardfile.infoTool, guardfile));
-  const info = {
-    status: "ok",
-    server: guardfile.name,
-    mode: "spec",
-    toolCount: tools.length,
-    tools: tools.map((t) => t.name).sort(),
-    withheld: guardfile.withholds.map((w) => w.tool),
-    resourceCount: guardfile.resources.length,
-    promptCount: guardfile.prompts.length,
+  // The info tool's answer, per caller: the tools and stubs that caller may list
+  // (ctx.tools), never more than tools/list tells it. One answer per access set,
+  // kept while few sets are seen (static tokens); past that, built per call.
+  const allNames = tools.map((t) => t.name).sort();
+  const infoFor = (access: ToolAccess | undefined): JsonObject => {
+    const names = access ? allNames.filter((n) => access.allows(n)) : allNames;
+    return {
+      status: "ok",
+      server: guardfile.name,
+      mode: "spec",
+      toolCount: names.length,
+      tools: names,
+      withheld: guardfile.withholds.map((w) => w.tool).filter((n) => !access || access.allows(n)),
+      resourceCount: guardfile.resources.length,
+      promptCount: guardfile.prompts.length,
+    };
+  };
+  const infoByAccess = new Map<string, JsonObject>();
+  const everyone = infoFor(undefined);
+  const info = (access: ToolAccess | undefined): JsonObject => {
+    if (!access) return everyone;
+    let answer = infoByAccess.get(access.key);
+    if (!answer) {
+      answer = infoFor(access);
+      if (infoByAccess.size < MAX_INFO_ANSWERS) infoByAccess.set(access.key, answer);
+    }
+    return answer;
   };
   const controls = guardfile.controls;
   const bucket = controls.rateLimit
@@ -359,9 +380,10 @@ export function createGuard(
     }
     if (name === guardfile.infoTool) {
       done("ok", 200);
+      const answer = info(ctx.tools);
       return {
-        content: [{ type: "text", text: JSON.stringify(info) }],
-        structuredContent: info,
+        content: [{ type: "text", text: JSON.stringify(answer) }],
+        structuredContent: answer,
       };
     }
     const grant = grants.get(name);

@@ -24,6 +24,7 @@ import {
   type Dispatch,
   InputRequiredError,
   type Logger,
+  type ToolAccess,
   ToolError,
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
@@ -58,8 +59,11 @@ export interface ControlledOptions {
   controls: WrapControls;
   /** Withheld stubs (listed by {@link controlledTools}, refused here). */
   withholds: readonly Withhold[];
-  /** The info tool's name and what it answers (the surface now), if served. */
-  info?: { name: string; answer: () => JsonObject };
+  /**
+   * The info tool's name and what it answers (the surface now, as the caller
+   * whose tools `access` narrows may list it: `undefined` for every tool), if served.
+   */
+  info?: { name: string; answer: (access: ToolAccess | undefined) => JsonObject };
   /** How the rate-limit store's URL is read. */
   resolver: ValueResolver;
   log: Logger;
@@ -128,7 +132,7 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
       );
     }
     if (options.info && name === options.info.name) {
-      const answer = options.info.answer();
+      const answer = options.info.answer(ctx.tools);
       auditAllowed(log, {
         tool: name,
         outcome: "ok",

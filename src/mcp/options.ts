@@ -57,6 +57,14 @@ export interface CallContext {
    */
   caller?: string;
   /**
+   * The tools this caller may see and call (the server's `toolAccess` and the
+   * tools the `authorize` verdict names, both holding), set by the core on
+   * `tools/call` and the tool API before dispatch; absent when every tool is
+   * the caller's. A tool that reports on other tools (weir's info tool) names
+   * only those this allows, so it says no more than `tools/list` does.
+   */
+  tools?: ToolAccess;
+  /**
    * `tools/call` over MCP whose request carries `_meta.progressToken`, on a
    * transport that can send a message before the answer (stdio; HTTP, which
    * then answers with an event stream): send `notifications/progress` for this

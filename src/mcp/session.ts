@@ -128,6 +128,7 @@ export class RequestCall implements CallContext {
   readonly protocolVersion: string;
   readonly auth?: unknown;
   readonly caller?: string;
+  tools?: CallContext["tools"];
   input?: CallContext["input"];
   elicit?: CallContext["elicit"];
   progress?: CallContext["progress"];

@@ -13,7 +13,7 @@ import { ERAS, MODERN_VERSION } from "./revisions.ts";
 import { cleanText, illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import { InputRequiredError, ToolError } from "./errors.ts";
-import type { CallContext } from "./options.ts";
+import type { CallContext, ToolAccess } from "./options.ts";
 import { cleanResult, clip, errorResult, isObject, isThenable } from "./results.ts";
 import { RequestCall } from "./session.ts";
 import type { ServerSetup } from "./setup.ts";
@@ -51,7 +51,8 @@ export async function callToolApi(
   ctx: { signal?: AbortSignal; auth?: unknown },
 ): Promise<ToolCallOutcome> {
   const catalog = await s.catalog();
-  const tool = visibleTool(s, catalog, name, ctx.auth);
+  const access = s.toolAccess(ctx.auth);
+  const tool = visibleTool(catalog, name, access);
   if (!tool) {
     refused(s, "unknown_tool", 404, name);
     return {
@@ -66,6 +67,7 @@ export async function callToolApi(
     protocolVersion: MODERN_VERSION,
     auth: ctx.auth,
   };
+  if (access) call.tools = access;
   const caller = s.callerOf(ctx.auth);
   if (caller !== undefined) call.caller = caller;
   return await runTool(s, tool, args, call);
@@ -117,13 +119,15 @@ function toolsCallIn(
   if (args !== undefined && !isObject(args)) {
     throw new McpError(ErrorCode.InvalidParams, "tools/call params.arguments must be an object");
   }
-  const tool = visibleTool(s, catalog, name, call.auth);
+  const access = s.toolAccess(call.auth);
+  const tool = visibleTool(catalog, name, access);
   if (!tool) {
     refused(s, "unknown_tool", 404, name);
     throw new McpError(ErrorCode.InvalidParams, `Unknown tool: "${clip(name)}"`, {
       name: clip(name),
     });
   }
+  if (access) call.tools = access;
   let answered = false;
   if (call instanceof RequestCall) {
     const token = (params._meta as Record<string, unknown> | undefined)?.progressToken;
@@ -175,16 +179,14 @@ function callAnswer(
   return result;
 }
 
-/** The listed tool `name`, if the caller's {@link ToolAccess} allows it. */
+/** The listed tool `name`, if the caller's {@link ToolAccess} (`access`) allows it. */
 function visibleTool(
-  s: ServerSetup,
   catalog: PreparedCatalog,
   name: string,
-  auth: unknown,
+  access: ToolAccess | undefined,
 ): PreparedTool | undefined {
   const tool = catalog.toolsByName.get(name);
   if (!tool) return undefined;
-  const access = s.toolAccess(auth);
   return access && !access.allows(name) ? undefined : tool;
 }
 

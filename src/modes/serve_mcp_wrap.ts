@@ -185,7 +185,7 @@ export async function buildWrapSurface(
     };
     const withholds = wrap.withholds;
     const info = wrap.infoTool
-      ? { name: wrap.infoTool, answer: () => infoAnswer(wrap, host) }
+      ? { name: wrap.infoTool, answer: (access?: ToolAccess) => infoAnswer(wrap, host, access) }
       : undefined;
     const extraTools = controlledTools({ withholds, info });
     const promptList = promptSpecs(wrap.prompts);
@@ -339,20 +339,26 @@ async function readUpstream(
   return out;
 }
 
-/** What the info tool answers: the surface now. */
-function infoAnswer(wrap: McpWrap, host: UpstreamHost): JsonObject {
-  const served = host.served();
+/**
+ * What the info tool answers: the surface now, as one caller may list it
+ * (`access`, the core's `ctx.tools`: only the tools it allows; `undefined`:
+ * every tool), so it never names a tool `tools/list` hides from that caller.
+ */
+function infoAnswer(wrap: McpWrap, host: UpstreamHost, access?: ToolAccess): JsonObject {
+  const may = (name: string) => !access || access.allows(name);
+  const served = host.served().filter((s) => may(s.entry.name));
+  const tools = [
+    ...served.map((s) => s.entry.name),
+    ...wrap.withholds.map((w) => w.tool),
+    ...(wrap.infoTool ? [wrap.infoTool] : []),
+  ].filter(may).sort();
   return {
     status: "ok",
     server: wrap.name,
     mode: "mcp",
-    toolCount: served.length + wrap.withholds.length + 1,
-    tools: [
-      ...served.map((s) => s.entry.name),
-      ...wrap.withholds.map((w) => w.tool),
-      ...(wrap.infoTool ? [wrap.infoTool] : []),
-    ].sort(),
-    withheld: wrap.withholds.map((w) => w.tool),
+    toolCount: tools.length,
+    tools,
+    withheld: wrap.withholds.map((w) => w.tool).filter(may),
     unavailable: served.flatMap((s) => s.kind === "stubbed" ? [s.entry.name] : []),
   };
 }

@@ -245,6 +245,10 @@ for (const surface of ["spec", "wrapped"] as const) {
       const readerClient = await connectV1(stack.mcp, reader);
       closers.push(() => readerClient.close());
       assert.deepEqual(names(await readerClient.listTools()), [...UNSCOPED, ...READ_TOOLS].sort());
+      // The info tool names no more than the reader's list: no write tool.
+      const info = await readerClient.callTool({ name: "weir_info", arguments: {} });
+      const infoTools = (info.structuredContent as { tools: string[] }).tools;
+      assert.deepEqual(infoTools, [...UNSCOPED, ...READ_TOOLS].sort(), JSON.stringify(info));
       const before = stack.upstream.requests.length;
       // Calling a write tool anyway: 403 insufficient_scope; the SDK tries to
       // step up (asking for exactly tickets:write) and the user declines.

@@ -118,3 +118,49 @@ Deno.test("declaredToolAccess(): an authorize verdict naming its tools narrows l
   // Without `tools`, nothing changes: public.
   assert.deepEqual((await listAll(s, undefined, true)).scopes, ["public"]);
 });
+
+Deno.test("dispatch learns the caller's access (ctx.tools) on tools/call and the tool API; absent when not narrowed", async () => {
+  const seen: (ToolAccess | undefined)[] = [];
+  const s = new McpServer({
+    name: "access",
+    catalog: { tools: NAMES.map((name) => ({ name })), resources: [], prompts: [] },
+    dispatch: (_name, _args, ctx) => {
+      seen.push(ctx.tools);
+      return { content: [{ type: "text", text: "ok" }] };
+    },
+    toolAccess: (auth): ToolAccess | undefined => {
+      const scopes = (auth as { scopes?: string[] } | undefined)?.scopes;
+      if (!scopes) return undefined;
+      return { key: scopes.join(" "), allows: (n) => scopes.some((s) => n.endsWith(s)) };
+    },
+  });
+  const call = (auth: unknown, modern: boolean) =>
+    s.handle(
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "a_read", arguments: {}, ...(modern ? { _meta: MODERN_META } : {}) },
+      },
+      modern ? { auth } : { auth, headers: new Headers({ "mcp-protocol-version": "2025-11-25" }) },
+    );
+  for (const modern of [true, false]) {
+    await call({ scopes: ["read"] }, modern);
+    await call(undefined, modern);
+  }
+  await s.callTool("a_read", {}, { auth: { scopes: ["read"] } });
+  await s.callTool("a_read", {}, {});
+  // A verdict naming its tools (weir's limited static tokens) narrows alike.
+  await s.callTool("a_read", {}, { auth: { tools: ["a_read", "b_write"] } });
+  assert.equal(seen.length, 7);
+  const allowed = (a: ToolAccess | undefined) => a && NAMES.filter((n) => a.allows(n));
+  assert.deepEqual(seen.map(allowed), [
+    ["a_read", "c_read", "e_read"],
+    undefined,
+    ["a_read", "c_read", "e_read"],
+    undefined,
+    ["a_read", "c_read", "e_read"],
+    undefined,
+    ["a_read", "b_write"],
+  ]);
+});
