@@ -5,8 +5,8 @@
  * that shares the store, not once per replica.
  *
  * One sorted set (default key `weir:spent`) holds every record: a spent id
- * with its expiry as the score, and one member `generation:<g>` with the score
- * `+inf` naming the records' generation. Each `spend` is one Lua script
+ * with its expiry as the score, and one member `generation:<g>@<run_id>` with
+ * the score `+inf` naming the records' generation. Each `spend` is one Lua script
  * (atomic in Redis: it runs to completion before any other command) that
  * reads the generation (making one when there is none), refuses an id issued
  * in another generation as `"unrecorded"`, prunes expired records (Redis's own
@@ -19,8 +19,15 @@
  * run again. Every id carries the generation it was issued in; the set and its
  * generation live and die together (one key: evicted, flushed or lost whole),
  * so a set that lost its records has a new generation, and no id from before
- * is taken as unspent. The cost: a question asked before such a loss is asked
- * again. Each process learns the generation when it connects (and again after
+ * is taken as unspent. A set can also come back with its generation but
+ * without its latest records: a restart that reloads an RDB snapshot or an AOF
+ * written every second, a failover to a replica that lagged (replication is
+ * asynchronous). So a generation also names the redis-server process that
+ * began it (`run_id` of `INFO server`, new at every start, its own on every
+ * replica), and a set marked by another process starts a new generation. The
+ * cost: a question asked before such a loss, restart or failover is asked
+ * again. A store whose `INFO server` gives no `run_id` (a proxy that hides it)
+ * cannot be used: every spend throws, and the gated call is refused. Each process learns the generation when it connects (and again after
  * each reconnect) and from every spend.
  *
  * A store that cannot be asked makes `spend` throw (the caller refuses what
@@ -43,14 +50,25 @@ import { closeClient, connectedClient, describeStoreError } from "./redis.ts";
  * KEYS[1] the set; ARGV[1] a generation to start if there is none, ARGV[2] the
  * id's generation ("" only to read the generation), ARGV[3] the id, ARGV[4] ms
  * to keep its record. Returns {generation, 1 spent | 0 used | 2 unrecorded}.
+ *
+ * The marker is `generation:<g>@<run_id>`: a generation holds only in the
+ * redis-server process that began it (`run_id` of `INFO server`, new at every
+ * start and different on every replica). A marker of another process (a
+ * snapshot or AOF reloaded at a restart, a replica promoted by a failover:
+ * the set came back, its latest records may not have) or of no process (a
+ * marker written before the run_id was part of it) starts a new generation.
  */
 const SPEND = `
-local g = redis.call('ZRANGEBYSCORE', KEYS[1], '+inf', '+inf', 'LIMIT', 0, 1)[1]
-if not g then
-  g = 'generation:' .. ARGV[1]
-  redis.call('ZADD', KEYS[1], '+inf', g)
+local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+if not run then return redis.error_reply('INFO server gives no run_id') end
+local m = redis.call('ZRANGEBYSCORE', KEYS[1], '+inf', '+inf', 'LIMIT', 0, 1)[1]
+local g, r
+if m then g, r = string.match(m, '^generation:([^@]+)@(%x+)$') end
+if r ~= run then
+  if m then redis.call('ZREM', KEYS[1], m) end
+  g = ARGV[1]
+  redis.call('ZADD', KEYS[1], '+inf', 'generation:' .. g .. '@' .. run)
 end
-g = string.sub(g, 12)
 if ARGV[2] == '' then return {g, 0} end
 if ARGV[2] ~= g then return {g, 2} end
 local t = redis.call('TIME')

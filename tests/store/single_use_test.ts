@@ -127,19 +127,75 @@ Deno.test({
         const pending = await a.issue();
         assert.equal(await a.spend(spent, exp()), "spent", how);
         await lose();
-        // Every spend, on any process, until one of them learns the new generation.
-        let replay: string | undefined;
-        await until(
-          async () => (replay = await b.spend(spent, exp()).catch(() => undefined)) !== undefined,
-          { stepMs: 200 },
-        );
-        assert.equal(replay, "unrecorded", `${how}: a spent value replayed`);
-        assert.equal(await a.spend(spent, exp()), "unrecorded", how);
+        // Each store's first answer once it is connected again (a refused spend records nothing).
+        for (const [name, store] of [["b", b], ["a", a]] as const) {
+          let replay: string | undefined;
+          await until(
+            async () =>
+              (replay = await store.spend(spent, exp()).catch(() => undefined)) !== undefined,
+            { stepMs: 100 },
+          );
+          assert.equal(replay, "unrecorded", `${how}: a spent value replayed on ${name}`);
+        }
         assert.equal(await a.spend(pending, exp()), "unrecorded", `${how}: issued before`);
         // Values issued now are spent once, as before.
         const fresh = await a.issue();
         assert.equal(await b.spend(fresh, exp()), "spent", how);
         assert.equal(await a.spend(fresh, exp()), "used", how);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+      await redis.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "RedisSingleUse: a restart that reloads an older snapshot (RDB, AOF everysec) or a failover to a lagging replica never lets a spent value be spent again",
+  ignore: missing !== null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    // The set survives such a loss with its generation but without its latest records: a
+    // snapshot taken after the generation began, before the spend. tests/support/redis.ts
+    // restarts in the same directory, so redis-server loads the `SAVE`d dump.rdb.
+    const redis = await startRedis();
+    const a = new RedisSingleUse({ url: redis.url, commandTimeoutMs: 30_000 });
+    const b = new RedisSingleUse({ url: `${redis.url}/0`, commandTimeoutMs: 30_000 });
+    const exp = () => Date.now() + 60_000;
+    const cli = async (...args: string[]) => {
+      const out = await new Deno.Command("redis-cli", {
+        args: ["-p", String(redis.port), ...args],
+      }).output();
+      return new TextDecoder().decode(out.stdout).trim();
+    };
+    try {
+      for (let round = 0; round < 3; round++) {
+        const spent = await a.issue();
+        const pending = await a.issue();
+        assert.equal(await cli("SAVE"), "OK");
+        assert.equal(await a.spend(spent, exp()), "spent", `round ${round}`);
+        await redis.stop();
+        await redis.start();
+        // The snapshot came back: the set and its generation, without the spend after it.
+        assert.match(await cli("ZRANGEBYSCORE", "weir:spent", "+inf", "+inf"), /^generation:/);
+        // Each store's first answer after the restart (a refused spend, not connected yet,
+        // records nothing).
+        for (const [name, store] of [["b", b], ["a", a]] as const) {
+          let replay: string | undefined;
+          await until(
+            async () =>
+              (replay = await store.spend(spent, exp()).catch(() => undefined)) !== undefined,
+            { stepMs: 100 },
+          );
+          assert.equal(replay, "unrecorded", `round ${round}: ${name} replayed after a reload`);
+        }
+        assert.equal(await a.spend(pending, exp()), "unrecorded", `round ${round}: issued before`);
+        const fresh = await a.issue();
+        assert.equal(await b.spend(fresh, exp()), "spent", `round ${round}`);
+        assert.equal(await a.spend(fresh, exp()), "used", `round ${round}`);
       }
     } finally {
       await a.close();
