@@ -31,6 +31,11 @@ async function logged(served: Served, pattern: RegExp): Promise<void> {
   await until(() => pattern.test(served.stderr()));
 }
 
+/** A refusal because the single-use store cannot be reached yet (503: nothing recorded, nothing run). */
+const isStoreDown = (answer: Awaited<ReturnType<typeof modernPost>>) =>
+  answer.result?.isError === true &&
+  resultText(answer.result).startsWith("confirmation_store_unavailable:");
+
 const ask = (url: string, id: string, token?: string, more: Record<string, unknown> = {}) =>
   modernPost(url, "tools/call", { name: "delete_ticket", arguments: { id }, ...more }, { token });
 
@@ -127,14 +132,10 @@ Deno.test({
       // whether an answer from before ran, so each is asked again rather than run.
       await redis.start();
       let replay = down;
-      if (replay.result?.isError) {
-        await until(
-          async () => !(replay = await ask(a.url, "7", undefined, retry)).result?.isError,
-          {
-            stepMs: 250,
-          },
-        );
-      }
+      await until(
+        async () => !isStoreDown(replay = await ask(a.url, "7", undefined, retry)),
+        { stepMs: 250 },
+      );
       assert.ok(
         notRun(replay),
         `replayed after the store lost its records: ${resultText(replay.result)}`,
@@ -148,11 +149,27 @@ Deno.test({
         /"event":"confirmation_state_refused","tool":"delete_ticket","why":"unrecorded"/;
       await logged(a, unrecorded);
       assert.match(a.stderr(), unrecorded);
-      const before = await ask(b.url, "8", undefined, {
-        requestState: fresh,
-        inputResponses: ACCEPT,
-      });
-      assert.equal(before.result?.resultType, "input_required", "asked again, not run");
+      // Each replica reconnects on its own backoff timer (up to 1 s apart, later under load):
+      // until b has, it refuses (503, nothing recorded, nothing run). Its first answer after
+      // that is the one that counts. A tool error is a "complete" result too, so the check is
+      // on the answer as a whole, and a failure prints it.
+      let before = down;
+      await until(
+        async () =>
+          !isStoreDown(
+            before = await ask(b.url, "8", undefined, {
+              requestState: fresh,
+              inputResponses: ACCEPT,
+            }),
+          ),
+        { stepMs: 250 },
+      );
+      assert.equal(upstream.requests.length, 1, "a confirmation from before never runs");
+      assert.equal(
+        before.result?.resultType,
+        "input_required",
+        `asked again, not run: ${JSON.stringify(before)}`,
+      );
       assert.equal(upstream.requests.length, 1);
       // Asked and answered now: runs, once.
       const now = before.result!.requestState as string;
