@@ -193,7 +193,7 @@ async function decideOne(
 }
 
 /** Why the core would refuse this tool in a catalog, or `undefined` when it would not. */
-function servable(tool: ToolSpec): string | undefined {
+export function servable(tool: ToolSpec): string | undefined {
   try {
     prepareCatalog(
       { tools: [tool], resources: [], prompts: [] },

@@ -11,9 +11,13 @@ import { WeirError } from "../errors/kinds.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { ProfileError, profileSchema, type SchemaProfile } from "../mcp/schema_profile.ts";
-import { CatalogError, prepareCatalog } from "../mcp/catalog.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "../guard/secrets.ts";
-import type { ServedTool, StubbedTool, ToolDecision } from "../mcp_upstream/decision.ts";
+import {
+  servable,
+  type ServedTool,
+  type StubbedTool,
+  type ToolDecision,
+} from "../mcp_upstream/decision.ts";
 import {
   type CallTranslation,
   overrideTool,
@@ -267,20 +271,6 @@ function pinInvalid(
     `the pinned argument "${pin.name}" of "${state.entry.name}" (${pin.source}) ${problem}; ` +
       `fix it (nothing was sent)`,
   );
-}
-
-/** Why the core would refuse this tool in a catalog, or `undefined` when it would not. */
-function servable(tool: ToolSpec): string | undefined {
-  try {
-    prepareCatalog(
-      { tools: [tool], resources: [], prompts: [] },
-      { dispatch: true, readResource: false, getPrompt: false },
-    );
-    return undefined;
-  } catch (error) {
-    if (error instanceof CatalogError) return error.message;
-    return `the MCP core refused it (${(error as Error).message})`;
-  }
 }
 
 /**
