@@ -24,7 +24,13 @@ import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { type Envelope, envelope } from "./coverage.ts";
 import { indexRestricts, planRequest, withoutNulls } from "./request.ts";
-import { grantTool, infoTool, INSTRUCTIONS_PREAMBLE, withheldTool } from "./tools.ts";
+import {
+  grantTool,
+  infoTool,
+  INSTRUCTIONS_PREAMBLE,
+  withheldCallError,
+  withheldTool,
+} from "./tools.ts";
 import { sendUpstream, type UpstreamLimits } from "./send.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
@@ -369,14 +375,7 @@ export function createGuard(
     const w = withheld.get(name);
     if (w) {
       done("verb_withheld", 403);
-      const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
-      if (w.alternative) structured.alternative = w.alternative;
-      throw new WeirError(
-        "verb_withheld",
-        `"${name}" is withheld by policy and reaches nothing. ${w.reason}` +
-          (w.alternative ? ` Use "${w.alternative}" instead.` : ""),
-        { status: 403, structuredContent: structured },
-      );
+      throw withheldCallError(name, w);
     }
     if (name === guardfile.infoTool) {
       done("ok", 200);

@@ -40,6 +40,7 @@ import type {
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { grantReadsOnly } from "../guardfile/surface.ts";
 import { integerForm } from "./untyped.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /** `_meta` key marking a withheld stub. */
 export const WITHHELD_META = "weir.dev/withheld";
@@ -332,6 +333,22 @@ export function leanAnnotations(hints: Required<Omit<ToolAnnotations, "title">>)
     if (hints[key] !== ANNOTATION_DEFAULTS[key]) out[key] = hints[key];
   }
   return out;
+}
+
+/**
+ * The refusal of a call to a withheld tool (kind `verb_withheld`, 403): the
+ * reason and, when the guardfile names one, the tool to use instead, in the
+ * text and in `structuredContent` (`{error, tool, reason, alternative?}`).
+ */
+export function withheldCallError(name: string, w: Withhold): WeirError {
+  const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
+  if (w.alternative) structured.alternative = w.alternative;
+  return new WeirError(
+    "verb_withheld",
+    `"${name}" is withheld by policy and reaches nothing. ${w.reason}` +
+      (w.alternative ? ` Use "${w.alternative}" instead.` : ""),
+    { structuredContent: structured },
+  );
 }
 
 /** The stub a `withhold` lists: it states the reason and refuses every call. */

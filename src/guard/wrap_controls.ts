@@ -34,7 +34,7 @@ import { ConfirmGate } from "./confirm.ts";
 import { rateLimiter } from "./rate_limit.ts";
 import type { ValueResolver } from "./values.ts";
 import { StateKeys } from "../mcp/signed_state.ts";
-import { withheldTool } from "./tools.ts";
+import { withheldCallError, withheldTool } from "./tools.ts";
 import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
 import { kindOf, ruleOfError, WeirError } from "../errors/kinds.ts";
 
@@ -122,14 +122,7 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
     const w = withheld.get(name);
     if (w) {
       auditRefused(log, { rule: "withheld", status: 403, tool: name, subject });
-      const structured: JsonObject = { error: "verb_withheld", tool: name, reason: w.reason };
-      if (w.alternative) structured.alternative = w.alternative;
-      throw new WeirError(
-        "verb_withheld",
-        `"${name}" is withheld by policy and reaches nothing. ${w.reason}` +
-          (w.alternative ? ` Use "${w.alternative}" instead.` : ""),
-        { structuredContent: structured },
-      );
+      throw withheldCallError(name, w);
     }
     if (options.info && name === options.info.name) {
       const answer = options.info.answer(ctx.tools);
