@@ -120,6 +120,30 @@ function startBuffer(size: number, cap: number): Uint8Array {
   return new Uint8Array(Math.min(size, cap) + 1);
 }
 
+/** Refuse before opening: not a regular file (never opened), or already over the cap. */
+function checkBeforeOpen(read: BoundedRead, file: string, before: Deno.FileInfo): void {
+  const kind = kindOf(before);
+  if (kind) throw notRegular(read, file, kind);
+  if (before.size > read.maxBytes) throw tooLarge(read, file);
+}
+
+/** Refuse what was opened when it is not the regular file just checked. */
+function checkOpened(
+  read: BoundedRead,
+  file: string,
+  before: Deno.FileInfo,
+  opened: Deno.FileInfo,
+): void {
+  if (!opened.isFile || !sameFile(before, opened)) {
+    throw new FileRefused(
+      read.what,
+      file,
+      "unreadable",
+      "it changed while weir opened it; try again once it stays put",
+    );
+  }
+}
+
 function grow(buffer: Uint8Array, cap: number): Uint8Array {
   const next = new Uint8Array(Math.min(buffer.length * 2, cap + 1));
   next.set(buffer);
@@ -152,19 +176,10 @@ export async function readBoundedFile(file: string, read: BoundedRead): Promise<
   let handle: Deno.FsFile | undefined;
   try {
     const before = await Deno.stat(file);
-    const kind = kindOf(before);
-    if (kind) throw notRegular(read, file, kind);
-    if (before.size > read.maxBytes) throw tooLarge(read, file);
+    checkBeforeOpen(read, file, before);
     handle = await Deno.open(file, { read: true });
     const opened = await handle.stat();
-    if (!opened.isFile || !sameFile(before, opened)) {
-      throw new FileRefused(
-        read.what,
-        file,
-        "unreadable",
-        "it changed while weir opened it; try again once it stays put",
-      );
-    }
+    checkOpened(read, file, before, opened);
     let buffer = startBuffer(opened.size, read.maxBytes);
     let total = 0;
     while (true) {
@@ -194,19 +209,10 @@ export function readBoundedFileSync(file: string, read: BoundedRead): Uint8Array
   let handle: Deno.FsFile | undefined;
   try {
     const before = Deno.statSync(file);
-    const kind = kindOf(before);
-    if (kind) throw notRegular(read, file, kind);
-    if (before.size > read.maxBytes) throw tooLarge(read, file);
+    checkBeforeOpen(read, file, before);
     handle = Deno.openSync(file, { read: true });
     const opened = handle.statSync();
-    if (!opened.isFile || !sameFile(before, opened)) {
-      throw new FileRefused(
-        read.what,
-        file,
-        "unreadable",
-        "it changed while weir opened it; try again once it stays put",
-      );
-    }
+    checkOpened(read, file, before, opened);
     let buffer = startBuffer(opened.size, read.maxBytes);
     let total = 0;
     while (true) {
