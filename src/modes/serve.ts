@@ -18,25 +18,19 @@ import { readOnlyView, type SurfaceOverrides, withOverrides } from "../guardfile
 import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamLimits } from "../guard/send.ts";
 import { processValues, type ValueResolver } from "../guard/values.ts";
-import {
-  FileRefused,
-  MAX_VALUE_FILE_BYTES,
-  readBoundedText,
-  readBoundedTextSync,
-} from "../ops/bounded_file.ts";
+import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
 import { describeGuardfile } from "./describe.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
-import { unknownGrantTools } from "../ops/flags.ts";
+import { guardfileTokens, unknownGrantTools } from "../ops/flags.ts";
 import { singleUseProblem } from "../ops/state_keys.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
-import { parseTokens, type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
-import type { InboundToken } from "../guardfile/model.ts";
+import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
 
 export {
   guardedHttpApp,
@@ -272,40 +266,6 @@ export type ServeOptions = Omit<RunOnOptions, "mode" | "server" | "tools" | "oau
   /** The command line's surface flags, applied again to the file a reload reads. */
   surface?: SurfaceOverrides;
 };
-
-/**
- * The tokens of a guardfile's `inbound-token` nodes, read now from where
- * each names (an environment variable or a file).
- * @throws {RangeError} naming the node's caller and its source (never a
- *   token) when one is unset, empty or weak
- */
-export function guardfileTokens(tokens: readonly InboundToken[]): TokenGrant[] {
-  return tokens.map((t) => {
-    let text: string | undefined;
-    const where: string[] = [];
-    for (const { provider, address } of t.source.chain) {
-      where.push(`${provider} ${address}`);
-      try {
-        text = provider === "env" ? Deno.env.get(address) : readBoundedTextSync(address, {
-          what: "token file",
-          maxBytes: MAX_VALUE_FILE_BYTES,
-          sizeHint: "a token file holds a few bearer tokens",
-        });
-      } catch (error) {
-        // Why a file gave nothing (never its content), so the message does not send the
-        // operator to a file that exists.
-        if (error instanceof FileRefused) where[where.length - 1] += ` (${error.reason})`;
-        text = undefined;
-      }
-      if (text !== undefined && text.trim() !== "") break;
-    }
-    return {
-      tokens: parseTokens(text, `inbound-token "${t.name}" (${where.join(", else ")})`),
-      tools: t.tools,
-      name: t.name,
-    };
-  });
-}
 
 /** The scopes per tool of each built server (read when a reload swaps it in). */
 const SCOPES = new WeakMap<McpServer, Map<string, string[]>>();

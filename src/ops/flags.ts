@@ -10,6 +10,8 @@
 import { createLogger, type OpsLogger, resolveLogLevel } from "./log.ts";
 import { DEFAULT_DRAIN_MS } from "./shutdown.ts";
 import { parseTokens, type TokenGrant } from "../inbound/static_tokens.ts";
+import type { InboundToken } from "../guardfile/model.ts";
+import { FileRefused, MAX_VALUE_FILE_BYTES, readBoundedTextSync } from "./bounded_file.ts";
 import { DEFAULT_BODY_DEADLINE_MS } from "../inbound/checks.ts";
 
 /** `node:util` `parseArgs` options of the shared flags. */
@@ -242,6 +244,40 @@ function toolTokenSpec(spec: string): { variable: string; tools: string[] } {
     throw new FlagError(`--tool-token-env ${m[1]}: "${twice}" is listed twice; list it once`);
   }
   return { variable: m[1], tools };
+}
+
+/**
+ * The tokens of a guardfile's `inbound-token` nodes, read now from where
+ * each names (an environment variable or a file).
+ * @throws {RangeError} naming the node's caller and its source (never a
+ *   token) when one is unset, empty or weak
+ */
+export function guardfileTokens(tokens: readonly InboundToken[]): TokenGrant[] {
+  return tokens.map((t) => {
+    let text: string | undefined;
+    const where: string[] = [];
+    for (const { provider, address } of t.source.chain) {
+      where.push(`${provider} ${address}`);
+      try {
+        text = provider === "env" ? Deno.env.get(address) : readBoundedTextSync(address, {
+          what: "token file",
+          maxBytes: MAX_VALUE_FILE_BYTES,
+          sizeHint: "a token file holds a few bearer tokens",
+        });
+      } catch (error) {
+        // Why a file gave nothing (never its content), so the message does not send the
+        // operator to a file that exists.
+        if (error instanceof FileRefused) where[where.length - 1] += ` (${error.reason})`;
+        text = undefined;
+      }
+      if (text !== undefined && text.trim() !== "") break;
+    }
+    return {
+      tokens: parseTokens(text, `inbound-token "${t.name}" (${where.join(", else ")})`),
+      tools: t.tools,
+      name: t.name,
+    };
+  });
 }
 
 /**

@@ -12,8 +12,8 @@ import { globSource } from "../guardfile/glob.ts";
 import type { HeaderTemplate, TemplatePart } from "../mcp_upstream/headers.ts";
 import type { UpstreamTarget } from "../mcp_upstream/connection.ts";
 import type { ArgumentOverride } from "../mcp_upstream/overrides.ts";
-import type { EntryPin, ServedEntry } from "./upstream_entries.ts";
-import type { UpstreamHost } from "./upstream_host.ts";
+import type { EntryPin, ServedEntry } from "./entries.ts";
+import type { UpstreamHost } from "./host.ts";
 import { readBoundedTextSync } from "../ops/bounded_file.ts";
 
 /** The most a pin's `file` source may hold (a secret or an identifier, never a document). */

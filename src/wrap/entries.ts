@@ -3,7 +3,7 @@
  * name, the MCP server's tool, the guardfile form's override and pins), its
  * state from the tool's decision ({@link entryState}), and the values of its
  * pins for one call ({@link pinValues}). Used by the host
- * (src/modes/upstream_host.ts).
+ * (`host.ts`).
  *
  * @module
  */

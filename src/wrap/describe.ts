@@ -10,8 +10,8 @@ import type { ToolSpec } from "../mcp/types.ts";
 import type { McpWrap, ProxyTool } from "../guardfile/mcp_wrap.ts";
 import { uiResourceOf } from "../mcp_upstream/apps.ts";
 import { stubWords } from "../mcp_upstream/decision.ts";
-import type { UpstreamHost } from "./upstream_host.ts";
-import type { DescribedInput, DescribedTool, Surface as Described } from "./describe.ts";
+import type { UpstreamHost } from "./host.ts";
+import type { DescribedInput, DescribedTool, Surface as Described } from "../modes/describe.ts";
 
 /** What the MCP server is, in words (no secret: a URL's origin and path, or the command). */
 export function describeServer(wrap: McpWrap): string {

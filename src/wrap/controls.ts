@@ -29,12 +29,12 @@ import {
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { RateLimit, Withhold } from "../guardfile/model.ts";
-import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
-import { ConfirmGate } from "./confirm.ts";
-import { rateLimiter } from "./rate_limit.ts";
-import type { ValueResolver } from "./values.ts";
+import { checkBlankArguments, isEmpty, ResponseCache } from "../guard/controls.ts";
+import { ConfirmGate } from "../guard/confirm.ts";
+import { rateLimiter } from "../guard/rate_limit.ts";
+import type { ValueResolver } from "../guard/values.ts";
 import { StateKeys } from "../mcp/signed_state.ts";
-import { withheldCallError, withheldTool } from "./tools.ts";
+import { withheldCallError, withheldTool } from "../guard/tools.ts";
 import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
 import { kindOf, ruleOfError, WeirError } from "../errors/kinds.ts";
 

@@ -58,12 +58,12 @@ import {
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
 import { type ToolPins, toolPins, withPins } from "../mcp_upstream/pins.ts";
 import { toUpstreamArguments } from "../mcp_upstream/overrides.ts";
-import { type EntryState, entryState, pinValues, type ServedEntry } from "./upstream_entries.ts";
+import { type EntryState, entryState, pinValues, type ServedEntry } from "./entries.ts";
 import { DEFAULT_MAX_STALENESS_MS, Freshness } from "../mcp_upstream/freshness.ts";
 import { readableResources, withServedLinks } from "../mcp_upstream/apps.ts";
 import type { SchemaProfile } from "../mcp/schema_profile.ts";
 
-export type { EntryPin, EntryState, ServedEntry } from "./upstream_entries.ts";
+export type { EntryPin, EntryState, ServedEntry } from "./entries.ts";
 
 /** Options of {@link UpstreamHost}. */
 export interface UpstreamHostOptions {
