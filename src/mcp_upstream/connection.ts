@@ -31,8 +31,9 @@
  * stream cut off (`http_fetch.ts`), and keeps the answer's exact numbers
  * (`exact.ts`). Failures are typed by kind (`errors.ts`).
  *
- * What the upstream may send weir, and what weir does with it: requests
- * (sampling, elicitation, roots) are refused with "Method not found";
+ * What the upstream may send weir, and what weir does with it: its own
+ * requests (sampling, elicitation, roots, ping...) are answered at once, or
+ * under 2026-07-28 fail the call they came with (`server_requests.ts`);
  * `notifications/tools/list_changed` is reported to `onToolsChanged`;
  * `notifications/progress` of a call reaches that call's `onProgress`;
  * every other notification (logging, resource updates) is dropped. Of the
@@ -66,6 +67,7 @@ import {
   asksForParamHeaders,
   fastCall,
   type FastWire,
+  sendAnswer,
   sendCancelled,
   shortPathAllowed,
 } from "./fast_call.ts";
@@ -511,6 +513,7 @@ export class UpstreamConnection {
         signal: options.signal,
         timeoutMs: this.#options.requestTimeoutMs,
         cancel: (id, reason) => sendCancelled(http, url, wire, headers, id, reason),
+        answer: (response) => sendAnswer(http, url, wire, headers, response),
         onToolsChanged: () => this.#options.onToolsChanged?.(),
       });
     };

@@ -35,6 +35,9 @@
  *   wrote them (`exact.ts`);
  * - the caller's cancellation and the request timeout close the connection,
  *   and the MCP server is told (`notifications/cancelled`, `cancel`);
+ * - a request of the MCP server's own in the call's stream (sampling, roots,
+ *   elicitation, ping...) is answered at once (`answer`), or under
+ *   2026-07-28, which forbids it, fails the call (`server_requests.ts`);
  * - the answer's hop fields are dropped by the connection as on the official
  *   path, and a `notifications/tools/list_changed` in the call's event stream
  *   is reported.
@@ -58,6 +61,12 @@ import {
 } from "./errors.ts";
 import { exactResult, withExactNumbers } from "./exact.ts";
 import { LineSplitter } from "./http_fetch.ts";
+import {
+  answerFor,
+  forbiddenRequest,
+  isServerRequest,
+  type ServerRequest,
+} from "./server_requests.ts";
 
 /** What the session's client puts on a request (see the module doc). */
 export interface FastWire {
@@ -93,6 +102,8 @@ export interface FastCall {
   cancel(id: number, reason: string): void;
   /** The MCP server said its tool list changed. */
   onToolsChanged(): void;
+  /** Send the MCP server weir's answer to one of its requests (`sendAnswer`). */
+  answer(response: JsonObject): void;
 }
 
 const encoder = new TextEncoder();
@@ -109,14 +120,10 @@ const CONTENT_FIELDS: Record<string, readonly string[]> = {
 /** The request headers and body of a JSON-RPC message on this session. */
 export function framed(
   wire: FastWire,
-  message: { id?: number; method: string; params: JsonObject },
+  message: { id?: number; method: string; params: JsonObject } | { response: JsonObject },
   name: string | undefined,
   extra: Record<string, string>,
 ): { headers: [string, string][]; body: Uint8Array } {
-  const params = { ...message.params };
-  if (wire.meta) {
-    params._meta = { ...(params._meta as JsonObject | undefined), ...wire.meta };
-  }
   const headers: [string, string][] = [
     ["content-type", "application/json"],
     ["accept", "application/json, text/event-stream"],
@@ -125,11 +132,18 @@ export function framed(
     ["mcp-protocol-version", wire.protocolVersion],
   ];
   if (wire.sessionId !== undefined) headers.push(["mcp-session-id", wire.sessionId]);
-  if (wire.revision === "2026-07-28") {
+  if (wire.revision === "2026-07-28" && "method" in message) {
     headers.push(["mcp-method", message.method]);
     if (name !== undefined) headers.push(["mcp-name", name]);
   }
   for (const [k, v] of Object.entries(extra)) headers.push([k, v]);
+  if ("response" in message) {
+    return { headers, body: encoder.encode(JSON.stringify(message.response)) };
+  }
+  const params = { ...message.params };
+  if (wire.meta) {
+    params._meta = { ...(params._meta as JsonObject | undefined), ...wire.meta };
+  }
   const body = encoder.encode(JSON.stringify({ jsonrpc: "2.0", ...message, params }));
   return { headers, body };
 }
@@ -166,6 +180,8 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
       until: (piece) => stream.feed(piece),
     });
   } catch (error) {
+    // The MCP server sent a request 2026-07-28 forbids (AnswerStream): the connection is closed.
+    if (error instanceof UpstreamRefused) throw error;
     if (deadline.signal.aborted) {
       const timedOut = deadline.signal.reason instanceof UpstreamTimeout;
       call.cancel(call.id, timedOut ? "request timeout" : "the caller cancelled");
@@ -199,7 +215,7 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
   }
   const found = type.startsWith("text/event-stream")
     ? stream.answer ?? stream.end(answer.body)
-    : jsonAnswer(decoder.decode(answer.body), call.id);
+    : jsonAnswer(decoder.decode(answer.body), call);
   if (found === undefined) {
     throw new UpstreamCutOff(
       type.startsWith("text/event-stream")
@@ -218,25 +234,43 @@ interface Answer {
   text: string;
 }
 
-/** The answer to `id` in one JSON body (a message or a batch). */
-function jsonAnswer(text: string, id: number): Answer | undefined {
+/**
+ * The answer to the call in one JSON body (a message or a batch); a request
+ * of the MCP server's own in a batch is answered or refused as in a stream.
+ */
+function jsonAnswer(text: string, call: FastCall): Answer | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw new UpstreamRefused(0, "the upstream's answer is not JSON");
   }
+  let found: Answer | undefined;
   for (const m of Array.isArray(value) ? value : [value]) {
-    if (isObject(m) && m.id === id && ("result" in m || "error" in m)) return { message: m, text };
+    if (isServerRequest(m)) upstreamAsked(call, m);
+    else if (isObject(m) && m.id === call.id && ("result" in m || "error" in m)) {
+      found ??= { message: m, text };
+    }
   }
-  return undefined;
+  return found;
+}
+
+/**
+ * A request of the MCP server's own during the call: answered at once under
+ * 2025-11-25; under 2026-07-28, which forbids it, the call fails (thrown).
+ */
+function upstreamAsked(call: FastCall, request: ServerRequest): void {
+  if (call.wire.revision === "2026-07-28") throw forbiddenRequest(request.method);
+  call.answer(answerFor(call.wire.revision, request));
 }
 
 /**
  * The call's event stream, read as it arrives (WHATWG event-stream lines:
  * CRLF, LF or CR; `data` lines of an event joined with LF), until the
  * answer to the call; a `notifications/tools/list_changed` in it is
- * reported, other messages are dropped.
+ * reported, a request of the MCP server's own is answered or fails the call
+ * ({@link upstreamAsked}: thrown out of {@link AnswerStream.feed}), other
+ * messages are dropped.
  */
 class AnswerStream {
   readonly #call: FastCall;
@@ -295,7 +329,8 @@ class AnswerStream {
       } catch {
         message = undefined;
       }
-      if (isObject(message)) {
+      if (isServerRequest(message)) upstreamAsked(this.#call, message);
+      else if (isObject(message)) {
         if (message.id === this.#call.id && ("result" in message || "error" in message)) {
           this.answer = { message, text };
         } else if (message.method === "notifications/tools/list_changed") {
@@ -400,12 +435,39 @@ export function sendCancelled(
   id: number,
   reason: string,
 ): void {
-  const { headers: sent, body } = framed(
-    wire,
-    { method: "notifications/cancelled", params: { requestId: id, reason } },
-    undefined,
-    headers,
+  post(
+    http,
+    url,
+    framed(
+      wire,
+      { method: "notifications/cancelled", params: { requestId: id, reason } },
+      undefined,
+      headers,
+    ),
   );
+}
+
+/**
+ * Send the MCP server weir's answer to one of its requests (a JSON-RPC
+ * response, POSTed as the Streamable HTTP transport says a client answers),
+ * once, as {@link sendCancelled} does.
+ */
+export function sendAnswer(
+  http: Http1Client,
+  url: URL,
+  wire: FastWire,
+  headers: Record<string, string>,
+  response: JsonObject,
+): void {
+  post(http, url, framed(wire, { response }, undefined, headers));
+}
+
+/** POST one message of weir's own, not waiting beyond a few seconds; a failure is ignored. */
+function post(
+  http: Http1Client,
+  url: URL,
+  { headers: sent, body }: { headers: [string, string][]; body: Uint8Array },
+): void {
   http.request({
     method: "POST",
     url,

@@ -41,6 +41,10 @@
  *   `--upstream-header` sends, or its absence), a 404 or 405 to the handshake
  *   (`initialize`, `server/discover`: not the MCP endpoint). These are
  *   {@link UpstreamUnavailable} or {@link UpstreamHttpRefusal};
+ * - a request of the upstream's own in a request's event stream is handed
+ *   to the client (the session answers it: `sessions.ts`), except under
+ *   2026-07-28, which forbids it: that fails the request at once and the
+ *   stream is closed (`server_requests.ts`);
  * - exact numbers: for a `tools/call`, the answer's `result` is parsed again
  *   with exact numbers (`exact.ts`) into the request's scope;
  * - a request's own exchange is aborted once the request settles however it
@@ -69,6 +73,7 @@ import {
 } from "./errors.ts";
 import { exactResult } from "./exact.ts";
 import { type RequestScope, requestScopes } from "./scope.ts";
+import { forbiddenRequest, isServerRequest } from "./server_requests.ts";
 
 /** Options of {@link upstreamFetch}. */
 export interface UpstreamFetchOptions {
@@ -129,7 +134,8 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     if (!response.body) return response;
     const type = (response.headers.get("content-type") ?? "").toLowerCase();
     if (type.startsWith("text/event-stream")) {
-      return new Response(reframe(response.body, scope, max), copyOf(response));
+      const modern = headers.get("mcp-protocol-version") === "2026-07-28";
+      return new Response(reframe(response.body, scope, max, modern), copyOf(response));
     }
     const declared = Number(response.headers.get("content-length") ?? "NaN");
     if (declared > max) {
@@ -259,11 +265,15 @@ function requestIdOf(body: string, method: string): string | number | undefined 
  * one `data:` event per message. Lines follow the WHATWG event-stream
  * format: CRLF, LF or CR end a line; `data` lines of one event are joined
  * with LF; comments, `id`, `retry` and events of other types are dropped.
+ * Under 2026-07-28 (`modern`), a request of the upstream's own in a
+ * request's stream fails that request and ends the stream
+ * (`server_requests.ts`).
  */
 function reframe(
   source: ReadableStream<Uint8Array>,
   scope: RequestScope | undefined,
   max: number,
+  modern: boolean,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   const decoder = new TextDecoder();
@@ -281,6 +291,11 @@ function reframe(
     if (data.length > 0 && (type === "" || type === "message")) {
       const text = data.join("\n");
       const kind = kindOf(text, scope?.id);
+      if (kind === "request" && modern && scope) {
+        scope.fail(forbiddenRequest((JSON.parse(text) as { method: string }).method));
+        data = [];
+        return;
+      }
       if (kind === "answer" && !answered) {
         answered = true;
         if (scope?.method === "tools/call") scope.result = exactResult(text, scope.id!);
@@ -369,17 +384,21 @@ const KEPT_NOTIFICATIONS = new Set([
 
 /**
  * What one event's JSON-RPC text is to the request `id`: its `answer`, a
- * message the client acts on (`other`: another answer, a request, a kept
- * notification, or text it will reject itself), or a notification weir
- * drops (`dropped`).
+ * `request` of the upstream's own, a message the client acts on (`other`:
+ * another answer, a kept notification, a batch, or text it will reject
+ * itself), or a notification weir drops (`dropped`).
  */
-function kindOf(text: string, id: string | number | undefined): "answer" | "other" | "dropped" {
+function kindOf(
+  text: string,
+  id: string | number | undefined,
+): "answer" | "request" | "other" | "dropped" {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return "other";
   }
+  if (isServerRequest(value)) return "request";
   const messages = Array.isArray(value) ? value : [value];
   let dropped = messages.length > 0;
   for (const m of messages) {

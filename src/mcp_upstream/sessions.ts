@@ -5,9 +5,11 @@
  * (`@modelcontextprotocol/client`) pinned to 2026-07-28.
  *
  * Both are set up so that a request reaches the upstream once and nothing
- * is done on weir's behalf: no client capabilities are declared (the
- * upstream's sampling, elicitation and roots requests get "Method not
- * found"); the v2 client does not fulfil an `input_required` answer by
+ * is done on weir's behalf: no client capabilities are declared, and the
+ * upstream's own requests (sampling, elicitation, roots, ping...) never
+ * reach the client: weir answers them at once (`server_requests.ts`; the v2
+ * client would drop them unanswered, leaving the upstream and the call
+ * waiting); the v2 client does not fulfil an `input_required` answer by
  * re-sending the call (`inputRequired.autoFulfill: false`) and is handed the
  * tool's definition, so it never re-lists and re-sends a call after a
  * header mismatch; `notifications/tools/list_changed` is reported, other
@@ -24,6 +26,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
+  type JSONRPCMessage,
   ListResourcesResultSchema,
   ListToolsResultSchema,
   ReadResourceResultSchema,
@@ -32,6 +35,7 @@ import {
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { FastWire } from "./fast_call.ts";
+import { answerFor, isServerRequest } from "./server_requests.ts";
 
 /** A progress notification of one request, as the upstream sent it. */
 export interface Progress {
@@ -115,6 +119,7 @@ export async function legacySession(parts: SessionParts): Promise<Session> {
     await client.close().catch(() => {});
     throw error;
   }
+  answerRequests(transport, "2025-11-25");
   return {
     revision: "2025-11-25",
     serverInfo: client.getServerVersion(),
@@ -161,6 +166,7 @@ export async function modernSession(parts: SessionParts): Promise<Session> {
     await client.close().catch(() => {});
     throw error;
   }
+  answerRequests(transport as Transport, "2026-07-28");
   return {
     revision: "2026-07-28",
     serverInfo: client.getServerVersion(),
@@ -185,6 +191,19 @@ export async function modernSession(parts: SessionParts): Promise<Session> {
     close: () => client.close(),
     onclose: (fn) => client.onclose = fn,
     wire: () => parts.http ? MODERN_WIRE : undefined,
+  };
+}
+
+/**
+ * The upstream's own requests on a connected transport get weir's answer
+ * (`server_requests.ts`) instead of reaching the client. Under 2026-07-28
+ * over HTTP, `http_fetch.ts` has already failed the call a request came in.
+ */
+function answerRequests(transport: Transport, revision: "2025-11-25" | "2026-07-28"): void {
+  const deliver = transport.onmessage?.bind(transport);
+  transport.onmessage = (message: JSONRPCMessage, extra?: unknown) => {
+    if (!isServerRequest(message)) return deliver?.(message, extra as never);
+    transport.send(answerFor(revision, message) as unknown as JSONRPCMessage).catch(() => {});
   };
 }
 
