@@ -198,15 +198,19 @@ else the bucket's public endpoint.`,
   describe: {
     summary: `Print the served surface as a person reads it: each tool's method, path,
 inputs with types and bounds, restrictions, and withheld tools with reasons.`,
-    help: `Usage: weir describe [--format text|json|openapi] [--read-only] FILE
+    help: `Usage: weir describe [--format text|json|openapi|html] [--read-only] FILE
 
 Prints each served tool: method, path template, inputs (types, bounds, rules, required,
 metacharacter opt-outs), restrictions on path parameters, pins, cache, the rate limit, and
 withheld tools with their reasons. --format openapi prints the OpenAPI 3.1 document of the
 HTTP tool API (POST /api/<tool>; withheld tools marked deprecated), declaring only the
 inbound authentication the guardfile itself names (inbound-token callers, oauth).
+--format html prints one self-contained review page (no script, loads nothing) to sign
+off: every tool with its operation, arguments, constraints and controls; withheld ones.
 
-  --format text|json|openapi   Text (default), the same as JSON, or the OpenAPI document.
+  --format text|json|openapi|html
+                               Text (default), the same as JSON, the OpenAPI document, or
+                               the review page.
   --read-only                  The surface serve --read-only would serve: every tool that
                                changes something becomes a withheld stub ("read-only mode").`,
     run: async (args) => (await import("./src/cli/describe.ts")).run(args),
@@ -248,8 +252,8 @@ the chooser was left), 2 usage errors.`,
   diff: {
     summary: `What an agent can do under NEW that it could not under OLD, and the
 reverse, per tool; widening changes first (for review and CI).`,
-    help: `Usage: weir diff [--format text|json] [--fail-on widen|any] OLD NEW
-       weir diff [--format text|json] [--fail-on widen|any] --git REV FILE
+    help: `Usage: weir diff [--format text|json|html] [--fail-on widen|any] OLD NEW
+       weir diff [--format text|json|html] [--fail-on widen|any] --git REV FILE
 
 Compares the surfaces two guardfiles serve (the same tool schemas serve enforces and
 describe prints), not their text: added and removed tools, a changed method or path,
@@ -265,6 +269,8 @@ Each line is marked "+ WIDENS", "- narrows" or "~ changes"; widening ones come f
                       FILE REV does not have is compared with nothing (all of it is new).
   --format json       {"old", "new", "widened", "narrowed", "changes": [{"tool", "effect",
                       "what"}]}, effect one of widen, narrow, change.
+  --format html       One self-contained review page (no script, loads nothing):
+                      widenings first, then narrowings, then other changes.
   --fail-on widen     Exit 1 when anything widened (a pull request check).
   --fail-on any       Exit 1 when anything changed.
 

@@ -1,7 +1,8 @@
 /**
- * `weir describe [--format text|json|openapi] [--read-only] FILE`: the served surface as a
- * person reads it, as JSON, or as the OpenAPI 3.1 document of its HTTP tool
- * API (`src/modes/openapi.ts`). A guardfile that wraps an MCP server is
+ * `weir describe [--format text|json|openapi|html] [--read-only] FILE`: the served surface as
+ * a person reads it, as JSON, as the OpenAPI 3.1 document of its HTTP tool
+ * API (`src/modes/openapi.ts`), or as a self-contained review page
+ * (`src/modes/review_html.ts`). A guardfile that wraps an MCP server is
  * described from the server's definitions with the file's rules applied
  * (weir connects to it, lists its tools and calls none).
  *
@@ -26,8 +27,8 @@ export async function run(args: string[]): Promise<number> {
     "read-only": { type: "boolean" },
   });
   if (positionals.length !== 1) throw new UsageError("describe takes exactly one FILE");
-  if (values.format !== "text" && values.format !== "json" && values.format !== "openapi") {
-    throw new UsageError(`--format must be text, json or openapi, not ${values.format}`);
+  if (!["text", "json", "openapi", "html"].includes(values.format)) {
+    throw new UsageError(`--format must be text, json, openapi or html, not ${values.format}`);
   }
   // --read-only: the surface serve --read-only would serve (writes become withheld stubs).
   const loaded = await loadGuardfileFile(positionals[0], surfaceFlags(values));
@@ -67,6 +68,11 @@ export async function run(args: string[]): Promise<number> {
         ((loaded.guardfile?.inboundTokens ?? loaded.mcpWrap?.inboundTokens)?.length ?? 0) > 0,
     });
     console.log(JSON.stringify(doc, null, 2));
+    return 0;
+  }
+  if (values.format === "html") {
+    const { surfaceHtml } = await import("../modes/review_html.ts");
+    console.log(surfaceHtml(surface, { version: config.version }).trimEnd());
     return 0;
   }
   console.log(values.format === "json" ? JSON.stringify(surface, null, 2) : describeText(surface));

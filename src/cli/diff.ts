@@ -1,7 +1,8 @@
 /**
  * `weir diff OLD NEW` and `weir diff --git REV FILE`: what an agent can do
  * under NEW that it could not under OLD, and the reverse, per tool
- * (`src/diff/surface_diff.ts`). Text for people, `--format json` for CI;
+ * (`src/diff/surface_diff.ts`). Text for people, `--format json` for CI,
+ * `--format html` for a review page (`src/modes/review_html.ts`);
  * `--fail-on widen` exits 1 when anything widened, `--fail-on any` when
  * anything changed.
  *
@@ -17,6 +18,7 @@ import { type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
 import { describeGuardfile } from "../modes/describe.ts";
 import { type DiffSide, diffSide, diffSurfaces, diffText } from "../diff/surface_diff.ts";
 import { printable } from "../guardfile/diagnostics.ts";
+import config from "../../deno.json" with { type: "json" };
 
 /**
  * Run `weir diff`.
@@ -30,8 +32,8 @@ export async function run(args: string[]): Promise<number> {
     format: { type: "string", default: "text" },
     "fail-on": { type: "string" },
   });
-  if (values.format !== "text" && values.format !== "json") {
-    throw new UsageError(`--format must be text or json, not ${values.format}`);
+  if (values.format !== "text" && values.format !== "json" && values.format !== "html") {
+    throw new UsageError(`--format must be text, json or html, not ${values.format}`);
   }
   const failOn = values["fail-on"];
   if (failOn !== undefined && failOn !== "widen" && failOn !== "any") {
@@ -114,6 +116,9 @@ export async function run(args: string[]): Promise<number> {
       null,
       2,
     ));
+  } else if (values.format === "html") {
+    const { diffHtml } = await import("../modes/review_html.ts");
+    console.log(diffHtml(changes, oldName, newFile, { version: config.version }).trimEnd());
   } else {
     console.log(printable(diffText(changes, oldName, newFile)).replaceAll("\\u000a", "\n"));
   }

@@ -9,6 +9,7 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { Grant, Guardfile, ValueRules } from "../guardfile/model.ts";
 import { grantInputSchema } from "../guard/tools.ts";
 import { printable } from "../guardfile/diagnostics.ts";
+import { grantReadsOnly } from "../guardfile/surface.ts";
 
 /** One input of a tool, flattened for reading. */
 export interface DescribedInput {
@@ -50,6 +51,12 @@ export interface DescribedTool {
   exclusive?: string[][];
   fixedBody?: Record<string, unknown>;
   destructive?: boolean;
+  /**
+   * The tool changes nothing upstream: a grant `--read-only` keeps (`grantReadsOnly`: GET or
+   * HEAD saying nothing else, or a sql read); a proxied tool its MCP server marks
+   * `readOnlyHint` (the server's word, not weir's).
+   */
+  reads?: boolean;
   /** Query keys weir sets itself (`pin`), with where the value comes from; never the value. */
   pins?: { query: string; from: string }[];
   /** `cache` ttl in milliseconds. */
@@ -233,6 +240,7 @@ function describeGrant(grant: Grant, guardfile: Guardfile): DescribedTool {
     inputs,
     restrictions,
     destructive: grant.destructive,
+    reads: grantReadsOnly(grant),
     scopes: grant.scopes,
     inputSchema: grantInputSchema(grant, guardfile.restricts),
   };

@@ -69,7 +69,7 @@ export function describeAws(policy: AwsPolicy): Surface & { policy: Record<strin
   ).url;
   const tools: DescribedTool[] = toolsOf(policy).map((t) => {
     const schema = t.inputSchema as {
-      properties?: Record<string, { type?: string }>;
+      properties?: Record<string, { type?: string | string[] }>;
       required?: string[];
     };
     const scope = policy.mode === "ssm"
@@ -86,11 +86,12 @@ export function describeAws(policy: AwsPolicy): Surface & { policy: Record<strin
       inputs: Object.entries(schema.properties ?? {}).map(([name, p]) => ({
         name,
         in: "argument",
-        type: p.type ?? "any",
+        type: Array.isArray(p.type) ? p.type.join("|") : p.type ?? "any",
         required: schema.required?.includes(name) ?? false,
         constraints: [],
       })),
       destructive: false,
+      reads: t.name !== "put_object",
       inputSchema: t.inputSchema,
     };
   });

@@ -44,6 +44,7 @@ export function describeWrap(wrap: McpWrap, host: UpstreamHost): Described {
       scopes: proxy.scopes,
       destructive: spec.annotations?.readOnlyHint !== true &&
         spec.annotations?.destructiveHint !== false,
+      reads: spec.annotations?.readOnlyHint === true,
     };
     if (spec.outputSchema) tool.outputSchema = spec.outputSchema;
     const ui = uiResourceOf(spec);

@@ -13,6 +13,7 @@ import { rawRequest } from "../support/raw_http.ts";
 import { startMcpUpstream } from "../support/mcp_upstream.ts";
 import { runWeir, startWrapper } from "../support/upstream_cli.ts";
 import { until } from "../support/wait.ts";
+import { CHROMIUM } from "../support/chromium.ts";
 
 const GUARDFILE = new URL("../fixtures/conformance.mcp.kdl", import.meta.url).pathname;
 
@@ -214,14 +215,6 @@ Deno.test("--allow-origin: the preflight is answered exactly, and every answer c
     await none.body?.cancel();
   } finally {
     assert.equal(await served.stop(), 0);
-  }
-});
-
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((path) => {
-  try {
-    return Deno.statSync(path).isFile;
-  } catch {
-    return false;
   }
 });
 
