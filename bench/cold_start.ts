@@ -16,20 +16,38 @@
  * - what each npm package of the serve path costs to import, alone, in a
  *   fresh process.
  *
+ * - the resident set of `weir serve --stdio` when it has answered its first
+ *   `tools/list` (idle: nothing else asked), goal at most 50 MiB.
+ *
+ * `--against REV` (repeatable) also spawns revision REV's `weir serve --stdio`
+ * and `weir --version` (checked out into a temporary worktree,
+ * `bench/against.ts`) in the same rounds, and prints each against this tree.
+ *
  * Spawns alternate between the commands (so load on the machine hits both),
  * the first round is discarded (it fills Deno's caches), figures are medians.
  *
- *   deno task bench:cold [ROUNDS]        (default 15 rounds)
+ *   deno task bench:cold [ROUNDS] [--against REV]...     (default 15 rounds)
  *
  * @module
  */
+import { parseArgs } from "node:util";
 import config from "../deno.json" with { type: "json" };
+import { ratio, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
+import { median, positiveFlag } from "./common.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
-const ROUNDS = Number(Deno.args[0] ?? 15);
+const { values: flags, positionals } = parseArgs({
+  args: Deno.args,
+  allowPositionals: true,
+  options: { against: { type: "string", multiple: true, default: [] } },
+});
+const ROUNDS = positiveFlag({ rounds: positionals[0] ?? "15" }, "rounds");
 const GUARDFILE = `${ROOT}guardfiles/demo.mcp.kdl`;
 const RUN = ["run", "--quiet", "--config", `${ROOT}deno.json`];
-const WEIR = [...RUN, "--allow-net", "--allow-env", "--allow-read", `${ROOT}cli.ts`];
+const PERMISSIONS = ["--quiet", "--allow-net", "--allow-env", "--allow-read"];
+/** Goals of issue 30: spawn to the first tools/list at most this multiple of bare Deno's. */
+const COLD_GOAL = 2.5;
+/** ... and at most this resident set then, in MiB. */
+const IDLE_RSS_GOAL_MIB = 50;
 
 const REQUESTS = [
   {
@@ -46,8 +64,25 @@ const REQUESTS = [
   { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
 ].map((m) => JSON.stringify(m)).join("\n") + "\n";
 
-/** Spawn, send initialize + tools/list, stop the clock at a tools/list answer naming `expect`. */
-async function toFirstList(args: string[], expect: string): Promise<number> {
+/** Resident set size (`VmRSS`) of a process now, in MiB; NaN once it is gone. */
+function rssMiB(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The resident set of each `serve --stdio` spawn at its first tools/list answer, by case. */
+const rssAtList = new Map<string, number[]>();
+
+/**
+ * Spawn, send initialize + tools/list, stop the clock at a tools/list answer
+ * naming `expect`; the process's resident set then goes to {@link rssAtList}
+ * under `name`.
+ */
+async function toFirstList(name: string, args: string[], expect: string): Promise<number> {
   const start = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args,
@@ -70,6 +105,7 @@ async function toFirstList(args: string[], expect: string): Promise<number> {
         const names = (message.result?.tools ?? []).map((t: { name: string }) => t.name);
         if (!names.includes(expect)) throw new Error(`tools/list without ${expect}: ${line}`);
         elapsed = performance.now() - start;
+        rssAtList.set(name, [...(rssAtList.get(name) ?? []), rssMiB(child.pid)]);
       }
     }
     buffered = buffered.slice(buffered.lastIndexOf("\n") + 1);
@@ -89,19 +125,33 @@ async function toExit(args: string[], code = 0): Promise<number> {
   return performance.now() - start;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
 const tmp = await Deno.makeTempDir();
 const empty = `${tmp}/empty.ts`;
 await Deno.writeTextFile(empty, "\n");
 const MISSING = `${tmp}/missing.mcp.kdl`;
 
+console.log(`cold start, median of ${ROUNDS} (Deno ${Deno.version.deno}, ${Deno.build.target})`);
+const weirs = await weirsUnderTest(flags.against).catch((error) => {
+  console.error(error.message);
+  Deno.exit(1);
+});
+const [WEIR] = weirs.map((w) => weirArgs(w, PERMISSIONS));
+const serveCase = (label: string) => `${label} serve --stdio, tools/list`;
 const cases: Record<string, () => Promise<number>> = {
   "bare Deno, stdio tools/list": () =>
-    toFirstList([...RUN, `${ROOT}bench/servers/bare_stdio.ts`], "echo"),
-  "weir serve --stdio, tools/list": () =>
-    toFirstList([...WEIR, "serve", GUARDFILE, "--stdio"], "list_ticket"),
-  "weir --version": () => toExit([...WEIR, "--version"]),
+    toFirstList("bare", [...RUN, `${ROOT}bench/servers/bare_stdio.ts`], "echo"),
+  ...Object.fromEntries(weirs.flatMap((w) => [
+    [
+      serveCase(w.label),
+      () =>
+        toFirstList(
+          w.label,
+          [...weirArgs(w, PERMISSIONS), "serve", GUARDFILE, "--stdio"],
+          "list_ticket",
+        ),
+    ],
+    [`${w.label} --version`, () => toExit([...weirArgs(w, PERMISSIONS), "--version"])],
+  ])),
   "weir help": () => toExit([...WEIR, "help"]),
   "deno eval 0 (--no-config)": () => toExit(["eval", "--no-config", "0"]),
   "deno run of an empty file": () => toExit([...RUN, empty]),
@@ -147,18 +197,42 @@ try {
   await Deno.remove(tmp, { recursive: true });
 }
 
-console.log(`cold start, median of ${ROUNDS} (Deno ${Deno.version.deno}, ${Deno.build.target})`);
-for (const [name, xs] of Object.entries(times)) {
-  console.log(`  ${name.padEnd(34)} ${median(xs).toFixed(1).padStart(7)} ms`);
-}
-const bare = median(times["bare Deno, stdio tools/list"]);
-const serve = median(times["weir serve --stdio, tools/list"]);
-const ratio = serve / bare;
-console.log(
-  `\n${ratio <= 1.5 ? "PASS" : "FAIL"}  weir serve / bare Deno, spawn to first tools/list  ` +
-    `${ratio.toFixed(2)}x  (goal <= 1.5x)`,
+const rssLabel = (label: string) => `${label} serve --stdio, RSS at that answer`;
+const width = Math.max(
+  34,
+  ...[...Object.keys(times), ...weirs.map((w) => rssLabel(w.label))].map((k) => k.length),
 );
+console.log("");
+for (const [name, xs] of Object.entries(times)) {
+  console.log(`  ${name.padEnd(width)} ${median(xs).toFixed(1).padStart(7)} ms`);
+}
+for (const w of weirs) {
+  console.log(
+    `  ${rssLabel(w.label).padEnd(width)} ` +
+      `${median(rssAtList.get(w.label) ?? []).toFixed(1).padStart(7)} MiB`,
+  );
+}
 const at = (name: string) => median(times[name]);
+const bare = at("bare Deno, stdio tools/list");
+const serve = at(serveCase("weir"));
+const rss = median(rssAtList.get("weir") ?? []);
+console.log(
+  `\n${serve / bare <= COLD_GOAL ? "PASS" : "FAIL"}  weir serve / bare Deno, spawn to first ` +
+    `tools/list  ${(serve / bare).toFixed(2)}x  (goal <= ${COLD_GOAL}x)`,
+);
+console.log(
+  `${rss <= IDLE_RSS_GOAL_MIB ? "PASS" : "FAIL"}  weir serve --stdio RSS after the first ` +
+    `tools/list  ${rss.toFixed(1)} MiB  (goal <= ${IDLE_RSS_GOAL_MIB} MiB)`,
+);
+for (const w of weirs.slice(1)) {
+  console.log(
+    `weir / ${w.label}: serve to first tools/list ` +
+      `${ratio(serve, at(serveCase(w.label)))} (${w.label} / bare Deno ` +
+      `${ratio(at(serveCase(w.label)), bare)}), --version ` +
+      `${ratio(at("weir --version"), at(`${w.label} --version`))}, RSS ` +
+      `${ratio(rss, median(rssAtList.get(w.label) ?? []))}`,
+  );
+}
 const parts: [string, number][] = [
   ["Deno itself (deno run of an empty file, same config)", at("deno run of an empty file")],
   [
@@ -170,13 +244,13 @@ const parts: [string, number][] = [
     at("weir serve of a missing file") - at("weir --version"),
   ],
   [
-    "read, parse and lint the guardfile, build the server, stdio, answer (the rest)",
+    "read, parse and lint the guardfile, the modes' modules, the server, answer (the rest)",
     serve - at("weir serve of a missing file"),
   ],
 ];
 console.log("\nwhere weir serve --stdio's time goes (differences of the medians above):");
 for (const [name, ms] of parts) {
-  console.log(`  ${name.padEnd(80)} ${ms.toFixed(1).padStart(6)} ms`);
+  console.log(`  ${name.padEnd(86)} ${ms.toFixed(1).padStart(6)} ms`);
 }
 console.log(
   "\nimport cost of each npm package weir may load (median of 9 fresh processes importing it, minus an empty one, interleaved; noisy on a busy machine):",

@@ -36,11 +36,14 @@ export interface WrkFlags {
   rounds: number;
   /** Cold-start spawns. */
   spawns: number;
+  /** Other revisions of weir to measure in the same run (`--against REV`, repeatable). */
+  against: string[];
 }
 
 /**
- * Read `--duration 5 --warmup 2 --connections 32 --rounds 3 --spawns N` from
- * `args` (each a whole number of at least 1; anything else exits 2).
+ * Read `--duration 5 --warmup 2 --connections 32 --rounds 3 --spawns N
+ * [--against REV]...` from `args` (each number a whole number of at least 1;
+ * anything else, or an unknown flag, exits 2).
  * @param spawns the default number of cold-start spawns
  * @param defaults other defaults (`connections`: 32 unless given)
  */
@@ -49,17 +52,28 @@ export function wrkFlags(
   spawns: number,
   defaults: { connections?: number } = {},
 ): WrkFlags {
-  const { values } = parseArgs({
-    args,
-    options: {
-      duration: { type: "string", default: "5" },
-      warmup: { type: "string", default: "2" },
-      connections: { type: "string", default: String(defaults.connections ?? 32) },
-      rounds: { type: "string", default: "3" },
-      spawns: { type: "string", default: String(spawns) },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        duration: { type: "string", default: "5" },
+        warmup: { type: "string", default: "2" },
+        connections: { type: "string", default: String(defaults.connections ?? 32) },
+        rounds: { type: "string", default: "3" },
+        spawns: { type: "string", default: String(spawns) },
+        against: { type: "string", multiple: true, default: [] },
+      },
+    }));
+  } catch (error) {
+    console.error(
+      `${(error as Error).message} (flags: --duration --warmup --connections ` +
+        `--rounds --spawns --against REV)`,
+    );
+    Deno.exit(2);
+  }
   return {
+    against: values.against,
     duration: positiveFlag(values, "duration"),
     warmup: positiveFlag(values, "warmup"),
     connections: positiveFlag(values, "connections"),

@@ -20,13 +20,18 @@
  * the table, the ratios (through weir / direct) and PASS/FAIL against the
  * goals of issue 20: throughput at least 0.6x direct, p50 at most 1.5x.
  *
+ * `--against REV` (repeatable) also starts revision REV's
+ * `weir serve-upstream` (checked out into a temporary worktree,
+ * `bench/against.ts`) in front of the same SDK server, measured in the same
+ * rounds, alternating, and prints its rows and this tree's ratios to it.
+ *
  * Usage: `deno task bench:upstream [--duration 5] [--warmup 2]
- * [--connections 8] [--rounds 3]`. Needs `wrk` (installed with apt-get when
- * run as root).
+ * [--connections 8] [--rounds 3] [--against REV]...`. Needs `wrk` (installed
+ * with apt-get when run as root).
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
+import { ratio, ROOT, type Weir, weirArgs, weirsUnderTest } from "./against.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
 import { callWorkload, type Workload } from "./catalog.ts";
 import {
@@ -46,9 +51,9 @@ const {
   warmup: WARMUP,
   connections: CONNECTIONS,
   rounds: ROUNDS,
+  against: AGAINST,
 } = wrkFlags(Deno.args, 1, { connections: 8 });
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const MESSAGE = "hello, bench";
 /** Throughput at least this share of direct. */
 const THROUGHPUT_GOAL = 0.6;
@@ -122,12 +127,13 @@ interface Cell {
 async function main(): Promise<void> {
   const wrk = await locateWrk();
   if (!wrk) Deno.exit(1);
-  const dir = await Deno.makeTempDir({ prefix: "weir-bench-upstream-" });
   console.log(
     `serve-upstream benchmark: tools/call echo on the official SDK server, direct and through ` +
       `weir serve-upstream (default flags); Deno ${Deno.version.deno}, ` +
       `${navigator.hardwareConcurrency} CPUs (not pinned)`,
   );
+  const weirs: Weir[] = await weirsUnderTest(AGAINST).catch((error) => abort(error.message));
+  const dir = await Deno.makeTempDir({ prefix: "weir-bench-upstream-" });
   console.log(
     `  wrk -t1: p50 of calls one at a time (-c1), throughput with -c${CONNECTIONS}; ` +
       `${DURATION} s per run after ${WARMUP} s warm-up; ${ROUNDS} round(s), medians\n`,
@@ -158,24 +164,27 @@ async function main(): Promise<void> {
       (out) => /listening (\d+)/.test(out) ? `http://127.0.0.1:${port}/mcp` : undefined,
       "stdout",
     );
-    const weir = await start(
-      "weir serve-upstream",
-      [
-        "run",
-        "--quiet",
-        "-A",
-        "cli.ts",
-        "serve-upstream",
-        "--tool",
-        "echo",
-        "--http",
-        "127.0.0.1:0",
-        "--upstream",
-        sdk.url,
-      ],
-      (out) => /"mcp":"(http:\/\/[^"]+\/mcp)"/.exec(out)?.[1],
-      "stderr",
-    );
+    const throughWeir: [string, Running][] = [];
+    for (const w of weirs) {
+      throughWeir.push([
+        w.label,
+        await start(
+          `${w.label} serve-upstream`,
+          [
+            ...weirArgs(w, ["--quiet", "-A"]),
+            "serve-upstream",
+            "--tool",
+            "echo",
+            "--http",
+            "127.0.0.1:0",
+            "--upstream",
+            sdk.url,
+          ],
+          (out) => /"mcp":"(http:\/\/[^"]+\/mcp)"/.exec(out)?.[1],
+          "stderr",
+        ),
+      ]);
+    }
     const floorPort = freePort();
     const floor = await start(
       "the hop floor (bench/servers/hop_floor.ts)",
@@ -183,7 +192,7 @@ async function main(): Promise<void> {
       (out) => /listening (\d+)/.test(out) ? `http://127.0.0.1:${floorPort}/mcp` : undefined,
       "stdout",
     );
-    const targets = [["direct", sdk], ["weir", weir], ["floor", floor]] as const;
+    const targets: [string, Running][] = [["direct", sdk], ...throughWeir, ["floor", floor]];
     const cells = new Map<string, Cell[]>();
     const socketErrors = new Map<string, number>();
     try {
@@ -223,7 +232,7 @@ async function main(): Promise<void> {
       }
     } finally {
       await stop(floor);
-      await stop(weir);
+      for (const [, weir] of throughWeir) await stop(weir);
       await stop(sdk);
     }
     const cell = (name: string): Cell => {
@@ -236,36 +245,48 @@ async function main(): Promise<void> {
       }
     }
     const direct = cell("direct");
-    const through = cell("weir");
     const bare = cell("floor");
-    const rpsRatio = through.rps / direct.rps;
-    const p50Ratio = through.p50Ms / direct.p50Ms;
-    const ok = rpsRatio >= THROUGHPUT_GOAL && p50Ratio <= P50_GOAL;
-    failed ||= !ok;
-    lines.push(
-      `| ${revision.version} | ${direct.rps.toFixed(0)} | ${through.rps.toFixed(0)} | ` +
-        `${rpsRatio.toFixed(2)}x | ${direct.p50Ms.toFixed(2)} | ${through.p50Ms.toFixed(2)} | ` +
-        `${p50Ratio.toFixed(2)}x | ${ok ? "PASS" : "FAIL"} |`,
-    );
-    floorLines.push(
-      `| ${revision.version} | ${bare.rps.toFixed(0)} | ${(bare.rps / direct.rps).toFixed(2)}x | ` +
-        `${bare.p50Ms.toFixed(2)} | ${(bare.p50Ms / direct.p50Ms).toFixed(2)}x | ` +
-        `${(through.rps / bare.rps).toFixed(2)}x | ${(through.p50Ms / bare.p50Ms).toFixed(2)}x |`,
-    );
+    for (const w of weirs) {
+      const through = cell(w.label);
+      const rpsRatio = through.rps / direct.rps;
+      const p50Ratio = through.p50Ms / direct.p50Ms;
+      const ok = rpsRatio >= THROUGHPUT_GOAL && p50Ratio <= P50_GOAL;
+      if (w === weirs[0]) failed ||= !ok;
+      lines.push(
+        `| ${revision.version} | ${w.label} | ${direct.rps.toFixed(0)} | ` +
+          `${through.rps.toFixed(0)} | ${rpsRatio.toFixed(2)}x | ${direct.p50Ms.toFixed(2)} | ` +
+          `${through.p50Ms.toFixed(2)} | ${p50Ratio.toFixed(2)}x | ${ok ? "PASS" : "FAIL"} |`,
+      );
+      floorLines.push(
+        `| ${revision.version} | ${w.label} | ${bare.rps.toFixed(0)} | ` +
+          `${(bare.rps / direct.rps).toFixed(2)}x | ${bare.p50Ms.toFixed(2)} | ` +
+          `${(bare.p50Ms / direct.p50Ms).toFixed(2)}x | ${
+            (through.rps / bare.rps).toFixed(2)
+          }x | ` +
+          `${(through.p50Ms / bare.p50Ms).toFixed(2)}x |`,
+      );
+      if (w !== weirs[0]) {
+        const mine = cell(weirs[0].label);
+        notes.push(
+          `${revision.version}: weir / ${w.label}: calls/s ${ratio(mine.rps, through.rps)}, ` +
+            `p50 ${ratio(mine.p50Ms, through.p50Ms)}`,
+        );
+      }
+    }
   }
   console.log(
-    "| revision | direct calls/s | weir calls/s | throughput | direct p50 ms | weir p50 ms | p50 | goals |",
+    "| revision | weir | direct calls/s | weir calls/s | throughput | direct p50 ms | weir p50 ms | p50 | goals |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---|");
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|---|");
   for (const line of lines) console.log(line);
   console.log(
     "\nthe hop floor (bench/servers/hop_floor.ts: Deno.serve forwarding with weir's HTTP/1.1 " +
       "client, no checks), same rounds:",
   );
   console.log(
-    "| revision | floor calls/s | floor throughput | floor p50 ms | floor p50 | weir/floor calls/s | weir/floor p50 |",
+    "| revision | weir | floor calls/s | floor throughput | floor p50 ms | floor p50 | weir/floor calls/s | weir/floor p50 |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|");
   for (const line of floorLines) console.log(line);
   console.log(
     `goals (issue 20): throughput >= ${THROUGHPUT_GOAL}x direct and p50 <= ${P50_GOAL}x direct; ` +

@@ -1,6 +1,7 @@
 /**
- * The guarded-proxy benchmark (issue 14): the product's hot path, one agent
- * call through `weir serve`, against the least a proxy must do. In one run it:
+ * The guarded-call benchmark (issues 14 and 30): the product's hot path, one
+ * agent call through `weir serve`, against the least a proxy must do, and
+ * against other revisions of weir. In one run it:
  *
  * 1. starts a local upstream (`servers/upstream.ts`: `GET /things/<id>`);
  * 2. starts, one at a time and each in its own process pinned to CPU 1, the
@@ -13,15 +14,23 @@
  *    the server's CPU time and resident set after the load from `/proc`;
  * 4. measures cold start: spawn to the first correct `tools/list` answer of
  *    `weir serve` against a bare `Deno.serve` script (`servers/bare.ts`);
- * 5. prints the table and PASS/FAIL lines against the goals, with the ratios.
+ * 5. prints the table, the ratios of each weir side by side, and PASS/FAIL
+ *    lines for this tree against the goals of issue 30.
  *
- * Usage: `deno task bench:proxy [--duration 5] [--warmup 2] [--connections 32]
- * [--rounds 3] [--spawns 11]`. Linux only (`/proc`); needs `wrk`.
+ * `--against REV` (repeatable) also measures revision REV's `weir serve`
+ * (checked out into a temporary worktree, `bench/against.ts`) in the same
+ * rounds and spawns, alternating with this tree's: how the table of issue 30
+ * was made. Run it against the last release before a release
+ * (docs/performance.md).
+ *
+ * Usage: `deno task bench:guard [--duration 5] [--warmup 2] [--connections 32]
+ * [--rounds 3] [--spawns 11] [--against REV]...`. Linux only (`/proc`); needs
+ * `wrk`.
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
 import { clockTicks, cpuSeconds } from "./proc.ts";
+import { ratio, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
 import { callWorkload, WORKLOADS } from "./catalog.ts";
 import {
@@ -42,15 +51,16 @@ const {
   connections: CONNECTIONS,
   rounds: ROUNDS,
   spawns: SPAWNS,
+  against: AGAINST,
 } = wrkFlags(Deno.args, 11);
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CALL = callWorkload("get_thing", { id: "abc-123" });
 const LIST = WORKLOADS.find((w) => w.name === "tools/list")!;
 
 /** How to start one server: the command after `deno`, given its port. */
 interface Spec {
-  name: "weir" | "raw" | "bare" | "upstream";
+  /** `weir`, `weir@<rev>`, `raw`, `bare` or `upstream`. */
+  name: string;
   args: (port: number) => string[];
   env?: Record<string, string>;
 }
@@ -142,6 +152,55 @@ interface Cell {
   rssMiB: number;
 }
 
+/** The goals of issue 30 for this tree, each against the baseline of the same rounds. */
+const GOALS = {
+  rps: 0.95,
+  cpu: 1.15,
+  p99: 1.0,
+  rss: 1.3,
+  cold: 2.5,
+};
+
+/** One row of the ratio table: a figure of each weir against the baseline's. */
+interface Metric {
+  what: string;
+  of: (name: string) => number;
+  base: number;
+  goal: [">=" | "<=", number];
+}
+
+/**
+ * Print each metric's ratio for every weir side by side, each other revision
+ * against this tree, then PASS/FAIL for this tree (the first name).
+ */
+function printRatios(names: string[], metrics: Metric[]): void {
+  const col = Math.max(14, ...names.map((n) => n.length + 2));
+  const goalText = ([sign, x]: Metric["goal"]) => `${sign} ${x.toFixed(2)}x`;
+  console.log(
+    `\n${"ratios, same run".padEnd(24)}${names.map((n) => n.padStart(col)).join("")}` +
+      "goal".padStart(12),
+  );
+  for (const m of metrics) {
+    const cells = names.map((n) => ratio(m.of(n), m.base).padStart(col)).join("");
+    console.log(`${m.what.padEnd(24)}${cells}${goalText(m.goal).padStart(12)}`);
+  }
+  for (const other of names.slice(1)) {
+    const parts = metrics.map((m) =>
+      `${m.what.replace(/ \/ .*/, "")} ${ratio(m.of(names[0]), m.of(other))}`
+    );
+    console.log(`\n${names[0]} / ${other}: ${parts.join(", ")}`);
+  }
+  console.log("");
+  for (const m of metrics) {
+    const r = m.of(names[0]) / m.base;
+    const ok = m.goal[0] === ">=" ? r >= m.goal[1] : r <= m.goal[1];
+    console.log(
+      `${ok ? "PASS" : "FAIL"}  ${`${names[0]} ${m.what}`.padEnd(32)} ${r.toFixed(2)}x  ` +
+        `(goal ${goalText(m.goal)})`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const wrk = await locateWrk();
   if (!wrk) Deno.exit(1);
@@ -150,7 +209,10 @@ async function main(): Promise<void> {
       .output().then((o) => o.success, () => false));
   const pins = canPin ? { server: "1", client: "0" } : { server: undefined, client: undefined };
   const ticks = await clockTicks();
-  const dir = await Deno.makeTempDir({ prefix: "weir-bench-proxy-" });
+
+  console.log(`weir guarded-call benchmark: Deno ${Deno.version.deno}`);
+  const weirs = await weirsUnderTest(AGAINST).catch((error) => abort(error.message));
+  const dir = await Deno.makeTempDir({ prefix: "weir-bench-guard-" });
   const scripts = { check: `${dir}/check.lua`, load: `${dir}/load.lua` };
   await Deno.writeTextFile(scripts.check, luaScript(CALL, true));
   await Deno.writeTextFile(scripts.load, luaScript(CALL, false));
@@ -163,40 +225,34 @@ async function main(): Promise<void> {
     pins.client,
     accepts,
   );
-  const servers: Spec[] = [
-    {
-      name: "weir",
-      args: (p) => [
-        "run",
-        "--allow-net",
-        "--allow-env",
-        "--allow-read",
-        "cli.ts",
-        "serve",
-        "bench/guardfiles/things.mcp.kdl",
-        "--http",
-        `127.0.0.1:${p}`,
-      ],
-      env: { THINGS_URL: `http://127.0.0.1:${upstream.port}` },
-    },
-    {
-      name: "raw",
-      args: (p) => [
-        "run",
-        "--allow-net=127.0.0.1",
-        "bench/servers/raw_proxy.ts",
-        String(p),
-        String(upstream.port),
-      ],
-    },
-  ];
+  const weirSpecs: Spec[] = weirs.map((weir) => ({
+    name: weir.label,
+    args: (p) => [
+      ...weirArgs(weir, ["--allow-net", "--allow-env", "--allow-read"]),
+      "serve",
+      "bench/guardfiles/things.mcp.kdl",
+      "--http",
+      `127.0.0.1:${p}`,
+    ],
+    env: { THINGS_URL: `http://127.0.0.1:${upstream.port}` },
+  }));
+  const raw: Spec = {
+    name: "raw",
+    args: (p) => [
+      "run",
+      "--allow-net=127.0.0.1",
+      "bench/servers/raw_proxy.ts",
+      String(p),
+      String(upstream.port),
+    ],
+  };
+  const servers = [...weirSpecs, raw];
 
-  console.log(`weir guarded-proxy benchmark: Deno ${Deno.version.deno}`);
   console.log(
     `${navigator.hardwareConcurrency} CPUs; ${
       canPin ? "server pinned to CPU 1, wrk and the upstream to CPU 0" : "NOT pinned"
     }; wrk -t1 -c${CONNECTIONS}, ${DURATION} s per run after ${WARMUP} s warm-up, ` +
-      `${ROUNDS} round(s), fresh server process per run`,
+      `${ROUNDS} round(s), fresh server process per run, order alternating`,
   );
   console.log(
     "  weir  the shipped CLI: weir serve bench/guardfiles/things.mcp.kdl --http (default flags)",
@@ -209,7 +265,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const spec of order) {
-        const server = await start(spec, pins.server, answersList(spec.name === "weir"));
+        const server = await start(spec, pins.server, answersList(spec !== raw));
         try {
           const base = {
             wrk,
@@ -251,7 +307,7 @@ async function main(): Promise<void> {
         rssMiB: median(all.map((c) => c.rssMiB)),
       };
     };
-    const widths = [8, 8, 7, 7, 11, 18];
+    const widths = [14, 8, 7, 7, 11, 18];
     const row = (cols: string[]) =>
       cols.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(" ");
     console.log(row(["server", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "RSS after load MiB"]));
@@ -268,60 +324,62 @@ async function main(): Promise<void> {
     }
     console.log(`(medians of ${ROUNDS} run(s))`);
 
-    // Cold start: spawn to the first correct tools/list, unpinned.
+    // Cold start: spawn to the first correct tools/list, unpinned, alternating.
     const bare: Spec = {
       name: "bare",
       args: (p) => ["run", "--allow-net=127.0.0.1", "bench/servers/bare.ts", String(p)],
     };
     const spawnTime = async (spec: Spec): Promise<number> => {
       const t0 = performance.now();
-      const server = await start(spec, undefined, answersList(spec.name === "weir"));
+      const server = await start(spec, undefined, answersList(spec !== bare));
       const ms = performance.now() - t0;
       await stop(server);
       return ms;
     };
-    await spawnTime(servers[0]); // warm Deno's module and code caches
-    await spawnTime(bare);
-    const cold = { weir: [] as number[], bare: [] as number[] };
+    const spawned = [...weirSpecs, bare];
+    for (const spec of spawned) await spawnTime(spec); // warm Deno's module and code caches
+    const cold = new Map<string, number[]>(spawned.map((s) => [s.name, []]));
     for (let i = 0; i < SPAWNS; i++) {
-      cold.weir.push(await spawnTime(servers[0]));
-      cold.bare.push(await spawnTime(bare));
+      const order = i % 2 === 0 ? spawned : [...spawned].reverse();
+      for (const spec of order) cold.get(spec.name)!.push(await spawnTime(spec));
     }
-    const coldWeir = median(cold.weir);
-    const coldBare = median(cold.bare);
+    const coldMs = (name: string) => median(cold.get(name)!);
     console.log(
-      `\ncold start, spawn to first correct tools/list (median of ${SPAWNS}): ` +
-        `weir serve ${coldWeir.toFixed(1)} ms, bare Deno.serve ${coldBare.toFixed(1)} ms`,
+      `\ncold start, spawn to first correct tools/list over HTTP (median of ${SPAWNS}): ` +
+        [
+          ...weirSpecs.map((s) => `${s.name} serve ${coldMs(s.name).toFixed(1)} ms`),
+          `bare Deno.serve ${coldMs("bare").toFixed(1)} ms`,
+        ].join(", "),
     );
 
-    const w = cell("weir");
-    const raw = cell("raw");
-    const goal = (ok: boolean, what: string, ratio: number, target: string) =>
-      console.log(
-        `${ok ? "PASS" : "FAIL"}  ${what.padEnd(40)} ${ratio.toFixed(2)}x  (goal ${target})`,
-      );
-    console.log("");
-    goal(
-      w.rps / raw.rps >= 0.7,
-      "guarded tools/call req/s, weir / raw",
-      w.rps / raw.rps,
-      ">= 0.7x",
-    );
-    goal(w.cpuUs / raw.cpuUs <= 1.6, "CPU per call, weir / raw", w.cpuUs / raw.cpuUs, "<= 1.6x");
-    goal(
-      w.rssMiB / raw.rssMiB <= 1.3,
-      "RSS after load, weir / raw",
-      w.rssMiB / raw.rssMiB,
-      "<= 1.3x",
-    );
-    goal(
-      coldWeir / coldBare <= 1.5,
-      "cold start, weir serve / bare Deno",
-      coldWeir / coldBare,
-      "<= 1.5x",
-    );
+    const rawCell = cell("raw");
+    const metrics: Metric[] = [
+      { what: "req/s / raw", of: (n) => cell(n).rps, base: rawCell.rps, goal: [">=", GOALS.rps] },
+      {
+        what: "CPU per call / raw",
+        of: (n) => cell(n).cpuUs,
+        base: rawCell.cpuUs,
+        goal: ["<=", GOALS.cpu],
+      },
+      { what: "p99 / raw", of: (n) => cell(n).p99Ms, base: rawCell.p99Ms, goal: ["<=", GOALS.p99] },
+      {
+        what: "RSS after load / raw",
+        of: (n) => cell(n).rssMiB,
+        base: rawCell.rssMiB,
+        goal: ["<=", GOALS.rss],
+      },
+      {
+        what: "cold start / bare Deno",
+        of: coldMs,
+        base: coldMs("bare"),
+        goal: ["<=", GOALS.cold],
+      },
+    ];
+    printRatios(weirSpecs.map((s) => s.name), metrics);
     const extra = Deno.args.length ? ` ${Deno.args.join(" ")}` : "";
-    console.log(`\nreproduce: cd ${ROOT.replace(/\/$/, "")} && deno task bench:proxy${extra}`);
+    const load = Deno.loadavg().map((l) => l.toFixed(1)).join(" ");
+    console.log(`\nload average at the end: ${load}`);
+    console.log(`reproduce: cd ${ROOT.replace(/\/$/, "")} && deno task bench:guard${extra}`);
   } finally {
     await stop(upstream);
     await Deno.remove(dir, { recursive: true });
