@@ -28,11 +28,19 @@ export interface Weir {
 }
 
 /**
- * `deno` arguments that run this weir's `cli.ts` under its own `deno.json`:
- * `run --config ROOT/deno.json PERMISSIONS... ROOT/cli.ts`.
+ * `deno` arguments that run this weir's `cli.ts` under its own `deno.json` and
+ * `deno.lock` (named: deno.json says `"lock": false` since the first-run change):
+ * `run --config ROOT/deno.json --lock=ROOT/deno.lock PERMISSIONS... ROOT/cli.ts`.
  */
 export function weirArgs(weir: Weir, permissions: string[]): string[] {
-  return ["run", "--config", `${weir.root}deno.json`, ...permissions, `${weir.root}cli.ts`];
+  return [
+    "run",
+    "--config",
+    `${weir.root}deno.json`,
+    `--lock=${weir.root}deno.lock`,
+    ...permissions,
+    `${weir.root}cli.ts`,
+  ];
 }
 
 const checkouts: string[] = [];
@@ -89,7 +97,14 @@ export async function checkout(rev: string): Promise<Weir> {
   const root = `${dir}/`;
   const weir: Weir = { label: `weir@${short}`, root, describe: `${rev} (${short})` };
   const cached = await new Deno.Command(Deno.execPath(), {
-    args: ["cache", "--quiet", "--config", `${root}deno.json`, `${root}cli.ts`],
+    args: [
+      "cache",
+      "--quiet",
+      "--config",
+      `${root}deno.json`,
+      `--lock=${root}deno.lock`,
+      `${root}cli.ts`,
+    ],
     cwd: root,
     stdout: "piped",
     stderr: "piped",

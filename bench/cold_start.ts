@@ -165,8 +165,10 @@ for (let round = 0; round <= ROUNDS; round++) {
   }
 }
 
-// What each npm package the serve path may load costs to import, each in a fresh process.
-const packages = Object.entries(config.imports as Record<string, string>)
+// What each npm package the serve path may load costs to import, each in a fresh process. The
+// scratch file names the package by its npm: specifier: deno.json maps the bare name for files
+// in this checkout only (its "./" scope).
+const packages = Object.entries(config.scopes["./"] as Record<string, string>)
   .filter(([name]) =>
     [
       "@bgotink/kdl",
@@ -181,9 +183,9 @@ const packages = Object.entries(config.imports as Record<string, string>)
   );
 const importCost: [string, number][] = [];
 try {
-  for (const [name] of packages) {
+  for (const [name, specifier] of packages) {
     const file = `${tmp}/${name.replace(/\W/g, "_")}.ts`;
-    await Deno.writeTextFile(file, `import ${JSON.stringify(name)};\n`);
+    await Deno.writeTextFile(file, `import ${JSON.stringify(specifier)};\n`);
     await toExit([...RUN, "-A", file]); // fills the caches
     const with_: number[] = [];
     const without: number[] = [];

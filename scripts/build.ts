@@ -148,6 +148,8 @@ export function compileArgs(
     "--quiet",
     "--config",
     new URL("deno.json", root).pathname,
+    `--lock=${new URL("deno.lock", root).pathname}`,
+    "--frozen",
     ...(options.image ? IMAGE.permissions : PERMISSIONS),
     ...(options.target ? ["--target", options.target] : []),
     ...INCLUDE.flatMap((path) => ["--include", new URL(path, root).pathname]),

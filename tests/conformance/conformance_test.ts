@@ -42,11 +42,11 @@ const expected: Record<Server, Record<Revision, Record<string, string>>> = JSON.
 
 async function suiteSpecifier(): Promise<string> {
   const config = JSON.parse(await Deno.readTextFile(CONFIG));
-  const specifier = config.imports?.["@modelcontextprotocol/conformance"];
+  const specifier = config.scopes?.["./tests/"]?.["@modelcontextprotocol/conformance"];
   assert.match(
     specifier,
     /^npm:@modelcontextprotocol\/conformance@0\.2\.\d+(-[a-z]+\.\d+)?$/,
-    "pinned in deno.json to 0.2.x",
+    "pinned in deno.json (the tests' scope) to 0.2.x",
   );
   return specifier;
 }

@@ -7,7 +7,8 @@
  * and `deno compile` embeds them with `--include`). What is held here:
  *
  * - the list is exactly the `npm:` specifiers written in src/, each at the
- *   version deno.json pins (so the lock file and the lazy import agree);
+ *   version deno.json pins for the product (its `"./"` scope), so the lock
+ *   file and the lazy import agree;
  * - nothing in the graph of cli.ts or mod.ts imports one of those packages as
  *   code (a type-only import is not fetched by `deno run`);
  * - each specifier loads and has the export its caller uses.
@@ -16,7 +17,9 @@ import assert from "node:assert/strict";
 import { LAZY_NPM } from "../../scripts/build.ts";
 import { CONFIG, ROOT, runCommand } from "../support/cli.ts";
 
-const config = JSON.parse(await Deno.readTextFile(CONFIG)) as { imports: Record<string, string> };
+const config = JSON.parse(await Deno.readTextFile(CONFIG)) as {
+  scopes: Record<string, Record<string, string>>;
+};
 
 /** `npm:NAME@VERSION[/PATH]` -> `{name, version}`. */
 function parseNpm(specifier: string): { name: string; version: string } {
@@ -44,7 +47,7 @@ Deno.test("LAZY_NPM is exactly the npm: specifiers in src/, each at deno.json's 
   }
   assert.deepEqual([...written].sort(), [...LAZY_NPM].sort());
   const pinned = new Map<string, string>();
-  for (const target of Object.values(config.imports)) {
+  for (const target of Object.values(config.scopes["./"])) {
     if (!target.startsWith("npm:")) continue;
     const { name, version } = parseNpm(target);
     pinned.set(name, version);

@@ -5,12 +5,25 @@
 export const ROOT = new URL("../../", import.meta.url).pathname;
 export const CLI = `${ROOT}cli.ts`;
 export const CONFIG = `${ROOT}deno.json`;
+/** The lock every task passes (`--lock=deno.lock --frozen`): deno.json itself says `"lock": false`. */
+export const LOCK = `${ROOT}deno.lock`;
 
 /** The command line that starts weir (deno + flags + cli.ts). */
 export function weirCommand(): { command: string; args: string[] } {
   return {
     command: Deno.execPath(),
-    args: ["run", "--quiet", "--config", CONFIG, "--allow-net", "--allow-env", "--allow-read", CLI],
+    args: [
+      "run",
+      "--quiet",
+      "--config",
+      CONFIG,
+      `--lock=${LOCK}`,
+      "--frozen",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      CLI,
+    ],
   };
 }
 
