@@ -8,7 +8,7 @@
  */
 import { type Dispatch, type Logger, type ServerOptions, ToolError } from "../mcp/server.ts";
 import type { ToolSpec } from "../mcp/types.ts";
-import { auditAllowed } from "../ops/audit.ts";
+import { auditAllowed, locationOf } from "../ops/audit.ts";
 import { AwsConfigError, type AwsEndpoint, credentialsFromEnv, type EnvReader } from "./config.ts";
 import {
   answerError,
@@ -88,6 +88,7 @@ export function auditFinished(
         outcome: kindOf(failure) ?? "tool_error",
         status: failure.status,
         durationMs: performance.now() - started,
+        location: locationOf(failure),
       }
       : {
         tool,

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { clientFor, locationOrigin, redirectRefusal } from "../outbound/once.ts";
+import { clientFor, redirectRefusal, redirectTarget } from "../outbound/once.ts";
 import { AwsClient } from "aws4fetch";
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { Deadline } from "../outbound/deadline.ts";
@@ -84,8 +84,8 @@ export class AwsCallError extends WeirError<AwsCallKind> {
    * @param kind what failed
    * @param detail the action and what happened, credentials already redacted
    */
-  constructor(kind: AwsCallKind, detail: string) {
-    super(kind, detail);
+  constructor(kind: AwsCallKind, detail: string, options: { location?: string } = {}) {
+    super(kind, detail, options);
     this.name = "AwsCallError";
   }
 }
@@ -235,10 +235,13 @@ async function exchange(
     }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
-      const to = locationOrigin(response.headers.get("location"), request.url);
+      // The caller hears the status; the target is for the audit line (query values redacted).
       throw new AwsCallError(
         "upstream_redirect",
-        `${request.action} ${redirectRefusal(response.status, to)}`,
+        `${request.action} ${redirectRefusal(response.status)}`,
+        {
+          location: redirectTarget(response.headers.get("location"), request.url),
+        },
       );
     }
     bytes = response.body

@@ -144,6 +144,11 @@ export interface WeirErrorOptions<K extends ErrorKind> {
    * dot segment, a separator, a metacharacter, ... each logged by its name.
    */
   rule?: KindRule;
+  /**
+   * A refused redirect's target as the operator's log shows it (query values
+   * redacted: `redirectTarget`, src/outbound/once.ts); never in the message.
+   */
+  location?: string;
 }
 
 /**
@@ -170,10 +175,13 @@ export class WeirError<K extends ErrorKind = ErrorKind> extends ToolError {
     this.name = "WeirError";
     this.kind = kind;
     if (options.rule !== undefined) this.rule = options.rule;
+    if (options.location !== undefined) this.location = options.location;
   }
 
   /** The audit rule this refusal names, when it is more precise than its kind's. */
   readonly rule?: KindRule;
+  /** A refused redirect's target for the audit line (see {@link WeirErrorOptions.location}). */
+  readonly location?: string;
 }
 
 /** Whether a string is one of the kinds. */

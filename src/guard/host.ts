@@ -42,7 +42,7 @@ import { ConfirmGate } from "./confirm.ts";
 import { StateKeys } from "../mcp/signed_state.ts";
 import { extract } from "./extract.ts";
 import { promptReader, promptSpecs, resourceReader, resourceSpecs } from "./prompts_resources.ts";
-import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
+import { auditAllowed, auditRefused, locationOf, subjectOf } from "../ops/audit.ts";
 import {
   type ErrorKind,
   isErrorKind,
@@ -265,11 +265,10 @@ export function createGuard(
         EXCERPT_CHARS,
       );
       if (answer.status < 400) {
-        // Never followed: the status and the origin it pointed at, nothing more.
-        throw new WeirError(
-          "upstream_redirect",
-          `${what} ${redirectRefusal(answer.status, answer.location)}`,
-        );
+        // Never followed: the caller hears the status; the target is for the audit line.
+        throw new WeirError("upstream_redirect", `${what} ${redirectRefusal(answer.status)}`, {
+          location: answer.location,
+        });
       }
       throw new WeirError(
         "upstream_error",
@@ -369,6 +368,7 @@ export function createGuard(
           durationMs: performance.now() - started,
           upstreamStatus: seen.upstreamStatus,
           subject,
+          location: locationOf(error),
         });
       }
     };

@@ -16,7 +16,7 @@ import { resolveValue, type ValueResolver } from "./values.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
-import { clientFor, locationOrigin } from "../outbound/once.ts";
+import { clientFor, redirectTarget } from "../outbound/once.ts";
 import { fetchHeadTooLarge } from "../outbound/fetch_head.ts";
 import { WeirError } from "../errors/kinds.ts";
 
@@ -34,7 +34,10 @@ export interface UpstreamAnswer {
   statusText: string;
   contentType: string;
   body: Uint8Array;
-  /** A redirect's `Location`, as the origin it points at (never followed, never the full URL). */
+  /**
+   * A redirect's target for the operator's log (never followed; query values
+   * redacted: `redirectTarget`, src/outbound/once.ts); never shown to the caller.
+   */
   location?: string;
 }
 
@@ -236,13 +239,13 @@ async function exchangeHttp1(
     statusText: answer.statusText,
     contentType: answer.headers.get("content-type") ?? "",
     body: answer.body,
-    location: redirectOrigin(answer.status, answer.headers.get("location") ?? null, url),
+    location: redirectTargetOf(answer.status, answer.headers.get("location") ?? null, url),
   };
 }
 
-/** The origin of a redirect's `Location` (for the refusal's words), else `undefined`. */
-function redirectOrigin(status: number, location: string | null, url: string | URL) {
-  return status >= 300 && status < 400 ? locationOrigin(location, url) : undefined;
+/** A redirect's target for the operator's log (`redirectTarget`), else `undefined`. */
+function redirectTargetOf(status: number, location: string | null, url: string | URL) {
+  return status >= 300 && status < 400 ? redirectTarget(location, url) : undefined;
 }
 
 /** The answer's head arrived, its body did not: it may have taken effect. */
@@ -329,7 +332,7 @@ async function exchange(
     statusText: response.statusText,
     contentType: response.headers.get("content-type") ?? "",
     body: bytes,
-    location: redirectOrigin(response.status, response.headers.get("location"), url),
+    location: redirectTargetOf(response.status, response.headers.get("location"), url),
   };
 }
 

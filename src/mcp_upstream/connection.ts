@@ -53,6 +53,7 @@ import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
 import { ChildStdioTransport } from "./stdio_child.ts";
 import {
   conciseMessage,
+  operatorMessage,
   UpstreamFailure,
   UpstreamRedirected,
   UpstreamRefused,
@@ -178,11 +179,13 @@ export class UpstreamConnection {
         const err = error as Error;
         const left = deadline - Date.now();
         if (left <= 0 || options.signal?.aborted) {
+          // Said to the operator (start-up, lint-upstream): a redirect names its target.
+          const said = operatorMessage(err);
           throw new UpstreamUnavailable(
             options.connectTimeoutMs > 0
               ? `could not connect: timed out after ${options.connectTimeoutMs} ms ` +
-                `(${attempt} attempts); last error: ${err.message}`
-              : `could not connect: ${err.message}`,
+                `(${attempt} attempts); last error: ${said}`
+              : `could not connect: ${said}`,
             { cause: error },
           );
         }

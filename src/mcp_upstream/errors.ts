@@ -64,19 +64,23 @@ export class UpstreamCutOff extends UpstreamFailure {
 
 /**
  * The upstream answered with a redirect (any 3xx), which weir never follows:
- * weir's credential goes nowhere but the configured URL.
+ * weir's credential goes nowhere but the configured URL. The message (which
+ * a caller reads) says the status, never the target: that is
+ * {@link UpstreamRedirected.location}, for the operator.
  */
 export class UpstreamRedirected extends UpstreamFailure {
   readonly code = "upstream_redirect" as const;
   /** The answer's status (301, 302, 303, 307, 308...). */
   readonly status: number;
-  /** The origin of its `Location`, or `undefined` when it had none (or not a URL). */
+  /**
+   * Where it pointed, query values redacted (`redirectTarget`,
+   * src/outbound/once.ts), or `undefined` when it had no usable `Location`.
+   */
   readonly location?: string;
   constructor(status: number, location: string | undefined) {
     super(
-      `the upstream ${
-        redirectRefusal(status, location)
-      } (give weir the final URL: --upstream, or mcp-server http)`,
+      `the upstream ${redirectRefusal(status)}; give weir the final URL (--upstream, or ` +
+        `mcp-server http)`,
     );
     this.name = "UpstreamRedirected";
     this.status = status;
@@ -100,6 +104,17 @@ export class UpstreamTimeout extends UpstreamFailure {
     super(`the upstream did not answer within ${ms} ms`);
     this.name = "UpstreamTimeout";
   }
+}
+
+/**
+ * A failure's words for the operator (start-up, lint-upstream, the log): its
+ * message, and for a redirect where it pointed, query values redacted. A
+ * caller is given the message alone.
+ */
+export function operatorMessage(error: Error): string {
+  return error instanceof UpstreamRedirected && error.location !== undefined
+    ? `${error.message} (it pointed to ${error.location})`
+    : error.message;
 }
 
 /** The upstream answered a request with a JSON-RPC error. */

@@ -47,7 +47,7 @@
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult } from "../mcp/types.ts";
 import { type Http1Client, Http1Error } from "../outbound/http1_client.ts";
-import { locationOrigin } from "../outbound/once.ts";
+import { redirectTarget } from "../outbound/once.ts";
 import { Deadline } from "../outbound/deadline.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import {
@@ -202,7 +202,7 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
   if (status >= 300 && status < 400) {
     throw new UpstreamRedirected(
       status,
-      locationOrigin(answer.headers.get("location") ?? null, call.url),
+      redirectTarget(answer.headers.get("location") ?? null, call.url),
     );
   }
   if (answer.body === null) throw new UpstreamTooLarge(call.maxResponseBytes);

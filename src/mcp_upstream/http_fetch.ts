@@ -10,9 +10,9 @@
  * - no redirect is followed: the request is made with `redirect: "manual"`,
  *   whatever the client asked (SDK 1.32 follows same-origin redirects by
  *   default), and any 3xx answer fails the request with
- *   {@link UpstreamRedirected} naming the status and the origin of its
- *   `Location`. The credential therefore goes to the configured URL only, and
- *   a request is delivered there once;
+ *   {@link UpstreamRedirected} naming the status (its target, query values
+ *   redacted, is for the operator's log). The credential therefore goes to
+ *   the configured URL only, and a request is delivered there once;
  * - a request is delivered at most once: a failed `fetch` is the request's
  *   failure, never re-sent. Deno's `fetch` (2.9) re-sends a request whose
  *   body it can copy when a pooled keep-alive connection closes before the
@@ -61,7 +61,7 @@
  * @module
  */
 import { readAtMost } from "../transport/bytes.ts";
-import { locationOrigin } from "../outbound/once.ts";
+import { redirectTarget } from "../outbound/once.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { connectFailure } from "../outbound/connect_failure.ts";
 import {
@@ -123,8 +123,8 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
-      const origin = locationOrigin(response.headers.get("location"), url);
-      throw failed(scope, new UpstreamRedirected(response.status, origin));
+      const target = redirectTarget(response.headers.get("location"), url);
+      throw failed(scope, new UpstreamRedirected(response.status, target));
     }
     const refusal = httpRefusal(response.status, url, method, headers.has("authorization"));
     if (refusal) {

@@ -20,7 +20,7 @@
  */
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
-import { clientFor, locationOrigin, redirectRefusal } from "../outbound/once.ts";
+import { clientFor, redirectTarget } from "../outbound/once.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 import {
   type AccessToken,
@@ -83,12 +83,16 @@ export function metadataUrls(issuer: string): string[] {
 }
 
 /**
- * Words for an answer that is not 2xx: a redirect names its status and the
- * origin it pointed at (never followed); anything else its status.
+ * Words for an answer that is not 2xx, for the operator (the log and start-up
+ * errors; a caller is told only that its token was not accepted): a redirect
+ * names its status and its target with query values redacted (never
+ * followed); anything else its status.
  */
 function refusalOf(response: Response, url: string): string {
   if (response.status >= 300 && response.status < 400) {
-    return redirectRefusal(response.status, locationOrigin(response.headers.get("location"), url));
+    const target = redirectTarget(response.headers.get("location"), url);
+    return `answered ${response.status} redirecting to ${target ?? "no usable Location"}; ` +
+      "weir follows no redirect, so nothing was sent there";
   }
   return `answered HTTP ${response.status}`;
 }

@@ -3,8 +3,11 @@
  * shape for every mode (spec, serve-upstream, the AWS modes).
  *
  * - A call that was let through: `{"event": "tool_call", "decision": "allow",
- *   "tool", "outcome", "status", "duration_ms", "upstream_status"?}` at `info`
- *   (`warn` when the outcome is not `ok`/`cache_hit`).
+ *   "tool", "outcome", "status", "duration_ms", "upstream_status"?,
+ *   "location"?}` at `info` (`warn` when the outcome is not `ok`/`cache_hit`);
+ *   `location` is where a refused redirect pointed, with its query values
+ *   redacted (`redirectTarget`, src/outbound/once.ts): the operator's to see,
+ *   never the caller's.
  * - A call or request refused by a rule: `{"event": "refused", "decision":
  *   "refuse", "rule", "status", "tool"?, "reason"?}` at `warn`.
  *
@@ -17,6 +20,7 @@
  * @module
  */
 import type { Logger } from "../mcp/server.ts";
+import { WeirError } from "../errors/kinds.ts";
 
 /**
  * Why a call or request was refused:
@@ -95,6 +99,8 @@ export interface AllowedCall {
   upstreamStatus?: number;
   /** Who called: the OAuth token's subject, when weir checked one (never the token). */
   subject?: string;
+  /** Where a refused redirect pointed, query values redacted (`WeirError.location`). */
+  location?: string;
 }
 
 /** A refusal. */
@@ -126,7 +132,13 @@ export function auditAllowed(log: Logger, call: AllowedCall): void {
     duration_ms: Math.round(call.durationMs),
     ...(call.upstreamStatus === undefined ? {} : { upstream_status: call.upstreamStatus }),
     ...(call.subject === undefined ? {} : { subject: call.subject }),
+    ...(call.location === undefined ? {} : { location: call.location }),
   });
+}
+
+/** The redirect target a failure carries for the audit line (`WeirError.location`), if any. */
+export function locationOf(error: unknown): string | undefined {
+  return error instanceof WeirError ? error.location : undefined;
 }
 
 /** Write the audit line of a refusal. */

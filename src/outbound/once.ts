@@ -16,8 +16,9 @@
  * never re-sends, and keeps its connections: src/mcp_upstream/http_fetch.ts.)
  *
  * No redirect: requests are made with `redirect: "manual"`, and a 3xx answer
- * is refused in words that name the status and where it pointed
- * ({@link redirectRefusal}), never the full location (it may hold a token).
+ * is refused: the caller is told the status ({@link redirectRefusal}), never
+ * where it pointed; the operator's log gets the target without its query
+ * values ({@link redirectTarget}): a `Location` may carry a credential.
  *
  * @module
  */
@@ -44,29 +45,63 @@ export function clientFor(method: string): { client?: Deno.HttpClient } {
   return SAFE_METHODS.has(method.toUpperCase()) ? {} : { client: freshConnections() };
 }
 
+/** Longest redirect target written to the log (characters). */
+const TARGET_CHARS = 512;
+/** A query parameter name kept as it is in a logged target; any other is redacted too. */
+const PARAM_NAME = /^[A-Za-z0-9_.~-]{1,64}$/;
+
 /**
- * The origin a redirect's `Location` points at (resolved against the
- * request's URL), or `undefined` when it has none or it is not a URL.
+ * Where a refused redirect pointed, for the operator's log only: its
+ * `Location` resolved against the request's URL (RFC 9110 section 10.2.2),
+ * without userinfo and fragment, and with the value of every query parameter
+ * replaced by `[redacted]` (a presigned URL or a download token rides in the
+ * query: RFC 3986 section 3.4); an item without a name, or whose name is not
+ * a plain token, is redacted whole. At most 512 characters. `undefined` when there is no
+ * `Location` or it is not a URL.
+ * @example
+ * ```ts
+ * import { redirectTarget } from "./once.ts";
+ * redirectTarget("/a.tar.gz?token=s3cr3t&v=1#x", "https://api.example/repos/1");
+ * // "https://api.example/a.tar.gz?token=[redacted]&v=[redacted]"
+ * ```
  */
-export function locationOrigin(
+export function redirectTarget(
   location: string | null,
   requestUrl: string | URL,
 ): string | undefined {
   if (location === null) return undefined;
+  let url: URL;
   try {
-    const origin = new URL(location, requestUrl).origin;
-    return origin === "null" ? undefined : origin;
+    url = new URL(location, requestUrl);
   } catch {
     return undefined;
   }
+  url.username = "";
+  url.password = "";
+  url.hash = "";
+  const query = url.search.slice(1);
+  url.search = "";
+  let text = url.href;
+  if (query !== "") {
+    text += "?" + query.split("&").map((pair) => {
+      // A bare item (`?<token>`) may be the credential itself.
+      const eq = pair.indexOf("=");
+      return eq > 0 && PARAM_NAME.test(pair.slice(0, eq))
+        ? `${pair.slice(0, eq)}=[redacted]`
+        : "[redacted]";
+    }).join("&");
+  }
+  return text.length > TARGET_CHARS ? `${text.slice(0, TARGET_CHARS)}...` : text;
 }
 
 /**
- * Words for a refused redirect: `answered 307 redirecting to https://host`
- * (or `answered 307 with no usable Location`), never the full location.
+ * Words for a refused redirect, for the caller: the status and what weir
+ * did, never where it pointed (the target is the operator's: the audit line's
+ * `location`, {@link redirectTarget}). E.g. `answered 307, a redirect; weir
+ * follows no redirect, so nothing was sent there (the operator's log names
+ * its target)`.
  */
-export function redirectRefusal(status: number, origin: string | undefined): string {
-  return `answered ${status} ` +
-    (origin ? `redirecting to ${origin}` : "(a redirect with no usable Location)") +
-    `; weir follows no redirect, so nothing was sent there`;
+export function redirectRefusal(status: number): string {
+  return `answered ${status}, a redirect; weir follows no redirect, so nothing was sent there ` +
+    `(the operator's log names its target)`;
 }

@@ -45,7 +45,11 @@ import {
 import { untilAborted } from "../outbound/deadline.ts";
 import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
 import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
-import { UpstreamFailure, UpstreamUnavailable } from "../mcp_upstream/errors.ts";
+import {
+  UpstreamFailure,
+  UpstreamRedirected,
+  UpstreamUnavailable,
+} from "../mcp_upstream/errors.ts";
 import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import {
   decideTools,
@@ -289,16 +293,17 @@ export class UpstreamHost {
     const { log } = this.#options;
     const started = performance.now();
     const subject = subjectOf(ctx.auth);
-    const allowed = (outcome: string, status: number) =>
+    const allowed = (outcome: string, status: number, location?: string) =>
       auditAllowed(log, {
         tool: name,
         outcome,
         status,
         durationMs: performance.now() - started,
         subject,
+        location,
       });
     const failed = (failure: WeirError) => {
-      allowed(failure.kind, failure.status);
+      allowed(failure.kind, failure.status, failure.location);
       return failure;
     };
     // The served entries first, whatever the catalog says.
@@ -556,7 +561,9 @@ function failureOf(
   const note = doing === "calling the tool" && error instanceof UpstreamUnavailable
     ? " (the call was not retried: it may or may not have run upstream)"
     : "";
-  return new WeirError(kind, `${doing}: ${said}${note}`, { cause: error });
+  // A redirect's target is the operator's (the audit line), never in the words.
+  const location = error instanceof UpstreamRedirected ? error.location : undefined;
+  return new WeirError(kind, `${doing}: ${said}${note}`, { cause: error, location });
 }
 
 function clip(text: string, max = 512): string {

@@ -21,7 +21,11 @@ import type { SchemaProfile } from "../mcp/schema_profile.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { AllowlistError, parsePins } from "../mcp_upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
-import { UpstreamConnection, type UpstreamTarget } from "../mcp_upstream/connection.ts";
+import {
+  operatorMessage,
+  UpstreamConnection,
+  type UpstreamTarget,
+} from "../mcp_upstream/connection.ts";
 import {
   decideTools,
   stubWords,
@@ -167,7 +171,7 @@ export async function openUpstreamHost(
             level: "warn",
             event: "upstream_connect_retry",
             attempt,
-            error: clip(redact(error.message)),
+            error: clip(redact(operatorMessage(error))),
           }),
         onToolsChanged: () => {
           log({ level: "info", event: "upstream_tools_changed" });

@@ -143,11 +143,13 @@ Deno.test("aws request: no redirect is followed, any status; nothing reaches the
           (error: unknown) => {
             assert.ok(error instanceof AwsCallError, String(error));
             assert.equal(error.status, 502);
+            // The caller's words name the status; the target is for the audit line.
             assert.equal(
               error.message,
-              `upstream_redirect: Act answered ${status} redirecting to ` +
-                `http://127.0.0.1:${other.addr.port}; weir follows no redirect, so nothing was sent there`,
+              `upstream_redirect: Act answered ${status}, a redirect; weir follows no redirect, ` +
+                `so nothing was sent there (the operator's log names its target)`,
             );
+            assert.equal(error.location, `http://127.0.0.1:${other.addr.port}/`);
             return true;
           },
         );

@@ -63,7 +63,7 @@ Deno.test("upstream deadline, size cap and redirects", async (t) => {
       assert.equal(r.status, 502);
       assert.match(
         r.text,
-        /^upstream_redirect: GET \/t\/\{id\} answered 302 redirecting to https:\/\/elsewhere\.example; weir follows no redirect/,
+        /^upstream_redirect: GET \/t\/\{id\} answered 302, a redirect; weir follows no redirect/,
       );
       assert.equal(upstream.requests.length, before + 1);
     });

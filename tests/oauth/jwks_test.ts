@@ -104,7 +104,10 @@ Deno.test("JWKS, discovery and introspection follow no redirect, and the JWKS is
     if (path === "/jwks" && jwks === "huge") {
       return Response.json({ keys: [], pad: "x".repeat(1024 * 1024) });
     }
-    return new Response(null, { status: 307, headers: { location: `${otherOrigin}${path}` } });
+    return new Response(null, {
+      status: 307,
+      headers: { location: `${otherOrigin}${path}?sig=OAUTH-SECRET-SIG` },
+    });
   });
   const issuer = where.issuer = `http://127.0.0.1:${server.addr.port}`;
   const resource = "https://mcp.example.com/mcp";
@@ -120,9 +123,10 @@ Deno.test("JWKS, discovery and introspection follow no redirect, and the JWKS is
       jwtOnly(token),
       (e: Error) =>
         e instanceof TokenError &&
-        /the JWKS answered 307 redirecting to http:\/\/127\.0\.0\.1:\d+; weir follows no/.test(
-          e.message,
-        ),
+        // The operator's words: the target, its query values redacted.
+        /the JWKS answered 307 redirecting to http:\/\/127\.0\.0\.1:\d+\/jwks\?sig=\[redacted\]; weir follows no/
+          .test(e.message) &&
+        !e.message.includes("OAUTH-SECRET-SIG"),
     );
     jwks = "huge";
     const again = createTokenVerifier({ metadata: { ...metadata }, resource });
@@ -137,16 +141,20 @@ Deno.test("JWKS, discovery and introspection follow no redirect, and the JWKS is
     });
     await assert.rejects(
       introspecting("opaque-token-value"),
-      /introspection answered 307 redirecting to http:\/\/127\.0\.0\.1:\d+; weir follows no redirect/,
+      /introspection answered 307 redirecting to http:\/\/127\.0\.0\.1:\d+\/introspect\?sig=\[redacted\]; weir follows no redirect/,
     );
     // A discovery URL that redirects is named, not followed.
     const moved = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen() {} },
-      () => new Response(null, { status: 308, headers: { location: `${otherOrigin}/meta` } }),
+      () =>
+        new Response(null, {
+          status: 308,
+          headers: { location: `http://u:p@${otherOrigin.slice(7)}/meta?t=OAUTH-SECRET-T#f` },
+        }),
     );
     await assert.rejects(
       discoverIssuer(`http://127.0.0.1:${moved.addr.port}`),
-      /answered 308 redirecting to http:\/\/127\.0\.0\.1:\d+; weir follows no redirect/,
+      /answered 308 redirecting to http:\/\/127\.0\.0\.1:\d+\/meta\?t=\[redacted\]; weir follows no redirect/,
     );
     await moved.shutdown();
     assert.deepEqual(elsewhere, []);
