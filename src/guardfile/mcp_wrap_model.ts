@@ -118,8 +118,20 @@ export interface ProxyTool {
   scopes: string[];
   /** Argument rules, in file order. */
   arguments: ArgumentRule[];
+  /**
+   * `accept-finding "<id>" [reason="..."]`: findings of the tool-poisoning
+   * scan the operator reviewed and accepts (the tool is served with them).
+   */
+  accept: FindingAcceptance[];
   /** Where the node starts. */
   position?: SourcePosition;
+}
+
+/** One accepted finding of the definition scan: its id, and why (for reviewers and describe). */
+export interface FindingAcceptance {
+  /** `<rule>:<16 hex digits>`, as `weir lint-upstream` prints it. */
+  id: string;
+  reason?: string;
 }
 
 /** `pin "<tool>" { argument "<name>" <provider> "<source>" }`: a value weir supplies. */

@@ -16,7 +16,20 @@ import { checkEnumAgainstRules, RULE_PROPERTIES } from "./rules.ts";
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 /** RFC 6749 section 3.3 scope-token. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
-const PROXY_CHILDREN = ["upstream", "title", "describe", "annotations", "scope", "argument"];
+const PROXY_CHILDREN = [
+  "upstream",
+  "title",
+  "describe",
+  "annotations",
+  "scope",
+  "argument",
+  "accept-finding",
+];
+/**
+ * The shape of a finding id of the definition scan (src/mcp_upstream/scan.ts,
+ * `Finding.id`): the rule, a colon, 16 hex digits.
+ */
+export const FINDING_ID_SHAPE = /^[a-z]+(-[a-z]+)*:[0-9a-f]{16}$/;
 const ANNOTATIONS: Record<string, keyof AnnotationOverrides> = {
   "read-only": "readOnlyHint",
   destructive: "destructiveHint",
@@ -46,6 +59,7 @@ export function readProxy(node: NodeReader): ProxyTool | undefined {
     upstream: name,
     scopes: [],
     arguments: [],
+    accept: [],
     position: node.node.position,
   };
   const kids = node.onlyChildren(PROXY_CHILDREN);
@@ -115,6 +129,31 @@ export function readProxy(node: NodeReader): ProxyTool | undefined {
       } else if (proxy.scopes.includes(value)) {
         scope.error(`scope ${JSON.stringify(value)} is listed twice for this tool: keep one`);
       } else proxy.scopes.push(value);
+    }
+  }
+  for (const node of kids.filter((k) => k.name === "accept-finding")) {
+    node.onlyProperties(["reason"]);
+    node.noChildren();
+    if (
+      !node.argCount(
+        1,
+        1,
+        `the finding's id as lint-upstream prints it, e.g. accept-finding ` +
+          `"address:0123456789abcdef" reason="our docs link"`,
+      )
+    ) continue;
+    const id = node.stringArg(0, "a finding id");
+    if (id === undefined) continue;
+    if (!FINDING_ID_SHAPE.test(id)) {
+      node.error(
+        `accept-finding ${show(id)} is not a finding id (the rule, a colon and 16 hex digits, ` +
+          `e.g. "address:0123456789abcdef"): copy it from weir lint-upstream's output`,
+      );
+    } else if (proxy.accept.some((a) => a.id === id)) {
+      node.error(`accept-finding ${show(id)} is listed twice for this tool: keep one`);
+    } else {
+      const reason = node.stringProp("reason");
+      proxy.accept.push({ id, ...(reason !== undefined ? { reason } : {}) });
     }
   }
   for (const arg of kids.filter((k) => k.name === "argument")) {

@@ -53,13 +53,24 @@ export interface ServedTool {
   /** `sha256:<hex>` of the upstream's definition. */
   fingerprint: string;
   pins: InjectedPin[];
+  /**
+   * Every tool name the upstream lists (the same array for every decision of
+   * one listing): the definition scan's `tool-reference` rule reads a name
+   * among them as the server's own tool, not another server's.
+   */
+  listed: readonly string[];
 }
 
 /** An allowlisted tool weir lists as a stub that refuses every call. */
 export interface StubbedTool {
   status: "stubbed";
   name: string;
-  why: "drifted" | "unservable" | "withheld";
+  /**
+   * `flagged`: the definition as weir would list it failed the
+   * tool-poisoning scan (src/mcp_upstream/scan.ts; decided per served entry,
+   * src/wrap/entries.ts).
+   */
+  why: "drifted" | "unservable" | "withheld" | "flagged";
   /** Why it is not served, in words an operator and a model can read. */
   reason: string;
   /** What the operator can do about it. */
@@ -115,8 +126,9 @@ export async function decideTools(input: SurfaceInput): Promise<ToolDecision[]> 
     byName.set(tool.name, list);
   }
   const decisions: ToolDecision[] = [];
+  const listed = [...byName.keys()];
   for (const name of input.allowlist) {
-    decisions.push(await decideOne(name, byName, input));
+    decisions.push(await decideOne(name, byName, listed, input));
   }
   return decisions;
 }
@@ -124,6 +136,7 @@ export async function decideTools(input: SurfaceInput): Promise<ToolDecision[]> 
 async function decideOne(
   name: string,
   byName: ReadonlyMap<string, ToolSpec[]>,
+  listed: readonly string[],
   input: SurfaceInput,
 ): Promise<ToolDecision> {
   const entries = byName.get(name);
@@ -189,7 +202,7 @@ async function decideOne(
       print,
     );
   }
-  return { status: "served", name, definition, served, fingerprint: print, pins: fitted };
+  return { status: "served", name, definition, served, fingerprint: print, pins: fitted, listed };
 }
 
 /** Why the core would refuse this tool in a catalog, or `undefined` when it would not. */

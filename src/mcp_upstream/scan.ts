@@ -59,8 +59,8 @@ export interface ScanOptions {
 }
 
 /** The tool description's length bound; other prose is held to {@link OTHER_PROSE}. */
-const DESCRIPTION = { warn: 1500, error: 6000 } as const;
-const OTHER_PROSE = { warn: 600, error: 3000 } as const;
+const DESCRIPTION: RuleContext["longAt"] = { warn: 1500, error: 6000 };
+const OTHER_PROSE: RuleContext["longAt"] = { warn: 600, error: 3000 };
 /** Schema keywords whose values are identifiers, not text a model is steered by. */
 const KEYWORDS = new Set([
   "$schema",

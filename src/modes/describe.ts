@@ -43,6 +43,11 @@ export interface DescribedTool {
   interface?: string;
   /** A proxied tool's arguments weir supplies (`pin`), with where the value comes from; never the value. */
   pinnedArguments?: { argument: string; from: string }[];
+  /**
+   * A proxied tool's findings of the definition scan the file accepts
+   * (`accept-finding`): the id, where in the definition, and the file's reason.
+   */
+  acceptedFindings?: { id: string; pointer: string; reason?: string }[];
   method?: string;
   path?: string;
   description?: string;
@@ -335,6 +340,11 @@ export function describeText(surface: Surface): string {
       }
       for (const p of t.pinnedArguments ?? []) {
         lines.push(`  pinned argument ${p.argument} from ${p.from}`);
+      }
+      for (const f of t.acceptedFindings ?? []) {
+        lines.push(
+          `  accepted finding ${f.id} in ${f.pointer}${f.reason ? `: ${f.reason}` : ""}`,
+        );
       }
       if (t.interface) lines.push(`  interface ${t.interface}`);
       if (t.cacheTtlMs !== undefined) lines.push(`  cached for ${t.cacheTtlMs} ms`);

@@ -27,7 +27,12 @@ import { parseArgs } from "node:util";
 import { usageLine } from "../errors/usage.ts";
 import { cleanText } from "../mcp/text.ts";
 import { AllowlistError, parsePins } from "../mcp_upstream/allowlist.ts";
-import { lintUpstream, type LintUpstreamConfig, lintWrap } from "../wrap/lint.ts";
+import {
+  lintUpstream,
+  type LintUpstreamConfig,
+  type LintUpstreamReport,
+  lintWrap,
+} from "../wrap/lint.ts";
 import {
   durationFlag,
   flagProblem,
@@ -69,18 +74,7 @@ async function lintWrapMain(file: string, args: string[]): Promise<number> {
     fingerprints: values.fingerprints,
     writeFingerprints: values["write-fingerprints"],
   });
-  if (values.format === "json") console.log(JSON.stringify(report, null, 2));
-  else {
-    for (const p of report.problems) console.error(`weir: lint-upstream: ${cleanText(p)}`);
-    for (const t of report.tools) {
-      for (const p of t.problems) {
-        console.error(cleanText(`weir: lint-upstream: tool "${t.name}": ${p}`));
-      }
-    }
-    if (report.tools.length > 0) {
-      console.log(report.tools.map((t) => `${t.name}\t${t.status}`).join("\n"));
-    }
-  }
+  printReport(report, values.format);
   return report.ok ? 0 : 1;
 }
 
@@ -151,17 +145,30 @@ export async function lintUpstreamMain(args: string[]): Promise<number> {
     throw error;
   }
   const report = await lintUpstream(config);
+  printReport(report, format);
+  return report.ok ? 0 : 1;
+}
+
+/**
+ * The report on stdout and stderr: `--format json`, one document; text,
+ * `name<TAB>status` per tool on stdout, each problem and warning on stderr.
+ */
+function printReport(report: LintUpstreamReport, format: string): void {
   if (format === "json") {
     console.log(JSON.stringify(report, null, 2));
-  } else {
-    // Problems quote the upstream (its names, its error text): clean text out.
-    for (const p of report.problems) console.error(`weir: lint-upstream: ${cleanText(p)}`);
-    for (const t of report.tools) {
-      for (const p of t.problems) {
-        console.error(cleanText(`weir: lint-upstream: tool "${t.name}": ${p}`));
-      }
+    return;
+  }
+  // Problems quote the upstream (its names, its error text): clean text out.
+  for (const p of report.problems) console.error(`weir: lint-upstream: ${cleanText(p)}`);
+  for (const t of report.tools) {
+    for (const p of t.problems) {
+      console.error(cleanText(`weir: lint-upstream: tool "${t.name}": ${p}`));
     }
+    for (const w of t.warnings) {
+      console.error(cleanText(`weir: lint-upstream: warning: tool "${t.name}": ${w}`));
+    }
+  }
+  if (report.tools.length > 0) {
     console.log(report.tools.map((t) => `${t.name}\t${t.status}`).join("\n"));
   }
-  return report.ok ? 0 : 1;
 }

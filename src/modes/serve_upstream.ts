@@ -225,6 +225,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       ),
       readOnly: values["read-only"] === true,
       ...(profile !== undefined ? { schemaProfile: profile as SchemaProfile } : {}),
+      accept: shared.accept,
     };
   } catch (error) {
     if (error instanceof UpstreamUsageError) {

@@ -88,6 +88,7 @@ export function entriesOf(wrap: McpWrap): ServedEntry[] {
       };
     }),
     scopes: p.scopes,
+    accept: p.accept.map((a) => a.id),
   }));
 }
 

@@ -47,6 +47,12 @@ export function describeWrap(wrap: McpWrap, host: UpstreamHost): Described {
       reads: spec.annotations?.readOnlyHint === true,
     };
     if (spec.outputSchema) tool.outputSchema = spec.outputSchema;
+    if (state.scan?.accepted.length) {
+      tool.acceptedFindings = state.scan.accepted.map((f) => {
+        const reason = proxy.accept.find((a) => a.id === f.id)?.reason;
+        return { id: f.id, pointer: f.pointer, ...(reason !== undefined ? { reason } : {}) };
+      });
+    }
     const ui = uiResourceOf(spec);
     if (ui) tool.interface = ui;
     const pins = wrap.controls.pins[name];

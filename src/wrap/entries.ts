@@ -9,6 +9,7 @@
  */
 import { WeirError } from "../errors/kinds.ts";
 import type { ToolSpec } from "../mcp/types.ts";
+import type { LogEvent } from "../mcp/options.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { ProfileError, profileSchema, type SchemaProfile } from "../mcp/schema_profile.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "../guard/secrets.ts";
@@ -23,6 +24,7 @@ import {
   overrideTool,
   type ToolOverride,
 } from "../mcp_upstream/overrides.ts";
+import { type Finding, judgeFindings, scanTool, type ScanVerdict } from "../mcp_upstream/scan.ts";
 
 /**
  * A value weir supplies for one of the MCP server's arguments (the guardfile
@@ -51,6 +53,12 @@ export interface ServedEntry {
   override?: Partial<Omit<ToolOverride, "name" | "upstream" | "pinned">>;
   /** Arguments weir supplies (the guardfile form). */
   pins?: readonly EntryPin[];
+  /**
+   * Ids of the definition scan's findings the operator accepted
+   * (`accept-finding` in the proxy block, `--accept-finding TOOL=ID`):
+   * src/mcp_upstream/scan.ts.
+   */
+  accept?: readonly string[];
 }
 
 /**
@@ -84,6 +92,8 @@ export type EntryState =
     spec: ToolSpec;
     /** How a call is translated (the guardfile form); else `--pin`s apply. */
     translation?: CallTranslation;
+    /** The definition scan of `spec`: its warnings and the findings the operator accepted. */
+    scan: ScanVerdict;
   }
   | {
     kind: "stubbed";
@@ -91,6 +101,8 @@ export type EntryState =
     stub: StubbedTool;
     /** The operator's rules for it contradict its definition (not the MCP server's doing). */
     byRules?: true;
+    /** The definition scan, when it ran (a `flagged` stub: its errors). */
+    scan?: ScanVerdict;
   };
 
 /**
@@ -142,8 +154,7 @@ function decidedState(
   }
   if (decision.status !== "served") throw new Error(`tool "${entry.upstream}" is missing`);
   if (!entry.override && !entry.pins?.length && entry.name === entry.upstream) {
-    return readOnly(entry, decision.served, decision, readOnlyReason) ??
-      { kind: "served", entry, decision, spec: decision.served };
+    return scanned(entry, decision.served, decision, readOnlyReason);
   }
   const unservable = (reason: string, remedy: string): EntryState => ({
     kind: "stubbed",
@@ -183,13 +194,61 @@ function decidedState(
       "fix the proxy's rules in the guardfile, then reload",
     );
   }
-  return readOnly(entry, overridden.served, decision, readOnlyReason) ?? {
-    kind: "served",
-    entry,
-    decision,
-    spec: overridden.served,
-    translation: overridden.translation,
-  };
+  return scanned(entry, overridden.served, decision, readOnlyReason, overridden.translation);
+}
+
+/**
+ * The tool-poisoning scan of what the entry lists (src/mcp_upstream/scan.ts):
+ * a `flagged` stub while an error is not accepted; else the read-only stub
+ * in read-only mode, or the served state. The operator's own `title` and
+ * `describe` are not read (they replace the MCP server's text).
+ */
+function scanned(
+  entry: ServedEntry,
+  spec: ToolSpec,
+  decision: ServedTool,
+  readOnlyReason: string | undefined,
+  translation?: CallTranslation,
+): EntryState {
+  const skip = new Set<string>();
+  if (entry.override?.title !== undefined) skip.add("/title");
+  if (entry.override?.description !== undefined) skip.add("/description");
+  const findings = scanTool(spec, { listed: decision.listed }).filter((f) => !skip.has(f.pointer));
+  const scan = judgeFindings(findings, entry.accept);
+  if (scan.errors.length > 0) {
+    return {
+      kind: "stubbed",
+      entry,
+      scan,
+      stub: {
+        status: "stubbed",
+        name: entry.name,
+        why: "flagged",
+        reason: flaggedReason(scan.errors),
+        remedy: FLAGGED_REMEDY,
+        definition: decision.definition,
+        fingerprint: decision.fingerprint,
+      },
+    };
+  }
+  return readOnly(entry, spec, decision, readOnlyReason) ??
+    { kind: "served", entry, decision, spec, translation, scan };
+}
+
+/** What a `flagged` stub's remedy says. */
+export const FLAGGED_REMEDY =
+  "run weir lint-upstream to see the text, then replace it in the guardfile (describe, " +
+  "title) or accept each finding by its id: accept-finding in the proxy block, " +
+  "--accept-finding TOOL=ID on the command line";
+
+/**
+ * Why a flagged tool is not served, in words for an operator and a model:
+ * the rules and where, never the offending text (a stub must not relay it).
+ */
+export function flaggedReason(errors: readonly Finding[]): string {
+  const places = [...new Set(errors.map((f) => `${f.rule} in ${f.pointer}`))];
+  const shown = places.slice(0, 4).join(", ") + (places.length > 4 ? ", ..." : "");
+  return `its definition failed weir's tool-poisoning scan (${shown})`;
 }
 
 /** The read-only stub of a tool that does not say it reads only, in read-only mode. */
@@ -316,4 +375,44 @@ function literalPins(entry: ServedEntry, definition: ToolSpec): string | undefin
     }
   }
   return undefined;
+}
+
+/** Whether two decisions of a tool came from listings that name the same tools. */
+export function sameListing(a: ToolDecision, b: ToolDecision): boolean {
+  const x = a.status === "served" ? a.listed : undefined;
+  const y = b.status === "served" ? b.listed : undefined;
+  if (x === y) return true;
+  if (!x || !y || x.length !== y.length) return false;
+  const names = new Set(x);
+  return y.every((n) => names.has(n));
+}
+
+/**
+ * The audit line of an entry whose definition the scan had something to say
+ * about (src/mcp_upstream/scan.ts): the findings' ids and places (never the
+ * text), whether the tool is served; `key` is the same for the same served
+ * name and definition (log it once). `undefined` when there is nothing to say.
+ */
+export function scanAuditLine(
+  state: EntryState,
+): { key: string; record: LogEvent } | undefined {
+  const scan = state.scan;
+  if (!scan) return undefined;
+  if (scan.errors.length + scan.warnings.length + scan.accepted.length === 0) return undefined;
+  const print = state.kind === "served" ? state.decision.fingerprint : state.stub.fingerprint;
+  const brief = (fs: readonly Finding[]) => fs.map((f) => `${f.id} ${f.pointer}`);
+  return {
+    key: `${state.entry.name}\n${print}`,
+    record: {
+      level: scan.errors.length > 0 ? "error" : scan.warnings.length > 0 ? "warn" : "info",
+      event: "upstream_definition_scan",
+      tool: state.entry.name,
+      upstream: state.entry.upstream,
+      served: state.kind === "served",
+      ...(scan.errors.length ? { errors: brief(scan.errors) } : {}),
+      ...(scan.warnings.length ? { warnings: brief(scan.warnings) } : {}),
+      ...(scan.accepted.length ? { accepted: brief(scan.accepted) } : {}),
+      ...(scan.unmatched.length ? { unmatched: scan.unmatched } : {}),
+    },
+  };
 }

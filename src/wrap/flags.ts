@@ -12,6 +12,7 @@ import { AllowlistError, parseAllowlist } from "../mcp_upstream/allowlist.ts";
 import { HeaderError, type HeaderTemplate, parseHeaderTemplates } from "../mcp_upstream/headers.ts";
 import type { UpstreamTarget } from "../mcp_upstream/connection.ts";
 import { proxySetting } from "../outbound/proxy.ts";
+import { FINDING_ID_SHAPE } from "../guardfile/mcp_wrap_proxy.ts";
 
 /** A command line that is wrong: exit 2, with this message. */
 export class UpstreamUsageError extends Error {
@@ -27,6 +28,7 @@ export const SHARED_FLAGS = {
   upstream: { type: "string" },
   "upstream-header": { type: "string", multiple: true },
   "connect-timeout": { type: "string" },
+  "accept-finding": { type: "string", multiple: true },
 } as const satisfies ParseArgsOptionsConfig;
 
 /** What the shared flags mean. */
@@ -36,6 +38,11 @@ export interface SharedConfig {
   target?: UpstreamTarget;
   headers: HeaderTemplate[];
   connectTimeoutMs: number;
+  /**
+   * `--accept-finding TOOL=ID`: findings of the tool-poisoning scan
+   * (src/mcp_upstream/scan.ts) the operator accepts, by tool.
+   */
+  accept: Map<string, string[]>;
 }
 
 /**
@@ -173,5 +180,41 @@ export function sharedConfig(
     target,
     headers,
     connectTimeoutMs: durationFlag("--connect-timeout", values["connect-timeout"], 0),
+    accept: acceptedFindings((values["accept-finding"] as string[] | undefined) ?? [], allowlist),
   };
+}
+
+/**
+ * `--accept-finding TOOL=ID` values by tool.
+ * @throws {UpstreamUsageError} a value not of that shape, a tool not on the
+ *   allowlist, an id not of the scan's shape, the same one twice
+ */
+export function acceptedFindings(
+  values: readonly string[],
+  allowlist: readonly string[],
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const value of values) {
+    const eq = value.lastIndexOf("=");
+    const tool = value.slice(0, Math.max(eq, 0));
+    const id = value.slice(eq + 1);
+    if (eq <= 0 || !FINDING_ID_SHAPE.test(id)) {
+      throw new UpstreamUsageError(
+        `--accept-finding takes TOOL=ID, the id as lint-upstream prints it ` +
+          `(e.g. --accept-finding fetch=address:0123456789abcdef); got ${JSON.stringify(value)}`,
+      );
+    }
+    if (!allowlist.includes(tool)) {
+      throw new UpstreamUsageError(
+        `--accept-finding ${value}: "${tool}" is not on the allowlist (add --tool ${tool})`,
+      );
+    }
+    const ids = out.get(tool) ?? [];
+    if (ids.includes(id)) {
+      throw new UpstreamUsageError(`--accept-finding ${value} is given twice: keep one`);
+    }
+    ids.push(id);
+    out.set(tool, ids);
+  }
+  return out;
 }

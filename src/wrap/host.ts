@@ -62,7 +62,14 @@ import {
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
 import { type ToolPins, toolPins, withPins } from "../mcp_upstream/pins.ts";
 import { toUpstreamArguments } from "../mcp_upstream/overrides.ts";
-import { type EntryState, entryState, pinValues, type ServedEntry } from "./entries.ts";
+import {
+  type EntryState,
+  entryState,
+  pinValues,
+  sameListing,
+  scanAuditLine,
+  type ServedEntry,
+} from "./entries.ts";
 import { DEFAULT_MAX_STALENESS_MS, Freshness } from "../mcp_upstream/freshness.ts";
 import { readableResources, withServedLinks } from "../mcp_upstream/apps.ts";
 import type { SchemaProfile } from "../mcp/schema_profile.ts";
@@ -128,6 +135,7 @@ export class UpstreamHost {
   readonly #checks: CoalescedCheck;
   readonly #freshness: Freshness;
   #readable: ReadonlySet<string> = new Set();
+  readonly #scanAudited = new Set<string>();
 
   /**
    * @param decisions the start-up decisions (none `missing`): they are the baseline
@@ -234,7 +242,8 @@ export class UpstreamHost {
         });
       } else if (
         decision.status === now.status &&
-        decision.fingerprint === (now as { fingerprint?: string }).fingerprint
+        decision.fingerprint === (now as { fingerprint?: string }).fingerprint &&
+        sameListing(decision, now)
       ) {
         continue;
       }
@@ -244,9 +253,23 @@ export class UpstreamHost {
     }
     this.#freshness.verified(startedAt, ttlMs);
     if (changed) {
+      const before = this.#catalog;
       this.#catalog = this.#build();
+      // Only the other names the server lists changed: the scan read them, the list may not have.
+      if (JSON.stringify(before.tools) === JSON.stringify(this.#catalog.tools)) {
+        this.#catalog = before;
+        return;
+      }
       this.#options.onChanged?.();
     }
+  }
+
+  /** The scan's audit line of an entry, once per definition (`scanAuditLine`, entries.ts). */
+  #auditScan(state: EntryState): void {
+    const line = scanAuditLine(state);
+    if (!line || this.#scanAudited.has(line.key)) return;
+    this.#scanAudited.add(line.key);
+    this.#options.log(line.record);
   }
 
   #build(): Catalog {
@@ -277,6 +300,7 @@ export class UpstreamHost {
       return uris ? withServedLinks(state.spec, this.#readable) : state.spec;
     });
     this.#states = states;
+    for (const state of states.values()) this.#auditScan(state);
     return { tools, resources: [], prompts: [] };
   }
 

@@ -20,8 +20,9 @@ import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decision.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
+import { type Finding, findingLine } from "../mcp_upstream/scan.ts";
 import { secretsRedactor, withholdingSecrets } from "./host.ts";
-import { renamedOntoListed } from "./entries.ts";
+import { type EntryState, entryState, renamedOntoListed } from "./entries.ts";
 import { checkControls, entriesOf, headerTemplates, targetOf, WRAP_DEFAULTS } from "./config.ts";
 import { describeTarget } from "./open.ts";
 import type { SharedConfig } from "./flags.ts";
@@ -40,11 +41,16 @@ export interface ToolVerdict {
   name: string;
   /**
    * `present` (served), `missing`, a stub's kind (`unservable`, `drifted`,
-   * `withheld`), or `unchecked` when no upstream was consulted.
+   * `withheld`, `flagged` by the definition scan), or `unchecked` when no
+   * upstream was consulted.
    */
-  status: "present" | "missing" | "drifted" | "unservable" | "withheld" | "unchecked";
+  status: "present" | "missing" | "drifted" | "unservable" | "withheld" | "flagged" | "unchecked";
   fingerprint?: string;
   problems: string[];
+  /** What is merely unusual: reported, not failed (the scan's warnings, a stale acceptance). */
+  warnings: string[];
+  /** The definition scan's findings (src/mcp_upstream/scan.ts): errors, warnings, accepted. */
+  findings?: Finding[];
 }
 
 /** The whole report (the `--format json` document). */
@@ -110,7 +116,9 @@ async function readFingerprints(
  */
 export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpstreamReport> {
   const verdicts = new Map<string, ToolVerdict>(
-    config.allowlist.map((name) => [name, { name, status: "unchecked", problems: [] }]),
+    config.allowlist.map((
+      name,
+    ) => [name, { name, status: "unchecked", problems: [], warnings: [] }]),
   );
   const problems: string[] = [];
   if (config.readOnly === "heuristic") {
@@ -174,6 +182,17 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
         if (d.status === "stubbed") {
           v.status = d.why;
           v.problems.push(stubWords(d));
+          continue;
+        }
+        // The definition scan, as serve-upstream reads the tool it would list.
+        const state = entryState({
+          name: d.name,
+          upstream: d.name,
+          accept: config.accept.get(d.name),
+        }, d);
+        reportScan(v, state, (id) => `--accept-finding ${d.name}=${id}`);
+        if (state.kind === "stubbed") {
+          v.status = state.stub.why;
           continue;
         }
         v.status = "present";
@@ -242,6 +261,7 @@ export async function lintWrap(
     upstream: p.upstream,
     status: "unchecked",
     problems: [],
+    warnings: [],
   }));
   const expected = await readFingerprints(options.fingerprints, problems);
   const entries = entriesOf(wrap);
@@ -303,9 +323,10 @@ export async function lintWrap(
     for (const state of host.served()) {
       const v = verdicts.find((x) => x.name === state.entry.name)!;
       v.fingerprint = prints.get(state.entry.upstream);
+      reportScan(v, state, (id) => `accept-finding "${id}" in proxy ${state.entry.name}`);
       if (state.kind === "stubbed") {
         v.status = state.stub.why;
-        v.problems.push(stubWords(state.stub));
+        if (state.stub.why !== "flagged") v.problems.push(stubWords(state.stub));
       } else v.status = "present";
     }
     problems.push(...checkControls(wrap, host));
@@ -328,4 +349,28 @@ export async function lintWrap(
     }
   }
   return { ok: ok && problems.length === 0, tools, problems };
+}
+
+/**
+ * The definition scan's words in a verdict: a problem per finding not
+ * accepted (with how to accept it), a warning per warning and per
+ * acceptance that matches nothing; the findings themselves for `--format json`.
+ */
+function reportScan(v: ToolVerdict, state: EntryState, acceptance: (id: string) => string): void {
+  const scan = state.scan;
+  if (!scan) return;
+  for (const f of scan.errors) {
+    v.problems.push(
+      `${findingLine(f)}: replace the text, or accept the finding (${acceptance(f.id)})`,
+    );
+  }
+  for (const f of scan.warnings) v.warnings.push(findingLine(f));
+  for (const id of scan.unmatched) {
+    v.warnings.push(
+      `the accepted finding ${id} matches nothing in the tool's definition (its text changed, ` +
+        `or the id is mistyped): remove the acceptance`,
+    );
+  }
+  const all = [...scan.errors, ...scan.warnings, ...scan.accepted];
+  if (all.length > 0) v.findings = all;
 }

@@ -62,6 +62,8 @@ export interface ServeUpstreamConfig {
   readOnly?: boolean;
   /** `--schema-profile`: how `tools/list` shapes input schemas (src/mcp/schema_profile.ts). */
   schemaProfile?: SchemaProfile;
+  /** `--accept-finding TOOL=ID`: accepted findings of the definition scan, by tool. */
+  accept?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Start-up failed: exit 1 with this message. */
@@ -296,6 +298,12 @@ export async function buildUpstreamServer(
   const { connection, host } = await openUpstreamHost({
     ...config,
     pins,
+    // Each tool under its own name, with the findings the operator accepted.
+    entries: config.allowlist.map((name) => ({
+      name,
+      upstream: name,
+      ...(config.accept?.has(name) ? { accept: config.accept.get(name) } : {}),
+    })),
     ...(config.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
   }, {
     log,
