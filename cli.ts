@@ -288,9 +288,10 @@ command weir starts and talks to over stdio). Each tool's definition is verified
 against its start-up fingerprint: again when the server says its tools changed, when
 its 2026-07-28 ttlMs runs out, and before any call made on a verification older than
 --max-staleness. A tool weir cannot serve as written (a schema keyword it cannot
-enforce, a pin that does not fit) or whose definition drifted is listed as a NOT
-AVAILABLE stub saying why; the others keep serving. Calls go out once, arguments as
-sent; no redirect is followed.
+enforce, a pin that does not fit), whose definition drifted, or whose definition fails
+the tool-poisoning scan (hidden instructions, invisible characters, requests for files
+or secrets, addresses to send data to...) is listed as a NOT AVAILABLE stub saying why;
+the others keep serving. Calls go out once, arguments as sent; no redirect is followed.
 
 The same, reviewable and reloadable, with renames and argument rules: a guardfile
 with "mcp-server" and "proxy" nodes, served by "weir serve FILE" (see
@@ -300,6 +301,8 @@ docs/wrapping-mcp-servers.md for each flag's file equivalent).
   --name NAME                   The server name clients see (default weir-upstream).
   --pin TOOL.ARG=VALUE          Always send VALUE for ARG; a caller sending another value is
                                 refused (repeatable).
+  --accept-finding TOOL=ID      Serve TOOL despite this finding of the definition scan (the id
+                                lint-upstream prints, e.g. address:0123456789abcdef; repeatable).
   --upstream-header 'N=T'       A header for an HTTP upstream; T holds {env:VAR}, {file:PATH}
                                 or {literal:TEXT} spans, read at every request (repeatable).
   --connect-timeout DURATION    Keep retrying the first connection this long (default 0: once).
@@ -349,7 +352,8 @@ readOnlyHint, fingerprints against a file written earlier.`,
 Checks an allowlist as serve-upstream would, without listening. With FILE (a guardfile
 with an mcp-server node), connects to the server it names and reports each proxy as
 "weir serve FILE" would decide it: present, missing, or the stub (a rule contradicting
-the server's schema is unservable, naming both), with fingerprints as below.
+the server's schema is unservable, naming both; one that fails the definition scan is
+flagged: replace its text or accept the finding in the file), with fingerprints as below.
 
   --tool NAME                   An allowlisted tool (repeatable, at least one).
   --read-only heuristic         Offline, by name: pass only names with a read verb (get, list,
@@ -359,8 +363,11 @@ the server's schema is unservable, naming both), with fingerprints as below.
                                 upstream).
   --upstream URL | -- CMD       Connect and report serve-upstream's decision for each tool:
                                 present, missing, or the stub it would list (unservable,
-                                drifted, withheld) with the stub's words.
+                                drifted, withheld, flagged) with the stub's words; each
+                                finding of the definition scan names the tool, the rule,
+                                the place and the span, and its id.
   --pin TOOL.ARG=VALUE          As for serve-upstream (a pin that does not fit: unservable).
+  --accept-finding TOOL=ID      As for serve-upstream: the finding no longer fails the tool.
   --fingerprints FILE           Compare each tool's SHA-256 fingerprint with FILE.
   --write-fingerprints FILE     When clean, write the fingerprints to FILE.
   --upstream-header 'N=T'       As for serve-upstream.

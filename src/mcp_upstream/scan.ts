@@ -24,7 +24,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { ToolSpec } from "../mcp/types.ts";
+import type { ResourceSpec, ToolSpec } from "../mcp/types.ts";
 import {
   type RuleContext,
   type RuleHit,
@@ -215,6 +215,24 @@ export function excerpt(text: string, start: number, end: number): string {
   return `${from > 0 ? "..." : ""}${show(text.slice(from, start))}[${span}]${
     show(text.slice(end, to))
   }${to < text.length ? "..." : ""}`;
+}
+
+/**
+ * One of the MCP server's resource entries as weir may list it (the MCP Apps
+ * interfaces of served tools, `proxy-resource` URIs): as the server wrote
+ * it, or, when its text (name, title, description, `_meta`) holds an error
+ * finding, reduced to its URI (`{uri, name: uri}`), so the resource stays
+ * readable and its text is not relayed.
+ */
+export function relayableResource(resource: ResourceSpec): {
+  resource: ResourceSpec;
+  errors: Finding[];
+} {
+  const errors = scanTool(resource as unknown as ToolSpec).filter((f) =>
+    f.severity === "error" && f.pointer !== "/uri"
+  );
+  if (errors.length === 0) return { resource, errors };
+  return { resource: { uri: resource.uri, name: resource.uri }, errors };
 }
 
 /** What a tool's findings decide, with the operator's acceptances applied. */

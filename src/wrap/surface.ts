@@ -34,6 +34,7 @@ import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { UpstreamFailure } from "../mcp_upstream/errors.ts";
 import { servedResources, uiResourceOf } from "../mcp_upstream/apps.ts";
+import { relayableResource } from "../mcp_upstream/scan.ts";
 import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
 import type { TokenGrant } from "../inbound/static_tokens.ts";
 import type { Surface } from "../ops/reload.ts";
@@ -154,9 +155,24 @@ export async function buildWrapSurface(
           `serves: rename the file's resource`,
       );
     }
+    const scannedUris = new Set<string>();
     const resources = (): ResourceSpec[] => {
       const readable = host.readable();
-      const listed = servedResources(listedResources, readable);
+      // The MCP server's text about a resource is relayed only when it passes the scan.
+      const listed = servedResources(listedResources, readable).map((r) => {
+        const { resource, errors } = relayableResource(r);
+        if (errors.length > 0 && !scannedUris.has(r.uri)) {
+          scannedUris.add(r.uri);
+          log({
+            level: "error",
+            event: "upstream_definition_scan",
+            resource: redact(r.uri),
+            served: "by its URI only",
+            errors: errors.map((f) => `${f.id} ${f.pointer}`),
+          });
+        }
+        return resource;
+      });
       const named = new Set(listed.map((r) => r.uri));
       // A readable resource the MCP server does not list is still offered by its URI.
       const unlisted = [...readable].filter((u) => !named.has(u)).sort().map((uri) => ({
