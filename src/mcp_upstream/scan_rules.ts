@@ -469,6 +469,8 @@ function sentenceAround(text: string, start: number, end: number): string {
   return text.slice(from, rest < 0 ? text.length : end + rest);
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
 /**
  * Every rule's hits in one string, spans in order. Names (keys, the tool's
  * name) are read for hidden characters only; values skip the `long-text`
@@ -476,7 +478,8 @@ function sentenceAround(text: string, start: number, end: number): string {
  */
 export function scanText(text: string, ctx: RuleContext): RuleHit[] {
   if (text.length === 0) return [];
-  const hits = [...invisible(text), ...mixedScript(text)];
+  // Hidden characters and look-alike letters are never ASCII: most text skips both.
+  const hits = ASCII.test(text) ? [] : [...invisible(text), ...mixedScript(text)];
   if (ctx.kind !== "name") {
     hits.push(
       ...markup(text),
