@@ -31,7 +31,7 @@ import { compileGlob } from "../guardfile/glob.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { type KindRule, WeirError } from "../errors/kinds.ts";
 import { isRawJson } from "../mcp/text.ts";
-import { decimalProblem, decimalText } from "./untyped.ts";
+import { decimalProblem, decimalText } from "../surface/untyped.ts";
 import {
   compatibilityForm,
   decodedForms,

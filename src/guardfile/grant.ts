@@ -151,7 +151,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
           `(inputs are declared with param inside sql)`,
       );
     }
-    grant.sql = readSql(sqlNode, inferred ? false : verbMethod === "GET");
+    grant.sql = readSql(sqlNode, grant.verb);
     grant.methodInferred = false;
     if (others.length === 0 && grant.sql) checkInputNames(can, grant);
     return grant;

@@ -171,7 +171,10 @@ export interface SqlSpec {
   params: SqlParam[];
   /** Rows a read returns at most (more -> `truncated`). */
   maxRows: number;
-  /** The verb maps to GET: run in a read-only transaction, return rows. Else: rows_affected. */
+  /**
+   * Run in a read-only transaction and return rows: the verb names a read, or
+   * the statement is proven to read (src/guardfile/reads.ts). Else: rows_affected.
+   */
   reads: boolean;
 }
 

@@ -5,17 +5,19 @@
  *
  * Checked here, with no database: the statement is one statement; its
  * placeholders are exactly `$1..$N` for N declared params (values are sent
- * as bind parameters, never written into the text); a reading grant (a GET
- * verb) holds a reading statement (`SELECT`, `WITH` without a data-modifying
- * part, `VALUES`, `TABLE`); `max-rows` is a quoted whole number in 1..10000.
- * The scan skips string literals (`'...'`, `E'...'`), quoted identifiers,
- * dollar-quoted bodies and comments, as PostgreSQL's lexer does
- * (PostgreSQL documentation, "Lexical Structure").
+ * as bind parameters, never written into the text); a grant named as a read
+ * (its verb, src/guardfile/reads.ts `namedAsRead`) holds no statement proven
+ * to write (`sqlStatementClass`); `max-rows` is a quoted whole number in
+ * 1..10000. A grant named as a read, or whose statement is proven to read,
+ * runs in a read-only transaction (`SqlSpec.reads`). The statement is split
+ * as PostgreSQL's lexer does (src/guardfile/sql_scan.ts).
  *
  * @module
  */
 import type { ScalarType, SqlParam, SqlSpec } from "./model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
+import { scanStatement } from "./sql_scan.ts";
+import { namedAsRead, sqlStatementClass } from "./reads.ts";
 
 /** Drivers `database` may name: the reference's `pgx`, or plainly `postgres`. */
 export const SQL_DRIVERS: readonly string[] = ["pgx", "postgres"];
@@ -25,156 +27,12 @@ export const DEFAULT_MAX_ROWS = 200;
 export const MAX_ROWS_CEILING = 10_000;
 
 const PARAM_TYPES: readonly ScalarType[] = ["string", "integer", "number", "boolean"];
-const READ_STARTS = ["select", "with", "values", "table"];
-const WRITE_WORDS = ["insert", "update", "delete", "merge"];
-
-/** What the scan of a statement found outside literals and comments. */
-export interface StatementScan {
-  /** `$n` placeholder numbers, in order of appearance. */
-  placeholders: number[];
-  /** Count of `?` characters (the reference's other placeholder style). */
-  questionMarks: number;
-  /** Lower-cased words. */
-  words: string[];
-  /** A `;` followed by more than whitespace or comments. */
-  multiple: boolean;
-  /** An unterminated literal, identifier or comment. */
-  unterminated?: string;
-}
-
-/** Scan a statement the way PostgreSQL's lexer splits it. */
-export function scanStatement(text: string): StatementScan {
-  const out: StatementScan = { placeholders: [], questionMarks: 0, words: [], multiple: false };
-  let i = 0;
-  let ended = false; // a `;` was seen
-  const n = text.length;
-  while (i < n) {
-    const c = text[i];
-    const rest = text.slice(i);
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    if (rest.startsWith("--")) {
-      const nl = text.indexOf("\n", i);
-      i = nl === -1 ? n : nl + 1;
-      continue;
-    }
-    if (rest.startsWith("/*")) {
-      let depth = 0;
-      let j = i;
-      while (j < n) {
-        if (text.startsWith("/*", j)) {
-          depth++;
-          j += 2;
-        } else if (text.startsWith("*/", j)) {
-          depth--;
-          j += 2;
-          if (depth === 0) break;
-        } else j++;
-      }
-      if (depth !== 0) out.unterminated = "a /* comment";
-      i = j;
-      continue;
-    }
-    if (ended) {
-      out.multiple = true;
-      ended = false;
-    }
-    if (c === ";") {
-      ended = true;
-      i++;
-      continue;
-    }
-    if (c === "'" || ((c === "E" || c === "e") && text[i + 1] === "'")) {
-      const escapes = c !== "'";
-      let j = escapes ? i + 2 : i + 1;
-      let closed = false;
-      while (j < n) {
-        if (escapes && text[j] === "\\") {
-          j += 2;
-          continue;
-        }
-        if (text[j] === "'") {
-          if (text[j + 1] === "'") {
-            j += 2;
-            continue;
-          }
-          closed = true;
-          j++;
-          break;
-        }
-        j++;
-      }
-      if (!closed) out.unterminated = "a string literal";
-      i = j;
-      continue;
-    }
-    if (c === '"') {
-      const close = text.indexOf('"', i + 1);
-      if (close === -1) {
-        out.unterminated = "a quoted identifier";
-        i = n;
-      } else i = close + 1;
-      continue;
-    }
-    if (c === "$") {
-      const num = /^\$(\d+)/.exec(rest);
-      if (num) {
-        out.placeholders.push(Number(num[1]));
-        i += num[0].length;
-        continue;
-      }
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(rest);
-      if (tag) {
-        const close = text.indexOf(tag[0], i + tag[0].length);
-        if (close === -1) {
-          out.unterminated = `a ${tag[0]} quoted body`;
-          i = n;
-        } else i = close + tag[0].length;
-        continue;
-      }
-      i++;
-      continue;
-    }
-    if (c === "?") {
-      out.questionMarks++;
-      i++;
-      continue;
-    }
-    const word = /^[A-Za-z_][A-Za-z0-9_$]*/.exec(rest);
-    if (word) {
-      out.words.push(word[0].toLowerCase());
-      i += word[0].length;
-      continue;
-    }
-    i++;
-  }
-  return out;
-}
-
-/**
- * Why a statement is not a reading one, or null when it reads.
- * The read-only transaction it runs in is the enforcement; this catches the
- * mistake at lint time.
- */
-export function writingReason(scan: StatementScan): string | null {
-  const first = scan.words[0];
-  if (!first || !READ_STARTS.includes(first)) {
-    return `it starts with ${first ? `"${first.toUpperCase()}"` : "nothing"}`;
-  }
-  if (first === "with") {
-    const hit = scan.words.find((w) => WRITE_WORDS.includes(w));
-    if (hit) return `its WITH holds a data-modifying "${hit.toUpperCase()}"`;
-  }
-  return null;
-}
 
 /**
  * Read a grant's `sql` block.
- * @param reads the grant's verb is a reading one (GET)
+ * @param verb the grant's verb (whether it names a read decides, with the statement, `reads`)
  */
-export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
+export function readSql(node: NodeReader, verb: string): SqlSpec | undefined {
   node.onlyProperties();
   if (node.node.values.length > 0) {
     node.error(`"sql" takes a block, not arguments; write sql { statement "..."; }`);
@@ -288,15 +146,18 @@ export function readSql(node: NodeReader, reads: boolean): SqlSpec | undefined {
       }
     });
   }
-  if (reads) {
-    const why = writingReason(scan);
-    if (why) {
-      statementNode.error(
-        `a reading grant (its verb maps to GET) runs in a read-only transaction, but this ` +
-          `statement writes: ${why}; use a writing verb (create, edit, set, delete, ...) for it`,
-      );
-      ok = false;
-    }
+  // One definition of read (src/guardfile/reads.ts): a grant named as a read
+  // runs in a read-only transaction, and so does a statement proven to read.
+  const named = namedAsRead(verb);
+  const verdict = sqlStatementClass(scan);
+  if (named && verdict.class === "writes") {
+    statementNode.error(
+      `the grant is named as a read (verb "${verb}") and runs in a read-only transaction, but ` +
+        `this statement writes: ${verdict.why}; use a writing verb (create, edit, set, ` +
+        `delete, ...) for it`,
+    );
+    ok = false;
   }
+  const reads = named || verdict.class === "reads";
   return ok ? { statement, params, maxRows, reads } : undefined;
 }

@@ -7,9 +7,8 @@
  * surface read-only=#true schema-profile="gemini" max-tokens=4000 max-tool-tokens=300
  * ```
  *
- * - `read-only=#true`: serve only the operations that change nothing (spec
- *   mode: sql reads, and GET or HEAD grants whose verb reads and that send no
- *   body; see {@link grantReadsOnly}); every other one
+ * - `read-only=#true`: serve only the operations that change nothing (the
+ *   one definition of read, src/guardfile/reads.ts); every other one
  *   is listed as a withheld stub saying "read-only mode". `weir serve
  *   --read-only` does the same for one run.
  * - `schema-profile="full|gemini|openai-strict"`: the dialect input schemas are
@@ -25,7 +24,7 @@
  */
 import type { Grant, Guardfile, SurfaceSchemaProfile, SurfaceSettings } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
-import { methodForVerb } from "./verbs.ts";
+import { grantAccess } from "./reads.ts";
 
 export type { SurfaceSchemaProfile, SurfaceSettings };
 
@@ -86,21 +85,11 @@ export const READ_ONLY_REASON =
   "read-only mode: this server was started to serve only operations that change nothing.";
 
 /**
- * Whether a grant changes nothing upstream: a sql read (run in a read-only
- * transaction), or a GET or HEAD (safe methods, RFC 9110 section 9.2.1) that
- * says nothing else. Refused rather than guessed: a grant whose verb says it
- * writes (`can delete x { method "GET" }`: the verb table gives DELETE, or it
- * is marked destructive), and a GET or HEAD with a request body (whose
- * meaning RFC 9110 section 9.3.1 leaves to the server).
+ * Whether a grant changes nothing upstream: the one definition of read,
+ * {@link grantAccess} (src/guardfile/reads.ts).
  */
 export function grantReadsOnly(grant: Grant): boolean {
-  if (grant.sql) return grant.sql.reads;
-  if (grant.method !== "GET" && grant.method !== "HEAD") return false;
-  if (grant.destructive) return false;
-  const byVerb = methodForVerb(grant.verb);
-  if (!byVerb.inferred && byVerb.method !== "GET") return false;
-  return grant.body.length === 0 && grant.bodyMap.length === 0 && grant.set === undefined &&
-    grant.graphql === undefined;
+  return grantAccess(grant).reads;
 }
 
 /**

@@ -1,0 +1,357 @@
+/**
+ * The one definition of "read": an operation that changes nothing upstream.
+ * `--read-only` (`surface read-only=#true`) serves only reads, `describe` and
+ * `weir diff` say read or write from it, a grant's `readOnlyHint` is it,
+ * scaffold's `--select-reads` picks operations by it, and a grant named as
+ * a read whose SQL writes is a lint error by it.
+ *
+ * - An HTTP operation reads when its method is safe (GET or HEAD, RFC 9110
+ *   section 9.2.1), it sends no request body (RFC 9110 section 9.3.1 leaves
+ *   a GET body's meaning to the server) and nothing else says it writes (a
+ *   verb whose method is not GET, `delete`, a GraphQL document).
+ * - A sql grant reads when it runs in a read-only transaction (PostgreSQL
+ *   refuses every write there): its verb names a read, or its statement is
+ *   proven to read ({@link sqlStatementClass}). A statement is classified by
+ *   its words outside literals and comments; what cannot be proven to read
+ *   is not called a read.
+ * - A tool of a wrapped MCP server reads when its `readOnlyHint` is true: the
+ *   guardfile's `annotations read-only=` when stated, else the server's own.
+ *
+ * Pure: no I/O.
+ *
+ * @module
+ */
+import type { Grant, HttpMethod } from "./model.ts";
+import { methodForVerb } from "./verbs.ts";
+import { scanStatement, type StatementScan } from "./sql_scan.ts";
+
+/** Read or write, and the rule that decided, in words. */
+export interface Access {
+  /** The operation changes nothing upstream. */
+  reads: boolean;
+  /** Why. */
+  why: string;
+}
+
+/**
+ * Words a reader takes for a read when they name an operation (a verb, or a
+ * segment of a tool name): `read_file`, `can show report`, `list-`. A verb
+ * here that the verb table does not map to GET still names a read.
+ */
+export const READ_WORDS: readonly string[] = [
+  "browse",
+  "count",
+  "describe",
+  "fetch",
+  "find",
+  "get",
+  "info",
+  "inspect",
+  "list",
+  "lookup",
+  "query",
+  "read",
+  "search",
+  "show",
+  "stat",
+  "stats",
+  "status",
+  "view",
+];
+
+/**
+ * Whether a grant's verb names a read: the verb table maps it to GET
+ * (`get`, `list`, `list-...`), or it is one of {@link READ_WORDS}.
+ * @example
+ * ```ts
+ * import { namedAsRead } from "./reads.ts";
+ * console.assert(namedAsRead("read") && namedAsRead("list-open") && !namedAsRead("create"));
+ * ```
+ */
+export function namedAsRead(verb: string): boolean {
+  const byTable = methodForVerb(verb);
+  if (!byTable.inferred) return byTable.method === "GET";
+  return READ_WORDS.includes(verb.toLowerCase());
+}
+
+/** What an HTTP operation is, for {@link httpAccess}. */
+export interface HttpOperation {
+  /** The method sent. */
+  method: HttpMethod | string;
+  /** Whether the request carries a body (fields, a fixed body, a GraphQL document). */
+  sendsBody: boolean;
+  /** Marked destructive. */
+  destructive?: boolean;
+  /** The verb, when a grant names one. */
+  verb?: string;
+}
+
+/**
+ * Whether an HTTP operation reads (see the module doc).
+ * @example
+ * ```ts
+ * import { httpAccess } from "./reads.ts";
+ * console.assert(httpAccess({ method: "GET", sendsBody: false }).reads);
+ * console.assert(!httpAccess({ method: "GET", sendsBody: true }).reads);
+ * ```
+ */
+export function httpAccess(op: HttpOperation): Access {
+  const method = op.method.toUpperCase();
+  if (method !== "GET" && method !== "HEAD") {
+    return { reads: false, why: `${method} is not a safe method (RFC 9110 section 9.2.1)` };
+  }
+  if (op.destructive) return { reads: false, why: "it is marked destructive" };
+  if (op.verb !== undefined) {
+    const byVerb = methodForVerb(op.verb);
+    if (!byVerb.inferred && byVerb.method !== "GET") {
+      return { reads: false, why: `its verb "${op.verb}" maps to ${byVerb.method}` };
+    }
+  }
+  if (op.sendsBody) {
+    return {
+      reads: false,
+      why: `a ${method} with a request body (RFC 9110 section 9.3.1 leaves its meaning to the server)`,
+    };
+  }
+  return { reads: true, why: `${method} with no body` };
+}
+
+/** Whether a grant reads (see the module doc). */
+export function grantAccess(grant: Grant): Access {
+  if (grant.sql) {
+    return grant.sql.reads
+      ? { reads: true, why: "a sql read: it runs in a read-only transaction" }
+      : { reads: false, why: "a sql write: it runs in a transaction that may write" };
+  }
+  if (grant.graphql) {
+    return { reads: false, why: "a GraphQL document is sent as a body (it may hold a mutation)" };
+  }
+  return httpAccess({
+    method: grant.method,
+    destructive: grant.destructive,
+    verb: grant.verb,
+    sendsBody: grant.body.length > 0 || grant.bodyMap.length > 0 || grant.set !== undefined,
+  });
+}
+
+/** The hints a wrapped MCP server's tool states, and the guardfile's overrides of them. */
+export interface McpHints {
+  /** The server's `readOnlyHint`. */
+  upstream?: boolean;
+  /** The guardfile's `annotations read-only=`. */
+  stated?: boolean;
+}
+
+/** Whether a wrapped MCP server's tool reads (see the module doc). */
+export function mcpToolAccess(hints: McpHints): Access {
+  if (hints.stated !== undefined) {
+    return {
+      reads: hints.stated,
+      why: `the guardfile states read-only=${hints.stated ? "#true" : "#false"}`,
+    };
+  }
+  if (hints.upstream === true) return { reads: true, why: "the server says readOnlyHint: true" };
+  return {
+    reads: false,
+    why: hints.upstream === false
+      ? "the server says readOnlyHint: false"
+      : "the server states no readOnlyHint (MCP's default is false)",
+  };
+}
+
+/** What a statement does: proven to read, proven to write, or not proven either way. */
+export type StatementClass =
+  | { class: "reads" }
+  | { class: "writes"; why: string }
+  | { class: "unproven"; why: string };
+
+/** Statement starts that read. */
+const READ_STARTS = ["select", "with", "values", "table"];
+
+/**
+ * Words that modify data inside a statement that starts as a read: a
+ * data-modifying statement in a `WITH`, or `SELECT ... INTO` (which creates a
+ * table). Other writing statements cannot start with a reading word.
+ */
+const WRITE_WORDS = ["insert", "update", "delete", "merge", "into"];
+
+/**
+ * Functions proven to change nothing (PostgreSQL's built-in aggregates,
+ * string, number, date and JSON functions a query uses most). Any other
+ * function call may write (a user function, `nextval`, `set_config`,
+ * `dblink_exec`), so a statement calling one is not proven to read.
+ */
+const PURE_FUNCTIONS = new Set([
+  "abs",
+  "array_agg",
+  "array_length",
+  "array_to_string",
+  "avg",
+  "bool_and",
+  "bool_or",
+  "btrim",
+  "cardinality",
+  "ceil",
+  "ceiling",
+  "char_length",
+  "character_length",
+  "coalesce",
+  "concat",
+  "concat_ws",
+  "count",
+  "current_date",
+  "date_part",
+  "date_trunc",
+  "every",
+  "extract",
+  "floor",
+  "format",
+  "greatest",
+  "initcap",
+  "json_agg",
+  "json_build_array",
+  "json_build_object",
+  "json_object_agg",
+  "jsonb_agg",
+  "jsonb_build_array",
+  "jsonb_build_object",
+  "jsonb_object_agg",
+  "jsonb_path_query",
+  "least",
+  "left",
+  "length",
+  "lower",
+  "lpad",
+  "ltrim",
+  "max",
+  "md5",
+  "min",
+  "mod",
+  "now",
+  "nullif",
+  "position",
+  "power",
+  "regexp_replace",
+  "replace",
+  "right",
+  "round",
+  "row_number",
+  "rank",
+  "dense_rank",
+  "rpad",
+  "rtrim",
+  "split_part",
+  "sqrt",
+  "string_agg",
+  "strpos",
+  "substr",
+  "substring",
+  "sum",
+  "to_char",
+  "to_date",
+  "to_json",
+  "to_jsonb",
+  "to_number",
+  "to_timestamp",
+  "trim",
+  "trunc",
+  "unnest",
+  "upper",
+]);
+
+/**
+ * SQL words that may stand before `(` without calling a function: keywords,
+ * type names and clauses.
+ */
+const NOT_CALLS = new Set([
+  "all",
+  "and",
+  "any",
+  "array",
+  "as",
+  "between",
+  "by",
+  "case",
+  "cast",
+  "else",
+  "exists",
+  "filter",
+  "from",
+  "in",
+  "is",
+  "join",
+  "lateral",
+  "not",
+  "on",
+  "or",
+  "over",
+  "row",
+  "select",
+  "some",
+  "then",
+  "using",
+  "values",
+  "when",
+  "where",
+  "with",
+  "within",
+  "numeric",
+  "decimal",
+  "varchar",
+  "char",
+  "character",
+  "interval",
+  "timestamp",
+  "time",
+]);
+
+/**
+ * What a statement does, from its words outside literals, quoted
+ * identifiers and comments (the lexer of src/guardfile/sql_scan.ts).
+ * Proven to write: it starts with a writing statement, or holds a
+ * data-modifying word, `SELECT ... INTO`, or a row lock (`FOR UPDATE`,
+ * `FOR SHARE`). Proven to read: a single `SELECT`, `WITH`, `VALUES` or
+ * `TABLE` with none of those that calls only functions known to change
+ * nothing. Anything else is unproven (and not called a read).
+ * @example
+ * ```ts
+ * import { sqlStatementClass } from "./reads.ts";
+ * console.assert(sqlStatementClass("SELECT id FROM t WHERE lower(name) = $1").class === "reads");
+ * console.assert(sqlStatementClass("DELETE FROM t").class === "writes");
+ * console.assert(sqlStatementClass("SELECT nextval('s')").class === "unproven");
+ * ```
+ */
+export function sqlStatementClass(statement: string | StatementScan): StatementClass {
+  const scan = typeof statement === "string" ? scanStatement(statement) : statement;
+  const words = scan.words;
+  const first = words[0];
+  if (!first) return { class: "unproven", why: "it holds no statement" };
+  if (!READ_STARTS.includes(first)) {
+    return { class: "writes", why: `it starts with "${first.toUpperCase()}"` };
+  }
+  for (let i = 0; i + 1 < words.length; i++) {
+    if (words[i] === "for" && ["update", "share", "no", "key"].includes(words[i + 1])) {
+      return { class: "writes", why: `it locks rows (FOR ${words[i + 1].toUpperCase()} ...)` };
+    }
+  }
+  const hit = words.find((w) => WRITE_WORDS.includes(w));
+  if (hit) {
+    return {
+      class: "writes",
+      why: hit === "into"
+        ? `it holds "INTO" (SELECT INTO creates a table)`
+        : first === "with"
+        ? `its WITH holds a data-modifying "${hit.toUpperCase()}"`
+        : `it holds a data-modifying "${hit.toUpperCase()}"`,
+    };
+  }
+  if (scan.multiple) return { class: "unproven", why: "it holds more than one statement" };
+  const unknown = scan.calls.find((c) => !PURE_FUNCTIONS.has(c) && !NOT_CALLS.has(c));
+  if (unknown) {
+    return {
+      class: "unproven",
+      why: `it calls ${unknown}(), which may write (weir proves only built-in functions read)`,
+    };
+  }
+  return { class: "reads" };
+}
