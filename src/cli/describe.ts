@@ -9,7 +9,8 @@
  * @module
  */
 import { loadGuardfileFile } from "../modes/serve.ts";
-import { describeGuardfile, describeText } from "../modes/describe.ts";
+import { describeText } from "../modes/describe.ts";
+import { surfaceOfGuardfile } from "../surface/spec.ts";
 import { parseFlags, printDiagnostics, surfaceFlags, UsageError } from "./args.ts";
 import config from "../../deno.json" with { type: "json" };
 import { ENVELOPE_SCHEMA } from "../guard/coverage.ts";
@@ -47,7 +48,7 @@ export async function run(args: string[]): Promise<number> {
   } else {
     surface = loaded.policy
       ? (await import("../modes/serve_aws.ts")).describeAws(loaded.policy)
-      : describeGuardfile(loaded.guardfile!);
+      : surfaceOfGuardfile(loaded.guardfile!);
   }
   if (values.format === "openapi") {
     // Guard grants answer the coverage envelope as structuredContent; a

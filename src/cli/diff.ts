@@ -15,8 +15,10 @@
  */
 import { parseFlags, printDiagnostics, UsageError } from "./args.ts";
 import { type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
-import { describeGuardfile } from "../modes/describe.ts";
-import { type DiffSide, diffSide, diffSurfaces, diffText } from "../diff/surface_diff.ts";
+import { diffSurfaces, diffText } from "../diff/surface_diff.ts";
+import type { Surface } from "../surface/model.ts";
+import { surfaceOfGuardfile } from "../surface/spec.ts";
+import { surfaceOfWrap } from "../surface/wrap.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 import config from "../../deno.json" with { type: "json" };
 
@@ -73,7 +75,7 @@ export async function run(args: string[]): Promise<number> {
     oldLoaded = await loadGuardfileFile(oldName);
   }
   const newLoaded = await loadGuardfileFile(newFile);
-  const sides: DiffSide[] = [];
+  const sides: Surface[] = [];
   for (const loaded of [oldLoaded, newLoaded]) {
     if (!loaded) {
       sides.push(emptySide(oldName));
@@ -84,23 +86,16 @@ export async function run(args: string[]): Promise<number> {
       diagnostics: loaded.diagnostics.filter((d) => d.severity === "error"),
     });
     if (loaded.policy) {
-      console.error(
-        `weir: ${
-          printable(loaded.file)
-        } is an AWS policy; weir diff compares guardfiles of spec mode`,
-      );
-      return 1;
+      sides.push((await import("../modes/serve_aws.ts")).describeAws(loaded.policy));
+      continue;
     }
     if (loaded.mcpWrap) {
-      console.error(
-        `weir: ${printable(loaded.file)} wraps an MCP server; weir diff compares guardfiles ` +
-          `of spec mode (the tools of an MCP server are known only from the server: check ` +
-          `them with weir lint-upstream)`,
-      );
-      return 1;
+      // What the file says, with the MCP server held fixed: its rules, pins and controls.
+      sides.push(surfaceOfWrap(loaded.mcpWrap));
+      continue;
     }
     if (!loaded.guardfile) return 1;
-    sides.push(diffSide(loaded.guardfile, describeGuardfile(loaded.guardfile)));
+    sides.push(surfaceOfGuardfile(loaded.guardfile));
   }
   const changes = diffSurfaces(sides[0], sides[1]);
   const widened = changes.some((c) => c.effect === "widen");
@@ -134,13 +129,19 @@ export async function run(args: string[]): Promise<number> {
 }
 
 /** The side of a guardfile that does not exist yet: no upstream, no tools. */
-function emptySide(file: string): DiffSide {
+function emptySide(file: string): Surface {
   return {
-    surface: { server: "", file, upstream: "none", auth: "none", tools: [] },
+    form: "spec",
+    server: "",
+    file,
+    upstream: { kind: "none" },
+    credentials: [],
     headers: [],
-    sources: {},
-    texts: {},
-    callers: {},
+    callers: { inboundTokens: [] },
+    settings: { readOnly: false, schemaProfile: "full" },
+    texts: { resources: [], prompts: [], icons: [] },
+    readableResources: [],
+    tools: [],
   };
 }
 

@@ -110,7 +110,8 @@ export function httpAccess(op: HttpOperation): Access {
   if (op.sendsBody) {
     return {
       reads: false,
-      why: `a ${method} with a request body (RFC 9110 section 9.3.1 leaves its meaning to the server)`,
+      why:
+        `a ${method} with a request body (RFC 9110 section 9.3.1 leaves its meaning to the server)`,
     };
   }
   return { reads: true, why: `${method} with no body` };

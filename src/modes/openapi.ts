@@ -23,7 +23,15 @@
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import type { DescribedTool, Surface } from "./describe.ts";
+import type { Surface, Tool } from "../surface/model.ts";
+import {
+  authWords,
+  operationWords,
+  rateStateWords,
+  rateWords,
+  sourceWords,
+  upstreamWords,
+} from "../surface/words.ts";
 
 /** What the caller knows that a {@link Surface} does not carry. */
 export interface OpenApiOptions {
@@ -107,11 +115,11 @@ const ERROR_BODY: JsonObject = {
 const ALWAYS = [400, 401, 403, 405, 406, 408, 413, 415, 503];
 
 /** The statuses one tool's route can answer. */
-export function toolStatuses(tool: DescribedTool, surface: Surface): number[] {
+export function toolStatuses(tool: Tool, surface: Surface): number[] {
   if (tool.kind === "withheld") return ALWAYS;
   if (tool.kind === "info") return [200, ...ALWAYS];
   // A confirm-gated grant never runs over the tool API: nobody there can say yes.
-  if (tool.confirm !== undefined) return ALWAYS;
+  if (tool.controls.confirm !== undefined) return ALWAYS;
   const statuses = [200, ...ALWAYS, 500, 502, 504];
   if (surface.rateLimit) statuses.push(429);
   return statuses.sort((a, b) => a - b);
@@ -129,10 +137,9 @@ export function openApiDocument(surface: Surface, options: OpenApiOptions): Json
     paths[`/api/${tool.name}`] = { post: operation(tool, surface, options) };
   }
   const rate = surface.rateLimit
-    ? ` Outbound calls share a rate limit of ${surface.rateLimit.count} per ` +
-      `${surface.rateLimit.windowMs} ms${
-        surface.rateLimit.store ? ` (${surface.rateLimit.store})` : ""
-      }.`
+    ? ` Outbound calls share a rate limit of ${rateWords(surface.rateLimit)} (${
+      rateStateWords(surface.rateLimit.state)
+    }).`
     : "";
   return {
     openapi: "3.1.0",
@@ -143,9 +150,9 @@ export function openApiDocument(surface: Surface, options: OpenApiOptions): Json
       description:
         `The HTTP tool API of the weir server "${surface.server}" (${surface.file}): one ` +
         `POST /api/<tool> per served tool, the JSON arguments as the body, the MCP ` +
-        `CallToolResult back. Upstream: ${surface.upstream}; weir's credential to it: ` +
-        `${surface.auth}.${rate} The same tools are served over MCP at POST /mcp.` +
-        (options.inboundTokens || surface.oauth
+        `CallToolResult back. Upstream: ${upstreamWords(surface.upstream)}; weir's credential ` +
+        `to it: ${authWords(surface)}.${rate} The same tools are served over MCP at POST /mcp.` +
+        (options.inboundTokens || surface.callers.oauth
           ? ""
           : " The guardfile declares no inbound authentication: weir serve answers " +
             "loopback callers without a token unless started with --inbound-token-env VAR " +
@@ -179,7 +186,7 @@ export function openApiDocument(surface: Surface, options: OpenApiOptions): Json
  * one at run time, which the info description says.
  */
 function security(surface: Surface, options: OpenApiOptions): JsonObject {
-  const oauth = surface.oauth !== undefined || surface.tools.some((t) => t.scopes?.length);
+  const oauth = surface.callers.oauth !== undefined || surface.tools.some((t) => t.scopes.length);
   const schemes: JsonObject = {};
   if (options.inboundTokens) {
     schemes.inboundToken = {
@@ -206,15 +213,15 @@ function security(surface: Surface, options: OpenApiOptions): JsonObject {
   };
 }
 
-function operation(tool: DescribedTool, surface: Surface, options: OpenApiOptions): JsonObject {
+function operation(tool: Tool, surface: Surface, options: OpenApiOptions): JsonObject {
   const statuses = toolStatuses(tool, surface);
   const responses: JsonObject = {};
   for (const status of statuses) {
     const schema = status === 200 ? okSchema(tool, options) : ERROR_BODY;
     responses[String(status)] = {
       description: status === 403 && tool.kind === "withheld"
-        ? `Always: this tool is withheld by policy. ${tool.reason ?? ""}`.trim()
-        : status === 403 && tool.confirm !== undefined
+        ? `Always: this tool is withheld by policy. ${tool.withheld?.reason ?? ""}`.trim()
+        : status === 403 && tool.controls.confirm !== undefined
         ? "Always over this API (confirmation_impossible): a person must confirm each call, " +
           "which only MCP can ask. Also: " + STATUS_TEXT[403]
         : STATUS_TEXT[status],
@@ -227,9 +234,7 @@ function operation(tool: DescribedTool, surface: Surface, options: OpenApiOption
       ? `Withheld: ${tool.name}`
       : tool.kind === "info"
       ? "Server info"
-      : tool.kind === "proxy"
-      ? `MCP tool ${tool.upstreamTool}`
-      : `${tool.method} ${tool.path}`,
+      : operationWords(tool.operation),
     description: describeOperation(tool),
     tags: [tool.kind === "grant" ? "grants" : tool.kind === "proxy" ? "proxied" : tool.kind],
     requestBody: {
@@ -240,16 +245,16 @@ function operation(tool: DescribedTool, surface: Surface, options: OpenApiOption
   };
   if (tool.kind === "withheld") op.deprecated = true;
   // OpenAPI 3.1 lets a non-oauth2 scheme list the roles (here: OAuth scopes) it needs.
-  if (tool.scopes?.length) op.security = [{ oauth: tool.scopes }];
+  if (tool.scopes.length > 0) op.security = [{ oauth: tool.scopes }];
   const extension = weirExtension(tool);
   if (Object.keys(extension).length > 0) op["x-weir"] = extension;
   return op;
 }
 
-function describeOperation(tool: DescribedTool): string {
+function describeOperation(tool: Tool): string {
   if (tool.kind === "withheld") {
-    return `NOT AVAILABLE: withheld by policy. ${tool.reason ?? ""}` +
-      (tool.alternative ? ` Use ${tool.alternative} instead.` : "") +
+    return `NOT AVAILABLE: withheld by policy. ${tool.withheld?.reason ?? ""}` +
+      (tool.withheld?.alternative ? ` Use ${tool.withheld.alternative} instead.` : "") +
       ` Every call is refused with 403 and reaches nothing.`;
   }
   if (tool.kind === "info") {
@@ -257,18 +262,18 @@ function describeOperation(tool: DescribedTool): string {
   }
   const parts = [
     tool.description ??
-      (tool.kind === "proxy"
-        ? `The MCP server's tool ${tool.upstreamTool}.`
-        : `${tool.method} ${tool.path} on the upstream.`),
+      (tool.operation?.kind === "mcp"
+        ? `The MCP server's tool ${tool.operation.tool}.`
+        : `${operationWords(tool.operation)} on the upstream.`),
   ];
   if (tool.destructive) parts.push("Destructive.");
-  if (tool.confirm !== undefined) {
+  if (tool.controls.confirm !== undefined) {
     parts.push(
-      `Confirm-gated: a person is asked "${tool.confirm}" before each call, through MCP ` +
+      `Confirm-gated: a person is asked "${tool.controls.confirm}" before each call, through MCP ` +
         "elicitation; over this HTTP tool API the call is always refused (403).",
     );
   }
-  const ungated = (tool.inputs ?? []).filter((i) => i.metacharacters === "allow");
+  const ungated = tool.arguments.filter((i) => i.encoding?.metacharacters === "allow");
   if (ungated.length > 0) {
     parts.push(
       `Metacharacters allowed in: ${ungated.map((i) => i.name).join(", ")} (every other path ` +
@@ -278,13 +283,13 @@ function describeOperation(tool: DescribedTool): string {
   return parts.join(" ");
 }
 
-function inputSchema(tool: DescribedTool): JsonObject {
+function inputSchema(tool: Tool): JsonObject {
   if (tool.inputSchema) return tool.inputSchema;
   if (tool.kind === "info") return { type: "object", properties: {}, additionalProperties: false };
   return { type: "object", description: "Any object: the call is refused whatever it holds." };
 }
 
-function okSchema(tool: DescribedTool, options: OpenApiOptions): JsonObject {
+function okSchema(tool: Tool, options: OpenApiOptions): JsonObject {
   const output = options.outputSchemas?.[tool.name];
   if (!output) return CALL_TOOL_RESULT;
   return {
@@ -293,40 +298,51 @@ function okSchema(tool: DescribedTool, options: OpenApiOptions): JsonObject {
   };
 }
 
-function weirExtension(tool: DescribedTool): JsonObject {
+function weirExtension(tool: Tool): JsonObject {
   const x: JsonObject = {};
-  if (tool.kind === "grant") {
-    x.upstream = { method: tool.method ?? "", path: tool.path ?? "" };
-    if (tool.destructive) x.destructive = true;
+  const op = tool.operation;
+  if (op?.kind === "http" || op?.kind === "graphql") {
+    x.upstream = { method: op.method, path: op.path };
   }
-  if (tool.kind === "proxy") {
-    x.upstream = { mcpTool: tool.upstreamTool ?? "" };
-    const renamed = (tool.inputs ?? []).filter((i) => i.sentAs);
-    if (renamed.length > 0) {
-      x.renamedArguments = Object.fromEntries(renamed.map((i) => [i.name, i.sentAs!]));
+  if (op?.kind === "aws") x.upstream = { action: op.action, scope: op.scope };
+  if (op?.kind === "mcp") x.upstream = { mcpTool: op.tool };
+  if (tool.kind === "grant" || tool.kind === "proxy") x.reads = tool.access.reads;
+  if (tool.destructive) x.destructive = true;
+  const renamed = tool.arguments.filter((i) => i.in === "argument" && i.sentAs !== i.name);
+  if (renamed.length > 0) {
+    x.renamedArguments = Object.fromEntries(renamed.map((i) => [i.name, i.sentAs]));
+  }
+  if (tool.interface) x.interface = tool.interface;
+  if (tool.withheld) {
+    x.withheld = { reason: tool.withheld.reason };
+    if (tool.withheld.alternative) {
+      (x.withheld as JsonObject).alternative = tool.withheld.alternative;
     }
-    if (tool.pinnedArguments) x.pinnedArguments = tool.pinnedArguments as unknown as JsonObject[];
-    if (tool.interface) x.interface = tool.interface;
-    if (tool.destructive) x.destructive = true;
   }
-  if (tool.kind === "withheld") {
-    x.withheld = { reason: tool.reason ?? "" };
-    if (tool.alternative) (x.withheld as JsonObject).alternative = tool.alternative;
-  }
-  const ungated = (tool.inputs ?? []).filter((i) => i.metacharacters === "allow");
+  const ungated = tool.arguments.filter((i) => i.encoding?.metacharacters === "allow");
   if (ungated.length > 0) x.metacharactersAllowed = ungated.map((i) => i.name);
-  if (tool.restrictions && tool.restrictions.length > 0) {
-    x.restrictions = tool.restrictions as unknown as JsonObject[];
+  const restrictions = tool.arguments.flatMap((a) =>
+    a.restrict.map((globs) => ({ param: a.name, allowed: globs }))
+  );
+  if (restrictions.length > 0) x.restrictions = restrictions;
+  if (tool.exclusive.length > 0) x.mutuallyExclusive = tool.exclusive;
+  if (tool.fixedBody) x.fixedBody = tool.fixedBody;
+  if (tool.pins.length > 0) {
+    x.pins = tool.pins.map((p) => ({
+      [p.in]: p.name,
+      from: "from" in p.value ? sourceWords(p.value.from) : "a literal",
+      ...(p.secret ? { secret: true } : {}),
+    }));
   }
-  if (tool.exclusive) x.mutuallyExclusive = tool.exclusive;
-  if (tool.fixedBody) x.fixedBody = tool.fixedBody as JsonObject;
-  if (tool.pins) x.pins = tool.pins as unknown as JsonObject[];
-  if (tool.cacheTtlMs !== undefined) x.cacheTtlMs = tool.cacheTtlMs;
-  if (tool.rejectEmpty) x.rejectEmpty = true;
-  if (tool.rejectBlank) x.rejectBlank = tool.rejectBlank;
-  if (tool.sql) x.sql = tool.sql as unknown as JsonObject;
-  if (tool.scopes?.length) x.scopes = tool.scopes;
-  if (tool.confirm !== undefined) x.confirm = { message: tool.confirm };
-  if (tool.extract) x.extract = tool.extract;
+  const c = tool.controls;
+  if (c.cacheTtlMs !== undefined) x.cacheTtlMs = c.cacheTtlMs;
+  if (c.rejectEmpty) x.rejectEmpty = true;
+  if (c.rejectBlank.length > 0) x.rejectBlank = c.rejectBlank;
+  if (op?.kind === "sql") {
+    x.sql = { statement: op.statement, reads: tool.access.reads, maxRows: op.maxRows };
+  }
+  if (tool.scopes.length > 0) x.scopes = tool.scopes;
+  if (c.confirm !== undefined) x.confirm = { message: c.confirm };
+  if (c.extract) x.extract = `${c.extract.as}, first ${c.extract.max}`;
   return x;
 }

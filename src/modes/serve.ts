@@ -21,7 +21,7 @@ import { processValues, type ValueResolver } from "../guard/values.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
-import { describeGuardfile } from "./describe.ts";
+import { surfaceOfGuardfile } from "../surface/spec.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
@@ -287,7 +287,7 @@ export function guardfileSurface(
   return {
     server,
     tools: servedTools(guardfile).map((t) => t.name),
-    describe: () => describeGuardfile(guardfile),
+    describe: () => surfaceOfGuardfile(guardfile),
   };
 }
 

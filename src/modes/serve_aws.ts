@@ -21,7 +21,9 @@ import { AwsConfigError, resolveEndpoint } from "../aws/config.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface as ReloadSurface } from "../ops/reload.ts";
 import type { ServedTool } from "./lint.ts";
-import type { DescribedTool, Surface } from "./describe.ts";
+import type { Surface, Tool } from "../surface/model.ts";
+import { emptyTool, settingsOf, sortByName, withheldSurface } from "../surface/spec.ts";
+import { schemaRules } from "../surface/wrap.ts";
 import { errorsOf, loadGuardfileFile, type ServeOptions } from "./serve.ts";
 import { runOn } from "./listen.ts";
 import { processEnv, ssmServer } from "./serve_ssm.ts";
@@ -57,8 +59,8 @@ export function awsOutputSchemas(policy: AwsPolicy): Record<string, JsonObject> 
   );
 }
 
-/** The served surface of a policy, for `weir describe`. */
-export function describeAws(policy: AwsPolicy): Surface & { policy: Record<string, unknown> } {
+/** The served surface of a policy, for `weir describe` (the surface model, form `aws`). */
+export function describeAws(policy: AwsPolicy): Surface {
   const service = policy.mode === "ssm" ? "SSM" : "S3";
   const variable = `AWS_ENDPOINT_URL_${service}`;
   const fallback = resolveEndpoint(
@@ -67,9 +69,12 @@ export function describeAws(policy: AwsPolicy): Surface & { policy: Record<strin
     () => undefined,
     "bucket" in policy ? policy.bucket : "",
   ).url;
-  const tools: DescribedTool[] = toolsOf(policy).map((t) => {
+  const tools: Tool[] = toolsOf(policy).map((t) => {
+    if (t._meta?.[WITHHELD_META]) {
+      return withheldSurface(t.name, (t.description ?? "").replace(/^NOT AVAILABLE: /, ""));
+    }
     const schema = t.inputSchema as {
-      properties?: Record<string, { type?: string | string[] }>;
+      properties?: Record<string, JsonObject>;
       required?: string[];
     };
     const scope = policy.mode === "ssm"
@@ -77,44 +82,65 @@ export function describeAws(policy: AwsPolicy): Surface & { policy: Record<strin
         ? `name must be one of ${policy.parameters.map((p) => JSON.stringify(p)).join(", ")}`
         : `reads ${policy.convenience.find((c) => c.tool === t.name)?.parameter}`)
       : `bucket ${policy.bucket}${policy.prefix ? `, keys under ${policy.prefix}` : ""}`;
-    return {
-      name: t.name,
-      kind: "grant",
-      method: ACTIONS[t.name] ?? "GetParameter",
-      path: scope,
-      description: t.description,
-      inputs: Object.entries(schema.properties ?? {}).map(([name, p]) => ({
-        name,
-        in: "argument",
-        type: Array.isArray(p.type) ? p.type.join("|") : p.type ?? "any",
-        required: schema.required?.includes(name) ?? false,
-        constraints: [],
-      })),
-      destructive: false,
-      reads: t.name !== "put_object",
-      inputSchema: t.inputSchema,
-    };
+    const reads = t.annotations?.readOnlyHint === true;
+    const tool = emptyTool(t.name, "grant");
+    tool.access = reads
+      ? { reads: true, why: `${ACTIONS[t.name] ?? "GetParameter"} reads` }
+      : { reads: false, why: `${ACTIONS[t.name]} writes` };
+    tool.operation = { kind: "aws", action: ACTIONS[t.name] ?? "GetParameter", scope };
+    if (t.description !== undefined) tool.description = t.description;
+    tool.arguments = Object.entries(schema.properties ?? {}).map(([name, p]) => ({
+      name,
+      in: "argument",
+      sentAs: name,
+      type: typeof p.type === "string" ? p.type : "any",
+      required: schema.required?.includes(name) ?? false,
+      rules: schemaRules(p),
+      restrict: [],
+      served: true,
+    }));
+    if (t.inputSchema) tool.inputSchema = t.inputSchema;
+    return tool;
   });
-  const policyFields: Record<string, unknown> = policy.mode === "ssm"
-    ? { mode: "aws-ssm", region: policy.region, parameters: policy.parameters }
+  const policyFields: JsonObject = policy.mode === "ssm"
+    ? { region: policy.region, parameters: policy.parameters }
     : {
-      mode: "aws-s3",
       region: policy.region,
       bucket: policy.bucket,
       prefix: policy.prefix,
       baseUrl: policy.baseUrl,
       maxBytes: policy.maxBytes,
       contentTypes: policy.contentTypes,
-    };
+    } as JsonObject;
   return {
+    form: "aws",
     server: policy.name,
     file: policy.file,
-    upstream:
-      `AWS ${service} in ${policy.region}: ${variable}, else AWS_ENDPOINT_URL, else ${fallback}`,
-    auth:
-      "SigV4 from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), read at each call",
-    tools,
-    policy: policyFields,
+    upstream: {
+      kind: "aws",
+      service,
+      region: policy.region,
+      endpoint: `${variable}, else AWS_ENDPOINT_URL, else ${fallback}`,
+    },
+    credentials: [{
+      scheme: "sigv4",
+      sentAs: "SigV4 signature",
+      prefix: "",
+      // Read at each call; the secret key (and a session token) sign, never sent.
+      value: {
+        from: [{
+          provider: "env",
+          address: "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)",
+        }],
+      },
+    }],
+    headers: [],
+    callers: { inboundTokens: [] },
+    settings: settingsOf(policy.surface),
+    texts: { resources: [], prompts: [], icons: [] },
+    readableResources: [],
+    aws: { mode: policy.mode === "ssm" ? "aws-ssm" : "aws-s3", policy: policyFields },
+    tools: sortByName(tools),
   };
 }
 

@@ -21,7 +21,7 @@ import { headerTemplates, WRAP_DEFAULTS as DEFAULTS, type WrapFlags } from "../w
 import { secretsRedactor } from "../wrap/host.ts";
 import { StartupError } from "../wrap/open.ts";
 import { buildWrapSurface, type WrapBuildOptions, type WrapSurface } from "../wrap/surface.ts";
-import type { Surface as Described } from "./describe.ts";
+import type { Surface as Described } from "../surface/model.ts";
 import { runOn } from "./listen.ts";
 import {
   errorsOf,

@@ -250,4 +250,3 @@ function mappedSchemas(grant: Grant): Map<string, JsonObject> {
   }
   return roots;
 }
-

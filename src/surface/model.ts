@@ -271,7 +271,7 @@ export interface Tool {
   inputSchema?: JsonObject;
   /** A proxied tool's `outputSchema`. */
   outputSchema?: JsonObject;
-  /** `mutually-exclusive` groups, each sorted. */
+  /** `mutually-exclusive` groups, as written. */
   exclusive: string[][];
   /** `set`: the exact body sent. */
   fixedBody?: JsonObject;
@@ -279,7 +279,7 @@ export interface Tool {
   pins: Pin[];
   /** What happens around each call. */
   controls: ToolControls;
-  /** OAuth scopes a caller's token must all carry, sorted. */
+  /** OAuth scopes a caller's token must all carry, as written. */
   scopes: string[];
   /** A proxied tool's MCP Apps interface resource (`_meta.ui.resourceUri`). */
   interface?: string;

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type {
   Auth,
   Grant,
@@ -242,11 +243,11 @@ function grantSurface(grant: Grant, guardfile: Guardfile): Tool {
     : { kind: "http", method: grant.method, path: grant.path };
   tool.destructive = grant.destructive;
   if (grant.describe !== undefined) tool.description = grant.describe;
-  tool.arguments = grantArguments(grant, guardfile);
   tool.inputSchema = grantInputSchema(grant, guardfile.restricts);
-  tool.exclusive = grant.exclusive.map((g) => [...g].sort());
+  tool.arguments = grantArguments(grant, guardfile, tool.inputSchema);
+  tool.exclusive = grant.exclusive.map((g) => [...g]);
   if (grant.set) tool.fixedBody = structuredClone(grant.set) as Tool["fixedBody"];
-  tool.scopes = [...grant.scopes].sort();
+  tool.scopes = [...grant.scopes];
   const controls = guardfile.controls;
   tool.pins = (controls.pins[grant.tool] ?? []).map((p) => {
     const pin: Tool["pins"][number] = {
@@ -295,8 +296,16 @@ export function rulesOf(
   return out;
 }
 
-function grantArguments(grant: Grant, guardfile: Guardfile): Argument[] {
+function grantArguments(grant: Grant, guardfile: Guardfile, schema: JsonObject): Argument[] {
   const out: Argument[] = [];
+  // An untyped input admits integers only when its string rules let decimal text through:
+  // its type is the advertised schema's (src/surface/untyped.ts).
+  const properties = schema.properties as Record<string, JsonObject>;
+  const untyped = (name: string) => {
+    const t = properties[name]?.type;
+    const types = (Array.isArray(t) ? t : [t]).filter((x) => x !== "null");
+    return types.join("|");
+  };
   for (const p of grant.params) {
     // A path value is never empty: its least length is 1.
     const rules = rulesOf(p);
@@ -305,7 +314,7 @@ function grantArguments(grant: Grant, guardfile: Guardfile): Argument[] {
       name: p.name,
       in: "path",
       sentAs: p.name,
-      type: p.untyped ? "string|integer" : p.type,
+      type: p.untyped ? untyped(p.name) : p.type,
       required: true,
       rules,
       restrict: guardfile.restricts.filter((r) => r.param === p.name).map((r) => [...r.globs]),
@@ -318,7 +327,7 @@ function grantArguments(grant: Grant, guardfile: Guardfile): Argument[] {
       name: q.name,
       in: "query",
       sentAs: q.wire,
-      type: q.kind === "array" ? `${q.type}[]` : q.untyped ? "string|integer" : q.type,
+      type: q.kind === "array" ? `${q.type}[]` : q.untyped ? untyped(q.name) : q.type,
       required: q.required,
       rules: rulesOf(q),
       restrict: [],
@@ -333,8 +342,8 @@ function grantArguments(grant: Grant, guardfile: Guardfile): Argument[] {
         ? (f.raw ? "array (any)" : `${f.items ?? "string"}[]`)
         : f.raw
         ? "object (any)"
-        : f.untyped
-        ? "string|integer"
+        : f.untyped && prefix === ""
+        ? untyped(name)
         : f.type;
       out.push({
         name,
@@ -379,7 +388,7 @@ function grantArguments(grant: Grant, guardfile: Guardfile): Argument[] {
       name: p.name,
       in: "sql",
       sentAs: `$${i + 1}`,
-      type: p.untyped ? "string|integer" : p.type,
+      type: p.untyped ? untyped(p.name) : p.type,
       required: p.required,
       rules: {},
       restrict: [],

@@ -131,7 +131,7 @@ function proxySurface(
   for (const rule of proxy.arguments.filter((a) => a.hide)) {
     tool.arguments.push({ ...ruleArgument(rule), served: false });
   }
-  tool.scopes = [...proxy.scopes].sort();
+  tool.scopes = [...proxy.scopes];
   tool.pins = (wrap.controls.pins[proxy.name] ?? []).map((p) => ({
     name: p.name,
     in: "argument",

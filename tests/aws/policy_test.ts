@@ -263,13 +263,16 @@ Deno.test("weir lint and describe read both policies (the shipped examples)", as
   const json = await runCli(["describe", "--format", "json", "guardfiles/s3-assets.mcp.kdl"]);
   assert.equal(json.code, 0, json.stderr);
   const surface = JSON.parse(json.stdout);
-  assert.equal(surface.policy.bucket, "example-public-assets");
-  assert.equal(surface.policy.prefix, "charts/");
-  assert.deepEqual(surface.tools.map((t: { method: string }) => t.method), [
-    "HeadObject",
-    "ListObjectsV2",
-    "PutObject",
-  ]);
+  assert.equal(surface.aws.policy.bucket, "example-public-assets");
+  assert.equal(surface.aws.policy.prefix, "charts/");
+  assert.deepEqual(
+    surface.tools.map((t: { operation: { action: string } }) => t.operation.action),
+    [
+      "HeadObject",
+      "ListObjectsV2",
+      "PutObject",
+    ],
+  );
   const openapi = await runCli([
     "describe",
     "--format",

@@ -11,7 +11,7 @@ Deno.test("describe prints methods, paths, inputs with bounds, restrictions, wit
   const out = r.stdout;
   assert.match(out, /^server forgejo \(guardfiles\/forgejo-issues\.mcp\.kdl\)$/m);
   assert.match(out, /^upstream https:\/\/forgejo\.coilysiren\.me\/api\/v1$/m);
-  assert.match(out, /^auth header Authorization from env FORGEJO_TOKEN$/m);
+  assert.match(out, /^auth header Authorization \(prefix "token "\) from env FORGEJO_TOKEN$/m);
   assert.match(out, /^list_issue {2}GET \/repos\/\{owner\}\/\{repo\}\/issues$/m);
   assert.match(out, /^ {2}query {4}limit: integer \(optional, 1\.\.50\)$/m);
   assert.match(out, /^ {2}body {5}title: string \(required\)$/m);
@@ -28,23 +28,27 @@ Deno.test("describe prints methods, paths, inputs with bounds, restrictions, wit
   assert.ok(!r.stderr.includes("forgejo-secret-token-9182"));
 });
 
-Deno.test("describe --format json is the same surface for machines", async () => {
+Deno.test("describe --format json is the surface model for machines", async () => {
   const r = await runCli(["describe", "--format", "json", "tests/fixtures/grammar.mcp.kdl"]);
   assert.equal(r.code, 0, r.stderr);
   const surface = JSON.parse(r.stdout);
   assert.equal(surface.server, "grammar");
+  assert.equal(surface.form, "spec");
   const search = surface.tools.find((t: { name: string }) => t.name === "search_ticket");
-  assert.equal(search.method, "GET");
+  assert.deepEqual(search.operation, { kind: "http", method: "GET", path: "/search" });
+  assert.equal(search.access.reads, true);
   assert.deepEqual(search.exclusive, [["before", "after"]]);
-  const text = search.inputs.find((i: { name: string }) => i.name === "text");
+  const text = search.arguments.find((i: { name: string }) => i.name === "text");
   assert.deepEqual(text, {
     name: "text",
     in: "query",
+    sentAs: "q",
     type: "string",
     required: true,
-    constraints: [],
-    sentAs: "q",
-    metacharacters: "refuse",
+    rules: {},
+    restrict: [],
+    encoding: { metacharacters: "refuse" },
+    served: true,
   });
   assert.deepEqual(search.inputSchema.required, ["text"]);
   const purge = surface.tools.find((t: { name: string }) => t.name === "purge_ticket");
@@ -62,7 +66,7 @@ Deno.test("describe on a broken file prints the errors and exits 1", async () =>
 Deno.test("describe shows value rules, gate opt-outs, pins, cache and the rate limit", async () => {
   const text = await runCli(["describe", "guardfiles/prometheus.mcp.kdl"]);
   assert.equal(text.code, 0, text.stderr);
-  assert.match(text.stdout, /^rate-limit 20 per 1000 ms \(all grants\)$/m);
+  assert.match(text.stdout, /^rate-limit 20 per 1000 ms \(all grants\), in each process /m);
   assert.match(
     text.stdout,
     /query {4}promql: string \(required, length 1\.\.4000, metacharacters allowed, sent as query\)/,
@@ -77,16 +81,20 @@ Deno.test("describe shows value rules, gate opt-outs, pins, cache and the rate l
     (await runCli(["describe", "--format", "json", "guardfiles/github-contents.mcp.kdl"])).stdout,
   );
   const contents = json.tools.find((t: { name: string }) => t.name === "get_contents");
-  const path = contents.inputs.find((i: { name: string }) => i.name === "path");
+  const path = contents.arguments.find((i: { name: string }) => i.name === "path");
   assert.deepEqual(path, {
     name: "path",
     in: "path",
-    type: "string",
+    sentAs: "path",
+    // Untyped: a string, or an integer sent as its decimal text (the advertised schema's type).
+    type: "string|integer",
     required: true,
-    constraints: ["relative path of segments", "length 1..400"],
-    metacharacters: "refuse",
+    rules: { minLength: 1, maxLength: 400 },
+    restrict: [["docs/**", "README.md"]],
+    encoding: { slashes: "segments", metacharacters: "refuse" },
+    served: true,
   });
-  assert.equal(contents.cacheTtlMs, 60_000);
+  assert.equal(contents.controls.cacheTtlMs, 60_000);
 });
 
 Deno.test("lint --format json lists each grant's metacharacter opt-outs", async () => {

@@ -35,7 +35,7 @@ Deno.test("describe shows each grant's scopes, in text and JSON", async () => {
       {
         create_ticket: ["tickets:write", "tickets:read"],
         get_ticket: ["tickets:read"],
-        weir_info: undefined,
+        weir_info: [],
       },
     );
   } finally {

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { parseGuardfile } from "../../src/guardfile/parse.ts";
-import { describeGuardfile } from "../../src/modes/describe.ts";
-import { type Change, diffSide, diffSurfaces } from "../../src/diff/surface_diff.ts";
+import { surfaceOfGuardfile } from "../../src/surface/spec.ts";
+import { type Change, diffSurfaces } from "../../src/diff/surface_diff.ts";
 import { ROOT, runCommand } from "../support/cli.ts";
 
 const BASE = `
@@ -53,7 +53,7 @@ wrap ward mcp tracker {
 function surfaceOf(text: string) {
   const r = parseGuardfile(text, "case.mcp.kdl");
   assert.ok(r.guardfile, r.diagnostics.map((d) => `${d.position?.line}: ${d.message}`).join("\n"));
-  return diffSide(r.guardfile, describeGuardfile(r.guardfile));
+  return surfaceOfGuardfile(r.guardfile);
 }
 
 function diff(next: string, old = BASE): Change[] {
@@ -165,7 +165,7 @@ const CASES: { name: string; next: string; expect: [Change["effect"], string, Re
   {
     name: "the metacharacter gate lifted",
     next: edit(`max-length=100`, `max-length=100 metacharacters="allow"`),
-    expect: [["widen", "list_issue", /input "q" now allows shell metacharacters/]],
+    expect: [["widen", "list_issue", /input "q": now allows shell metacharacters/]],
   },
   {
     name: "a restrict widened",
@@ -217,7 +217,7 @@ const CASES: { name: string; next: string; expect: [Change["effect"], string, Re
   {
     name: "rate-limit raised",
     next: edit(`rate-limit "60/1m"`, `rate-limit "600/1m"`),
-    expect: [["widen", "", /rate-limit 60 per 60000 ms -> 600 per 60000 ms/]],
+    expect: [["widen", "", /rate-limit 60 per 60000 ms: calls per window 60 -> 600/]],
   },
   {
     name: "rate-limit added narrows, removed widens",
@@ -405,7 +405,7 @@ Deno.test("diffSurfaces(): an inbound-token caller that gains a tool widens; a n
   );
   assert.deepEqual(out.sort(), [
     "widen (server): inbound token bot added (tools get_item)",
-    "widen (server): inbound token ci may now call delete_item",
+    "widen (server): inbound token ci: may now call delete_item",
   ]);
 });
 
@@ -476,12 +476,10 @@ Deno.test("weir diff: text and JSON; --fail-on widen is 1 on a widening, 0 on a 
       `${dir}/wrap.mcp.kdl`,
       `wrap ward mcp e {\n    mcp-server stdio "e"\n    proxy echo\n}\n`,
     );
+    // A file that wraps an MCP server is compared too (its own rules, the server held fixed).
     const wrapped = await weir(["diff", `${dir}/wrap.mcp.kdl`, `${dir}/wrap.mcp.kdl`]);
-    assert.equal(wrapped.code, 1);
-    assert.match(
-      wrapped.stderr,
-      /wrap\.mcp\.kdl wraps an MCP server; weir diff compares guardfiles of spec mode/,
-    );
+    assert.equal(wrapped.code, 0, wrapped.stderr);
+    assert.match(wrapped.stdout, /no change in what an agent can do/);
     const broken = await weir(["diff", `${dir}/old.mcp.kdl`, `${dir}/missing.mcp.kdl`]);
     assert.equal(broken.code, 1);
     assert.match(broken.stderr, /missing\.mcp\.kdl.*no such file/);

@@ -1,6 +1,7 @@
 /** The statement scan behind the sql lint rules: literals, comments and dollar quotes are skipped. */
 import assert from "node:assert/strict";
-import { scanStatement, writingReason } from "../../src/guardfile/sql.ts";
+import { scanStatement } from "../../src/guardfile/sql_scan.ts";
+import { sqlStatementClass } from "../../src/guardfile/reads.ts";
 
 Deno.test("placeholders inside literals, identifiers, comments and dollar quotes do not count", () => {
   const s = scanStatement(
@@ -18,17 +19,41 @@ Deno.test("a second statement after ; is found, even after a comment", () => {
 });
 
 Deno.test("reading statements and the ways a statement writes", () => {
-  assert.equal(writingReason(scanStatement("SELECT * FROM t FOR UPDATE")), null);
-  assert.equal(writingReason(scanStatement("/* hi */ (select 1)")), null);
-  assert.equal(writingReason(scanStatement("values (1)")), null);
-  assert.match(writingReason(scanStatement("update t set a = 1"))!, /"UPDATE"/);
-  assert.match(
-    writingReason(
-      scanStatement("with x as (insert into t values (1) returning *) select * from x"),
-    )!,
+  const verdict = (sql: string) => sqlStatementClass(sql);
+  assert.equal(verdict("/* hi */ (select 1)").class, "reads");
+  assert.equal(verdict("values (1)").class, "reads");
+  assert.equal(verdict("SELECT count(*), lower(name) FROM t WHERE id IN (1, 2)").class, "reads");
+  const writes = (sql: string, why: RegExp) => {
+    const v = verdict(sql);
+    assert.equal(v.class, "writes", sql);
+    assert.match((v as { why: string }).why, why);
+  };
+  writes("update t set a = 1", /"UPDATE"/);
+  writes(
+    "with x as (insert into t values (1) returning *) select * from x",
     /data-modifying "INSERT"/,
   );
-  assert.match(writingReason(scanStatement("copy t to stdout"))!, /"COPY"/);
+  writes("copy t to stdout", /"COPY"/);
+  // A row lock is refused by a read-only transaction: it is not a read.
+  writes("SELECT * FROM t FOR UPDATE", /locks rows/);
+  writes("SELECT * FROM t FOR NO KEY UPDATE", /locks rows/);
+  writes("SELECT * INTO archive FROM t", /INTO/);
+});
+
+Deno.test("what cannot be proven to read is not called a read", () => {
+  for (
+    const sql of [
+      "SELECT nextval('ids')",
+      "SELECT set_config('role', 'admin', false)",
+      "SELECT public.lower(name) FROM t",
+      'SELECT "lower"(name) FROM t',
+      "SELECT 1; SELECT 2",
+    ]
+  ) {
+    assert.equal(sqlStatementClass(sql).class, "unproven", sql);
+  }
+  // Words inside literals, quoted identifiers and comments are not read.
+  assert.equal(sqlStatementClass(`SELECT 'delete', "update" FROM t -- insert`).class, "reads");
 });
 
 Deno.test("a sql guardfile with a database and no auth or base-url loads and lists its tool", async () => {

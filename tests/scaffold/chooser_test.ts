@@ -163,7 +163,9 @@ Deno.test("weir scaffold in a terminal: select two operations, write, serve exac
     const described = JSON.parse((await runCli(["describe", "--format", "json", file])).stdout);
     assert.deepEqual(
       described.tools.filter((t: { kind: string }) => t.kind === "grant")
-        .map((t: { method: string; path: string }) => `${t.method} ${t.path}`).sort(),
+        .map((t: { operation: { method: string; path: string } }) =>
+          `${t.operation.method} ${t.operation.path}`
+        ).sort(),
       ["GET /pet/findByStatus", "GET /store/order/{orderId}"],
     );
   } finally {

@@ -162,7 +162,10 @@ async function checkOutput(
   const described = await runCli(["describe", "--format", "json", file]);
   assert.equal(described.code, 0, described.stderr);
   const tools = JSON.parse(described.stdout).tools as Json[];
-  const ops = tools.filter((t) => t.kind === "grant").map((t) => `${t.method} ${shape(t.path)}`);
+  const ops = tools.filter((t) => t.kind === "grant").map((t) => {
+    const op = t.operation as Json;
+    return `${op.method} ${shape(op.path)}`;
+  });
   const openapi = await runCli(["describe", "--format", "openapi", file]);
   assert.equal(openapi.code, 0, openapi.stderr);
   const result = await new Validator().validate(JSON.parse(openapi.stdout));

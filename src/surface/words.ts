@@ -1,0 +1,104 @@
+/**
+ * The surface model's values in words, for `weir describe` and `weir diff`:
+ * where a value comes from (never a literal's text), what a tool sends, a
+ * credential, a rate limit's state. Pure.
+ *
+ * @module
+ */
+import { CONCEALED_TEXT } from "./concealed.ts";
+import type {
+  Credential,
+  Operation,
+  RateLimitSurface,
+  RateState,
+  SentValue,
+  SourceStep,
+  Surface,
+  Upstream,
+} from "./model.ts";
+
+/** Sources in words: `env GITHUB_TOKEN, else a literal`. */
+export function sourceWords(chain: readonly SourceStep[]): string {
+  return chain.map((c) => ("literal" in c ? "a literal" : `${c.provider} ${c.address}`)).join(
+    ", else ",
+  );
+}
+
+/** A sent value in words: the text when it is shown, else where it is read. */
+export function sentWords(value: SentValue | undefined): string {
+  if (value === undefined) return "none";
+  return "shown" in value ? value.shown : `resolved at call time from ${sourceWords(value.from)}`;
+}
+
+/** Where the upstream is, in words. */
+export function upstreamWords(upstream: Upstream | undefined): string {
+  if (upstream === undefined) return "none";
+  switch (upstream.kind) {
+    case "http":
+      return sentWords(upstream.baseUrl);
+    case "none":
+      return "none";
+    case "mcp-http":
+      return `MCP server ${upstream.endpoint} (Streamable HTTP)`;
+    case "mcp-stdio":
+      return `MCP server "${[upstream.command, ...upstream.args].join(" ")}" (stdio)`;
+    case "aws":
+      return `AWS ${upstream.service} in ${upstream.region}: ${upstream.endpoint}`;
+  }
+}
+
+/** One credential in words: `Authorization: Bearer from env X`. */
+export function credentialWords(c: Credential): string {
+  return `${c.sentAs}${c.prefix ? ` (prefix "${c.prefix}")` : ""} from ${
+    "shown" in c.value ? CONCEALED_TEXT : sourceWords(c.value.from)
+  }`;
+}
+
+/** How weir authenticates upstream, in words (`none` when it sends no credential). */
+export function authWords(surface: Pick<Surface, "credentials" | "upstream">): string {
+  if (surface.credentials.length === 0) {
+    return surface.upstream.kind === "mcp-stdio"
+      ? "none sent by weir (a stdio MCP server reads its own credentials from the environment)"
+      : "none";
+  }
+  return surface.credentials.map(credentialWords).join("; ");
+}
+
+/** What a tool sends, in words: `GET /items/{id}`, `sql read: SELECT ...`, `MCP tool echo`. */
+export function operationWords(op: Operation | undefined, reads?: boolean): string {
+  if (op === undefined) return "nothing";
+  switch (op.kind) {
+    case "http":
+      return `${op.method} ${op.path}`;
+    case "graphql":
+      return `${op.method} ${op.path} (graphql)`;
+    case "sql":
+      return reads === undefined
+        ? `sql: ${oneLine(op.statement)}`
+        : `sql ${reads ? "read" : "write"}: ${oneLine(op.statement)}`;
+    case "mcp":
+      return `MCP tool ${op.tool}`;
+    case "aws":
+      return `${op.action} ${op.scope}`;
+  }
+}
+
+/** A rate limit in words: `60 per 60000 ms`. */
+export function rateWords(r: Pick<RateLimitSurface, "count" | "windowMs">): string {
+  return `${r.count} per ${r.windowMs} ms`;
+}
+
+/** Where a rate limit's state lives, in words. */
+export function rateStateWords(state: RateState | undefined): string {
+  if (state === undefined || state.where === "process") {
+    return "in each process (N replicas allow N times the calls)";
+  }
+  return `shared in redis (URL from ${
+    sentWords(state.url).replace(/^resolved at call time from /, "")
+  }, bucket ${state.bucket})`;
+}
+
+/** Whitespace runs as one space, trimmed. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
