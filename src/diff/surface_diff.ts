@@ -15,7 +15,8 @@
  */
 import type { Surface } from "../surface/model.ts";
 import { compareFields, compareItem, type Effect } from "./declare.ts";
-import { SURFACE_DECLARATIONS, TOOLS as tools } from "./declarations.ts";
+import { SURFACE_DECLARATIONS } from "./declarations.ts";
+import { TOOLS as tools } from "./tool_declarations.ts";
 
 export type { Effect };
 

@@ -5,9 +5,9 @@
  * for each served tool (the definition as listed, with the file's rules
  * applied, or the stub's reason), from a live listing or a fingerprints file
  * that recorded the definitions. Without them the model holds what the file
- * alone says (each tool's rules, pins and controls, and an input schema of
- * the rules only), which is what `weir diff` compares when the server is
- * held fixed. Pure.
+ * alone says (each tool's argument rules, pins and controls; no input
+ * schema), which is what `weir diff` compares when the server is held
+ * fixed. Pure.
  *
  * @module
  */
@@ -124,7 +124,7 @@ function proxySurface(
   if (title !== undefined) tool.title = title;
   const description = proxy.description ?? spec?.description;
   if (description !== undefined) tool.description = description;
-  tool.inputSchema = spec?.inputSchema ?? rulesSchema(proxy.arguments);
+  if (spec?.inputSchema) tool.inputSchema = spec.inputSchema;
   if (spec?.outputSchema) tool.outputSchema = spec.outputSchema;
   if (decided?.uiResource) tool.interface = decided.uiResource;
   tool.arguments = spec ? specArguments(spec, proxy) : ruleArguments(proxy.arguments);
@@ -150,16 +150,6 @@ function proxySurface(
   if (controls.cache[proxy.name] !== undefined) c.cacheTtlMs = controls.cache[proxy.name];
   tool.controls = c;
   return tool;
-}
-
-/** The rules of the file's `argument` nodes as an input schema (what the file alone says). */
-function rulesSchema(rules: ArgumentRule[]): JsonObject {
-  const properties: JsonObject = {};
-  for (const rule of rules) {
-    if (rule.hide) continue;
-    properties[rule.name] = { ...rulesOf(rule) } as JsonObject;
-  }
-  return { type: "object", properties };
 }
 
 function ruleArguments(rules: ArgumentRule[]): Argument[] {

@@ -590,7 +590,7 @@ const FAILURES: [string, string, RegExp][] = [
     [
       "sql read verb with a write",
       `sql { statement "delete from orders where id = $1"; param "id" type="integer" }`,
-      /a reading grant .* this statement writes: it starts with "DELETE"/,
+      /named as a read .* this statement writes: it starts with "DELETE"/,
     ],
     [
       "sql read verb with a data-modifying WITH",
