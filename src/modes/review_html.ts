@@ -7,13 +7,23 @@
  * bidirectional and zero-width characters shown as `\uXXXX`) so a file
  * cannot hide or forge what the page says.
  *
- * The describe page reads the surface describe prints (src/modes/describe.ts),
+ * The describe page reads the surface model describe prints (src/surface/model.ts),
  * the diff page the changes diff reports (src/diff/surface_diff.ts), widening
  * ones first. Pure: text in, text out.
  *
  * @module
  */
-import type { DescribedInput, DescribedTool, Surface } from "./describe.ts";
+import type { Argument, Surface, Tool } from "../surface/model.ts";
+import {
+  authWords,
+  oneLine,
+  operationWords,
+  rateStateWords,
+  rateWords as rateText,
+  sourceWords,
+  upstreamWords,
+} from "../surface/words.ts";
+import { constraintWords } from "./describe.ts";
 import type { Change, Effect } from "../diff/surface_diff.ts";
 
 /** What the page says about where it came from. */
@@ -133,20 +143,19 @@ ${body}
  * Whether a served tool can change anything upstream (`write`) or only reads;
  * a tool the surface does not say reads is a write (refuse rather than guess).
  */
-function access(t: DescribedTool): "read" | "write" {
-  if (t.kind === "info") return "read";
-  return t.reads === true ? "read" : "write";
+function access(t: Tool): "read" | "write" {
+  return t.access.reads ? "read" : "write";
 }
 
-function operation(t: DescribedTool): string {
+function operation(t: Tool): string {
   if (t.kind === "info") return "answers from weir itself; reaches nothing upstream";
-  if (t.kind === "proxy") return `MCP tool ${t.upstreamTool ?? t.name}`;
-  if (t.sql) {
-    return t.sql.reads
-      ? `SQL read (read-only transaction, at most ${t.sql.maxRows} rows)`
+  const op = t.operation;
+  if (op?.kind === "sql") {
+    return t.access.reads
+      ? `SQL read (read-only transaction, at most ${op.maxRows} rows)`
       : "SQL write";
   }
-  return `${t.method ?? ""} ${t.path ?? ""}`.trim();
+  return operationWords(op).replace(/ \(graphql\)$/, "");
 }
 
 function list(items: string[], cls = ""): string {
@@ -154,53 +163,57 @@ function list(items: string[], cls = ""): string {
   return `<ul${cls ? ` class="${cls}"` : ""}>${items.map((i) => `<li>${i}</li>`).join("")}</ul>`;
 }
 
-function inputsTable(inputs: DescribedInput[]): string {
+function inputsTable(inputs: Argument[]): string {
   if (inputs.length === 0) return `<p class="muted">No arguments.</p>`;
-  const rows = inputs.map((i) =>
+  const rows = inputs.filter((i) => i.served).map((i) =>
     `<tr data-input="${h(i.name)}"><td><code>${h(i.name)}</code></td><td>${h(i.in)}</td>` +
     `<td><code>${h(i.type)}</code></td><td>${i.required ? "required" : "optional"}</td>` +
     `<td>${
       list([
-        ...i.constraints.map((c) => h(c)),
-        ...(i.metacharacters === "refuse" ? ["shell metacharacters refused"] : []),
+        ...constraintWords(i).map((c) => h(c)),
+        ...(i.encoding?.metacharacters === "refuse" ? ["shell metacharacters refused"] : []),
       ]) || `<span class="muted">none</span>`
     }</td>` +
-    `<td>${i.sentAs ? `<code>${h(i.sentAs)}</code>` : ""}</td></tr>`
+    `<td>${i.sentAs !== i.name ? `<code>${h(i.sentAs)}</code>` : ""}</td></tr>`
   ).join("\n");
   return `<table class="inputs"><thead><tr><th>argument</th><th>sent in</th><th>type</th>` +
     `<th></th><th>constraints</th><th>sent as</th></tr></thead><tbody>\n${rows}\n</tbody></table>`;
 }
 
 /** What the guardfile adds around a served tool: restricts, pins, scopes, confirm, caps. */
-function controls(t: DescribedTool, surface: Surface): string[] {
+function controls(t: Tool, surface: Surface): string[] {
   const out: string[] = [];
-  if (t.confirm !== undefined) {
-    out.push(`<b>a person confirms each call first</b>: “${h(t.confirm)}”`);
+  const c = t.controls;
+  if (c.confirm !== undefined) {
+    out.push(`<b>a person confirms each call first</b>: “${h(c.confirm)}”`);
   }
-  for (const r of t.restrictions ?? []) {
-    out.push(
-      `<code>${h(r.param)}</code> must match ${
-        r.allowed.map((g) => `<code>${h(g)}</code>`).join(" or ")
-      }`,
-    );
+  for (const a of t.arguments) {
+    for (const globs of a.restrict) {
+      out.push(
+        `<code>${h(a.name)}</code> must match ${
+          globs.map((g) => `<code>${h(g)}</code>`).join(" or ")
+        }`,
+      );
+    }
   }
-  for (const g of t.exclusive ?? []) {
+  for (const a of t.arguments.filter((a) => !a.served)) {
+    out.push(`argument <code>${h(a.name)}</code> is hidden: an agent cannot set it`);
+  }
+  for (const g of t.exclusive) {
     out.push(`at most one of ${g.map((n) => `<code>${h(n)}</code>`).join(", ")}`);
   }
   if (t.fixedBody) {
     out.push(`the body always holds <code>${h(JSON.stringify(t.fixedBody))}</code>`);
   }
-  for (const p of t.pins ?? []) {
+  for (const p of t.pins) {
+    const from = "from" in p.value ? sourceWords(p.value.from) : "the file";
     out.push(
-      `query <code>${h(p.query)}</code> is set by weir from ${h(p.from)} (value not shown)`,
+      `${p.in} <code>${h(p.name)}</code> is set by weir from ${h(from)} (value not shown${
+        p.secret ? "; redacted from answers" : ""
+      })`,
     );
   }
-  for (const p of t.pinnedArguments ?? []) {
-    out.push(
-      `argument <code>${h(p.argument)}</code> is set by weir from ${h(p.from)} (value not shown)`,
-    );
-  }
-  if (t.scopes && t.scopes.length > 0) {
+  if (t.scopes.length > 0) {
     out.push(
       `callers need the OAuth scope${t.scopes.length > 1 ? "s" : ""} ${
         t.scopes.map((s) => `<code>${h(s)}</code>`).join(" ")
@@ -210,48 +223,49 @@ function controls(t: DescribedTool, surface: Surface): string[] {
   if (surface.rateLimit && t.kind !== "info") {
     out.push(`rate limit ${h(rateWords(surface.rateLimit))}, shared by every tool`);
   }
-  if (t.cacheTtlMs !== undefined) out.push(`answers cached for ${t.cacheTtlMs} ms`);
-  if (t.rejectEmpty) out.push("an empty upstream answer is an error");
-  if (t.rejectBlank?.length) {
-    out.push(`refused when blank: ${t.rejectBlank.map((n) => `<code>${h(n)}</code>`).join(", ")}`);
+  if (c.cacheTtlMs !== undefined) out.push(`answers cached for ${c.cacheTtlMs} ms`);
+  if (c.rejectEmpty) out.push("an empty upstream answer is an error");
+  if (c.rejectBlank.length > 0) {
+    out.push(`refused when blank: ${c.rejectBlank.map((n) => `<code>${h(n)}</code>`).join(", ")}`);
   }
-  if (t.extract) out.push(`the answer is reduced to ${h(t.extract)}`);
-  if (t.sql) out.push(`statement <code>${h(t.sql.statement.replace(/\s+/g, " ").trim())}</code>`);
-  if (t.graphql) {
-    out.push(`GraphQL document <code>${h(t.graphql.document.replace(/\s+/g, " ").trim())}</code>`);
+  if (c.extract) {
+    out.push(`the answer is reduced to ${h(`${c.extract.as}, first ${c.extract.max}`)}`);
   }
+  const op = t.operation;
+  if (op?.kind === "sql") out.push(`statement <code>${h(oneLine(op.statement))}</code>`);
+  if (op?.kind === "graphql") out.push(`GraphQL document <code>${h(oneLine(op.document))}</code>`);
   if (t.interface) out.push(`MCP Apps interface <code>${h(t.interface)}</code>`);
-  if (t.kind === "proxy" && t.reads) {
-    out.push("read-only as the MCP server declares it (its <code>readOnlyHint</code>)");
-  }
+  if (t.kind !== "info") out.push(`${t.access.reads ? "reads" : "may write"}: ${h(t.access.why)}`);
   return out;
 }
 
 function rateWords(r: NonNullable<Surface["rateLimit"]>): string {
-  return `${r.count} calls per ${r.windowMs} ms` + (r.store ? ` (${r.store})` : " (in process)");
+  return `${rateText(r)}, ${rateStateWords(r.state)}`;
 }
 
-function toolSection(t: DescribedTool, surface: Surface): string {
+function toolSection(t: Tool, surface: Surface): string {
   const id = anchor("tool", t.name);
   if (t.kind === "withheld") {
     return `<section class="tool withheld" id="${id}" data-tool="${h(t.name)}" data-kind="withheld">
 <h3><code>${h(t.name)}</code><span class="badge withheld">withheld</span></h3>
-<p>${h(t.reason ?? "")}</p>${
-      t.alternative ? `\n<p class="muted">Instead: <code>${h(t.alternative)}</code></p>` : ""
+<p>${h(t.withheld?.reason ?? "")}</p>${
+      t.withheld?.alternative
+        ? `\n<p class="muted">Instead: <code>${h(t.withheld.alternative)}</code></p>`
+        : ""
     }
 </section>`;
   }
   const rw = access(t);
   const badges = `<span class="badge ${rw}">${rw}</span>` +
     (t.destructive ? `<span class="badge confirm">destructive</span>` : "") +
-    (t.confirm !== undefined ? `<span class="badge confirm">confirm</span>` : "");
+    (t.controls.confirm !== undefined ? `<span class="badge confirm">confirm</span>` : "");
   const c = controls(t, surface);
   return `<section class="tool ${rw}" id="${id}" data-tool="${h(t.name)}" data-kind="${t.kind}">
 <h3><code>${h(t.name)}</code>${badges}</h3>
 <p class="op"><code>${h(operation(t))}</code></p>${
     t.description ? `\n<p>${h(t.description.replace(/\s+/g, " ").trim())}</p>` : ""
   }
-${t.kind === "info" ? "" : inputsTable(t.inputs ?? [])}${c.length ? "\n" + list(c, "controls") : ""}
+${t.kind === "info" ? "" : inputsTable(t.arguments)}${c.length ? "\n" + list(c, "controls") : ""}
 </section>`;
 }
 
@@ -259,16 +273,20 @@ ${t.kind === "info" ? "" : inputsTable(t.inputs ?? [])}${c.length ? "\n" + list(
  * The review page of a surface: every tool with its method and path, its
  * arguments and constraints, the withheld operations with their reasons, pins
  * (where from, never the value), scopes, confirm, rate limits and the upstream.
- * @param surface what `describeGuardfile`, `describeWrap` or `describeAws` returned
+ * @param surface the surface model (`surfaceOfGuardfile`, `describeWrap`, `describeAws`)
  * @returns one HTML document (UTF-8 text)
  *
  * @example
  * ```ts
  * import { surfaceHtml } from "./review_html.ts";
- * const html = surfaceHtml({
- *   server: "demo", file: "demo.mcp.kdl", upstream: "https://api.example.com", auth: "none",
- *   tools: [{ name: "get_ticket", kind: "grant", method: "GET", path: "/t/{id}", inputs: [] }],
- * }, { version: "0.1.0" });
+ * import { parseGuardfile } from "../guardfile/parse.ts";
+ * import { surfaceOfGuardfile } from "../surface/spec.ts";
+ * const { guardfile } = parseGuardfile(
+ *   `wrap ward mcp demo {\n  base-url "https://api.example.com"\n  auth none\n` +
+ *     `  can get ticket { path "/t/{id}" }\n}`,
+ *   "demo.mcp.kdl",
+ * );
+ * const html = surfaceHtml(surfaceOfGuardfile(guardfile!), { version: "0.1.0" });
  * if (!html.includes('data-tool="get_ticket"') || html.includes("<script")) throw new Error();
  * ```
  */
@@ -276,19 +294,33 @@ export function surfaceHtml(surface: Surface, options: PageOptions): string {
   const served = surface.tools.filter((t) => t.kind !== "withheld");
   const withheld = surface.tools.filter((t) => t.kind === "withheld");
   const writes = served.filter((t) => access(t) === "write");
-  const confirmed = served.filter((t) => t.confirm !== undefined);
+  const confirmed = served.filter((t) => t.controls.confirm !== undefined);
   const facts: [string, string][] = [
     ["guardfile", `<code>${h(surface.file)}</code>`],
-    ["upstream", h(surface.upstream)],
-    ["credential", h(surface.auth)],
+    ["upstream", h(upstreamWords(surface.upstream))],
+    ["credential", h(authWords(surface))],
   ];
-  if (surface.database) facts.push(["database", h(surface.database)]);
-  if (surface.oauth) {
+  if (surface.database) {
+    facts.push([
+      "database",
+      h(`${surface.database.driver} (PostgreSQL), DSN from ${sourceWords(surface.database.dsn)}`),
+    ]);
+  }
+  const oauth = surface.callers.oauth;
+  if (oauth) {
     facts.push([
       "callers",
-      `OAuth access tokens from <code>${h(surface.oauth.issuer)}</code> for <code>${
-        h(surface.oauth.resource)
+      `OAuth access tokens from <code>${h(oauth.issuer)}</code> for <code>${
+        h(oauth.resource)
       }</code>`,
+    ]);
+  }
+  for (const c of surface.callers.inboundTokens) {
+    facts.push([
+      "caller",
+      `<code>${h(c.name)}</code> (token from ${h(sourceWords(c.token))}) may call ${
+        c.tools.map((t) => `<code>${h(t)}</code>`).join(", ")
+      }`,
     ]);
   }
   if (surface.rateLimit) facts.push(["rate limit", h(rateWords(surface.rateLimit))]);
@@ -298,8 +330,8 @@ export function surfaceHtml(surface: Surface, options: PageOptions): string {
     }</code></a></td><td>${
       t.kind === "withheld" ? `<span class="badge withheld">withheld</span>` : access(t)
     }</td><td>${
-      t.kind === "withheld" ? h(t.reason ?? "") : `<code>${h(operation(t))}</code>`
-    }</td><td>${t.confirm !== undefined ? "confirm" : ""}</td></tr>`
+      t.kind === "withheld" ? h(t.withheld?.reason ?? "") : `<code>${h(operation(t))}</code>`
+    }</td><td>${t.controls.confirm !== undefined ? "confirm" : ""}</td></tr>`
   ).join("\n");
   const body = `<header>
 <h1>${h(surface.server)} <small>what an agent can do through weir</small></h1>
