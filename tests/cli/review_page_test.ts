@@ -29,7 +29,7 @@ if (!CHROMIUM) {
 interface Tool {
   name: string;
   kind: string;
-  reason?: string;
+  withheld?: { reason: string };
 }
 
 /** Every tool name the dumped DOM holds a section for, in order. */
@@ -114,7 +114,9 @@ wrap ward mcp issues {
         );
         for (const t of d.tools) {
           assert.equal(shown.find((s) => s.tool === t.name)!.kind, t.kind, `${files[i]} ${t.name}`);
-          if (t.kind === "withheld") assert.ok(dom.includes(domText(t.reason!)), t.reason);
+          if (t.kind === "withheld") {
+            assert.ok(dom.includes(domText(t.withheld!.reason)), t.withheld!.reason);
+          }
         }
         assert.match(dom, /<h1>/, `${files[i]} rendered`);
         assert.doesNotMatch(dom, /<script|<img|<iframe|<link rel="stylesheet"/i);
