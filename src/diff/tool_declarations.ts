@@ -360,6 +360,21 @@ const TOOL: Declared<Tool> = {
     "interface",
     (v) => v ?? "none",
   ),
+  acceptedFindings: {
+    why: "an accepted finding serves a definition the scan would have stubbed",
+    key: (f) => f.id,
+    added: (f) => [{
+      effect: "widen",
+      what: `accepts finding ${f.id} of the definition scan (the tool is served with it)`,
+    }],
+    removed: (f) => [{ effect: "narrow", what: `no longer accepts finding ${f.id}` }],
+    label: (f) => `accepted finding ${f.id}`,
+    each: {
+      id: ignored("the key"),
+      pointer: changes("where in the definition; the acceptance is by id", "pointer"),
+      reason: changes("the file's words", "reason"),
+    },
+  },
   withheld: {
     why: "a stub's words",
     fields: {

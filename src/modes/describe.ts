@@ -156,6 +156,13 @@ function toolLines(t: Tool): string[] {
       }${p.secret ? ", secret (redacted from answers)" : ""}`,
     );
   }
+  for (const f of t.acceptedFindings) {
+    lines.push(
+      `  accepted finding ${f.id}${f.pointer ? ` in ${f.pointer}` : ""}${
+        f.reason ? `: ${f.reason}` : ""
+      }`,
+    );
+  }
   if (t.interface) lines.push(`  interface ${t.interface}`);
   if (c.cacheTtlMs !== undefined) lines.push(`  cached for ${c.cacheTtlMs} ms`);
   if (c.rejectEmpty) lines.push(`  an empty answer is an error (reject-empty)`);

@@ -283,8 +283,24 @@ export interface Tool {
   scopes: string[];
   /** A proxied tool's MCP Apps interface resource (`_meta.ui.resourceUri`). */
   interface?: string;
+  /**
+   * A proxied tool's findings of the definition scan the file accepts
+   * (`accept-finding`): the tool is served with them. `pointer` says where in
+   * the definition, when the definition was read.
+   */
+  acceptedFindings: AcceptedFinding[];
   /** Why a stub refuses. */
   withheld?: { reason: string; alternative?: string };
+}
+
+/** One accepted finding of the definition scan. */
+export interface AcceptedFinding {
+  /** `<rule>:<16 hex digits>`, as `weir lint-upstream` prints it. */
+  id: string;
+  /** Where in the definition (a JSON pointer), when it was read. */
+  pointer?: string;
+  /** The file's reason, when it gives one. */
+  reason?: string;
 }
 
 /** Where an argument goes. */

@@ -121,6 +121,7 @@ export function emptyTool(name: string, kind: Tool["kind"]): Tool {
     pins: [],
     controls: { rejectEmpty: false, rejectBlank: [], rawResponse: false },
     scopes: [],
+    acceptedFindings: [],
   };
 }
 

@@ -32,7 +32,13 @@ import {
 
 /** What the host decided for one served tool: its listed definition, or a stub's reason. */
 export type WrapDecision =
-  | { name: string; spec: ToolSpec; uiResource?: string }
+  | {
+    name: string;
+    spec: ToolSpec;
+    uiResource?: string;
+    /** Findings of the definition scan found and accepted, with where they are. */
+    accepted?: { id: string; pointer: string }[];
+  }
   | { name: string; stub: string };
 
 /**
@@ -108,7 +114,7 @@ function upstreamOf(wrap: McpWrap): Upstream {
 function proxySurface(
   wrap: McpWrap,
   proxy: ProxyTool,
-  decided: { spec: ToolSpec; uiResource?: string } | undefined,
+  decided: Extract<WrapDecision, { spec: ToolSpec }> | undefined,
 ): Tool {
   const tool = emptyTool(proxy.name, "proxy");
   const spec = decided?.spec;
@@ -132,6 +138,12 @@ function proxySurface(
     tool.arguments.push({ ...ruleArgument(rule), served: false });
   }
   tool.scopes = [...proxy.scopes];
+  // Live: the findings found and accepted; from the file alone: every acceptance it states.
+  const found = decided?.accepted ?? proxy.accept.map((a) => ({ id: a.id }));
+  tool.acceptedFindings = found.map((f) => {
+    const reason = proxy.accept.find((a) => a.id === f.id)?.reason;
+    return { ...f, ...(reason !== undefined ? { reason } : {}) };
+  });
   tool.pins = (wrap.controls.pins[proxy.name] ?? []).map((p) => ({
     name: p.name,
     in: "argument",

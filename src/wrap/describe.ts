@@ -28,8 +28,13 @@ export function wrapDecisions(host: UpstreamHost): WrapDecision[] {
   return host.served().map((state): WrapDecision => {
     const name = state.entry.name;
     if (state.kind === "stubbed") return { name, stub: stubWords(state.stub) };
+    const decision: WrapDecision = { name, spec: state.spec };
     const ui = uiResourceOf(state.spec);
-    return ui ? { name, spec: state.spec, uiResource: ui } : { name, spec: state.spec };
+    if (ui) decision.uiResource = ui;
+    if (state.scan?.accepted.length) {
+      decision.accepted = state.scan.accepted.map((f) => ({ id: f.id, pointer: f.pointer }));
+    }
+    return decision;
   });
 }
 
