@@ -36,7 +36,7 @@
  */
 import { type Diagnostic, Diagnostics, type Located } from "./diagnostics.ts";
 import type { KdlNode } from "./kdl.ts";
-import type { McpWrap, McpWrapResult, ProxyTool } from "./mcp_wrap_model.ts";
+import type { McpWrap, McpWrapControls, McpWrapResult, ProxyTool } from "./mcp_wrap_model.ts";
 import type { Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readIcons, readPrompts, readResources } from "./siblings.ts";
@@ -44,7 +44,14 @@ import { readOAuth } from "./oauth.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
 import { readSurface, SURFACE_NODE } from "./surface.ts";
 import { readServer } from "./mcp_wrap_server.ts";
-import { nearWithheld, operationKeys, spellingClashes, type SurfaceName } from "./spellings.ts";
+import {
+  nearWithheld,
+  operationKeys,
+  sharedOperations,
+  spellingClashes,
+  type SurfaceName,
+} from "./spellings.ts";
+import { proxyControls, proxyOperation } from "./operations.ts";
 import { readProxy } from "./mcp_wrap_proxy.ts";
 import {
   readInstructions,
@@ -57,9 +64,11 @@ export type * from "./mcp_wrap_model.ts";
 
 /**
  * One operation, one name (src/guardfile/spellings.ts), on the wrapped
- * surface: two served or withheld names that differ only by case, separators
- * or a verb synonym are an error naming both (near spellings of a withheld
- * tool a warning); and a withheld tool is not served under another name by a
+ * surface: a served name spelled like a withheld one (case, separators, a verb
+ * synonym), or two served names for one MCP tool with different controls, are
+ * an error naming both (two names for one tool with the same controls, names
+ * that differ only by case or separators, near spellings of a withheld tool:
+ * a warning); and a withheld tool is not served under another name by a
  * proxy whose upstream is that tool (or a spelling of it); and no served
  * name is another served tool's name on the MCP server (a swap).
  */
@@ -68,6 +77,7 @@ function checkSurfaceNames(
   proxies: readonly ProxyTool[],
   withholds: readonly Withhold[],
   infoTool: string | null,
+  controls: McpWrapControls,
 ): void {
   type Named = SurfaceName & { at: Located };
   const names: Named[] = [
@@ -77,6 +87,8 @@ function checkSurfaceNames(
       what: `proxy "${p.name}"`,
       line: p.position?.line,
       at: { path: `wrap > proxy ${p.name}`, position: p.position },
+      operation: proxyOperation(p),
+      controls: proxyControls(p, controls),
     })),
     ...withholds.map((w) => ({
       tool: w.tool,
@@ -89,8 +101,15 @@ function checkSurfaceNames(
   if (infoTool) {
     names.push({ tool: infoTool, kind: "served", what: "the info tool", at: { path: "" } });
   }
-  for (const clash of spellingClashes(names)) diags.error((clash.later as Named).at, clash.message);
+  for (const clash of spellingClashes(names)) {
+    const at = (clash.later as Named).at;
+    if (clash.severity === "error") diags.error(at, clash.message);
+    else diags.warn(at, clash.message);
+  }
   for (const near of nearWithheld(names)) diags.warn((near.later as Named).at, near.message);
+  for (const shared of sharedOperations(names)) {
+    diags.warn((shared.later as Named).at, shared.message);
+  }
   // A served name that is another served tool's name on the MCP server (names swapped or
   // shifted) makes every control by name read as the other tool.
   for (const p of proxies) {
@@ -189,12 +208,12 @@ export function readMcpWrap(nodes: readonly KdlNode[], file: string): McpWrapRes
   const proxies = body.proxies;
   const infoTool = readServerInfo(top, proxies);
   const withholds = readWithholds(top, proxies, infoTool);
-  checkSurfaceNames(diags, proxies, withholds, infoTool);
   const instructions = readInstructions(top);
   const resources = readResources(top);
   const prompts = readPrompts(top);
   const icons = readIcons(top);
   const controls = readWrapControls(top, proxies);
+  checkSurfaceNames(diags, proxies, withholds, infoTool, controls);
   const oauth = readOAuth(top);
   const served = [
     ...proxies.map((p) => p.name),

@@ -24,7 +24,8 @@ import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
 
 export { normalizeBaseUrl } from "./wrap.ts";
-import { nearWithheld, spellingClashes, type SurfaceName } from "./spellings.ts";
+import { nearWithheld, sharedOperations, spellingClashes, type SurfaceName } from "./spellings.ts";
+import { grantControls, grantOperation } from "./operations.ts";
 
 /** The default name of the read-only info tool. */
 export const INFO_TOOL = "weir_info";
@@ -241,12 +242,15 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
   const body = readWrap(wrap);
   const infoTool = readServerInfo(top, body?.grants ?? [], diags);
   const withholds = readWithholds(top, body?.grants ?? [], infoTool);
-  checkSpellings(body?.grants ?? [], withholds, infoTool, top, diags);
   const instructions = readInstructions(top);
   const resources = readResources(top);
   const prompts = readPrompts(top);
   const icons = readIcons(top);
   const controls = readControls(top, body?.grants ?? []);
+  checkSpellings(body?.grants ?? [], withholds, infoTool, top, diags, (grant) => ({
+    operation: grantOperation(grant),
+    controls: grantControls(grant, controls, body?.restricts ?? []),
+  }));
   const oauth = readOAuth(top);
   const surface = readSurface(top);
   const inboundTokens = readInboundTokens(top, [
@@ -380,6 +384,7 @@ function checkSpellings(
   infoTool: string | null,
   top: NodeReader[],
   diags: Diagnostics,
+  reaches: (grant: Grant) => Pick<SurfaceName, "operation" | "controls">,
 ): void {
   const infoNode = top.find((n) => n.name === "server-info");
   const names: (SurfaceName & { at: Located })[] = [
@@ -389,6 +394,7 @@ function checkSpellings(
       what: `the grant "can ${g.verb} ${g.resource}"`,
       line: g.position?.line,
       at: { path: `wrap > can ${g.verb} ${g.resource}`, position: g.position },
+      ...reaches(g),
     })),
     ...withholds.map((w) => ({
       tool: w.tool,
@@ -408,10 +414,15 @@ function checkSpellings(
     });
   }
   for (const clash of spellingClashes(names)) {
-    diags.error((clash.later as SurfaceName & { at: Located }).at, clash.message);
+    const at = (clash.later as SurfaceName & { at: Located }).at;
+    if (clash.severity === "error") diags.error(at, clash.message);
+    else diags.warn(at, clash.message);
   }
   for (const near of nearWithheld(names)) {
     diags.warn((near.later as SurfaceName & { at: Located }).at, near.message);
+  }
+  for (const shared of sharedOperations(names)) {
+    diags.warn((shared.later as SurfaceName & { at: Located }).at, shared.message);
   }
 }
 

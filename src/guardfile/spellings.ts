@@ -1,13 +1,24 @@
 /**
  * One operation, one tool name: tool names that differ only by letter case,
  * by separators (`_`, `-`, `.`, a space, or none at all, as in camelCase) or
- * by a verb synonym (`remove` for `delete`, `fetch` for `get`) name the same
- * operation. A `withhold "delete_ticket"` beside `can delete Ticket` (tool
- * `delete_Ticket`) or `can remove ticket` would otherwise serve the very
- * operation the file withholds, under another spelling; and two served tools
- * spelled so would let an agent reach one operation by two names.
- * {@link spellingClashes} finds every such pair; the loader makes each an
- * error naming both tools.
+ * by a verb synonym (`remove` for `delete`, `fetch` for `get`) may name the
+ * same operation ({@link operationKeys}). {@link spellingClashes} finds such
+ * pairs and says how much each matters:
+ *
+ * - an error where a spelling would serve a withheld operation
+ *   (`withhold "delete_ticket"` beside `can delete Ticket` or
+ *   `can remove ticket`: the very operation the file withholds, served);
+ * - an error where two served names reach the same upstream operation (the
+ *   same method and path, the same MCP tool) with different controls (one
+ *   with `confirm`, one without; another `restrict`, pin, scope or input
+ *   rule): an agent skips a control by calling the other name;
+ * - a warning where two served names reach one operation with the same
+ *   controls (two names, no harm), where two names differ only by case or
+ *   separators but reach different operations (easy to confuse), or where
+ *   two withholds spell one name;
+ * - nothing for verb synonyms that reach different operations: `get_file`
+ *   (its metadata) and `read_file` (its content) are two operations, and many
+ *   APIs name them so.
  *
  * Pure: names in, findings out. The verb synonym groups are
  * {@link VERB_SYNONYMS}; the folding rule is {@link foldedName}.
@@ -100,58 +111,168 @@ export interface SurfaceName {
   what: string;
   /** 1-based line of the declaration, when known. */
   line?: number;
+  /**
+   * The upstream operation a served name reaches, in words for a message
+   * (`GET /files/{}`, `the MCP server's "search"`); absent for the info tool.
+   * Two served names with equal operations reach one operation.
+   */
+  operation?: string;
+  /**
+   * Its controls, each kind as comparable text (`confirm`, `restrict`,
+   * `pin`...): two names reaching one operation must agree on every kind.
+   */
+  controls?: Readonly<Record<string, string>>;
 }
 
-/** Two surface names that name one operation. */
+/** Two surface names that may name one operation. */
 export interface SpellingClash {
   /** The one declared later in the file (the finding is reported there). */
   later: SurfaceName;
   /** The one it repeats. */
   earlier: SurfaceName;
+  /** `error`: the file is refused; `warning`: said, and served. */
+  severity: "error" | "warning";
   /** What to tell the author: both names, how they differ, what to change. */
   message: string;
 }
 
 /**
- * Every name on one surface that names the same operation as a name before
- * it ({@link operationKeys}). Identical names are not reported here (the
- * loader refuses those in its own words).
+ * Every name on one surface that may name the same operation as a name
+ * before it ({@link operationKeys}), with its severity (see the module doc):
+ * at most one finding per name, the most severe. Identical names are not
+ * reported here (the loader refuses those in its own words).
  *
  * @param names the served tools (grants, the info tool) and the withheld stubs
- * @returns one clash per such name, against the first name of its operation, in file order
+ * @returns the findings, in file order
+ * @example
+ * ```ts
+ * import { spellingClashes } from "./spellings.ts";
+ * const get = { tool: "get_file", kind: "served", what: "can get file", operation: "GET /files/{}" } as const;
+ * const read = { tool: "read_file", kind: "served", what: "can read file", operation: "GET /files/{}/content" } as const;
+ * spellingClashes([get, read]); // []: two operations
+ * spellingClashes([get, { ...read, operation: "GET /files/{}", controls: { confirm: "yes" } }])[0].severity; // "error"
+ * ```
  */
 export function spellingClashes(names: readonly SurfaceName[]): SpellingClash[] {
   const ordered = [...names].sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-  const first = new Map<string, SurfaceName>();
+  const byKey = new Map<string, SurfaceName[]>();
   const clashes: SpellingClash[] = [];
   for (const name of ordered) {
     const keys = operationKeys(name.tool);
-    const earlier = keys.map((k) => first.get(k)).find((e) => e !== undefined);
-    if (earlier !== undefined && earlier.tool !== name.tool) {
-      clashes.push({ later: name, earlier, message: clashMessage(name, earlier) });
-      continue;
+    const earlier = new Set(keys.flatMap((k) => byKey.get(k) ?? []));
+    let worst: SpellingClash | undefined;
+    for (const e of earlier) {
+      if (e.tool === name.tool) continue;
+      const found = clashOf(name, e);
+      if (found && (!worst || (worst.severity === "warning" && found.severity === "error"))) {
+        worst = found;
+      }
     }
-    for (const k of keys) if (!first.has(k)) first.set(k, name);
+    if (worst) clashes.push(worst);
+    for (const k of keys) byKey.set(k, [...(byKey.get(k) ?? []), name]);
   }
   return clashes;
 }
 
-function clashMessage(later: SurfaceName, earlier: SurfaceName): string {
+/** The kinds of control two names reaching one operation disagree on. */
+function differingControls(a: SurfaceName, b: SurfaceName): string[] {
+  const kinds = new Set([...Object.keys(a.controls ?? {}), ...Object.keys(b.controls ?? {})]);
+  return [...kinds].filter((k) => (a.controls?.[k] ?? "") !== (b.controls?.[k] ?? "")).sort();
+}
+
+/** What a pair of meeting names amounts to (see the module doc), or `undefined`: nothing. */
+function clashOf(later: SurfaceName, earlier: SurfaceName): SpellingClash | undefined {
   const at = earlier.line === undefined ? "" : `, line ${earlier.line}`;
+  const how = howTheyDiffer(later.tool, earlier.tool);
   const pair = `"${later.tool}" (${later.what}) and "${earlier.tool}" (${earlier.what}${at}) ` +
-    `differ ${howTheyDiffer(later.tool, earlier.tool)}, so they name one operation`;
+    `differ ${how}`;
+  const finding = (severity: "error" | "warning", message: string): SpellingClash => ({
+    later,
+    earlier,
+    severity,
+    message,
+  });
   const withheld = [later, earlier].find((n) => n.kind === "withheld");
   const served = [later, earlier].find((n) => n.kind === "served");
   if (withheld && served) {
-    return `${pair}: "${withheld.tool}" is withheld, and serving "${served.tool}" would serve ` +
-      `it anyway; remove ${served.what}, or remove the withhold if the operation is meant to ` +
-      `be served`;
+    return finding(
+      "error",
+      `${pair}, so they name one operation: "${withheld.tool}" is withheld, and serving ` +
+        `"${served.tool}" would serve it anyway; remove ${served.what}, or remove the withhold ` +
+        `if the operation is meant to be served`,
+    );
   }
   if (withheld) {
-    return `${pair}: keep one withhold node, spelled as the upstream names the operation`;
+    return finding(
+      "warning",
+      `${pair}, so they name one operation: keep one withhold node, spelled as the upstream ` +
+        `names the operation`,
+    );
   }
-  return `${pair}: one surface may not offer one operation under two names; remove one, or ` +
-    `rename a verb or resource so the names say how the operations differ`;
+  if (later.operation !== undefined && later.operation === earlier.operation) {
+    const differ = differingControls(later, earlier);
+    if (differ.length > 0) {
+      return finding(
+        "error",
+        `${pair}, and both reach ${later.operation} with different controls (${
+          differ.join(", ")
+        }): an agent skips a control by calling the other name; give both the same ` +
+          `controls, or remove one`,
+      );
+    }
+    return finding(
+      "warning",
+      `${pair}, and both reach ${later.operation}: one operation under two names; remove one ` +
+        `unless both names are wanted`,
+    );
+  }
+  if (foldedName(later.tool) === foldedName(earlier.tool)) {
+    return finding(
+      "warning",
+      `${pair}, but reach different operations: names an agent can mistake for each other; ` +
+        `rename one so the names say how the operations differ`,
+    );
+  }
+  return undefined;
+}
+
+/** Control kinds that guard an operation (not the shape of its inputs), for {@link sharedOperations}. */
+const GUARDING = ["confirm", "pin", "reject-empty-argument", "scope", "path values"];
+
+/**
+ * Served names of unlike spellings (which {@link spellingClashes} does not
+ * pair) that reach one operation, where one lacks a guarding control the
+ * other has (`confirm`, `pin`, `reject-empty-argument`, `scope`, path value
+ * rules): a warning naming both, since an agent can skip the control by
+ * calling the other tool. Two views of one operation with other inputs
+ * (`list_open-issues`, `list_closed-issues`) are not reported.
+ *
+ * @returns one finding per such name, against the first it differs from, in file order
+ */
+export function sharedOperations(names: readonly SurfaceName[]): SpellingClash[] {
+  const ordered = [...names].filter((n) => n.kind === "served" && n.operation !== undefined)
+    .sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  const findings: SpellingClash[] = [];
+  for (const [i, later] of ordered.entries()) {
+    const keys = new Set(operationKeys(later.tool));
+    const earlier = ordered.slice(0, i).find((e) =>
+      e.operation === later.operation && !operationKeys(e.tool).some((k) => keys.has(k)) &&
+      differingControls(later, e).some((k) => GUARDING.includes(k))
+    );
+    if (!earlier) continue;
+    const differ = differingControls(later, earlier).filter((k) => GUARDING.includes(k));
+    const at = earlier.line === undefined ? "" : `, line ${earlier.line}`;
+    findings.push({
+      later,
+      earlier,
+      severity: "warning",
+      message: `"${later.tool}" (${later.what}) and "${earlier.tool}" (${earlier.what}${at}) ` +
+        `both reach ${later.operation}, with different ${differ.join(", ")}: an agent can skip ` +
+        `what one requires by calling the other; give both the same, unless the difference is ` +
+        `meant`,
+    });
+  }
+  return findings;
 }
 
 /**
@@ -213,6 +334,7 @@ export function nearWithheld(names: readonly SurfaceName[]): SpellingClash[] {
       findings.push({
         later: served,
         earlier: w,
+        severity: "warning",
         message: `"${served.tool}" (${served.what}) and "${w.tool}" (${w.what}${at}) differ ` +
           `only by a plural or by word order, so they may name one operation: "${w.tool}" is ` +
           `withheld; if "${served.tool}" reaches it, remove ${served.what}, or add ` +

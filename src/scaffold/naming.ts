@@ -20,7 +20,7 @@
  */
 import type { HttpMethod } from "../guardfile/model.ts";
 import { methodForVerb, VERB_METHODS } from "../guardfile/verbs.ts";
-import { operationKeys } from "../guardfile/spellings.ts";
+import { foldedName } from "../guardfile/spellings.ts";
 
 /**
  * Words taken as verbs besides the verb table's: the actions API documents
@@ -43,16 +43,18 @@ const VERBS = new Set([
 const PREFIXES = new Set(["re", "un", "pre"]);
 
 /**
- * The operation keys (src/guardfile/spellings.ts) of the names taken, and of
- * the info tool: a new name must meet none of them, or the loader would refuse
- * the pair as one operation under two spellings (`delete_issue-label` and
- * `remove_issue-label`).
+ * The folded names (src/guardfile/spellings.ts) of the names taken, and of
+ * the info tool: a new name must meet none of them, or the loader would warn
+ * that two operations have names differing only by case or separators. A
+ * verb synonym is free: two operations (`delete_issue-label` on a label,
+ * `remove_issue-label` on an issue's label) reach different paths, which the
+ * loader tells apart.
  */
 function keysOf(taken: Set<string>): { size: number; keys: Set<string> } {
   let cached = KEYS.get(taken);
   if (!cached || cached.size !== taken.size) {
-    const keys = new Set(operationKeys("weir_info"));
-    for (const t of taken) for (const k of operationKeys(t)) keys.add(k);
+    const keys = new Set([foldedName("weir_info")]);
+    for (const t of taken) keys.add(foldedName(t));
     cached = { size: taken.size, keys };
     KEYS.set(taken, cached);
   }
@@ -152,12 +154,12 @@ export function nameGrant(
   if (rest.length === 0) rest = ["root"];
   const base = rest.join("-").slice(0, 100).replace(/-+$/, "");
   const known = keysOf(taken);
-  const clashes = (tool: string) => operationKeys(tool).some((k) => known.keys.has(k));
+  const clashes = (tool: string) => known.keys.has(foldedName(tool));
   let resource = base;
   for (let n = 2; clashes(`${verb}_${resource}`); n++) resource = `${base}-${n}`;
   const tool = `${verb}_${resource}`;
   taken.add(tool);
-  for (const k of operationKeys(tool)) known.keys.add(k);
+  known.keys.add(foldedName(tool));
   known.size = taken.size;
   const mapped = methodForVerb(verb);
   return { verb, resource, tool, statesMethod: mapped.inferred || mapped.method !== method };

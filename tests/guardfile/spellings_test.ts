@@ -1,9 +1,11 @@
 /**
- * A withheld operation cannot come back under another spelling, and one
- * surface never offers one operation under two names (case, separators,
- * verb synonyms): generated spellings against generated withholds, through
- * the loader `lint` and `serve` share (`parseGuardfile`), and through the
- * shipped CLI for a few.
+ * A withheld operation cannot come back under another spelling (case,
+ * separators, verb synonyms), and two spellings of one operation (the same
+ * method and path) cannot differ in their controls; spellings that reach
+ * other paths are other operations (`get_file`, `read_file`: metadata and
+ * content), served, with a warning only when they differ by case or
+ * separators alone. Generated spellings through the loader `lint` and `serve`
+ * share (`parseGuardfile`), and through the shipped CLI for a few.
  */
 import assert from "node:assert/strict";
 import fc from "../support/property.ts";
@@ -91,23 +93,86 @@ Deno.test("parseGuardfile() refuses a grant that serves a withheld operation und
   );
 });
 
-Deno.test("parseGuardfile() refuses two grants that name one operation, under any spelling", () => {
+/**
+ * Two grants on `paths`, with `confirm` on the first when `confirmFirst`; both
+ * state `method "GET"` (a verb spelled in capitals is not in the verb table and
+ * would be a POST: another operation).
+ */
+function twinsText(
+  grants: { verb: string; resource: string }[],
+  paths: [string, string],
+  confirmFirst: boolean,
+): string {
+  const [a] = grants;
+  return `${confirmFirst ? `confirm "${a.verb}_${a.resource}"\n` : ""}wrap ward mcp t {
+    base-url "http://127.0.0.1:9"
+    auth none
+${
+    grants.map((g, i) =>
+      `    can "${g.verb}" "${g.resource}" { method "GET"; path "${paths[i]}"; }`
+    )
+      .join("\n")
+  }
+}
+`;
+}
+
+Deno.test("parseGuardfile() refuses two spellings of one operation (method and path) with different controls", () => {
   fc.assert(
     fc.property(
       operation.chain(({ group, resource }) =>
         fc.tuple(respelled(group, resource), respelled(group, resource))
       ),
-      ([a, b]) => {
+      fc.constantFrom<[string, string]>(["/r/{id}", "/r/{id}"], ["/r/{id}", "/r/{other}"]),
+      ([a, b], paths) => {
         const ta = `${a.verb}_${a.resource}`;
         const tb = `${b.verb}_${b.resource}`;
         fc.pre(ta !== tb); // identical names have their own "duplicate tool name" error
-        const text = guardfileText("unrelated_thing", [a, b]);
-        const { guardfile, diagnostics } = parseGuardfile(text, "t.mcp.kdl");
-        assert.equal(guardfile, undefined, `${ta} and ${tb} both served`);
+        const { guardfile, diagnostics } = parseGuardfile(
+          twinsText([a, b], paths, true),
+          "t.mcp.kdl",
+        );
+        assert.equal(guardfile, undefined, `${ta} (confirm) and ${tb} (none) both served`);
         assert.ok(
-          diagnostics.some((d) => d.message.includes(`"${ta}"`) && d.message.includes(`"${tb}"`)),
+          diagnostics.some((d) =>
+            d.severity === "error" && d.message.includes(`"${ta}"`) &&
+            d.message.includes(`"${tb}"`) && d.message.includes("(confirm)")
+          ),
           JSON.stringify(diagnostics),
         );
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("parseGuardfile() serves two spellings that reach other paths (no error); one path, same controls: a warning", () => {
+  fc.assert(
+    fc.property(
+      operation.chain(({ group, resource }) =>
+        fc.tuple(respelled(group, resource), respelled(group, resource))
+      ),
+      fc.constantFrom<[string, string]>(["/r/{id}", "/r/{id}/content"], ["/r/{id}", "/r/{id}"]),
+      ([a, b], paths) => {
+        const ta = `${a.verb}_${a.resource}`;
+        const tb = `${b.verb}_${b.resource}`;
+        fc.pre(ta !== tb);
+        const { guardfile, diagnostics } = parseGuardfile(
+          twinsText([a, b], paths, false),
+          "t.mcp.kdl",
+        );
+        assert.ok(guardfile, `${ta} and ${tb}: ${JSON.stringify(diagnostics)}`);
+        const about = diagnostics.filter((d) =>
+          d.message.includes(`"${ta}"`) && d.message.includes(`"${tb}"`)
+        );
+        const sameOperation = paths[0] === paths[1];
+        // A verb synonym reaching another path is another operation: nothing said.
+        const confusable = ta.toLowerCase().replace(/[_.-]/g, "") ===
+          tb.toLowerCase().replace(/[_.-]/g, "");
+        if (sameOperation || confusable) {
+          assert.equal(about.length, 1, JSON.stringify(diagnostics));
+          assert.equal(about[0].severity, "warning");
+        } else assert.deepEqual(about, []);
       },
     ),
     { numRuns: 300 },
@@ -135,17 +200,10 @@ Deno.test("parseGuardfile() serves distinct operations: other resources, verbs o
         );
         const { guardfile, diagnostics } = parseGuardfile(text, "t.mcp.kdl");
         assert.ok(guardfile, JSON.stringify(diagnostics));
-        // What loads never holds two names that meet (the served surface property).
-        const names = [
-          ...guardfile.grants.map((g) => g.tool),
-          ...guardfile.withholds.map((w) => w.tool),
-        ];
-        const seen = new Map<string, string>();
-        for (const name of names) {
-          for (const key of operationKeys(name)) {
-            assert.ok(!seen.has(key) || seen.get(key) === name, `${name} meets ${seen.get(key)}`);
-            seen.set(key, name);
-          }
+        // What loads never serves a name that meets a withheld one.
+        const withheld = new Set(guardfile.withholds.flatMap((w) => operationKeys(w.tool)));
+        for (const g of guardfile.grants) {
+          assert.ok(!operationKeys(g.tool).some((k) => withheld.has(k)), `${g.tool} is withheld`);
         }
       },
     ),

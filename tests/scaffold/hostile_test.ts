@@ -563,8 +563,10 @@ Deno.test("weir scaffold --output: the file is created with the usual permission
 });
 
 Deno.test("weir scaffold | head: a reader that stops early ends it with a message, not a stack trace", async () => {
-  const text = await Deno.readTextFile(
-    new URL(import.meta.resolve("@octokit/openapi/generated/api.github.com.json")),
+  const text = JSON.stringify(
+    // A JSON import: the package is an npm one (no file URL to read with nodeModulesDir none).
+    (await import("@octokit/openapi/generated/api.github.com.json", { with: { type: "json" } }))
+      .default,
   );
   const dir = await Deno.makeTempDir({ prefix: "weir-scaffold-pipe-" });
   try {
