@@ -132,7 +132,7 @@ const NAMED_TEXTS = (what: string): List<NamedText> => ({
   removed: (t) => [{ effect: "change", what: `${what} ${t.name} removed` }],
   label: (t) => `${what} ${t.name}`,
   each: {
-    name: ignored("the key"),
+    name: ignored("the key texts are matched by"),
     content: rule("neither", "words the model reads", (_o, _n, at) => [{
       effect: "change",
       what: `${at.label} changed`,
@@ -157,7 +157,7 @@ const HEADERS: List<FixedHeader> = {
   removed: (h) => [{ effect: "widen", what: `header ${h.name} removed` }],
   label: (h) => `header ${h.name}`,
   each: {
-    name: ignored("the key"),
+    name: ignored("the key headers are matched by"),
     text: rule("wider", "another header value may reach more", (_o, _n, at) => [{
       effect: "widen",
       what: `${at.label} changed`,

@@ -51,6 +51,10 @@ export interface Leaf<V> {
   why: string;
   /** The changes between two different values (either may be absent). */
   compare(old: V | undefined, next: V | undefined, at: Context): Found[];
+  /** Set on {@link ignored}: never compared (a key, the file's path). */
+  ignored?: true;
+  /** Set on {@link inSchema}: compared by its own rule only when no input schema is known. */
+  inSchema?: true;
 }
 
 /** An object whose fields are declared one by one. */
@@ -103,12 +107,12 @@ export type Declaration<V> =
 export type Declared<T> = { [K in keyof T]-?: Declaration<NonNullable<T[K]>> };
 
 /** Whether a declaration is a {@link List}. */
-function isList<V>(d: Declaration<V>): d is Declaration<V> & List<unknown> {
+export function isList<V>(d: Declaration<V>): d is Declaration<V> & List<unknown> {
   return "each" in d;
 }
 
 /** Whether a declaration is {@link Fields}. */
-function isFields<V>(d: Declaration<V>): d is Declaration<V> & Fields<V> {
+export function isFields<V>(d: Declaration<V>): d is Declaration<V> & Fields<V> {
   return "fields" in d;
 }
 
@@ -254,7 +258,7 @@ export function changes<V>(why: string, name: string, show: Show<V> = json): Lea
 
 /** Not compared at all (the path a file was read from). */
 export function ignored<V>(why: string): Leaf<V> {
-  return { moves: "neither", why, compare: () => [] };
+  return { moves: "neither", why, compare: () => [], ignored: true };
 }
 
 /** A number: larger widens, smaller narrows; added narrows, removed widens (no bound). */
@@ -380,5 +384,6 @@ export function inSchema<V>(leaf: Leaf<V>): Leaf<V> {
     moves: leaf.moves,
     why: `${leaf.why} (stated in the advertised input schema, compared there when it is known)`,
     compare: (o, n, at) => at.schemasKnown ? [] : leaf.compare(o, n, at),
+    inSchema: true,
   };
 }

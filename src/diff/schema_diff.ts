@@ -57,6 +57,7 @@ export function diffObjectSchema(old: Schema, next: Schema, label = ""): SchemaC
     }
     out.push(...diffValueSchema(oldProps[k], newProps[k], name(k), `${label}${k}.`));
   }
+  if (label === "") out.push(...otherKeywords(old, next, "the arguments"));
   const oldOpen = old.additionalProperties !== false;
   const newOpen = next.additionalProperties !== false;
   const obj = label === "" ? "the arguments" : `input "${label.slice(0, -1)}"`;
@@ -125,6 +126,7 @@ function diffValueSchema(old: Schema, next: Schema, name: string, nested: string
   } else if (!oi && ni && hasType(old, "array")) {
     out.push({ effect: "narrow", what: `${name}: items now ${typeWords(ni)}` });
   }
+  out.push(...otherKeywords(old, next, name));
   const objectish = hasType(old, "object") && hasType(next, "object");
   if (objectish && (old.properties || next.properties)) {
     if (old.properties && !next.properties) {
@@ -174,4 +176,57 @@ function typeWords(s: Schema): string {
 
 function fmt(values: unknown[]): string {
   return values.map((v) => JSON.stringify(v)).join(", ");
+}
+
+/** Keywords compared above (or by the object comparison). */
+const COMPARED = new Set([
+  "type",
+  "enum",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "pattern",
+  "items",
+  "properties",
+  "required",
+  "additionalProperties",
+]);
+
+/** Keywords that annotate and admit nothing more or less (JSON Schema 2020-12 section 9). */
+const ANNOTATIONS = new Set([
+  "title",
+  "description",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$comment",
+]);
+
+/**
+ * Every other keyword that differs: an annotation is a change in words; any
+ * other (`allOf`, `anyOf`, `not`, `const`, `format`, `multipleOf`, ...) may
+ * admit what the old one refused, and weir does not reason about it: counted
+ * as a widening, so it is never missed.
+ */
+function otherKeywords(old: Schema, next: Schema, name: string): SchemaChange[] {
+  const out: SchemaChange[] = [];
+  const keys = new Set([...Object.keys(old), ...Object.keys(next)]);
+  for (const key of [...keys].sort()) {
+    if (COMPARED.has(key)) continue;
+    if (JSON.stringify(old[key]) === JSON.stringify(next[key])) continue;
+    out.push(
+      ANNOTATIONS.has(key) ? { effect: "change", what: `${name}: ${key} changed` } : {
+        effect: "widen",
+        what: `${name}: ${key} ${
+          old[key] === undefined ? "added" : next[key] === undefined ? "removed" : "changed"
+        } (weir does not tell whether it admits more: counted as a widening)`,
+      },
+    );
+  }
+  return out;
 }

@@ -35,6 +35,7 @@ import {
   widens,
 } from "./declare.ts";
 import { diffObjectSchema } from "./schema_diff.ts";
+import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { operationWords, sentWords, sourceWords } from "../surface/words.ts";
 
 /** A value rule's declarations (each also stated in the advertised schema). */
@@ -317,7 +318,10 @@ const TOOL: Declared<Tool> = {
     "the schema advertised and enforced: compared as widening or narrowing per keyword",
     (o, n, at) =>
       o && n
-        ? diffObjectSchema(o, n).map((c) => ({ ...c, what: `${prefix(at)}${c.what}` }))
+        ? diffObjectSchema(ownPairsOut(o), ownPairsOut(n)).map((c) => ({
+          ...c,
+          what: `${prefix(at)}${c.what}`,
+        }))
         : [{ effect: "change", what: `${prefix(at)}input schema known on one side only` }],
   ),
   outputSchema: rule("neither", "what an answer is promised to hold", (_o, _n, at) => [{
@@ -370,7 +374,7 @@ const TOOL: Declared<Tool> = {
     removed: (f) => [{ effect: "narrow", what: `no longer accepts finding ${f.id}` }],
     label: (f) => `accepted finding ${f.id}`,
     each: {
-      id: ignored("the key"),
+      id: ignored("the key findings are matched by"),
       pointer: changes("where in the definition; the acceptance is by id", "pointer"),
       reason: changes("the file's words", "reason"),
     },
@@ -386,6 +390,23 @@ const TOOL: Declared<Tool> = {
     },
   },
 };
+
+/**
+ * A grant's schema without the `allOf` pairs weir writes for its
+ * `mutually-exclusive` groups (src/surface/input_schema.ts): the tool's
+ * `exclusive` field reports those.
+ */
+function ownPairsOut(schema: JsonObject): JsonObject {
+  if (!Array.isArray(schema.allOf)) return schema;
+  const own = (x: unknown) =>
+    typeof x === "object" && x !== null &&
+    String(((x as JsonObject).not as JsonObject | undefined)?.description ?? "").startsWith(
+      "send at most one of ",
+    );
+  const rest = schema.allOf.filter((x) => !own(x));
+  const { allOf: _, ...out } = schema;
+  return rest.length > 0 ? { ...out, allOf: rest } : out;
+}
 
 function compareOperation(
   o: Tool["operation"],

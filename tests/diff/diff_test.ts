@@ -530,3 +530,70 @@ Deno.test("weir diff --git REV FILE compares with the file as committed", async 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+// ---- the four misses of issue 35, and their reverses ----
+
+const FOUR = `
+inbound-token ci { value env "CI_TOKEN"; tools "get_project"; }
+pin "get_project" { query "site" env "SITE" secret=#true; }
+rate-limit "60/1m" { store redis literal "redis://127.0.0.1:6379"; bucket "shared"; }
+wrap ward mcp four {
+    base-url "https://api.example.com"
+    auth none
+    can get project {
+        path "/projects/{pid}"
+        param "pid" slashes="encoded"
+    }
+}
+`;
+
+Deno.test("diffSurfaces(): each of issue 35's four misses widens, and its reverse narrows", () => {
+  const cases: [string, string, RegExp][] = [
+    [
+      `param "pid" slashes="encoded"`,
+      `param "pid" slashes="segments"`,
+      /^widen get_project: input "pid": one segment, \/ sent as %2F -> relative path of segments$/,
+    ],
+    [
+      ` secret=#true;`,
+      `;`,
+      /^widen get_project: pin on query site: no longer secret: its value is no longer redacted/,
+    ],
+    [
+      `env "CI_TOKEN"`,
+      `env "OTHER_TOKEN"`,
+      /^widen \(server\): inbound token ci: its token is now read from env OTHER_TOKEN \(was env CI_TOKEN\)$/,
+    ],
+    [
+      ` { store redis literal "redis://127.0.0.1:6379"; bucket "shared"; }`,
+      ``,
+      /^widen \(server\): rate-limit 60 per 60000 ms: state shared in redis .* -> in each process \(N replicas allow N times the calls\)$/,
+    ],
+  ];
+  for (const [from, to, expected] of cases) {
+    const next = edit(from, to, FOUR);
+    const out = lines(FOUR, next);
+    assert.ok(out.some((l) => expected.test(l)), `${from} -> ${to}:\n${out.join("\n")}`);
+    // The reverse narrows; another token variable, or the other way of placing a
+    // slash (a value then reaches a path the first never sent), widens again.
+    const back = lines(next, FOUR);
+    assert.ok(back.length > 0, `${to} -> ${from} is reported`);
+    if (!/OTHER_TOKEN|slashes/.test(to)) {
+      assert.ok(!back.some((l) => l.startsWith("widen")), `${to} -> ${from}:\n${back.join("\n")}`);
+    }
+  }
+  // Back to refusing a slash narrows.
+  const refused = lines(FOUR, edit(`param "pid" slashes="encoded"`, `param "pid"`, FOUR));
+  assert.ok(refused.some((l) => /^narrow get_project: input "pid": .* -> one segment$/.test(l)));
+  // ...and lifts the 1024-character cap a path of segments has: that part widens, and says so.
+  assert.deepEqual(
+    refused.filter((l) => l.startsWith("widen")),
+    [`widen get_project: input "pid": maxLength 1024 -> none`],
+  );
+  // Another shared bucket starts full: a widening too.
+  assert.ok(
+    lines(FOUR, edit(`bucket "shared"`, `bucket "other"`, FOUR)).some((l) =>
+      /^widen \(server\): rate-limit .*bucket shared\) -> .*bucket other\)/.test(l)
+    ),
+  );
+});
