@@ -277,6 +277,39 @@ Each line is marked "+ WIDENS", "- narrows" or "~ changes"; widening ones come f
 Exit codes: 0 compared, 1 a guardfile does not load or --fail-on matched, 2 usage errors.`,
     run: async (args) => (await import("./src/cli/diff.ts")).run(args),
   },
+  verify: {
+    summary: `Prove a guardfile's surface: a few hundred generated calls per tool, served
+against a recording stand-in of its upstream; exit 1 on any call that escapes it.`,
+    help: `Usage: weir verify FILE [--cases N] [--seed S] [--tool T]... [--format text|json|junit]
+                   [--definitions F]
+
+Serves FILE (a spec-mode guardfile, or one that wraps an MCP server) against a stand-in
+of its upstream that weir starts on 127.0.0.1 and that records every request and echoes
+it back, credentials included. For each tool it generates calls from what the tool
+advertises: valid values at every boundary and every hostile form the guard knows (dot
+segments and encoded separators in every decoded form, ill-formed text, number
+spellings, deep nesting, name twins, extra keys, wrong types, oversize values, other
+tools' names), over MCP (2025-11-25 and 2026-07-28) and the tool API. Every call must
+hold: at most one upstream request; exactly the called grant's method and path template,
+each value inside its own segment, query and body as declared, pins as pinned, allowed
+values as sent; nothing for a withheld or unnamed tool; a person asked before a gated
+call; no byte of a credential or secret pin in any answer, log line or telemetry event.
+Credentials, pins and DSNs are generated stand-ins (verify reads none of yours); the
+rate limit is lifted so the calls do not queue.
+
+  --cases N           Calls per tool (default 200).
+  --seed S            Draw the calls from seed S: a report's seed replays its run.
+  --tool T            Only tool T (repeatable).
+  --format text|json|junit
+                      Text (default), one JSON document, or a JUnit XML report for CI.
+  --definitions F     For a file that wraps an MCP server: the server's tool definitions
+                      from F (a saved tools/list result, {"tools": [...]}) instead of
+                      asking the server (a server weir cannot reach from here).
+
+Exit codes: 0 every call held, 1 a violation (each printed with its seed and the command
+that replays it) or the file cannot be loaded or verified, 2 usage errors.`,
+    run: async (args) => (await import("./src/cli/verify.ts")).run(args),
+  },
   "serve-upstream": {
     summary: `Serve exactly the allowlisted tools of an existing MCP server (HTTP, or a
 stdio command), each definition verified against its start-up fingerprint.`,

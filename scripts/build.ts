@@ -34,7 +34,7 @@ export const INCLUDE: readonly string[] = ["src/guard/extract_worker.ts"];
  * them before any command starts (a string-literal `import()` is part of the
  * module graph): the tokenizer (`lint`), OpenTelemetry (telemetry on), ioredis
  * (a Redis store), postgres.js (`sql` grants), the OpenAPI and YAML parsers
- * (`scaffold`). `deno compile` cannot see such an import either, so each is
+ * (`scaffold`), fast-check (`verify`). `deno compile` cannot see such an import either, so each is
  * embedded with `--include`. tests/release/lazy_npm_test.ts holds this list to
  * the specifiers in src/ and to the versions deno.json pins.
  */
@@ -52,6 +52,7 @@ export const LAZY_NPM: readonly string[] = [
   "npm:postgres@3.4.9",
   "npm:@scalar/openapi-parser@0.29.22",
   "npm:yaml@2.9.1",
+  "npm:fast-check@4.11.0",
 ];
 
 /**

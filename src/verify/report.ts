@@ -1,0 +1,163 @@
+/**
+ * What `weir verify` prints: per tool the cases, the upstream requests and
+ * the violations, each with the seed and the command that replays it; as
+ * text for people, as JSON, or as a JUnit XML report for CI (one test suite
+ * per file, one test case per tool, a failure per violation).
+ *
+ * @module
+ */
+import type { ToolReport } from "./run.ts";
+
+/** The whole run. */
+export interface VerifyReport {
+  file: string;
+  /** `spec` or `mcp wrap`. */
+  mode: string;
+  /** The seed every tool's cases were drawn from. */
+  seed: number;
+  /** Cases per tool asked for. */
+  cases: number;
+  tools: ToolReport[];
+  /** What the run changed to be able to run, and what it did not check, in words. */
+  notes: string[];
+  /** Milliseconds the calls took. */
+  durationMs: number;
+}
+
+/** The command that replays one tool's cases. */
+export function replayCommand(report: VerifyReport, tool: string): string {
+  return `weir verify ${quote(report.file)} --seed ${report.seed} --cases ${report.cases} --tool ${
+    quote(tool)
+  }`;
+}
+
+function quote(text: string): string {
+  return /^[A-Za-z0-9_./:@%+=-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/** Control characters shown as `\uXXXX`, so a report line stays one line. */
+function printable(text: string): string {
+  return text.replace(
+    /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** The number of violations in the run. */
+export function violationCount(report: VerifyReport): number {
+  return report.tools.reduce((n, t) => n + t.violations.length, 0);
+}
+
+/** The report as text: one line per tool, then each violation with its replay. */
+export function reportText(report: VerifyReport): string {
+  const lines = [
+    `weir verify ${report.file} (${report.mode}): seed ${report.seed}, ${report.cases} cases per tool`,
+  ];
+  const width = Math.max(4, ...report.tools.map((t) => t.tool.length));
+  for (const t of report.tools) {
+    lines.push(
+      `  ${printable(t.tool).padEnd(width)}  ${String(t.cases).padStart(5)} cases  ${
+        String(t.requests).padStart(5)
+      } requests  ${String(t.refused).padStart(5)} refused  ${
+        t.violations.length === 0 ? "ok" : `${t.violations.length} VIOLATIONS`
+      }`,
+    );
+  }
+  for (const t of report.tools) {
+    if (t.violations.length === 0) continue;
+    lines.push(
+      "",
+      `${printable(t.tool)}: ${t.violations.length} violation(s); replay: ${
+        replayCommand(report, t.tool)
+      }`,
+    );
+    for (const v of t.violations.slice(0, 20)) {
+      lines.push(
+        `  case ${v.index} (${v.via}, ${printable(v.kind)}): ${printable(v.message)}`,
+        `    tools/call ${printable(JSON.stringify(v.sent))} ${printable(v.args)}`,
+      );
+    }
+    if (t.violations.length > 20) {
+      lines.push(`  ... and ${t.violations.length - 20} more (--format json lists all)`);
+    }
+  }
+  for (const note of report.notes) lines.push(`note: ${note}`);
+  const n = violationCount(report);
+  const calls = report.tools.reduce((s, t) => s + t.cases, 0);
+  lines.push(
+    n === 0
+      ? `ok: ${calls} calls over ${report.tools.length} tools, no violation (${
+        Math.round(report.durationMs)
+      } ms)`
+      : `FAILED: ${n} violation(s) in ${calls} calls; each replays with the seed above`,
+  );
+  return lines.join("\n");
+}
+
+/** The report as one JSON document. */
+export function reportJson(report: VerifyReport): string {
+  return JSON.stringify(
+    {
+      file: report.file,
+      mode: report.mode,
+      seed: report.seed,
+      cases: report.cases,
+      ok: violationCount(report) === 0,
+      violations: violationCount(report),
+      durationMs: Math.round(report.durationMs),
+      tools: report.tools.map((t) => ({ ...t, replay: replayCommand(report, t.tool) })),
+      notes: report.notes,
+    },
+    null,
+    2,
+  );
+}
+
+function xml(text: string): string {
+  return printable(text).replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;").replaceAll("'", "&apos;");
+}
+
+/**
+ * The report as JUnit XML (the `testsuites` > `testsuite` > `testcase` form
+ * Jenkins, GitLab and GitHub reporters read): one test case per tool, a
+ * `failure` per tool with violations listing each one.
+ */
+export function reportJunit(report: VerifyReport): string {
+  const failures = report.tools.filter((t) => t.violations.length > 0).length;
+  const seconds = (report.durationMs / 1000).toFixed(3);
+  const cases = report.tools.map((t) => {
+    const open =
+      `    <testcase classname="${xml(`weir verify ${report.file}`)}" name="${xml(t.tool)}" ` +
+      `assertions="${t.cases}">`;
+    const props = `      <system-out>${
+      xml(
+        `${t.cases} cases, ${t.requests} requests, ${t.refused} refused, seed ${report.seed}`,
+      )
+    }</system-out>`;
+    if (t.violations.length === 0) return `${open}\n${props}\n    </testcase>`;
+    const body = t.violations.map((v) =>
+      `case ${v.index} (${v.via}, ${v.kind}): ${v.message}\n  tools/call ${
+        JSON.stringify(v.sent)
+      } ${v.args}`
+    ).join("\n");
+    return `${open}\n      <failure message="${
+      xml(`${t.violations.length} violation(s); replay: ${replayCommand(report, t.tool)}`)
+    }" type="violation">${
+      xml(body).replaceAll("\\u000a", "\n")
+    }</failure>\n${props}\n    </testcase>`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="weir verify" tests="${report.tools.length}" failures="${failures}" time="${seconds}">
+  <testsuite name="${
+    xml(report.file)
+  }" tests="${report.tools.length}" failures="${failures}" errors="0" skipped="0" time="${seconds}">
+    <properties>
+      <property name="seed" value="${report.seed}"/>
+      <property name="cases" value="${report.cases}"/>
+      <property name="mode" value="${xml(report.mode)}"/>
+    </properties>
+${cases.join("\n")}
+  </testsuite>
+</testsuites>`;
+}
