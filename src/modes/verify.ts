@@ -34,6 +34,8 @@ export interface BuiltTarget {
   target: Target;
   /** Restrict globs per tool and input, for generation. */
   restricts: Record<string, Record<string, string[][]>>;
+  /** Per tool, more names whose twins generation sends (see `ToolShape.alsoTwin`). */
+  alsoTwin?: Record<string, string[]>;
   notes: string[];
   stop(): Promise<void>;
 }

@@ -49,7 +49,12 @@ export async function runVerify(
     if (options.only && options.only.length > 0 && !options.only.includes(tool.name)) continue;
     const cases = casesFor(
       fc,
-      { name: tool.name, inputSchema: tool.inputSchema, restricts: built.restricts[tool.name] },
+      {
+        name: tool.name,
+        inputSchema: tool.inputSchema,
+        restricts: built.restricts[tool.name],
+        alsoTwin: built.alsoTwin?.[tool.name],
+      },
       names,
       options.cases,
       options.toolSeed(options.seed, tool.name),

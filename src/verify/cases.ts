@@ -39,6 +39,11 @@ export interface ToolShape {
   inputSchema: Record<string, unknown>;
   /** Restrict globs by input name (the value must match one of each list). */
   restricts?: Record<string, string[][]>;
+  /**
+   * More names whose twins to send as extra keys: names the upstream reads that the
+   * tool does not serve under that name (a renamed or pinned argument's upstream name).
+   */
+  alsoTwin?: string[];
 }
 
 /** Hostile strings the guard must refuse or carry as written, by what they try. */
@@ -361,13 +366,17 @@ export function casesFor(
         ),
       });
     }
+  }
+  const twinned = [...names, ...(tool.alsoTwin ?? [])];
+  if (twinned.length > 0) {
     arbs.push({
       weight: 1,
-      arbitrary: fc.tuple(base, key, fc.constantFrom(...HOSTILE_TEXT)).chain(([b, k, [, v]]) =>
-        fc.constantFrom(...twins(k)).map((twin) =>
-          call(`a twin of "${k}"`, withValue(b, twin, str(v)))
-        )
-      ),
+      arbitrary: fc.tuple(base, fc.constantFrom(...twinned), fc.constantFrom(...HOSTILE_TEXT))
+        .chain(([b, k, [, v]]) =>
+          fc.constantFrom(...twins(k)).map((twin) =>
+            call(`a twin of "${k}"`, withValue(b, twin, str(v)))
+          )
+        ),
     });
   }
   arbs.push({

@@ -35,10 +35,13 @@ function quote(text: string): string {
   return /^[A-Za-z0-9_./:@%+=-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Control characters shown as `\uXXXX`, so a report line stays one line. */
+/**
+ * Control, invisible and reordering characters shown as `\uXXXX`, so a report
+ * line stays one line and shows every character of a name.
+ */
 function printable(text: string): string {
   return text.replace(
-    /[\x00-\x1f\x7f-\x9f\u2028\u2029]/g,
+    /[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2064\u2066-\u2069\ufeff]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }

@@ -57,7 +57,7 @@ export interface ToolReport {
   cases: number;
   /** Upstream requests (or MCP calls) its calls under its own name made. */
   requests: number;
-  /** Calls weir refused or answered with an error. */
+  /** Calls answered with an error that reached nothing upstream (refused before sending). */
   refused: number;
   /** Calls a person was asked to confirm. */
   confirmed: number;
@@ -187,7 +187,7 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
     const made = target.received() - from;
     // Counted for the tool when the call named it (a call sent under another name is that name's).
     if (c.tool === tool) report.requests += made;
-    if (answer.outcome !== "ok") report.refused++;
+    if (answer.outcome !== "ok" && made === 0) report.refused++;
     if (made > 1) problems.push(`${made} upstream requests for one call (at most one)`);
     if (made > 0) {
       if (!listed?.reaches) {

@@ -106,13 +106,12 @@ export function startMcpStandIn(tools: ToolSpec[]): StandIn<RecordedCall> {
   const handler = createHttpHandler(server, {
     authorize: () => true,
     allowedOrigins: [],
-    allowedHosts: [],
   });
   const listener = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (request) => {
       headers = [...request.headers];
-      // Recorded as it arrived, before the core keeps only the declared keys.
+      // Recorded as it arrived, before the core checks it against the definitions.
       const text = await request.text();
       try {
         const message = JSON.parse(text);
@@ -124,8 +123,13 @@ export function startMcpStandIn(tools: ToolSpec[]): StandIn<RecordedCall> {
           });
         }
       } catch { /* not JSON: the core answers it */ }
+      const bodied = request.method !== "GET" && request.method !== "HEAD";
       return handler(
-        new Request(request.url, { method: request.method, headers: request.headers, body: text }),
+        new Request(request.url, {
+          method: request.method,
+          headers: request.headers,
+          ...(bodied ? { body: text } : {}),
+        }),
       );
     },
   );

@@ -1,0 +1,195 @@
+/**
+ * `weir verify FILE` for a guardfile that wraps an MCP server: the wrapped
+ * server's tool definitions (listed from the server as `weir describe` does,
+ * or read from `--definitions F`, a saved `tools/list` result) are served by
+ * a recording MCP stand-in (src/verify/standin.ts), and the file is served
+ * against it exactly as `weir serve FILE` serves it (`buildWrapSurface`),
+ * with its header secrets and pins replaced by generated stand-ins.
+ *
+ * @module
+ */
+import type { McpWrap } from "../guardfile/mcp_wrap_model.ts";
+import type { ToolSpec } from "../mcp/types.ts";
+import { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import { resolveHeaders } from "../mcp_upstream/headers.ts";
+import { headerTemplates, targetOf, WRAP_DEFAULTS } from "../wrap/config.ts";
+import { buildWrapSurface } from "../wrap/surface.ts";
+import { guardedHttpApp } from "./http_app.ts";
+import { type BuiltTarget, listedTools, StandInValues, watcher } from "./verify.ts";
+import { startMcpStandIn } from "../verify/standin.ts";
+import { checkWrapCall, type PinnedArgument } from "../verify/wrap_oracle.ts";
+import type { ListedTool, Target } from "../verify/run.ts";
+import { readBoundedText } from "../ops/bounded_file.ts";
+
+/** The wrapped server's definitions: from `file`, else listed from the server itself. */
+async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolSpec[]> {
+  if (file !== undefined) {
+    const text = await readBoundedText(file, {
+      what: "definitions file",
+      maxBytes: 16 * 1024 * 1024,
+    });
+    let json: { tools?: unknown };
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`--definitions ${file}: not JSON (${(error as Error).message})`);
+    }
+    if (!Array.isArray(json?.tools)) {
+      throw new Error(`--definitions ${file}: expected a tools/list result, {"tools": [...]}`);
+    }
+    return json.tools as ToolSpec[];
+  }
+  const headers = headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []);
+  let connection: UpstreamConnection;
+  try {
+    connection = await UpstreamConnection.open({
+      target: targetOf(wrap),
+      headers: () => resolveHeaders(headers).headers,
+      requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
+      maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
+      connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
+    });
+  } catch (error) {
+    throw new Error(
+      `cannot list the MCP server's tools to serve them from a stand-in (${
+        (error as Error).message
+      }); give them with --definitions F (a saved tools/list result, {"tools": [...]})`,
+    );
+  }
+  try {
+    return await connection.listTools();
+  } finally {
+    await connection.close();
+  }
+}
+
+/** A pin's stand-in value of the argument's JSON type. */
+function pinValue(
+  definition: ToolSpec | undefined,
+  name: string,
+  values: StandInValues,
+  what: string,
+  secret: boolean,
+) {
+  const props = (definition?.inputSchema?.properties ?? {}) as Record<string, { type?: unknown }>;
+  const type = props[name]?.type;
+  if (type === "integer" || type === "number") return values.source(what, false, "4242");
+  if (type === "boolean") return values.source(what, false, "true");
+  return values.source(what, secret);
+}
+
+/** Build the target for a guardfile that wraps an MCP server. */
+export async function wrapTarget(given: McpWrap, definitionsFile?: string): Promise<BuiltTarget> {
+  const definitions = await definitionsOf(given, definitionsFile);
+  const standIn = startMcpStandIn(definitions);
+  const values = new StandInValues();
+  const wrap: McpWrap = structuredClone(given);
+  const notes: string[] = [
+    `the MCP server is a stand-in listing ${
+      definitionsFile
+        ? `the definitions of ${definitionsFile}`
+        : "the definitions the server listed"
+    }`,
+  ];
+  const headers = given.server.transport === "http" ? structuredClone(given.server.headers) : [];
+  for (const h of headers) {
+    if ("source" in h.value) h.value = { source: values.source(`header ${h.name}`, true).source };
+  }
+  wrap.server = { transport: "http", url: standIn.url, headers };
+  const pins: Record<string, PinnedArgument[]> = {};
+  for (const [tool, list] of Object.entries(wrap.controls.pins)) {
+    const proxy = wrap.proxies.find((p) => p.name === tool);
+    const definition = definitions.find((d) => d.name === proxy?.upstream);
+    pins[tool] = list.map((p) => {
+      if ("literal" in p.value) return [p.name, p.value.literal];
+      const s = pinValue(definition, p.name, values, `pin ${p.name}`, p.secret);
+      p.value = { source: s.source };
+      const type =
+        ((definition?.inputSchema?.properties ?? {}) as Record<string, { type?: unknown }>)[p.name]
+          ?.type;
+      return [
+        p.name,
+        type === "integer" || type === "number"
+          ? Number(s.value)
+          : type === "boolean"
+          ? true
+          : s.value,
+      ];
+    });
+  }
+  if (wrap.controls.rateLimit) {
+    notes.push("the rate-limit is lifted so the calls do not queue; it is not what verify checks");
+    delete wrap.controls.rateLimit;
+  }
+  if (wrap.oauth || wrap.inboundTokens.length > 0) {
+    notes.push(
+      "who may call (OAuth scopes, inbound tokens) is not checked: every tool is called as a caller allowed all",
+    );
+  }
+  for (const [name, value] of values.values) Deno.env.set(name, value);
+  const watch = watcher();
+  const stopAll = async () => {
+    watch.stop();
+    for (const name of values.values.keys()) Deno.env.delete(name);
+    await standIn.stop();
+  };
+  let surface;
+  try {
+    surface = await buildWrapSurface(wrap, { log: watch.log });
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+  const app = guardedHttpApp(surface.server, { port: 8080, hostname: "127.0.0.1", log: watch.log });
+  const served = new Map(
+    surface.host.served().flatMap((s) => s.kind === "served" ? [[s.entry.name, s] as const] : []),
+  );
+  const listed = await listedTools(app);
+  const schemas = new Map(listed.map((t) => [t.name, t.inputSchema]));
+  const tools: ListedTool[] = listed.map((t) => ({
+    name: t.name,
+    inputSchema: t.inputSchema,
+    reaches: served.has(t.name),
+    confirm: Object.hasOwn(wrap.controls.confirm, t.name),
+  }));
+  const restricts: BuiltTarget["restricts"] = {};
+  const alsoTwin: Record<string, string[]> = {};
+  for (const p of wrap.proxies) {
+    restricts[p.name] = {};
+    for (const a of p.arguments) if (a.restrict) restricts[p.name][a.name] = [a.restrict];
+    alsoTwin[p.name] = [
+      ...p.arguments.filter((a) => a.upstream !== a.name).map((a) => a.upstream),
+      ...(wrap.controls.pins[p.name] ?? []).map((pin) => pin.name),
+    ];
+  }
+  const target: Target = {
+    fetch: app,
+    tools,
+    received: () => standIn.received.length,
+    check: (tool, args, from) => {
+      const proxy = wrap.proxies.find((p) => p.name === tool)!;
+      const schema = schemas.get(tool) ?? {};
+      const declared = new Set(Object.keys((schema.properties ?? {}) as object));
+      const admitsOthers = schema.additionalProperties !== false;
+      const record = typeof args === "object" && args !== null && !Array.isArray(args)
+        ? args as Record<string, unknown>
+        : {};
+      return standIn.received.slice(from).flatMap((c) =>
+        checkWrapCall(proxy, record, c, declared, admitsOthers, pins[tool] ?? [])
+      );
+    },
+    secrets: values.secrets,
+    watched: () => watch.lines,
+  };
+  return {
+    mode: "mcp wrap",
+    target,
+    restricts,
+    alsoTwin,
+    notes,
+    stop: async () => {
+      await surface.connection.close();
+      await stopAll();
+    },
+  };
+}

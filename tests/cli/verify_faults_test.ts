@@ -1,0 +1,158 @@
+/**
+ * `weir verify` can fail: each test plants one fault in a copy of weir (a
+ * mutated module of the guard, the copy's own `cli.ts` run as a user runs
+ * weir) and shows verify reports it, with the seed and the command that
+ * replays it, and exits 1; the same file verified by the unmutated weir
+ * passes. The faults are the kinds a guard must never have: a path value sent
+ * unencoded, a pin skipped, a secret echoed back, a confirmation skipped.
+ *
+ * A mutation names the code it changes by a pattern; when the code moves (a
+ * refactor), the test fails saying which mutation lost its target, rather
+ * than passing without a fault planted.
+ */
+import assert from "node:assert/strict";
+import { ROOT, runCommand, tempGuardfile } from "../support/cli.ts";
+
+interface Mutation {
+  /** What the fault is, in words. */
+  fault: string;
+  /** Every `[file, pattern, replacement]` applied; each pattern must match. */
+  edits: [string, RegExp, string][];
+}
+
+const MUTATIONS: Record<string, Mutation> = {
+  unencoded: {
+    fault: "a path value sent without percent-encoding",
+    edits: [[
+      "src/guard/request.ts",
+      /return encodeURIComponent\(value\);/,
+      "return value;",
+    ]],
+  },
+  pinSkipped: {
+    fault: "a pin skipped",
+    edits: [[
+      "src/guard/send.ts",
+      /for \(const pin of guardfile\.controls\.pins\[grant\.tool\] \?\? \[\]\)/,
+      "for (const pin of [] as typeof guardfile.controls.pins[string])",
+    ]],
+  },
+  secretEchoed: {
+    fault: "a secret echoed (redaction off)",
+    edits: [[
+      "src/guard/secrets.ts",
+      /text\(text: string\): string \{\n/,
+      "text(text: string): string {\n    return text;\n",
+    ]],
+  },
+  confirmSkipped: {
+    fault: "a confirmation skipped",
+    edits: [[
+      "src/guard/confirm.ts",
+      /async confirm\(tool: string, args: Record<string, unknown>, ctx: CallContext\): Promise<void> \{\n/,
+      "async confirm(tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<void> {\n    if (tool) return;\n",
+    ]],
+  },
+};
+
+/** A copy of weir (what `weir verify` runs) with one mutation applied. */
+async function mutatedCopy(mutation: Mutation): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "weir-mutant-" });
+  for (const entry of ["cli.ts", "mod.ts", "deno.json", "deno.lock", "src"]) {
+    await new Deno.Command("cp", { args: ["-R", `${ROOT}${entry}`, `${dir}/${entry}`] }).output();
+  }
+  for (const [file, pattern, replacement] of mutation.edits) {
+    const path = `${dir}/${file}`;
+    const text = await Deno.readTextFile(path);
+    assert.match(
+      text,
+      pattern,
+      `the mutation "${mutation.fault}" lost its target in ${file}: the code moved; point the ` +
+        `pattern at the code that now does this`,
+    );
+    await Deno.writeTextFile(path, text.replace(pattern, replacement));
+  }
+  return dir;
+}
+
+async function verify(root: string, args: string[]) {
+  return await runCommand(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      "--config",
+      `${root}/deno.json`,
+      `${root}/cli.ts`,
+      "verify",
+      ...args,
+    ],
+    cwd: ROOT,
+  });
+}
+
+const CONFIRM_FILE = Deno.readTextFileSync(`${ROOT}guardfiles/demo.mcp.kdl`).replace(
+  "instructions {",
+  `confirm "close_ticket" message="Close it?"\ninstructions {`,
+);
+
+const CASES: {
+  mutation: keyof typeof MUTATIONS;
+  file: () => Promise<string>;
+  tool: string;
+  expect: RegExp;
+}[] = [
+  {
+    mutation: "unencoded",
+    file: () => Promise.resolve("guardfiles/demo.mcp.kdl"),
+    tool: "get_ticket",
+    expect: /path value "(board|id)"|does not fill the grant's template|query "[^"]*"=/,
+  },
+  {
+    mutation: "pinSkipped",
+    file: () => Promise.resolve("guardfiles/plausible-stats.mcp.kdl"),
+    tool: "get_aggregate",
+    expect: /query "site_id" is missing or altered/,
+  },
+  {
+    mutation: "secretEchoed",
+    file: () => Promise.resolve("guardfiles/demo.mcp.kdl"),
+    tool: "list_ticket",
+    expect: /the credential \([^)]*\) is in the answer/,
+  },
+  {
+    mutation: "confirmSkipped",
+    file: () => tempGuardfile(CONFIRM_FILE),
+    tool: "close_ticket",
+    expect: /the call was sent upstream without asking a person \(confirm\)/,
+  },
+];
+
+for (const c of CASES) {
+  Deno.test(`weir verify reports a planted fault: ${MUTATIONS[c.mutation].fault}, with its seed`, async () => {
+    const file = await c.file();
+    const args = [file, "--cases", "60", "--seed", "4242", "--tool", c.tool];
+    const root = await mutatedCopy(MUTATIONS[c.mutation]);
+    try {
+      const faulty = await verify(root, args);
+      assert.equal(
+        faulty.code,
+        1,
+        `verify must fail on the mutant:\n${faulty.stdout}\n${faulty.stderr}`,
+      );
+      assert.match(faulty.stdout, c.expect, faulty.stdout);
+      assert.match(faulty.stdout, /seed 4242/);
+      assert.match(
+        faulty.stdout,
+        new RegExp(`replay: weir verify \\S+ --seed 4242 --cases 60 --tool ${c.tool}`),
+      );
+      assert.match(faulty.stdout, /^FAILED: \d+ violation/m);
+      // The same run on weir as it is: no violation.
+      const clean = await verify(ROOT.replace(/\/$/, ""), args);
+      assert.equal(clean.code, 0, `${clean.stdout}\n${clean.stderr}`);
+      assert.match(clean.stdout, /^ok: 60 calls over 1 tools, no violation/m);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  });
+}
