@@ -294,7 +294,17 @@ function render(entries: Entries): string {
   return `{${entries.map(([k, v]) => `${str(k)}:${v}`).join(",")}}`;
 }
 
-/** Names that look like `name` without being it. */
+/**
+ * Names that look like `name` without being it: case, width, separators,
+ * spaces, invisible and combining characters, plural and cut.
+ *
+ * @example
+ * ```ts
+ * import { twins } from "./cases.ts";
+ * const t = twins("owner");
+ * if (!t.includes("Owner") || !t.includes("owner\u200b") || t.includes("owner")) throw new Error();
+ * ```
+ */
 export function twins(name: string): string[] {
   const out = new Set([
     name.toUpperCase(),

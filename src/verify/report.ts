@@ -24,9 +24,21 @@ export interface VerifyReport {
   durationMs: number;
 }
 
-/** The command that replays one tool's cases. */
+/**
+ * The command that replays one tool's cases (`--seed=S`: a negative seed is not taken for a flag).
+ *
+ * @example
+ * ```ts
+ * import { replayCommand } from "./report.ts";
+ * const line = replayCommand(
+ *   { file: "t.mcp.kdl", mode: "spec", seed: -5, cases: 50, tools: [], notes: [], durationMs: 0 },
+ *   "get_ticket",
+ * );
+ * if (line !== "weir verify t.mcp.kdl --seed=-5 --cases 50 --tool get_ticket") throw new Error(line);
+ * ```
+ */
 export function replayCommand(report: VerifyReport, tool: string): string {
-  return `weir verify ${quote(report.file)} --seed ${report.seed} --cases ${report.cases} --tool ${
+  return `weir verify ${quote(report.file)} --seed=${report.seed} --cases ${report.cases} --tool ${
     quote(tool)
   }`;
 }

@@ -43,6 +43,17 @@ export function secretForms(secret: string): Record<string, string> {
 /**
  * Where a secret shows in a text: the name of the first form found, or
  * undefined. Also finds it inside a longer base64 text (`Basic user:secret`).
+ *
+ * @example
+ * ```ts
+ * import { findSecret } from "./secrets.ts";
+ * const secret = "wv-0123456789abcdef0123+/=x";
+ * if (findSecret(`{"echo":"${encodeURIComponent(secret)}"}`, secret) !== "percent-encoded") {
+ *   throw new Error("a percent-encoded echo is found");
+ * }
+ * if (findSecret(`Basic ${btoa(`user:${secret}`)}`, secret) === undefined) throw new Error();
+ * if (findSecret("nothing here", secret) !== undefined) throw new Error();
+ * ```
  */
 export function findSecret(text: string, secret: string): string | undefined {
   const lower = text.toLowerCase();
@@ -54,7 +65,9 @@ export function findSecret(text: string, secret: string): string | undefined {
     const std = run.replaceAll("-", "+").replaceAll("_", "/");
     for (let start = 0; start < 4; start++) {
       let piece = std.slice(start);
-      piece = piece.slice(0, piece.length - (piece.length % 4));
+      // Padding is not part of the run: put it back (a lone last character decodes to nothing).
+      if (piece.length % 4 === 1) piece = piece.slice(0, -1);
+      piece += "=".repeat((4 - (piece.length % 4)) % 4);
       try {
         if (atob(piece).includes(needle)) return "inside base64";
       } catch { /* not base64 from here */ }

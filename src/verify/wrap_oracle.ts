@@ -23,7 +23,15 @@ const matches = (pattern: string, value: string) => {
   return m(value);
 };
 
-/** A key as a careless reader folds it: NFKC, lower case, no separators or invisible characters. */
+/**
+ * A key as a careless reader folds it: NFKC, lower case, no separators or invisible characters.
+ *
+ * @example
+ * ```ts
+ * import { folded } from "./wrap_oracle.ts";
+ * if (folded("\uff2fwner") !== "owner" || folded("OWNER\u200b") !== "owner") throw new Error();
+ * ```
+ */
 export function folded(key: string): string {
   return key.normalize("NFKC").toLowerCase().replace(/[\s_.\-\u200b-\u200f\u2060\ufeff]/g, "");
 }

@@ -11,6 +11,7 @@
  * than passing without a fault planted.
  */
 import assert from "node:assert/strict";
+import { parse as parseJunit } from "junit2json";
 import { ROOT, runCommand, tempGuardfile } from "../support/cli.ts";
 
 interface Mutation {
@@ -144,9 +145,18 @@ for (const c of CASES) {
       assert.match(faulty.stdout, /seed 4242/);
       assert.match(
         faulty.stdout,
-        new RegExp(`replay: weir verify \\S+ --seed 4242 --cases 60 --tool ${c.tool}`),
+        new RegExp(`replay: weir verify \\S+ --seed=4242 --cases 60 --tool ${c.tool}`),
       );
       assert.match(faulty.stdout, /^FAILED: \d+ violation/m);
+      // The JUnit report says the same to a JUnit reader: the tool's test case failed.
+      const junit = await verify(root, [...args, "--format", "junit"]);
+      assert.equal(junit.code, 1);
+      // deno-lint-ignore no-explicit-any
+      const parsed = await parseJunit(junit.stdout) as any;
+      assert.equal(parsed.failures, 1);
+      const failure = parsed.testsuite[0].testcase[0].failure[0];
+      assert.match(failure.message, /violation\(s\); replay: weir verify .* --seed=4242 /);
+      assert.match(failure.inner, c.expect);
       // The same run on weir as it is: no violation.
       const clean = await verify(ROOT.replace(/\/$/, ""), args);
       assert.equal(clean.code, 0, `${clean.stdout}\n${clean.stderr}`);
