@@ -170,6 +170,22 @@ export class TokenTable {
     this.#callers = callers;
   }
 
+  /**
+   * One caller of each distinct set of tools the tokens are limited to (none
+   * when no token is limited): what an operator compares surfaces per access
+   * set with (`McpServer.surfaceDigest({auth})`).
+   */
+  limitedCallers(): TokenCaller[] {
+    const seen = new Set<string>();
+    return this.#callers.filter((c) => {
+      if (!(c.tools instanceof Set)) return false;
+      const key = JSON.stringify([...c.tools].sort());
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+
   /** The caller an `Authorization` header value presents, or `undefined` (constant time). */
   callerOf(header: string | null): TokenCaller | undefined {
     const i = this.#match(header);

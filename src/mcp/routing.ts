@@ -41,6 +41,7 @@ import { list } from "./lists.ts";
 import { toolsCall } from "./tools.ts";
 import { readResource } from "./resources.ts";
 import { getPrompt } from "./prompts.ts";
+import { SURFACE_META, surfaceDigest } from "./surface_digest.ts";
 import { checkParams, MAX_PARAMS_DEPTH, tooDeepAt } from "./params.ts";
 
 /** The answer to one message: the serialized JSON-RPC response (or none) and an HTTP status. */
@@ -60,9 +61,9 @@ type Handler = (
 
 /** The methods a server can serve, by name (each also needs its revision and capability). */
 const HANDLERS: Record<string, Handler> = {
-  "initialize": (s, p, _call, ctx) => initialize(s, p, ctx),
+  "initialize": (s, p, call, ctx) => initialize(s, p, call, ctx),
   "ping": () => Promise.resolve({}),
-  "server/discover": (s) => Promise.resolve(discover(s)),
+  "server/discover": (s, _p, call) => discover(s, call),
   "tools/list": (s, p, call) => list(s, "tools/list", "tools", p, call),
   "tools/call": (s, p, call) => toolsCall(s, p, call),
   "resources/list": (s, p, call) => list(s, "resources/list", "resources", p, call),
@@ -337,9 +338,10 @@ function selectEra(
   );
 }
 
-function initialize(
+async function initialize(
   s: ServerSetup,
   params: Record<string, unknown>,
+  call: CallContext,
   ctx: MessageContext,
 ): Promise<object> {
   const requested = params.protocolVersion;
@@ -355,16 +357,37 @@ function initialize(
     serverInfo: s.serverInfo,
   };
   if (s.options.instructions) result.instructions = s.options.instructions;
-  return Promise.resolve(result);
+  const { digest } = await callerSurface(s, call);
+  result._meta = { [SURFACE_META]: digest };
+  return result;
 }
 
-function discover(s: ServerSetup): object {
+/**
+ * `server/discover`: the versions, capabilities and instructions, and the
+ * digest of the surface this caller lists (`_meta`); a caller-dependent
+ * digest makes the result `cacheScope: "private"`.
+ */
+async function discover(s: ServerSetup, call: CallContext): Promise<{ json: string }> {
   const result: JsonObject = {
     supportedVersions: [...SUPPORTED_VERSIONS],
     capabilities: s.capabilities,
   };
   if (s.options.instructions) result.instructions = s.options.instructions;
-  return result;
+  const { digest, narrowed } = await callerSurface(s, call);
+  result._meta = { [SURFACE_META]: digest };
+  return {
+    json: JSON.stringify(decorate(s, call.era, methodRule("server/discover")!, result, narrowed)),
+  };
+}
+
+/** The digest of what this caller lists (src/mcp/surface_digest.ts), and whether it is theirs alone. */
+async function callerSurface(
+  s: ServerSetup,
+  call: CallContext,
+): Promise<{ digest: string; narrowed: boolean }> {
+  const access = s.toolAccess(call.auth);
+  const digest = await surfaceDigest(await s.catalog(), access, s.options.resourceTools);
+  return { digest, narrowed: access !== undefined };
 }
 
 /** The revision and version a request is served under. */

@@ -27,6 +27,7 @@ import type { MessageContext } from "./session.ts";
 import { ServerSetup } from "./setup.ts";
 import { classifyId, refusedMessage, type Reply, route } from "./routing.ts";
 import { callToolApi, type ToolCallOutcome } from "./tools.ts";
+import { surfaceDigest } from "./surface_digest.ts";
 
 export type {
   CacheHint,
@@ -131,6 +132,33 @@ export class McpServer {
    */
   toolsChanged(): void {
     if (this.#setup.options.toolsListChanged) this.#setup.toolsChanged();
+  }
+
+  /**
+   * A short digest of the surface a caller lists now: tools (definitions as
+   * listed), resources, resource templates and prompts (src/mcp/surface_digest.ts),
+   * the same under both revisions and on every replica serving the same
+   * catalog. It is also `_meta["weir.dev/surface"]` of `initialize` and
+   * `server/discover` results, for the caller that asked.
+   * @param caller whose view: `{auth}` as the transport's `authorize` returned
+   *   it (narrowed by `toolAccess` as `tools/list` is); absent, every tool
+   * @returns 16 lowercase hex digits
+   * @example
+   * ```ts
+   * import { McpServer } from "./server.ts";
+   * const tool = { name: "echo", inputSchema: { type: "object" } };
+   * const one = new McpServer({ name: "a", catalog: { tools: [tool], resources: [], prompts: [] }, dispatch: () => ({ content: [] }) });
+   * const two = new McpServer({ name: "b", catalog: { tools: [tool], resources: [], prompts: [] }, dispatch: () => ({ content: [] }) });
+   * console.assert(await one.surfaceDigest() === await two.surfaceDigest());
+   * ```
+   */
+  async surfaceDigest(caller?: { auth: unknown }): Promise<string> {
+    const s = this.#setup;
+    return await surfaceDigest(
+      await s.catalog(),
+      caller ? s.toolAccess(caller.auth) : undefined,
+      s.options.resourceTools,
+    );
   }
 
   /**

@@ -4,30 +4,16 @@
  * schemas, annotations, icons, `_meta` or any other field is drift, and a mere
  * reordering of object keys is not.
  *
- * Canonical JSON here: objects with keys sorted by UTF-16 code units (as
- * RFC 8785 sorts them), arrays in order, strings and numbers as
- * `JSON.stringify` writes them, no whitespace.
+ * Canonical JSON (src/mcp/canonical_json.ts): objects with keys sorted by
+ * UTF-16 code units (as RFC 8785 sorts them), arrays in order, strings and
+ * numbers as `JSON.stringify` writes them, no whitespace.
  *
  * @module
  */
 import { sha256Hex } from "../transport/bytes.ts";
+import { canonicalJson } from "../mcp/canonical_json.ts";
 
-/** Canonical JSON text of a JSON value (see the module doc). */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const keys = Object.keys(value).filter((k) =>
-      (value as Record<string, unknown>)[k] !== undefined
-    ).sort();
-    return `{${
-      keys.map((k) =>
-        `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`
-      )
-        .join(",")
-    }}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
+export { canonicalJson };
 
 /**
  * `sha256:<64 hex digits>` of a tool definition's canonical JSON.

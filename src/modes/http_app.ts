@@ -19,8 +19,9 @@
  *
  * `/healthz` and `/readyz` answer whatever `Host` they are asked under:
  * probes (Kubernetes, load balancers) address a server by its IP, which a
- * `--allow-host` list does not name, and the answer (`{"status":"ok"}`) tells
- * a rebinding page nothing. Refusals carry the error shape of their route (src/inbound/refusal.ts).
+ * `--allow-host` list does not name, and the answer (`{"status":"ok",
+ * "surface":"<16 hex digits>"}`) tells a rebinding page nothing it can use (the
+ * surface digest can at most confirm a guess of the whole served surface). Refusals carry the error shape of their route (src/inbound/refusal.ts).
  *
  * @module
  */
@@ -173,11 +174,11 @@ export function guardedHttpApp(
       checkAccept(request, log);
     if (refused) return plainRefusal(refused);
     if (admin) return options.admin!(request, pathname);
-    if (pathname === "/healthz") return probeAnswer(request, 200, "ok");
+    if (pathname === "/healthz") return probeAnswer(request, 200, "ok", server);
     // Ready until shutdown begins; 503 through the grace period and the drain.
     return !drain || drain.ready
-      ? probeAnswer(request, 200, "ready")
-      : probeAnswer(request, 503, "shutting_down");
+      ? probeAnswer(request, 200, "ready", server)
+      : probeAnswer(request, 503, "shutting_down", server);
   };
   if (!drain) return route;
   const max = options.maxConcurrent ?? 0;
@@ -224,9 +225,25 @@ export function guardedHttpApp(
   };
 }
 
-/** The JSON answer of `/healthz` or `/readyz` (no body to a `HEAD`). */
-function probeAnswer(request: Request, status: number, word: string): Response {
-  return new Response(request.method === "HEAD" ? null : JSON.stringify({ status: word }), {
+/**
+ * The JSON answer of `/healthz` or `/readyz`, `{"status", "surface"}` (no body
+ * to a `HEAD`): `surface` is the digest of the whole surface served now
+ * (`McpServer.surfaceDigest`), equal on replicas that serve the same.
+ */
+async function probeAnswer(
+  request: Request,
+  status: number,
+  word: string,
+  server: McpServer,
+): Promise<Response> {
+  let surface: string | undefined;
+  try {
+    surface = request.method === "HEAD" ? undefined : await server.surfaceDigest();
+  } catch {
+    // A host's catalog that cannot be read now: the probe still answers.
+  }
+  const body = request.method === "HEAD" ? null : JSON.stringify({ status: word, surface });
+  return new Response(body, {
     status,
     headers: { "content-type": "application/json", "cache-control": "no-store" },
   });

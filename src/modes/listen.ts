@@ -15,7 +15,7 @@ import { createAdminHandler } from "../ops/admin.ts";
 import { logStateSetup, type StateSetup } from "../ops/state_keys.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 import { guardedHttpApp, type HttpAppOptions } from "./http_app.ts";
-import type { TokenTable } from "../inbound/static_tokens.ts";
+import { TokenTable } from "../inbound/static_tokens.ts";
 
 export { guardedHttpApp, type HttpAppOptions } from "./http_app.ts";
 
@@ -121,7 +121,12 @@ async function runOnce(
   options: RunOnOptions,
   log: Logger,
 ): Promise<void> {
-  const about = { mode: options.mode, server: options.server, tools: options.tools };
+  const about = {
+    mode: options.mode,
+    server: options.server,
+    tools: options.tools,
+    ...await surfaces(server, options.inboundToken),
+  };
   const drain = new Drain(options.drainMs ?? DEFAULT_DRAIN_MS, log);
   const reasonOf = (signal?: AbortSignal) =>
     typeof signal?.reason === "string" ? signal.reason : "stop requested";
@@ -223,6 +228,36 @@ async function runOnce(
     }
   }
   await http.finished;
+}
+
+/**
+ * The `serving` line's digests of the surface (`McpServer.surfaceDigest`):
+ * `surface`, the whole; `surfaces`, one per set of tools a static token is
+ * limited to, by the token's name (or its caller id), when any is limited.
+ * OAuth scopes narrow per token: a caller reads its own in `server/discover`.
+ */
+async function surfaces(
+  server: McpServer,
+  inbound: RunOnOptions["inboundToken"],
+): Promise<{ surface?: string; surfaces?: Record<string, string> }> {
+  try {
+    const out: { surface?: string; surfaces?: Record<string, string> } = {
+      surface: await server.surfaceDigest(),
+    };
+    const limited = inbound instanceof TokenTable ? inbound.limitedCallers() : [];
+    if (limited.length > 0) {
+      out.surfaces = {};
+      for (const caller of limited) {
+        out.surfaces[caller.subject ?? caller.caller] = await server.surfaceDigest({
+          auth: caller,
+        });
+      }
+    }
+    return out;
+  } catch {
+    // A host's catalog that cannot be read yet: the line goes out without it.
+    return {};
+  }
 }
 
 /** A listening HTTP server. */

@@ -86,6 +86,14 @@ Deno.test({
       });
       const lb = cluster.proxy.url;
       const proxy = cluster.proxy;
+      // Every replica serves the same surface: one digest in each /healthz (issue 32).
+      const digests = await Promise.all(
+        cluster.replicas.map(async (r) =>
+          (await (await fetch(`http://127.0.0.1:${r.port}/healthz`)).json()).surface
+        ),
+      );
+      assert.match(digests[0], /^[0-9a-f]{16}$/);
+      assert.deepEqual(digests, [digests[0], digests[0], digests[0]]);
       /** Run one request meant for `replica`, and check HAProxy did send it there. */
       const on = async <T>(replica: string, run: () => Promise<T>): Promise<T> => {
         const before = await proxy.sessions();
