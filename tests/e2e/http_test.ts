@@ -116,7 +116,9 @@ Deno.test("guard over HTTP: v1 client, v2 client (2026-07-28), tool API", async 
 
     await t.step("GET /healthz; anything else is 404", async () => {
       const health = await fetch(`${server.url}/healthz`);
-      assert.deepEqual(await health.json(), { status: "ok" });
+      const body = await health.json();
+      assert.deepEqual(body, { status: "ok", surface: body.surface });
+      assert.match(body.surface, /^[0-9a-f]{16}$/);
       const other = await fetch(`${server.url}/admin`);
       await other.body?.cancel();
       assert.equal(other.status, 404);

@@ -22,16 +22,18 @@ Deno.test("SIGTERM: /readyz turns 503 at once, everything else is served through
   );
   const server = await serveHttp(file, { extra: ["--shutdown-grace", "20000"] });
   try {
-    assert.deepEqual(await probe(`${server.url}/readyz`), {
+    const first = await probe(`${server.url}/readyz`);
+    assert.match(first.body.surface, /^[0-9a-f]{16}$/);
+    assert.deepEqual(first, {
       status: 200,
-      body: { status: "ready" },
+      body: { status: "ready", surface: first.body.surface },
       cache: "no-store",
     });
     server.kill("SIGTERM");
     let ready = await probe(`${server.url}/readyz`);
     await until(async () => (ready = await probe(`${server.url}/readyz`)).status !== 200);
     assert.deepEqual(ready.status, 503);
-    assert.deepEqual(ready.body, { status: "shutting_down" });
+    assert.deepEqual(ready.body, { status: "shutting_down", surface: first.body.surface });
     // Still serving: liveness and calls.
     assert.equal((await probe(`${server.url}/healthz`)).status, 200);
     const call = await fetch(`${server.url}/api/get_thing`, {

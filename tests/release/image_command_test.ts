@@ -88,7 +88,9 @@ Deno.test("the default command with WEIR_INBOUND_TOKEN serves, answers its healt
   try {
     const health = await fetch(`${served.url}/healthz`);
     assert.equal(health.status, 200);
-    assert.deepEqual(await health.json(), { status: "ok" });
+    const body = await health.json();
+    assert.deepEqual(body, { status: "ok", surface: body.surface });
+    assert.match(body.surface, /^[0-9a-f]{16}$/);
     // The image's HEALTHCHECK, pointed at this port.
     const check = HEALTHCHECK.slice(1).map((a) => a.replace("http://127.0.0.1:8080", served.url));
     assert.equal(HEALTHCHECK[0], IMAGE.entrypoint);
