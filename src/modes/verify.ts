@@ -17,6 +17,8 @@
  */
 import type { Grant, Guardfile, ValueSource } from "../guardfile/model.ts";
 import { readOnlyView } from "../guardfile/surface.ts";
+import type { Surface } from "../surface/model.ts";
+import { surfaceOfGuardfile } from "../surface/spec.ts";
 import type { ValueResolver } from "../guard/values.ts";
 import type { LogEvent } from "../mcp/server.ts";
 import { setUpstreamTracing } from "../ops/trace_hooks.ts";
@@ -38,6 +40,29 @@ export interface BuiltTarget {
   alsoTwin?: Record<string, string[]>;
   notes: string[];
   stop(): Promise<void>;
+}
+
+/**
+ * What generation reads beside each tool's input schema, from the surface
+ * model (src/surface/): restrict globs per argument, and the names a wrapped
+ * server reads that the tool serves under another name or pins (their twins
+ * are sent as extra keys).
+ */
+export function hintsOf(surface: Surface): Pick<BuiltTarget, "restricts" | "alsoTwin"> {
+  const restricts: BuiltTarget["restricts"] = {};
+  const alsoTwin: Record<string, string[]> = {};
+  for (const tool of surface.tools) {
+    restricts[tool.name] = Object.fromEntries(
+      tool.arguments.filter((a) => a.restrict.length > 0).map((a) => [a.name, a.restrict]),
+    );
+    if (tool.kind === "proxy") {
+      alsoTwin[tool.name] = [
+        ...tool.arguments.filter((a) => a.sentAs !== a.name).map((a) => a.sentAs),
+        ...tool.pins.map((p) => p.name),
+      ];
+    }
+  }
+  return { restricts, alsoTwin };
 }
 
 /** Stand-in values: every environment or file source of the file mapped to a generated value. */
@@ -227,14 +252,7 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
     reaches: grants.has(t.name) && !grants.get(t.name)!.sql,
     confirm: Object.hasOwn(guardfile.controls.confirm, t.name),
   }));
-  const restricts: BuiltTarget["restricts"] = {};
-  for (const g of served.grants) {
-    restricts[g.tool] = {};
-    for (const r of served.restricts) {
-      if (!g.pathParams.includes(r.param)) continue;
-      (restricts[g.tool][r.param] ??= []).push(r.globs);
-    }
-  }
+  const { restricts } = hintsOf(surfaceOfGuardfile(served));
   const target: Target = {
     fetch: app,
     tools,

@@ -15,7 +15,9 @@ import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { headerTemplates, targetOf, WRAP_DEFAULTS } from "../wrap/config.ts";
 import { buildWrapSurface } from "../wrap/surface.ts";
 import { guardedHttpApp } from "./http_app.ts";
-import { type BuiltTarget, listedTools, StandInValues, watcher } from "./verify.ts";
+import { type BuiltTarget, hintsOf, listedTools, StandInValues, watcher } from "./verify.ts";
+import { surfaceOfWrap } from "../surface/wrap.ts";
+import { wrapDecisions } from "../wrap/describe.ts";
 import { startMcpStandIn } from "../verify/standin.ts";
 import { checkWrapCall, type PinnedArgument } from "../verify/wrap_oracle.ts";
 import type { ListedTool, Target } from "../verify/run.ts";
@@ -152,16 +154,7 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
     reaches: served.has(t.name),
     confirm: Object.hasOwn(wrap.controls.confirm, t.name),
   }));
-  const restricts: BuiltTarget["restricts"] = {};
-  const alsoTwin: Record<string, string[]> = {};
-  for (const p of wrap.proxies) {
-    restricts[p.name] = {};
-    for (const a of p.arguments) if (a.restrict) restricts[p.name][a.name] = [a.restrict];
-    alsoTwin[p.name] = [
-      ...p.arguments.filter((a) => a.upstream !== a.name).map((a) => a.upstream),
-      ...(wrap.controls.pins[p.name] ?? []).map((pin) => pin.name),
-    ];
-  }
+  const { restricts, alsoTwin } = hintsOf(surfaceOfWrap(wrap, wrapDecisions(surface.host)));
   const target: Target = {
     fetch: app,
     tools,

@@ -74,8 +74,8 @@ export function reportText(report: VerifyReport): string {
       `  ${printable(t.tool).padEnd(width)}  ${String(t.cases).padStart(5)} cases  ${
         String(t.requests).padStart(5)
       } requests  ${String(t.refused).padStart(5)} refused  ${
-        t.violations.length === 0 ? "ok" : `${t.violations.length} VIOLATIONS`
-      }`,
+        t.confirmed > 0 ? `${t.confirmed} asked a person  ` : ""
+      }${t.violations.length === 0 ? "ok" : `${t.violations.length} VIOLATIONS`}`,
     );
   }
   for (const t of report.tools) {
