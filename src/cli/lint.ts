@@ -15,12 +15,17 @@
 import { guardedServer, type LoadedFile, loadGuardfileFile } from "../modes/serve.ts";
 import { awsServedTools } from "../modes/serve_aws.ts";
 import { lintWarnings, servedTools, wrapServedTools } from "../modes/lint.ts";
-import { listedSurface, measureSurface, type SurfaceSize } from "../modes/surface_size.ts";
+import {
+  budgetProblems,
+  LARGEST,
+  listedSurface,
+  measureSurface,
+  type SurfaceSize,
+} from "../modes/surface_size.ts";
 import type { SurfaceSettings } from "../guardfile/surface.ts";
 import { parseFlags, printDiagnostics, surfaceFlags, UsageError } from "./args.ts";
 
 /** How many of the largest tools a report names. */
-const LARGEST = 5;
 
 /**
  * Run `weir lint`.
@@ -62,15 +67,33 @@ export async function run(args: string[]): Promise<number> {
         : [];
     if (!loaded.guardfile && !loaded.policy) {
       // A wrap of an MCP server is checked as far as the file goes: its tools'
-      // definitions are the server's (weir lint-upstream FILE checks them).
-      const overBudget = loaded.mcpWrap
-        ? unmeasured(
-          `the tools of a wrapped MCP server are known only from the server`,
-          `drop the budget (--max-tokens, --max-tool-tokens) for this file; weir lint-upstream ` +
-            `FILE checks the server's tools`,
-        )
+      // definitions are the server's. weir lint-upstream FILE lists them and
+      // holds the list to the file's budget; a budget asked of lint on the
+      // command line cannot be checked here, and fails.
+      const wrap = loaded.mcpWrap;
+      const flagged = overrides.maxTokens !== undefined || overrides.maxToolTokens !== undefined;
+      const overBudget = wrap && flagged
+        ? [
+          `a token budget is set (--max-tokens, --max-tool-tokens), but the tools of a wrapped ` +
+          `MCP server are known only from the server, so weir lint does not check it: put it ` +
+          `in the file (surface max-tokens=N max-tool-tokens=N) and run weir lint-upstream ` +
+          `FILE, which lists the server's tools and fails over the budget`,
+        ]
         : [];
-      if (!loaded.mcpWrap || overBudget.length > 0) failed = true;
+      if (
+        wrap && !flagged &&
+        (wrap.surface.maxTokens !== undefined || wrap.surface.maxToolTokens !== undefined)
+      ) {
+        loaded.diagnostics.push({
+          severity: "warning",
+          path: "surface",
+          ...(wrap.surface.position ? { position: wrap.surface.position } : {}),
+          message: `the token budget is checked by weir lint-upstream ${loaded.file}, not ` +
+            `here: the tools of a wrapped MCP server are known only from the server ` +
+            `(lint-upstream lists them as serve does and exits 1 over the budget)`,
+        });
+      }
+      if (!wrap || overBudget.length > 0) failed = true;
       results.push({ loaded, overBudget });
       continue;
     }
@@ -156,31 +179,6 @@ async function sizeOf(loaded: LoadedFile): Promise<SurfaceSize> {
     ? (await import("../modes/serve_aws.ts")).awsServer(loaded.policy, { log: () => {} })
     : guardedServer(loaded.guardfile!, { log: () => {} });
   return await measureSurface(await listedSurface(server));
-}
-
-/** The budget lines a size breaks, each naming the largest tools. */
-export function budgetProblems(size: SurfaceSize, settings: SurfaceSettings): string[] {
-  const out: string[] = [];
-  const largest = size.perTool.slice(0, LARGEST).map((t) => `${t.name} ${t.tokens}`).join(", ");
-  if (settings.maxTokens !== undefined && size.tokens > settings.maxTokens) {
-    out.push(
-      `the tools list ${size.tokens} tokens, over the budget of ${settings.maxTokens} ` +
-        `(max-tokens); the largest tools: ${largest}. Shorten their descriptions, withhold or ` +
-        `drop tools, or raise the budget`,
-    );
-  }
-  if (settings.maxToolTokens !== undefined) {
-    const over = size.perTool.filter((t) => t.tokens > settings.maxToolTokens!);
-    if (over.length > 0) {
-      out.push(
-        `${over.length} tool${over.length === 1 ? "" : "s"} over the per-tool budget of ` +
-          `${settings.maxToolTokens} tokens (max-tool-tokens): ` +
-          `${over.slice(0, LARGEST).map((t) => `${t.name} ${t.tokens}`).join(", ")}` +
-          `${over.length > LARGEST ? ", ..." : ""}. Shorten them, or raise the budget`,
-      );
-    }
-  }
-  return out;
 }
 
 /** `surface: 10 tools, 966 tokens (96.6 per tool; o200k); largest: ...; budget ...`. */

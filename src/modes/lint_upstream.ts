@@ -41,6 +41,7 @@ import {
   UpstreamUsageError,
 } from "../wrap/flags.ts";
 import { loadGuardfileFile } from "./serve.ts";
+import { budgetProblems, type SurfaceSize } from "./surface_size.ts";
 
 /** `weir lint-upstream FILE [--fingerprints F] [--write-fingerprints F] [--format text|json]`. */
 async function lintWrapMain(file: string, args: string[]): Promise<number> {
@@ -70,10 +71,31 @@ async function lintWrapMain(file: string, args: string[]): Promise<number> {
     ));
     return 2;
   }
-  const report = await lintWrap(file, await loadGuardfileFile(file), {
+  const loaded = await loadGuardfileFile(file);
+  const report: LintUpstreamReport & { size?: SurfaceSize } = await lintWrap(file, loaded, {
     fingerprints: values.fingerprints,
     writeFingerprints: values["write-fingerprints"],
   });
+  const budget = loaded.mcpWrap?.surface;
+  if (budget && (budget.maxTokens !== undefined || budget.maxToolTokens !== undefined)) {
+    // The budget holds the list serve would send: measured on the server serve builds.
+    const { measureWrapFile } = await import("./serve_mcp_wrap.ts");
+    const size = await measureWrapFile(loaded.mcpWrap!);
+    if (typeof size === "string") {
+      report.problems.push(`a token budget is set, but the surface was not measured: ${size}`);
+    } else {
+      report.size = size;
+      report.problems.push(...budgetProblems(size, budget));
+      if (values.format === "text") {
+        console.error(
+          `weir: lint-upstream: surface: ${size.tools} tools, ${size.tokens} tokens (o200k)` +
+            `${budget.maxTokens !== undefined ? `, budget ${budget.maxTokens}` : ""}` +
+            `${budget.maxToolTokens !== undefined ? `, per tool ${budget.maxToolTokens}` : ""}`,
+        );
+      }
+    }
+    report.ok = report.ok && report.problems.length === 0;
+  }
   printReport(report, values.format);
   return report.ok ? 0 : 1;
 }

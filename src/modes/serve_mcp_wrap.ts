@@ -22,6 +22,7 @@ import { secretsRedactor } from "../wrap/host.ts";
 import { StartupError } from "../wrap/open.ts";
 import { buildWrapSurface, type WrapBuildOptions, type WrapSurface } from "../wrap/surface.ts";
 import type { Surface as Described } from "../surface/model.ts";
+import { listedSurface, measureSurface, type SurfaceSize } from "./surface_size.ts";
 import { runOn } from "./listen.ts";
 import {
   errorsOf,
@@ -235,11 +236,14 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
 }
 
 /**
- * `weir describe FILE` of this form: connect, list, decide and build as
- * serve does (no listener, no tool called), describe, disconnect.
- * @returns the surface, or why it could not be built
+ * Build this form's server as serve does (connect, list, decide; no listener,
+ * no tool called), hand it to `use`, disconnect.
+ * @returns what `use` returns, or why the server could not be built
  */
-export async function describeWrapFile(wrap: McpWrap): Promise<Described | string> {
+async function withWrapSurface<T>(
+  wrap: McpWrap,
+  use: (surface: WrapSurface) => Promise<T> | T,
+): Promise<T | string> {
   let surface: WrapSurface;
   try {
     surface = await buildWrapSurface(wrap, { log: quietWarnings });
@@ -247,10 +251,30 @@ export async function describeWrapFile(wrap: McpWrap): Promise<Described | strin
     return error instanceof StartupError ? error.message : (error as Error).message;
   }
   try {
-    return describeWrap(wrap, surface.host);
+    return await use(surface);
   } finally {
     await surface.connection.close();
   }
+}
+
+/**
+ * `weir describe FILE` of this form: the surface served now.
+ * @returns the surface, or why it could not be built
+ */
+export function describeWrapFile(wrap: McpWrap): Promise<Described | string> {
+  return withWrapSurface(wrap, (surface) => describeWrap(wrap, surface.host));
+}
+
+/**
+ * The size of the tools list this form serves now (what `max-tokens` and
+ * `max-tool-tokens` hold): the very server serve builds, asked in process.
+ * @returns the size, or why the server could not be built
+ */
+export function measureWrapFile(wrap: McpWrap): Promise<SurfaceSize | string> {
+  return withWrapSurface(
+    wrap,
+    async (surface) => await measureSurface(await listedSurface(surface.server)),
+  );
 }
 
 /** Warnings and errors to stderr as JSON lines; nothing else. */

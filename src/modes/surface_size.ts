@@ -14,6 +14,7 @@
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { McpServer } from "../mcp/server.ts";
+import type { SurfaceSettings } from "../guardfile/model.ts";
 
 /** The tokenizer, as the reports name it. */
 export const TOKENIZER = "o200k_base (npm gpt-tokenizer 4.0.0)";
@@ -120,4 +121,35 @@ export async function measureSurface(listed: ListedSurface): Promise<SurfaceSize
     instructionsTokens: listed.instructions ? countTokens(listed.instructions) : 0,
     perTool,
   };
+}
+
+/** How many of the largest tools a budget problem names. */
+export const LARGEST = 5;
+
+/** The budget lines a size breaks, each naming the largest tools. */
+export function budgetProblems(
+  size: SurfaceSize,
+  settings: Pick<SurfaceSettings, "maxTokens" | "maxToolTokens">,
+): string[] {
+  const out: string[] = [];
+  const largest = size.perTool.slice(0, LARGEST).map((t) => `${t.name} ${t.tokens}`).join(", ");
+  if (settings.maxTokens !== undefined && size.tokens > settings.maxTokens) {
+    out.push(
+      `the tools list ${size.tokens} tokens, over the budget of ${settings.maxTokens} ` +
+        `(max-tokens); the largest tools: ${largest}. Shorten their descriptions, withhold or ` +
+        `drop tools, or raise the budget`,
+    );
+  }
+  if (settings.maxToolTokens !== undefined) {
+    const over = size.perTool.filter((t) => t.tokens > settings.maxToolTokens!);
+    if (over.length > 0) {
+      out.push(
+        `${over.length} tool${over.length === 1 ? "" : "s"} over the per-tool budget of ` +
+          `${settings.maxToolTokens} tokens (max-tool-tokens): ` +
+          `${over.slice(0, LARGEST).map((t) => `${t.name} ${t.tokens}`).join(", ")}` +
+          `${over.length > LARGEST ? ", ..." : ""}. Shorten them, or raise the budget`,
+      );
+    }
+  }
+  return out;
 }

@@ -138,21 +138,38 @@ Deno.test("a surface node's mistakes are lint errors with line and column", asyn
   assert.match(usage.stderr, /--max-tokens takes a whole number/);
 });
 
-Deno.test("a budget lint cannot check fails, saying why (a wrapped MCP server's tools are the server's)", async () => {
+Deno.test("lint of a wrap file: a budget in the file is left to lint-upstream, saying so; a budget flag fails", async () => {
   const file = await tempGuardfile(
     `wrap ward mcp e {\n    mcp-server stdio "e"\n    proxy echo\n}\n`,
   );
-  const plain = await runCli(["lint", file]);
-  assert.equal(plain.code, 0, plain.stderr);
-  const budget = await runCli(["lint", "--max-tokens", "4000", file]);
-  assert.equal(budget.code, 1, "exit 0 would say the budget holds");
-  assert.match(
-    budget.stderr,
-    /error: a token budget is set, but the tools of a wrapped MCP server are known only from the server, so it is not checked: drop the budget/,
+  const budgeted = await tempGuardfile(
+    `surface max-tokens=50\nwrap ward mcp e {\n    mcp-server stdio "e"\n    proxy echo\n}\n`,
   );
-  const json = await runCli(["lint", "--format", "json", "--max-tool-tokens", "300", file]);
-  assert.equal(json.code, 1);
-  const doc = JSON.parse(json.stdout);
-  assert.equal(doc.ok, false);
-  assert.match(doc.files[0].diagnostics.at(-1).message, /a token budget is set/);
+  try {
+    const plain = await runCli(["lint", file]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.doesNotMatch(plain.stderr, /budget/);
+    // The file's own budget: checked where the tools are known, and lint says where.
+    const inFile = await runCli(["lint", budgeted]);
+    assert.equal(inFile.code, 0, inFile.stderr);
+    assert.match(
+      inFile.stderr,
+      /warning: surface: the token budget is checked by weir lint-upstream .*, not here: the tools of a wrapped MCP server are known only from the server/,
+    );
+    // A budget asked of lint itself cannot be checked: exit 0 would say it holds.
+    const budget = await runCli(["lint", "--max-tokens", "4000", file]);
+    assert.equal(budget.code, 1, "exit 0 would say the budget holds");
+    assert.match(
+      budget.stderr,
+      /error: a token budget is set \(--max-tokens, --max-tool-tokens\), but the tools of a wrapped MCP server are known only from the server, so weir lint does not check it: put it in the file .* and run weir lint-upstream FILE/,
+    );
+    const json = await runCli(["lint", "--format", "json", "--max-tool-tokens", "300", file]);
+    assert.equal(json.code, 1);
+    const doc = JSON.parse(json.stdout);
+    assert.equal(doc.ok, false);
+    assert.match(doc.files[0].diagnostics.at(-1).message, /a token budget is set/);
+  } finally {
+    await Deno.remove(file);
+    await Deno.remove(budgeted);
+  }
 });
