@@ -251,6 +251,8 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
     inputSchema: t.inputSchema,
     reaches: grants.has(t.name) && !grants.get(t.name)!.sql,
     confirm: Object.hasOwn(guardfile.controls.confirm, t.name),
+
+    cached: Object.hasOwn(guardfile.controls.cache, t.name),
   }));
   const { restricts } = hintsOf(surfaceOfGuardfile(served));
   const target: Target = {

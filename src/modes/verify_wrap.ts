@@ -153,6 +153,8 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
     inputSchema: t.inputSchema,
     reaches: served.has(t.name),
     confirm: Object.hasOwn(wrap.controls.confirm, t.name),
+
+    cached: Object.hasOwn(wrap.controls.cache, t.name),
   }));
   const { restricts, alsoTwin } = hintsOf(surfaceOfWrap(wrap, wrapDecisions(surface.host)));
   const target: Target = {

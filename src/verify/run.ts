@@ -20,6 +20,8 @@ export interface ListedTool {
   reaches: boolean;
   /** A person must confirm each call first. */
   confirm: boolean;
+  /** Answers may be reused (`cache`): a success without a request is then no surprise. */
+  cached: boolean;
 }
 
 /** What verify drives and watches, for one guardfile. */
@@ -189,6 +191,11 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
     if (c.tool === tool) report.requests += made;
     if (answer.outcome !== "ok" && made === 0) report.refused++;
     if (made > 1) problems.push(`${made} upstream requests for one call (at most one)`);
+    if (made === 0 && answer.outcome === "ok" && listed?.reaches && !listed.cached) {
+      problems.push(
+        `a call answered as done, and no request reached the upstream (sent somewhere else?)`,
+      );
+    }
     if (made > 0) {
       if (!listed?.reaches) {
         problems.push(
