@@ -42,7 +42,8 @@ export type KindRule =
   | "undeclared_parameter"
   | "key_characters"
   | "media_type"
-  | "content";
+  | "content"
+  | "name_twin";
 
 /** What one kind means to the tool API, the audit log and telemetry. */
 export interface KindInfo {

@@ -15,6 +15,7 @@ import { compileJmesPath } from "./jmespath.ts";
 import { defaultParam, readParams } from "./rules.ts";
 import { readSql } from "./sql.ts";
 import { readBody, readQuery } from "./inputs.ts";
+import { foldCaseAndWidth, twinPairs } from "./name_fold.ts";
 
 const GRANT_CHILDREN = [
   "path",
@@ -423,7 +424,35 @@ function checkInputNames(at: NodeReader, grant: Grant): void {
     }
     wires.set(q.wire, q.name);
   }
+  checkWireTwins(at, grant);
   checkMethodTunnels(at, grant);
+}
+
+/** The keys one grant's request carries by name (query and top-level body), with what sends each. */
+export function wireKeys(grant: Grant): { key: string; what: string }[] {
+  return [
+    ...grant.query.map((q) => ({ key: q.wire, what: `query input "${q.name}"` })),
+    ...grant.body.map((b) => ({ key: b.name, what: `body input "${b.name}"` })),
+    ...grant.bodyMap.map((m) => ({ key: m.target, what: `body map to "${m.target}"` })),
+    ...Object.keys(grant.set ?? {}).map((k) => ({ key: k, what: `set ${k}=` })),
+  ];
+}
+
+/**
+ * Two keys of one request that differ only by letter case, width or
+ * separators (src/guardfile/name_fold.ts): an upstream that binds names
+ * loosely (case-insensitive query binding, Go's encoding/json, a naming
+ * strategy) reads them as one, so a rule on one could be bypassed through the
+ * other, or the upstream takes either.
+ */
+function checkWireTwins(at: NodeReader, grant: Grant): void {
+  for (const [later, earlier] of twinPairs(wireKeys(grant))) {
+    at.error(
+      `${later.what} sends "${later.key}" and ${earlier.what} sends "${earlier.key}", which ` +
+        `differ only by letter case, width or separators: an upstream that matches names ` +
+        `loosely reads them as one; rename one (upstream= for a query input), or remove it`,
+    );
+  }
 }
 
 /**
@@ -439,14 +468,8 @@ export const METHOD_OVERRIDE_KEYS: readonly string[] = ["_method"];
  * another method than the grant's, whether a caller gives it or `set` fixes it.
  */
 function checkMethodTunnels(at: NodeReader, grant: Grant): void {
-  const keys: [string, string][] = [
-    ...grant.query.map((q): [string, string] => [q.wire, `query input "${q.name}"`]),
-    ...grant.body.map((b): [string, string] => [b.name, `body input "${b.name}"`]),
-    ...grant.bodyMap.map((m): [string, string] => [m.target, `body map to "${m.target}"`]),
-    ...Object.keys(grant.set ?? {}).map((k): [string, string] => [k, `set ${k}=`]),
-  ];
-  for (const [key, what] of keys) {
-    if (!METHOD_OVERRIDE_KEYS.includes(key.toLowerCase())) continue;
+  for (const { key, what } of wireKeys(grant)) {
+    if (!METHOD_OVERRIDE_KEYS.includes(foldCaseAndWidth(key))) continue;
     at.error(
       `${what} sends "${key}", which many frameworks read as another HTTP method than the ` +
         `grant's ${grant.method} (a method override): remove it; a grant that needs another ` +

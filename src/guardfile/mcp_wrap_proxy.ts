@@ -12,6 +12,8 @@ import { type NodeReader, onlyOnce, show } from "./nodes.ts";
 import { compileGlob, type GlobError } from "./glob.ts";
 import { checkEnumAgainstRules, RULE_PROPERTIES } from "./rules.ts";
 
+import { foldName } from "./name_fold.ts";
+
 /** The MCP tool-name rule (both revisions' schema). */
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 /** RFC 6749 section 3.3 scope-token. */
@@ -160,6 +162,18 @@ export function readProxy(node: NodeReader): ProxyTool | undefined {
     const rule = readArgument(arg);
     if (!rule) continue;
     const clash = proxy.arguments.find((a) => a.name === rule.name || a.upstream === rule.upstream);
+    const twin = clash
+      ? undefined
+      : proxy.arguments.find((a) => foldName(a.upstream) === foldName(rule.upstream));
+    if (twin) {
+      arg.error(
+        `the MCP server's arguments "${twin.upstream}" (argument "${twin.name}") and ` +
+          `"${rule.upstream}" (argument "${rule.name}") differ only by letter case, width or ` +
+          `separators: a server that matches names loosely reads them as one, past the rules ` +
+          `of either; keep one argument node`,
+      );
+      continue;
+    }
     if (clash) {
       arg.error(
         clash.name === rule.name

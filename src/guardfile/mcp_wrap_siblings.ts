@@ -12,6 +12,7 @@ import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readControls } from "./siblings.ts";
 import { parseDuration } from "./duration.ts";
 import { TOOL_NAME } from "./mcp_wrap_proxy.ts";
+import { foldName } from "./name_fold.ts";
 
 /** The default name of the read-only info tool. */
 const INFO_TOOL = "weir_info";
@@ -384,6 +385,19 @@ function readPin(node: NodeReader, proxy: ProxyTool | undefined): ArgumentPin | 
       node.error(
         `argument "${name}" of "${proxy.name}" is both pinned and served (argument "${rule.name}"): ` +
           `a pinned argument is not served; remove its argument node`,
+      );
+      return undefined;
+    }
+    // A served argument an MCP server that matches names loosely would read as the pinned one.
+    const twin = rule
+      ? undefined
+      : proxy.arguments.find((a) => !a.hide && foldName(a.upstream) === foldName(name));
+    if (twin) {
+      node.error(
+        `the pinned argument "${name}" of "${proxy.name}" and the served argument ` +
+          `"${twin.name}" (the MCP server's "${twin.upstream}") differ only by letter case, ` +
+          `width or separators: a server that matches names loosely could take the caller's ` +
+          `value for the pinned one; remove that argument node`,
       );
       return undefined;
     }

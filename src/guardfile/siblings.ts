@@ -18,8 +18,7 @@ import type {
 } from "./model.ts";
 import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
-import { PROVIDERS } from "./value.ts";
-import { METHOD_OVERRIDE_KEYS } from "./grant.ts";
+import { readQueryPin } from "./query_pin.ts";
 
 const ROLES = ["assistant", "user"] as const;
 /** `extract` kinds: their bound, its default and ceiling (the reference's numbers). */
@@ -422,62 +421,8 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
     }
     const pins: QueryPin[] = [];
     for (const q of kids) {
-      q.onlyProperties(["from", "secret"]);
-      q.noChildren();
-      if (!q.argCount(3, 3, `a name, a provider and a source: query "api_key" env "API_KEY"`)) {
-        continue;
-      }
-      const name = q.stringArg(0, "the pinned query name");
-      const provider = q.stringArg(1, "the provider");
-      const address = q.stringArg(2, "the source");
-      if (!name || !provider || !address) continue;
-      if (!PROVIDERS.includes(provider)) {
-        q.error(`unknown provider "${provider}"; use env, file or literal`);
-        continue;
-      }
-      if (pins.some((p) => p.name === name)) {
-        q.error(`query "${name}" is pinned twice; keep one`);
-        continue;
-      }
-      if (METHOD_OVERRIDE_KEYS.includes(name.toLowerCase())) {
-        q.error(
-          `a pin on query "${name}" sends what many frameworks read as another HTTP method than ` +
-            `the grant's (a method override): remove it; a grant that needs another method says ` +
-            `so with method "..."`,
-        );
-        continue;
-      }
-      if (grant && grant.query.some((g) => g.name === name || g.wire === name)) {
-        q.error(
-          `query "${name}" is a caller input of ${grant.tool}; a pin cannot override a caller input ` +
-            `(remove it from the grant's query)`,
-        );
-        continue;
-      }
-      const pin: QueryPin = { name, source: { chain: [{ provider, address }] } };
-      if ("from" in q.node.properties) {
-        const from = q.node.properties.from;
-        const m = typeof from === "string" ? /^query:(.+)$/.exec(from) : null;
-        if (from === "") {
-          // An empty from= means no extraction, as in the reference.
-        } else if (!m) {
-          q.error(
-            `from=${show(from)} must be "query:<parameter>"; write it so, e.g. from="query:key"`,
-          );
-          continue;
-        } else {
-          pin.fromQuery = m[1];
-        }
-      }
-      if ("secret" in q.node.properties) {
-        const secret = q.node.properties.secret;
-        if (typeof secret !== "boolean") {
-          q.error(`secret=${show(secret)} must be #true or #false; write secret=#true or drop it`);
-          continue;
-        }
-        pin.secret = secret;
-      }
-      pins.push(pin);
+      const pin = readQueryPin(q, grant, pins);
+      if (pin) pins.push(pin);
     }
     if (grant && pins.length > 0) controls.pins[grant.tool] = pins;
   }

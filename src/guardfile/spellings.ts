@@ -25,6 +25,7 @@
  *
  * @module
  */
+import { foldName } from "./name_fold.ts";
 
 /**
  * Verbs that name one operation, each group led by its usual word. Only the
@@ -51,11 +52,11 @@ const BY_LENGTH: readonly string[] = [...LEAD.keys()].sort((a, b) => b.length - 
 
 /**
  * The name with case and separators folded away: lower-cased, without `_`,
- * `-`, `.` or spaces (`Delete-Ticket` and `deleteTicket` -> `deleteticket`).
+ * `-`, `.` or spaces (`Delete-Ticket` and `deleteTicket` -> `deleteticket`);
+ * the one fold of `name_fold.ts`, which also reads a fullwidth letter as its
+ * ASCII one.
  */
-export function foldedName(name: string): string {
-  return name.toLowerCase().replace(/[_\-. ]+/g, "");
-}
+export const foldedName: (name: string) => string = foldName;
 
 /** The longest verb synonym a folded name starts with, if any. */
 function verbOf(folded: string): string | undefined {

@@ -12,6 +12,7 @@ import { readGrant } from "./grant.ts";
 import { readValue } from "./value.ts";
 import { compileGlob, type GlobError } from "./glob.ts";
 import { SQL_DRIVERS } from "./sql.ts";
+import { foldName } from "./name_fold.ts";
 
 const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
 const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "none"];
@@ -357,10 +358,19 @@ function checkAuthCollisions(
     for (const { name } of auth.params) {
       for (const g of grants) {
         const input = g.query.find((q) => q.wire === name);
+        // Exactly, or as an upstream that reads names loosely would (case, width, separators).
+        const twin = input ? undefined : g.query.find((q) => foldName(q.wire) === foldName(name));
         if (input) {
           authNode.error(
             `auth query-param "${name}" is also a query input of ${g.tool} ("${input.name}"): ` +
               `the caller's value would be silently replaced; remove that input`,
+          );
+        } else if (twin) {
+          authNode.error(
+            `auth query-param "${name}" and the query input "${twin.name}" of ${g.tool} (sent ` +
+              `as "${twin.wire}") differ only by letter case, width or separators: an upstream ` +
+              `that matches names loosely could take the caller's value for the credential; ` +
+              `remove that input, or rename it`,
           );
         }
       }

@@ -46,6 +46,8 @@ import { WeirError } from "../errors/kinds.ts";
  * - `shutting_down`: a request after shutdown began (503)
  * - `allowlist`, `fingerprint`, `pin`: serve-upstream's checks
  * - `undeclared_parameter`: serve-ssm, a parameter name the policy does not declare
+ * - `name_twin`: an argument key that is not a declared argument but folds onto one (case,
+ *   width, separators: `src/guardfile/name_fold.ts`), which a loose reader could take for it
  * - `key_characters`, `media_type`, `content`: serve-s3, a key or prefix outside the key
  *   characters, a `content_type` the policy does not list, bytes that are markup or not what
  *   their type says (a key's `dot_segment`, `separator`, `empty_value`, `value_too_long`, an
@@ -84,7 +86,8 @@ export type RefusalRule =
   | "undeclared_parameter"
   | "key_characters"
   | "media_type"
-  | "content";
+  | "content"
+  | "name_twin";
 
 /** A call let through and what came of it. */
 export interface AllowedCall {

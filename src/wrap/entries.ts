@@ -13,6 +13,7 @@ import type { LogEvent } from "../mcp/options.ts";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { ProfileError, profileSchema, type SchemaProfile } from "../mcp/schema_profile.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "../guard/secrets.ts";
+import { constrainedArguments, declaredArguments } from "../guard/name_twins.ts";
 import {
   servable,
   type ServedTool,
@@ -415,4 +416,25 @@ export function scanAuditLine(
       ...(scan.unmatched.length ? { unmatched: scan.unmatched } : {}),
     },
   };
+}
+
+/**
+ * The MCP server's argument names for the name-twin check of a call
+ * (src/guard/name_twins.ts): those its schema declares, and those a rule
+ * holds, as the server names them (its own schema's value rules, the served
+ * schema's, `--pin`s, and the guardfile's hidden, pinned, renamed-away and
+ * restricted arguments).
+ */
+export function argumentNames(
+  state: Extract<EntryState, { kind: "served" }>,
+): [declared: string[], constrained: string[]] {
+  const schema = state.decision.definition.inputSchema;
+  const t = state.translation;
+  const upstream = (k: string) => t?.renames.get(k) ?? k;
+  return [declaredArguments(schema), [
+    ...constrainedArguments(schema),
+    ...constrainedArguments(state.spec.inputSchema).map(upstream),
+    ...state.decision.pins.map((p) => p.arg),
+    ...(t ? [...t.forbidden, ...[...t.restricted.keys()].map(upstream)] : []),
+  ]];
 }

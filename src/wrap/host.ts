@@ -32,8 +32,9 @@
  */
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import type { CallContext, Dispatch, Logger } from "../mcp/server.ts";
-import { type ErrorKind, ruleOfError, WeirError } from "../errors/kinds.ts";
+import { ruleOfError, WeirError } from "../errors/kinds.ts";
 import { checkRestrictedValue } from "../guard/restricted_value.ts";
+import { nameTwinRefusal } from "../guard/name_twins.ts";
 import type { CallToolResult, Catalog } from "../mcp/types.ts";
 import { cleanDeep } from "../mcp/text.ts";
 import {
@@ -45,11 +46,7 @@ import {
 import { untilAborted } from "../outbound/deadline.ts";
 import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
 import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
-import {
-  UpstreamFailure,
-  UpstreamRedirected,
-  UpstreamUnavailable,
-} from "../mcp_upstream/errors.ts";
+import { clip, failureOf } from "./failures.ts";
 import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import {
   decideTools,
@@ -63,6 +60,7 @@ import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstrea
 import { type ToolPins, toolPins, withPins } from "../mcp_upstream/pins.ts";
 import { toUpstreamArguments } from "../mcp_upstream/overrides.ts";
 import {
+  argumentNames,
   type EntryState,
   entryState,
   pinValues,
@@ -407,6 +405,11 @@ export class UpstreamHost {
       }
       sent = pinned.sent;
     }
+    // Stage (a): no key the upstream could read as one of its arguments, past its rules.
+    const twin = nameTwinRefusal(name, sent, ...argumentNames(state));
+    if (twin) {
+      throw (auditRefused(log, { rule: "name_twin", status: 403, tool: name, subject }), twin);
+    }
     let result: CallToolResult;
     // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
     const progress = ctx.progress ? forwarder(ctx.progress, redactor) : undefined;
@@ -563,34 +566,4 @@ export function withholdingSecrets(
     }
     return other?.(name, definition);
   };
-}
-
-/** A failure as the caller sees it: its kind (`upstream_timeout`...), or a cancellation. */
-function failureOf(
-  error: unknown,
-  doing: string,
-  redactor: Redactor,
-  ctx: CallContext,
-): WeirError {
-  if (ctx.signal.aborted) {
-    return new WeirError("cancelled", `${doing}: cancelled by the client`, { cause: error });
-  }
-  const raw = (error as Error)?.message ?? String(error);
-  const detail = redactor.text(clip(raw));
-  if (!(error instanceof UpstreamFailure)) {
-    return new WeirError("upstream_error", `${doing}: ${detail}`, { cause: error });
-  }
-  const kind: ErrorKind = error.code;
-  const said = kind === "upstream_error" ? `the upstream answered: ${detail}` : detail;
-  const note = doing === "calling the tool" && error instanceof UpstreamUnavailable
-    ? " (the call was not retried: it may or may not have run upstream)"
-    : "";
-  // A redirect's target is the operator's (the audit line), never in the words.
-  const location = error instanceof UpstreamRedirected ? error.location : undefined;
-  return new WeirError(kind, `${doing}: ${said}${note}`, { cause: error, location });
-}
-
-function clip(text: string, max = 512): string {
-  const t = text.trim();
-  return t.length > max ? `${t.slice(0, max)}...` : t;
 }

@@ -1,0 +1,58 @@
+/**
+ * foldName() and nameTwin(): every respelling a loose reader takes for the
+ * same name (letter case, fullwidth and other compatibility forms, format
+ * characters, separators) folds onto it; a name with another letter does not.
+ */
+import assert from "node:assert/strict";
+import fc from "../support/property.ts";
+import { foldName, nameTwin } from "../../src/guardfile/name_fold.ts";
+
+const NAME = fc.stringMatching(/^[a-z][a-z0-9]{1,11}$/);
+
+/** One character respelled: upper case, fullwidth, a separator or a format character after it. */
+const respell = (name: string) =>
+  fc.array(fc.constantFrom("same", "upper", "fullwidth", "sep", "format"), {
+    minLength: name.length,
+    maxLength: name.length,
+  }).map((how) =>
+    [...name].map((c, i) => {
+      switch (how[i]) {
+        case "upper":
+          return c.toUpperCase();
+        case "fullwidth":
+          return String.fromCodePoint(c.codePointAt(0)! + 0xfee0);
+        case "sep":
+          return i === 0 ? c : `_${c}`;
+        case "format":
+          return `${c}\u200d`;
+      }
+      return c;
+    }).join("")
+  );
+
+Deno.test("foldName(): every respelling of a name folds onto it", () => {
+  fc.assert(
+    fc.property(NAME.chain((n) => fc.tuple(fc.constant(n), respell(n))), ([name, twin]) => {
+      assert.equal(foldName(twin), foldName(name));
+      const found = nameTwin([twin], [name]);
+      if (twin === name) assert.equal(found, undefined);
+      else assert.deepEqual(found, { key: twin, of: name });
+    }),
+    { numRuns: 500 },
+  );
+});
+
+Deno.test("nameTwin(): another letter is another name; an exact name is never its own twin", () => {
+  fc.assert(
+    fc.property(NAME, fc.integer({ min: 0, max: 11 }), (name, at) => {
+      const i = at % name.length;
+      const other = name.slice(0, i) + (name[i] === "q" ? "x" : "q") + name.slice(i + 1);
+      assert.equal(nameTwin([other, name], [name]), undefined);
+    }),
+  );
+  assert.deepEqual(nameTwin(["Kelvin", "\u212Aelvin"], ["kelvin"]), {
+    key: "Kelvin",
+    of: "kelvin",
+  });
+  assert.deepEqual(nameTwin(["\u017Fort"], ["sort"]), { key: "\u017Fort", of: "sort" });
+});
