@@ -289,11 +289,12 @@ it back, credentials included. For each tool it generates calls from what the to
 advertises: valid values at every boundary and every hostile form the guard knows (dot
 segments and encoded separators in every decoded form, ill-formed text, number
 spellings, deep nesting, name twins, extra keys, wrong types, oversize values, other
-tools' names), over MCP (2025-11-25 and 2026-07-28) and the tool API. Every call must
-hold: at most one upstream request; exactly the called grant's method and path template,
-each value inside its own segment, query and body as declared, pins as pinned, allowed
-values as sent; nothing for a withheld or unnamed tool; a person asked before a gated
-call; no byte of a credential or secret pin in any answer, log line or telemetry event.
+tools' names), over MCP (HTTP under 2025-11-25 and 2026-07-28, stdio) and the tool API.
+Every call must hold: at most one upstream request; exactly the called grant's method and
+path template, each value inside its own segment, query and body as declared, pins as
+pinned, allowed values as sent; nothing for a withheld or unnamed tool; a person asked
+before a gated call; no byte of a credential or secret pin in any answer, log line or
+telemetry event.
 Credentials, pins and DSNs are generated stand-ins (verify reads none of yours); the
 rate limit is lifted so the calls do not queue.
 

@@ -28,6 +28,7 @@ import { startHttpStandIn } from "../verify/standin.ts";
 import { standInSecret } from "../verify/secrets.ts";
 import { checkSpecRequest, type SpecContext } from "../verify/spec_oracle.ts";
 import type { ListedTool, Target } from "../verify/run.ts";
+import { openStdioLink, type StdioLink } from "../verify/stdio_link.ts";
 
 /** A target and what to stop when done. */
 export interface BuiltTarget {
@@ -255,8 +256,10 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
     cached: Object.hasOwn(guardfile.controls.cache, t.name),
   }));
   const { restricts } = hintsOf(surfaceOfGuardfile(served));
+  let link: Promise<StdioLink> | undefined;
   const target: Target = {
     fetch: app,
+    stdio: () => link ??= openStdioLink(server),
     tools,
     received: () => standIn.received.length,
     check: (tool, args, from) => {
@@ -277,6 +280,7 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
     restricts,
     notes,
     stop: async () => {
+      if (link) await (await link).close();
       watch.stop();
       await standIn.stop();
     },

@@ -21,6 +21,7 @@ import { wrapDecisions } from "../wrap/describe.ts";
 import { startMcpStandIn } from "../verify/standin.ts";
 import { checkWrapCall, type PinnedArgument } from "../verify/wrap_oracle.ts";
 import type { ListedTool, Target } from "../verify/run.ts";
+import { openStdioLink, type StdioLink } from "../verify/stdio_link.ts";
 import { readBoundedText } from "../ops/bounded_file.ts";
 
 /** The wrapped server's definitions: from `file`, else listed from the server itself. */
@@ -157,8 +158,10 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
     cached: Object.hasOwn(wrap.controls.cache, t.name),
   }));
   const { restricts, alsoTwin } = hintsOf(surfaceOfWrap(wrap, wrapDecisions(surface.host)));
+  let link: Promise<StdioLink> | undefined;
   const target: Target = {
     fetch: app,
+    stdio: () => link ??= openStdioLink(surface.server),
     tools,
     received: () => standIn.received.length,
     check: (tool, args, from) => {
@@ -183,6 +186,7 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
     alsoTwin,
     notes,
     stop: async () => {
+      if (link) await (await link).close();
       await surface.connection.close();
       await stopAll();
     },

@@ -20,7 +20,7 @@ type Fc = typeof fcModule;
 type Arb<T> = fcModule.Arbitrary<T>;
 
 /** How a call reaches weir. */
-export type Via = "mcp 2026-07-28" | "mcp 2025-11-25" | "tool API";
+export type Via = "mcp 2026-07-28" | "mcp 2025-11-25" | "stdio 2025-11-25" | "tool API";
 
 /** One generated call. */
 export interface Case {
@@ -345,7 +345,12 @@ export function casesFor(
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const names = Object.keys(properties);
   const base = objectArb(fc, schema, tool.restricts ?? {}, 0);
-  const via = fc.constantFrom<Via>("mcp 2026-07-28", "mcp 2025-11-25", "tool API");
+  const via = fc.constantFrom<Via>(
+    "mcp 2026-07-28",
+    "mcp 2025-11-25",
+    "stdio 2025-11-25",
+    "tool API",
+  );
   const call = (kind: string, args: string, name = tool.name) => ({ tool: name, args, kind });
   const arbs: { weight: number; arbitrary: Arb<Omit<Case, "via">> }[] = [
     { weight: 8, arbitrary: base.map((b) => call("valid", render(b))) },

@@ -11,6 +11,7 @@
  */
 import type { Case, Via } from "./cases.ts";
 import { findSecret } from "./secrets.ts";
+import type { StdioLink } from "./stdio_link.ts";
 
 /** A tool weir lists, as verify needs it. */
 export interface ListedTool {
@@ -28,6 +29,8 @@ export interface ListedTool {
 export interface Target {
   /** weir's HTTP app, as `weir serve --http` answers (`/mcp`, `/api/<tool>`). */
   fetch(request: Request): Promise<Response>;
+  /** weir over stdio: one 2025-11-25 session (opened on first use). */
+  stdio(): Promise<StdioLink>;
   /** Every tool listed. */
   tools: ListedTool[];
   /** How many requests (or MCP calls) the stand-in has received so far. */
@@ -163,7 +166,24 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
     const seen = target.watched().length;
     const texts: string[] = [];
     const listed = byName.get(c.tool);
-    let answer = await send(target, via, c.tool, c.args);
+    let answer: Awaited<ReturnType<typeof send>>;
+    if (via === "stdio 2025-11-25") {
+      // A person is asked over the session (elicitation) and says yes.
+      const link = await target.stdio();
+      let asked = false;
+      const said = await link.call(c.tool, c.args, () => {
+        asked = true;
+        report.confirmed++;
+        if (!listed?.confirm) problems.push(`a person was asked to confirm a tool with no confirm`);
+        if (target.received() > from) {
+          problems.push(`a request was sent before the person answered`);
+        }
+      });
+      answer = { text: said.text, outcome: said.ok ? "ok" : "refused" };
+      if (!asked && listed?.confirm && target.received() > from) {
+        problems.push(`the call was sent upstream without asking a person (confirm)`);
+      }
+    } else answer = await send(target, via, c.tool, c.args);
     texts.push(answer.text);
     if (answer.outcome === "ask") {
       report.confirmed++;
@@ -183,7 +203,7 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
         }`,
       );
       texts.push(answer.text);
-    } else if (listed?.confirm && target.received() > from) {
+    } else if (listed?.confirm && target.received() > from && via !== "stdio 2025-11-25") {
       problems.push(`the call was sent upstream without asking a person (confirm)`);
     }
     const made = target.received() - from;

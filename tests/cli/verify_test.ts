@@ -217,7 +217,7 @@ Deno.test("the generated calls cover every hostile form verify claims, for a too
   }
   assert.deepEqual(
     new Set(cases.map((c) => c.via)),
-    new Set(["mcp 2026-07-28", "mcp 2025-11-25", "tool API"]),
+    new Set(["mcp 2026-07-28", "mcp 2025-11-25", "stdio 2025-11-25", "tool API"]),
   );
   // Valid cases keep the restrict and the bounds; every case is JSON a client can send.
   for (const c of cases) {
