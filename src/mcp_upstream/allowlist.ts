@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { READ_WORDS } from "../guardfile/reads.ts";
 
 /** An allowlist the command line got wrong; the message says what to change. */
 export class AllowlistError extends Error {
@@ -102,31 +103,15 @@ export function mutationSegment(name: string): string | undefined {
 }
 
 /**
- * Name segments that mark a read. The heuristic passes a name only when it has
- * one of these and no {@link MUTATION_SEGMENTS} segment: a verb it does not
- * know (`toggle`, `run`, `sync`, `echo`) counts as a write, since guessing
- * "read" would serve a mutation as read-only.
+ * Name segments that mark a read: the words the one definition of read
+ * (src/guardfile/reads.ts `READ_WORDS`) takes for a read when they name an
+ * operation. The heuristic passes a name only when it has one of these and no
+ * {@link MUTATION_SEGMENTS} segment: a verb it does not know (`toggle`, `run`,
+ * `sync`, `echo`) counts as a write, since guessing "read" would serve a
+ * mutation as read-only. It reads names only; `--read-only strict` reads the
+ * tool's `readOnlyHint`, as serving does.
  */
-export const READ_SEGMENTS: ReadonlySet<string> = new Set([
-  "browse",
-  "count",
-  "describe",
-  "fetch",
-  "find",
-  "get",
-  "info",
-  "inspect",
-  "list",
-  "lookup",
-  "query",
-  "read",
-  "search",
-  "show",
-  "stat",
-  "stats",
-  "status",
-  "view",
-]);
+export const READ_SEGMENTS: ReadonlySet<string> = new Set(READ_WORDS);
 
 /**
  * Why `--read-only heuristic` refuses a tool name, or `undefined` when the

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { httpAccess } from "../guardfile/reads.ts";
 import type { OpenApiDocument } from "./document.ts";
 import { deriveGrant } from "./derive.ts";
 import {
@@ -40,6 +41,8 @@ export type Row =
     path: string;
     tool: string;
     summary: string;
+    /** It reads (src/guardfile/reads.ts: a GET or HEAD with no request body): listed first. */
+    reads: boolean;
     /** Lower-case text the filter searches. */
     haystack: string;
     /** Why it cannot be expressed; absent when it can. */
@@ -86,6 +89,7 @@ export function chooserRows(doc: OpenApiDocument, server: string): Row[] {
       path: op.path,
       tool: name.tool,
       summary: op.summary ?? "",
+      reads: httpAccess({ method: op.method, sendsBody: op.requestBody !== undefined }).reads,
       haystack: `${op.method} ${op.path} ${name.tool} ${op.operationId ?? ""} ${
         op.summary ?? ""
       } ${op.tag}`
@@ -96,9 +100,7 @@ export function chooserRows(doc: OpenApiDocument, server: string): Row[] {
   }
   const rows: Row[] = [];
   let g = 0;
-  const reads = (
-    r: Row,
-  ) => (r.kind === "op" && (r.method === "GET" || r.method === "HEAD") ? 0 : 1);
+  const reads = (r: Row) => (r.kind === "op" && r.reads ? 0 : 1);
   for (const [tag, list] of groups) {
     rows.push({ kind: "group", label: tag === "" ? "(no tag)" : tag, group: g });
     for (const r of [...list].sort((a, b) => reads(a) - reads(b))) rows.push({ ...r, group: g });

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { httpAccess } from "../guardfile/reads.ts";
 import { parseGuardfile } from "../guardfile/parse.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 import type { HttpMethod } from "../guardfile/model.ts";
@@ -30,7 +31,7 @@ import {
 export interface ScaffoldOptions {
   /** `METHOD /path`, an operationId or a tool name, each one operation. */
   select?: string[];
-  /** Every GET operation. */
+  /** Every operation that reads (src/guardfile/reads.ts: a GET or HEAD with no body). */
   selectReads?: boolean;
   /** The server name (`wrap ward mcp <name>`); default from the document's title. */
   server?: string;
@@ -204,7 +205,14 @@ export function buildScaffold(doc: OpenApiDocument, options: ScaffoldOptions): S
   const server = options.server ?? serverName(doc, options.source);
   const explicit = resolveSelectors(named, options.select ?? []);
   const chosen = new Set(explicit);
-  if (options.selectReads) named.forEach(({ op }, i) => op.method === "GET" && chosen.add(i));
+  // --select-reads: the operations the one definition of read calls reads
+  // (src/guardfile/reads.ts): a GET or HEAD that sends no request body.
+  if (options.selectReads) {
+    named.forEach(({ op }, i) => {
+      const access = httpAccess({ method: op.method, sendsBody: op.requestBody !== undefined });
+      if (access.reads) chosen.add(i);
+    });
+  }
   const voters = chosen.size > 0 ? [...chosen].map((i) => named[i].op) : doc.operations;
   const { auth, baseUrl } = checkUpstream(
     server,

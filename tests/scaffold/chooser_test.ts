@@ -314,6 +314,7 @@ const ROWS: Row[] = [
     path: "/pets",
     tool: "list_pets",
     summary: "",
+    reads: true,
     haystack: "get /pets list_pets",
   },
   {
@@ -324,6 +325,7 @@ const ROWS: Row[] = [
     path: "/pets/upload",
     tool: "upload_pet",
     summary: "",
+    reads: false,
     haystack: "post /pets/upload upload_pet",
     reason: "the request body is multipart/form-data",
   },
@@ -336,6 +338,7 @@ const ROWS: Row[] = [
     path: "/orders",
     tool: "list_orders",
     summary: "",
+    reads: true,
     haystack: "get /orders list_orders",
   },
 ];
