@@ -27,6 +27,7 @@ export type {
   AnnotationOverrides,
   ArgumentPin,
   ArgumentRule,
+  FindingAcceptance,
   McpServerHeader,
   McpServerSettings,
   McpServerTarget,

@@ -131,6 +131,7 @@ export interface ProxyTool {
 export interface FindingAcceptance {
   /** `<rule>:<16 hex digits>`, as `weir lint-upstream` prints it. */
   id: string;
+  /** Why the operator accepts it (`reason=`), shown by describe and the review page. */
   reason?: string;
 }
 
