@@ -101,6 +101,7 @@ export async function run(args: string[]): Promise<number> {
       seed,
       only: values.tool,
       toolSeed,
+      definitions: values.definitions,
     });
     const { reportJson, reportJunit, reportText, violationCount } = await import(
       "../verify/report.ts"

@@ -34,6 +34,8 @@ export interface RunOptions {
   /** Only these tools (default: every tool listed). */
   only?: string[];
   toolSeed: (seed: number, tool: string) => number;
+  /** `--definitions F`, said in the replay commands. */
+  definitions?: string;
 }
 
 /** Generate and run every tool's cases. */
@@ -66,6 +68,7 @@ export async function runVerify(
     mode: built.mode,
     seed: options.seed,
     cases: options.cases,
+    ...(options.definitions ? { definitions: options.definitions } : {}),
     tools,
     notes: built.notes,
     durationMs: performance.now() - started,

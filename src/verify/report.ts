@@ -17,6 +17,8 @@ export interface VerifyReport {
   seed: number;
   /** Cases per tool asked for. */
   cases: number;
+  /** `--definitions F`, when the run was given one (the replay needs it too). */
+  definitions?: string;
   tools: ToolReport[];
   /** What the run changed to be able to run, and what it did not check, in words. */
   notes: string[];
@@ -40,7 +42,7 @@ export interface VerifyReport {
 export function replayCommand(report: VerifyReport, tool: string): string {
   return `weir verify ${quote(report.file)} --seed=${report.seed} --cases ${report.cases} --tool ${
     quote(tool)
-  }`;
+  }${report.definitions ? ` --definitions ${quote(report.definitions)}` : ""}`;
 }
 
 function quote(text: string): string {

@@ -4,7 +4,8 @@
  * weir) and shows verify reports it, with the seed and the command that
  * replays it, and exits 1; the same file verified by the unmutated weir
  * passes. The faults are the kinds a guard must never have: a path value sent
- * unencoded, a pin skipped, a secret echoed back, a confirmation skipped.
+ * unencoded, a pin skipped (spec mode, and a wrapped call's), a secret echoed
+ * back, a confirmation skipped.
  *
  * A mutation names the code it changes by a pattern; when the code moves (a
  * refactor), the test fails saying which mutation lost its target, rather
@@ -44,6 +45,14 @@ const MUTATIONS: Record<string, Mutation> = {
       "src/guard/secrets.ts",
       /text\(text: string\): string \{\n/,
       "text(text: string): string {\n    return text;\n",
+    ]],
+  },
+  wrapPinSkipped: {
+    fault: "a wrapped tool's pin skipped",
+    edits: [[
+      "src/mcp_upstream/overrides.ts",
+      /for \(const \[name, value\] of pins\) \{\n\s*define\(sent, name, value\);/,
+      "for (const [name, value] of pins) {",
     ]],
   },
   confirmSkipped: {
@@ -102,6 +111,8 @@ const CASES: {
   file: () => Promise<string>;
   tool: string;
   expect: RegExp;
+  /** More arguments (a wrap file's definitions). */
+  extra?: string[];
 }[] = [
   {
     mutation: "unencoded",
@@ -114,6 +125,13 @@ const CASES: {
     file: () => Promise.resolve("guardfiles/plausible-stats.mcp.kdl"),
     tool: "get_aggregate",
     expect: /query "site_id" is missing or altered/,
+  },
+  {
+    mutation: "wrapPinSkipped",
+    file: () => Promise.resolve("tests/fixtures/verify_wrap_pins.mcp.kdl"),
+    tool: "find",
+    expect: /pinned argument "(org|token)" is missing/,
+    extra: ["--definitions", "tests/fixtures/verify_wrap_tools.json"],
   },
   {
     mutation: "secretEchoed",
@@ -132,7 +150,7 @@ const CASES: {
 for (const c of CASES) {
   Deno.test(`weir verify reports a planted fault: ${MUTATIONS[c.mutation].fault}, with its seed`, async () => {
     const file = await c.file();
-    const args = [file, "--cases", "60", "--seed", "4242", "--tool", c.tool];
+    const args = [file, "--cases", "60", "--seed", "4242", "--tool", c.tool, ...(c.extra ?? [])];
     const root = await mutatedCopy(MUTATIONS[c.mutation]);
     try {
       const faulty = await verify(root, args);
