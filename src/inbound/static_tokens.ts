@@ -46,6 +46,92 @@ export function parseTokens(value: string | undefined, name: string): string[] {
   return tokens;
 }
 
+/**
+ * An `Authorization` value that is a bearer credential: `Bearer` (any case:
+ * RFC 9110 section 11.1), one or more spaces and a `b64token` (RFC 6750
+ * section 2.1); the token is group 1.
+ */
+export const BEARER_CREDENTIAL = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/** A bearer challenge's error code (RFC 6750 section 3.1), when it has one. */
+export type BearerError = "invalid_request" | "invalid_token";
+
+/**
+ * The error code of the Bearer challenge refusing a request whose
+ * `Authorization` is `header` (RFC 6750 section 3.1), in one place for every
+ * 401 weir answers (static tokens, the admin endpoints, OAuth):
+ *
+ * - `undefined` (no error code, no error information) when the request
+ *   carries no bearer credential: no header, or another scheme (`Basic`,
+ *   `Token`...), "an unsupported authentication method";
+ * - `invalid_request` for a `Bearer` credential that is malformed (no token,
+ *   or not a `b64token`);
+ * - `invalid_token` for a well-formed bearer token that does not pass.
+ * @example
+ * ```ts
+ * import { bearerChallengeError } from "./static_tokens.ts";
+ * bearerChallengeError(null); // undefined
+ * bearerChallengeError("Basic dXNlcjpwYXNz"); // undefined
+ * bearerChallengeError("Bearer"); // "invalid_request"
+ * bearerChallengeError("Bearer wrong-token"); // "invalid_token"
+ * ```
+ */
+export function bearerChallengeError(header: string | null): BearerError | undefined {
+  if (header === null || !/^bearer(?: |$)/i.test(header)) return undefined;
+  return BEARER_CREDENTIAL.test(header) ? "invalid_token" : "invalid_request";
+}
+
+/**
+ * What a refused request gets, by {@link bearerChallengeError}: the challenge
+ * (`Bearer <params>`, with `error` and `error_description` when there is an
+ * error code), the log's reason and the caller's message, each saying what
+ * to send.
+ * @param params the challenge's own parameters (`realm`, `scope`, `resource_metadata`), in order
+ * @param what the credential asked for, for the message (`<token>`, `<access token>`)
+ */
+export function bearerRefusal(
+  header: string | null,
+  params: Record<string, string | undefined>,
+  what: string,
+  invalid: string,
+): { challenge: string; reason: string; message: string; error?: BearerError } {
+  const error = bearerChallengeError(header);
+  const description = error === undefined
+    ? undefined
+    : error === "invalid_request"
+    ? `the Authorization header is not Bearer followed by a token`
+    : invalid;
+  const all = { ...params, error, error_description: description };
+  const challenge = "Bearer " +
+    Object.entries(all)
+      .filter(([, v]) => v !== undefined && v !== "")
+      .map(([k, v]) => `${k}="${v!.replace(/["\\]/g, "")}"`)
+      .join(", ");
+  const send = `send Authorization: Bearer ${what}`;
+  if (error === undefined) {
+    return {
+      challenge,
+      reason: header === null ? "no bearer token" : "not a Bearer credential",
+      message: header === null
+        ? `Unauthorized: ${send}`
+        : `Unauthorized: the Authorization header is not a bearer credential; ${send}`,
+    };
+  }
+  return error === "invalid_request"
+    ? {
+      challenge,
+      error,
+      reason: "malformed bearer credential",
+      message: `Unauthorized: the Authorization header is not Bearer followed by a token; ${send}`,
+    }
+    : {
+      challenge,
+      error,
+      reason: "bearer token refused",
+      message: `Unauthorized: ${invalid}; ${send}`,
+    };
+}
+
 const encoder = new TextEncoder();
 
 /** Compare two byte strings in time that depends only on `expected`'s length. */

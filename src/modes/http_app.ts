@@ -40,7 +40,7 @@ import {
 import { apiRefusal, mcpRefusal, plainRefusal } from "../inbound/refusal.ts";
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import type { Drain } from "../ops/shutdown.ts";
-import { TokenTable } from "../inbound/static_tokens.ts";
+import { bearerRefusal, TokenTable } from "../inbound/static_tokens.ts";
 import {
   type OAuthResourceServer,
   protectedResourceMetadataAnswer,
@@ -267,9 +267,10 @@ function hostsFor(options: HttpAppOptions): readonly string[] | "any" {
  * token's caller (`auth.caller`, see `tokenCaller`), which signed state is
  * bound to; a token limited to some tools carries them (`auth.tools`), which
  * the core holds `tools/list` and `tools/call` to. A request without one, or
- * with another, is refused 401 with a Bearer challenge (RFC 6750 section 3:
- * no error code when no credentials came, `invalid_token` when a wrong one
- * did) and a message saying what to send.
+ * with another, is refused 401 with a Bearer challenge (RFC 6750 section 3.1,
+ * `bearerRefusal`: no error code without a bearer credential, none or another
+ * scheme; `invalid_request` for a malformed one; `invalid_token` for a wrong
+ * token) and a message saying what to send.
  */
 function bearerCheck(token: string | readonly string[] | TokenTable): InboundOptions["authorize"] {
   const table = token instanceof TokenTable
@@ -285,18 +286,19 @@ function bearerCheck(token: string | readonly string[] | TokenTable): InboundOpt
       if (!verdict) verdicts.set(auth, verdict = Object.freeze({ allow: true as const, auth }));
       return verdict;
     }
-    const none = header === null;
+    // RFC 6750 section 3.1: no error code without a bearer credential (none, another scheme).
+    const refusal = bearerRefusal(
+      header,
+      { realm: "weir" },
+      "<token>, the token this server's operator gave you",
+      "the bearer token is not one this server accepts",
+    );
     return {
       allow: false,
       status: 401,
-      reason: none ? "no bearer token" : "wrong bearer token (or not a Bearer credential)",
-      message: none
-        ? "Unauthorized: send Authorization: Bearer <token>, the token this server's operator " +
-          "gave you"
-        : "Unauthorized: the bearer token is not one this server accepts; send the token this " +
-          "server's operator gave you (Authorization: Bearer <token>)",
-      challenge: none ? 'Bearer realm="weir"' : 'Bearer realm="weir", error="invalid_token", ' +
-        'error_description="the bearer token is not one this server accepts"',
+      reason: refusal.reason,
+      message: refusal.message,
+      challenge: refusal.challenge,
     };
   };
 }

@@ -7,7 +7,9 @@
  *   the resource's path (e.g. `/.well-known/oauth-protected-resource/mcp`).
  * - No bearer token, or one that does not pass: 401 with
  *   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (RFC 6750
- *   section 3, RFC 9728 section 5.1), `error="invalid_token"` when one was sent.
+ *   section 3, RFC 9728 section 5.1): no error code when no bearer credential
+ *   came (none, or another scheme: section 3.1), `error="invalid_request"` for
+ *   a malformed one, `error="invalid_token"` for a token that does not pass.
  * - A valid token without a scope the called tool needs: 403 with
  *   `error="insufficient_scope"` and the tool's scopes, decided from the
  *   request line (tool API) or the JSON body (`tools/call`) before the MCP
@@ -28,6 +30,7 @@ import type { Logger, ToolAccess } from "../mcp/server.ts";
 import type { AuthVerdict, InboundOptions } from "../inbound/checks.ts";
 import { checkAccept, checkGetOnly, checkNoBody, isLoopback, pathOf } from "../inbound/checks.ts";
 import { plainRefusal } from "../inbound/refusal.ts";
+import { BEARER_CREDENTIAL, bearerRefusal } from "../inbound/static_tokens.ts";
 
 /** What a checked token says about its bearer. */
 export interface AccessToken {
@@ -135,7 +138,7 @@ export function resourceProblem(resource: string): string | null {
 
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
 /** RFC 6750 section 2.1: `Bearer` then a b64token. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const BEARER = BEARER_CREDENTIAL;
 
 /**
  * Build the resource server pieces.
@@ -228,14 +231,21 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
     const header = request.headers.get("authorization");
     const match = header === null ? null : BEARER.exec(header);
     if (!match) {
+      // RFC 6750 section 3.1: no error code without a bearer credential (none, another
+      // scheme); invalid_request for a malformed one.
+      const refusal = bearerRefusal(header, {}, "<access token>", "");
       return {
         allow: false,
         status: 401,
-        reason: header === null ? "no bearer token" : "not a Bearer credential",
-        message: "Unauthorized: send Authorization: Bearer <access token>",
-        challenge: header === null
-          ? challenge({ scope })
-          : challenge({ error: "invalid_request", scope }),
+        reason: refusal.reason,
+        message: refusal.message,
+        challenge: challenge({
+          error: refusal.error,
+          scope,
+          ...(refusal.error
+            ? { error_description: "the Authorization header is not Bearer followed by a token" }
+            : {}),
+        }),
       };
     }
     let caller: OAuthCaller;

@@ -20,7 +20,7 @@
  */
 import type { Logger } from "../mcp/server.ts";
 import type { Reloader } from "./reload.ts";
-import { bearerTokenCheck } from "../inbound/static_tokens.ts";
+import { bearerRefusal, bearerTokenCheck } from "../inbound/static_tokens.ts";
 import { errorBody } from "../inbound/refusal.ts";
 
 const HEADERS = {
@@ -82,19 +82,16 @@ export function createAdminHandler(
     }
     const authorization = request.headers.get("authorization");
     if (!check(authorization)) {
-      const none = authorization === null;
-      return refused(
-        "auth",
-        401,
-        "Unauthorized: send Authorization: Bearer <admin token>, a token from the variable " +
-          "--admin-token-env names",
-        none ? "admin: no admin token" : "admin: wrong admin token",
-        {
-          "www-authenticate": none
-            ? 'Bearer realm="weir-admin"'
-            : 'Bearer realm="weir-admin", error="invalid_token"',
-        },
+      // RFC 6750 section 3.1: no error code without a bearer credential (none, another scheme).
+      const refusal = bearerRefusal(
+        authorization,
+        { realm: "weir-admin" },
+        "<admin token>, a token from the variable --admin-token-env names",
+        "the admin token is not one this server accepts",
       );
+      return refused("auth", 401, refusal.message, `admin: ${refusal.reason}`, {
+        "www-authenticate": refusal.challenge,
+      });
     }
     if (request.method !== route) {
       return refused(
