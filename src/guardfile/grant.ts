@@ -9,7 +9,7 @@
  */
 import type { Grant, GraphqlSpec, HttpMethod } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
-import { HTTP_METHODS, methodForVerb } from "./verbs.ts";
+import { HTTP_METHODS, methodForVerb, readLikePrefix } from "./verbs.ts";
 import { compatibilityForm, decodedForms, isDotPiece } from "./decoded.ts";
 import { compileJmesPath } from "./jmespath.ts";
 import { defaultParam, readParams } from "./rules.ts";
@@ -59,14 +59,15 @@ export function readGrant(can: NodeReader): Grant | undefined {
     onlyOnce(kids, name);
   }
 
-  const { method: verbMethod, inferred } = methodForVerb(verb);
+  const { method: verbMethod, inferred, readWord } = methodForVerb(verb);
   const grant: Grant = {
     verb,
     resource,
     tool,
     method: verbMethod,
     methodInferred: inferred,
-    destructive: verb === "delete",
+    // The verb `delete` in any case (`Delete`, `DELETE`), as the verb table reads it.
+    destructive: foldCaseAndWidth(verb) === "delete",
     path: "",
     pathParams: [],
     params: [],
@@ -191,6 +192,22 @@ export function readGrant(can: NodeReader): Grant | undefined {
     );
   }
   checkInputNames(can, grant);
+  // A read word outside the table sends GET, unless the grant sends a body: then say which.
+  const byReadWord = readWord && !method && !grant.graphql;
+  if (byReadWord && (grant.body.length > 0 || grant.bodyMap.length > 0 || grant.set)) {
+    can.error(
+      `the verb "${verb}" reads as a read and sends GET, but this grant sends a body: state ` +
+        `the method, e.g. method "POST" (a search or query that takes a body) or method "GET"`,
+    );
+  }
+  const readLike = grant.methodInferred ? readLikePrefix(verb) : undefined;
+  if (readLike !== undefined) {
+    can.error(
+      `the verb "${verb}" reads as a read (it starts with "${readLike}") but is not in the verb ` +
+        `table, so it would send POST, a write: state the method, e.g. method "GET" (or ` +
+        `"POST" if it writes)`,
+    );
+  }
   return grant;
 }
 

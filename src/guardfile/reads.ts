@@ -22,7 +22,7 @@
  * @module
  */
 import type { Grant, HttpMethod } from "./model.ts";
-import { methodForVerb } from "./verbs.ts";
+import { methodForVerb, READ_WORDS } from "./verbs.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
 
 /** Read or write, and the rule that decided, in words. */
@@ -33,31 +33,8 @@ export interface Access {
   why: string;
 }
 
-/**
- * Words a reader takes for a read when they name an operation (a verb, or a
- * segment of a tool name): `read_file`, `can show report`, `list-`. A verb
- * here that the verb table does not map to GET still names a read.
- */
-export const READ_WORDS: readonly string[] = [
-  "browse",
-  "count",
-  "describe",
-  "fetch",
-  "find",
-  "get",
-  "info",
-  "inspect",
-  "list",
-  "lookup",
-  "query",
-  "read",
-  "search",
-  "show",
-  "stat",
-  "stats",
-  "status",
-  "view",
-];
+/** The read words: `READ_WORDS` of the verb table (`src/guardfile/verbs.ts`), one list. */
+export { READ_WORDS };
 
 /**
  * Whether a grant's verb names a read: the verb table maps it to GET

@@ -4,6 +4,7 @@
  * @module
  */
 import type { HttpMethod } from "./model.ts";
+import { foldCaseAndWidth } from "./name_fold.ts";
 
 /** Verbs with a fixed method. */
 export const VERB_METHODS: Readonly<Record<string, HttpMethod>> = {
@@ -42,14 +43,68 @@ export const HTTP_METHODS: readonly HttpMethod[] = [
 ];
 
 /**
- * The method a verb maps to.
- * @returns the method and whether it was inferred (no table entry: POST, and lint warns)
+ * Words a reader takes for a read when they name an operation (a verb, or a
+ * segment of a tool name): `read_file`, `can show report`, `list-`. The one
+ * list (`src/guardfile/reads.ts` re-exports it): a verb that is one of them
+ * and not in {@link VERB_METHODS} sends GET, and a compound verb that starts
+ * with one (`get-open`) must state its method.
  */
-export function methodForVerb(verb: string): { method: HttpMethod; inferred: boolean } {
-  const exact = VERB_METHODS[verb];
+export const READ_WORDS: readonly string[] = [
+  "browse",
+  "count",
+  "describe",
+  "fetch",
+  "find",
+  "get",
+  "info",
+  "inspect",
+  "list",
+  "lookup",
+  "query",
+  "read",
+  "search",
+  "show",
+  "stat",
+  "stats",
+  "status",
+  "view",
+];
+
+/**
+ * The method a verb maps to, its letter case folded (`Get` and `DELETE` are
+ * `get` and `delete`): the table, then the prefixes, then a word of
+ * {@link READ_WORDS} (GET: a verb a reader takes for a read never sends a
+ * write by default); anything else falls through to POST.
+ * @returns the method; whether it was inferred (no table entry: POST, and lint warns);
+ *   `readWord` when a word of {@link READ_WORDS} decided it
+ * @example
+ * ```ts
+ * import { methodForVerb } from "./verbs.ts";
+ * methodForVerb("read"); // { method: "GET", inferred: false, readWord: true }
+ * methodForVerb("Delete"); // { method: "DELETE", inferred: false }
+ * methodForVerb("approve"); // { method: "POST", inferred: true }
+ * ```
+ */
+export function methodForVerb(
+  verb: string,
+): { method: HttpMethod; inferred: boolean; readWord?: true } {
+  const folded = foldCaseAndWidth(verb);
+  const exact = Object.hasOwn(VERB_METHODS, folded) ? VERB_METHODS[folded] : undefined;
   if (exact) return { method: exact, inferred: false };
   for (const [prefix, method] of VERB_PREFIXES) {
-    if (verb.startsWith(prefix)) return { method, inferred: false };
+    if (folded.startsWith(prefix)) return { method, inferred: false };
   }
+  if (READ_WORDS.includes(folded)) return { method: "GET", inferred: false, readWord: true };
   return { method: "POST", inferred: true };
+}
+
+/**
+ * The read word a compound verb outside the table starts with (`get-open`,
+ * `find_by_tag`: `get`, `find`), which a reader takes for a read though it
+ * would fall through to POST; `undefined` for any other verb.
+ */
+export function readLikePrefix(verb: string): string | undefined {
+  const first = foldCaseAndWidth(verb).split(/[-_.]/)[0];
+  if (first === foldCaseAndWidth(verb) || !methodForVerb(verb).inferred) return undefined;
+  return READ_WORDS.includes(first) ? first : undefined;
 }

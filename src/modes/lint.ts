@@ -7,7 +7,7 @@
 import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import type { McpWrap } from "../guardfile/mcp_wrap.ts";
-import { VERB_METHODS } from "../guardfile/verbs.ts";
+import { readLikePrefix, VERB_METHODS } from "../guardfile/verbs.ts";
 import { foldedName } from "../guardfile/spellings.ts";
 
 /** One served tool as lint lists it. */
@@ -62,7 +62,8 @@ export function wrapServedTools(wrap: McpWrap): ServedTool[] {
 export function lintWarnings(guardfile: Guardfile): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const g of guardfile.grants) {
-    if (g.methodInferred) {
+    // A read-like compound verb (`get-open`) is the loader's error, which says more.
+    if (g.methodInferred && readLikePrefix(g.verb) === undefined) {
       out.push({
         severity: "warning",
         path: `wrap > can ${g.verb} ${g.resource}`,
