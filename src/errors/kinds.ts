@@ -43,7 +43,8 @@ export type KindRule =
   | "key_characters"
   | "media_type"
   | "content"
-  | "name_twin";
+  | "name_twin"
+  | "token_exchange";
 
 /** What one kind means to the tool API, the audit log and telemetry. */
 export interface KindInfo {
@@ -74,6 +75,10 @@ export const ERROR_KINDS = {
   confirmation_state_invalid: { status: 400, rule: "confirm" },
   invalid_base64: { status: 400, rule: "schema" },
   too_large: { status: 413, rule: "size" },
+  // The identity provider would not exchange the caller's token for the upstream's (403), or
+  // could not be asked (503): nothing was sent upstream (src/oauth/upstream_credential.ts).
+  token_exchange_refused: { status: 403, rule: "token_exchange" },
+  token_exchange_unavailable: { status: 503, rule: "token_exchange" },
   // The call was let through; this is what came of it.
   cancelled: { status: 499, errorType: "cancelled" },
   shutting_down: { status: 503, errorType: "cancelled" },

@@ -9,6 +9,8 @@
  * algorithm from {@link DEFAULT_ALGORITHMS} (never `none`, never an HMAC
  * algorithm: the key set is public), `iss` equal to the issuer, `aud` naming
  * this server's resource (RFC 8707 section 2), and `exp` (required) and `nbf`
+ * (an identity-provider profile, `profiles.ts`, widens `iss` and `aud` to the
+ * provider's other forms and says where the scopes sit)
  * within a small clock skew; a `typ`, when present, must name an access token
  * (see {@link ACCESS_TOKEN_TYPES}). The JWKS is fetched when first needed, cached,
  * fetched again for an unknown `kid` at most once per cooldown, and each fetch
@@ -19,8 +21,10 @@
  * @module
  */
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
+import { MAX_ANSWER_BYTES as MAX_METADATA_BYTES, readJson, refusalOf } from "./answers.ts";
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
-import { clientFor, redirectTarget } from "../outbound/once.ts";
+import { clientFor } from "../outbound/once.ts";
+import { checkInbound, type IdentityProfile, type InboundSettings, profileOf } from "./profiles.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 import {
   type AccessToken,
@@ -36,6 +40,8 @@ export interface IssuerMetadata {
   issuer: string;
   jwks_uri?: string;
   introspection_endpoint?: string;
+  /** Where weir exchanges tokens (RFC 8693), when it does. */
+  token_endpoint?: string;
   /** Where it was read from. */
   source: string;
 }
@@ -58,8 +64,6 @@ export const DEFAULT_ALGORITHMS: readonly string[] = [
 /** Seconds of clock skew allowed on `exp` and `nbf` (default). */
 export const DEFAULT_CLOCK_SKEW_SECONDS = 30;
 
-const MAX_METADATA_BYTES = 256 * 1024;
-
 /**
  * The metadata URLs to try for an issuer, in the order the MCP authorization
  * spec ("Authorization Server Metadata Discovery") gives: RFC 8414 with path
@@ -80,21 +84,6 @@ export function metadataUrls(issuer: string): string[] {
     `${origin}/.well-known/openid-configuration${path}`,
     `${origin}${path}/.well-known/openid-configuration`,
   ];
-}
-
-/**
- * Words for an answer that is not 2xx, for the operator (the log and start-up
- * errors; a caller is told only that its token was not accepted): a redirect
- * names its status and its target with query values redacted (never
- * followed); anything else its status.
- */
-function refusalOf(response: Response, url: string): string {
-  if (response.status >= 300 && response.status < 400) {
-    const target = redirectTarget(response.headers.get("location"), url);
-    return `answered ${response.status} redirecting to ${target ?? "no usable Location"}; ` +
-      "weir follows no redirect, so nothing was sent there";
-  }
-  return `answered HTTP ${response.status}`;
 }
 
 /**
@@ -122,21 +111,6 @@ const jwksFetch: typeof fetch = async (input, init) => {
     headers: response.headers,
   });
 };
-
-/**
- * Read a JSON answer of at most {@link MAX_METADATA_BYTES} (decoded), never
- * further, whose head is at most 64 KiB (src/outbound/fetch_head.ts).
- */
-async function readJson(response: Response): Promise<unknown> {
-  if (await fetchHeadTooLarge(response)) {
-    throw new TokenError(`the answer's head is over ${MAX_HEAD_BYTES} bytes`);
-  }
-  const bytes = response.body
-    ? await readAtMost(response.body, MAX_METADATA_BYTES)
-    : new Uint8Array();
-  if (bytes === null) throw new TokenError("metadata document too large");
-  return JSON.parse(new TextDecoder().decode(bytes));
-}
 
 /**
  * Read the issuer's metadata: the first discovery URL answering 200 with a
@@ -176,7 +150,7 @@ export async function discoverIssuer(
         continue;
       }
       const found: IssuerMetadata = { issuer, source };
-      for (const key of ["jwks_uri", "introspection_endpoint"] as const) {
+      for (const key of ["jwks_uri", "introspection_endpoint", "token_endpoint"] as const) {
         const value = meta[key];
         if (typeof value === "string" && URL.canParse(value)) {
           if (!isAcceptableIssuerUrl(new URL(value))) {
@@ -200,6 +174,13 @@ export interface TokenVerifierOptions {
   metadata: IssuerMetadata;
   /** This server's canonical URI: the audience tokens must name (RFC 8707). */
   resource: string;
+  /**
+   * The identity provider's profile (`profiles.ts`, default `generic`): which
+   * issuers and audiences pass and where the scopes sit.
+   */
+  profile?: IdentityProfile;
+  /** The provider's own audience for this server, passed beside `resource` (see the profile). */
+  audience?: string;
   /** Allowed JWS algorithms (default {@link DEFAULT_ALGORITHMS}; HMAC and `none` are refused). */
   algorithms?: readonly string[];
   /** Clock skew on `exp`/`nbf`, in seconds (default 30). */
@@ -246,10 +227,23 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     }
   }
   const { metadata, resource } = options;
+  const profile = options.profile ?? profileOf("generic");
+  const settings: InboundSettings = {
+    issuer: metadata.issuer,
+    resource,
+    ...(options.audience === undefined ? {} : { audience: options.audience }),
+  };
+  const problem = checkInbound(profile, settings);
+  if (problem) throw new Error(problem);
+  const accepted: Accepted = {
+    issuers: profile.issuers(settings),
+    audiences: profile.audiences(settings),
+    scopes: (claims) => profile.scopes(claims, settings),
+  };
   const skew = options.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
   const timeoutMs = options.timeoutMs ?? 5000;
   const introspect = options.introspection && metadata.introspection_endpoint
-    ? introspector(metadata, options.introspection, resource, skew, timeoutMs, options.fetch)
+    ? introspector(metadata, options.introspection, accepted, skew, timeoutMs, options.fetch)
     : undefined;
   if (options.introspection && !metadata.introspection_endpoint) {
     throw new Error(
@@ -276,8 +270,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       try {
         ({ payload, protectedHeader: { typ } } = await jwtVerify(token, jwks, {
           algorithms,
-          issuer: metadata.issuer,
-          audience: resource,
+          issuer: accepted.issuers,
+          audience: accepted.audiences,
           clockTolerance: skew,
           requiredClaims: ["exp"],
         }));
@@ -289,7 +283,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
           `JWT refused: typ ${JSON.stringify(String(typ).slice(0, 40))} is not an access token`,
         );
       }
-      return accessTokenOf(payload, "jwt");
+      return accessTokenOf(payload, "jwt", accepted);
     }
     if (introspect) return await introspect(token);
     throw new TokenError("not a JWT, and no introspection is configured for opaque tokens");
@@ -301,23 +295,33 @@ function joseReason(error: unknown): string {
   return `${e.code ?? "error"}: ${String(e.message ?? error).slice(0, 200)}`;
 }
 
-function accessTokenOf(claims: Record<string, unknown>, via: AccessToken["via"]): AccessToken {
-  const scopes = typeof claims.scope === "string"
-    ? claims.scope.split(" ").filter(Boolean)
-    : Array.isArray(claims.scp)
-    ? claims.scp.filter((s): s is string => typeof s === "string")
-    : [];
+/** What passes, as the profile says for these settings. */
+interface Accepted {
+  issuers: string[];
+  audiences: string[];
+  scopes: (claims: Record<string, unknown>) => string[];
+}
+
+function accessTokenOf(
+  claims: Record<string, unknown>,
+  via: AccessToken["via"],
+  accepted: Accepted,
+): AccessToken {
+  const scopes = accepted.scopes(claims);
   const clientId = typeof claims.client_id === "string" ? claims.client_id : undefined;
   const subject = typeof claims.sub === "string" ? claims.sub : clientId;
   if (!subject) throw new TokenError("the token names neither sub nor client_id");
-  return { subject, scopes, clientId, via };
+  const expiresAt = typeof claims.exp === "number" && Number.isFinite(claims.exp)
+    ? claims.exp * 1000
+    : undefined;
+  return { subject, scopes, clientId, via, ...(expiresAt === undefined ? {} : { expiresAt }) };
 }
 
 /** RFC 7662 section 2: POST the token, read `active` and the claims. */
 function introspector(
   metadata: IssuerMetadata,
   client: { clientId: string; clientSecret: string },
-  resource: string,
+  accepted: Accepted,
   skew: number,
   timeoutMs: number,
   doFetch: typeof fetch = fetch,
@@ -374,11 +378,11 @@ function introspector(
     if (typeof claims !== "object" || claims === null || claims.active !== true) {
       throw new TokenError("introspection: the token is not active");
     }
-    if (claims.iss !== undefined && claims.iss !== metadata.issuer) {
+    if (claims.iss !== undefined && !accepted.issuers.includes(claims.iss as string)) {
       throw new TokenError("introspection: the token's iss is not the issuer");
     }
     const aud = typeof claims.aud === "string" ? [claims.aud] : claims.aud;
-    if (!Array.isArray(aud) || !aud.includes(resource)) {
+    if (!Array.isArray(aud) || !aud.some((a) => accepted.audiences.includes(a))) {
       throw new TokenError("introspection: the token's aud does not name this resource");
     }
     const now = Date.now() / 1000;
@@ -389,7 +393,7 @@ function introspector(
       throw new TokenError("introspection: the token is not valid yet");
     }
     return {
-      token: accessTokenOf(claims, "introspection"),
+      token: accessTokenOf(claims, "introspection", accepted),
       exp: typeof claims.exp === "number" ? claims.exp : undefined,
     };
   }

@@ -42,6 +42,8 @@ export interface AccessToken {
   clientId?: string;
   /** How it was checked. */
   via: "jwt" | "introspection";
+  /** Its `exp`, in milliseconds since the epoch, when it names one. */
+  expiresAt?: number;
 }
 
 /** A token that does not pass; `reason` is for the log and names no secret. */
@@ -93,6 +95,34 @@ export interface OAuthResourceOptions {
   apiPrefix?: string;
   /** Audit sink: one line per decision, naming the subject, never the token. */
   log: Logger;
+  /**
+   * How a client asks the provider for a scope (the profile's
+   * `requestScope`: Entra wants `api://<GUID>/name`): used in
+   * `scopes_supported` and the `scope` of challenges. Tokens are still
+   * checked for the scope's own name. Default: as written.
+   */
+  requestScope?: (scope: string) => string;
+  /**
+   * Keep each allowed caller's token beside its verdict for
+   * {@link callerTokenOf} (a token exchange needs it). Default false.
+   */
+  keepCallerToken?: boolean;
+}
+
+/**
+ * The caller's own bearer token and its expiry, kept beside an allowed
+ * verdict's `auth` (never on it, so nothing that logs or serialises the
+ * verdict can carry it) when the server keeps them.
+ */
+const CALLER_TOKENS = new WeakMap<object, { token: string; expiresAt?: number }>();
+
+/**
+ * The bearer token an OAuth caller was allowed with, and its expiry (ms since
+ * the epoch), for exchanging it (RFC 8693); `undefined` for any other `auth`
+ * or when the resource server does not keep tokens.
+ */
+export function callerTokenOf(auth: unknown): { token: string; expiresAt?: number } | undefined {
+  return typeof auth === "object" && auth !== null ? CALLER_TOKENS.get(auth) : undefined;
 }
 
 /** The pieces an HTTP app composes in. */
@@ -179,6 +209,8 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
     if (!union) unions.set(map, union = [...new Set([...map.values()].flat())].sort());
     return union;
   };
+  const asked = options.requestScope ?? ((scope: string) => scope);
+  const askedAll = (scopes: readonly string[]) => scopes.map(asked).join(" ");
   const mcpPath = options.mcpPath ?? "/mcp";
   const apiPrefix = options.apiPrefix ?? "/api/";
   const log = options.log;
@@ -197,7 +229,7 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
   const insufficient = (caller: OAuthCaller, tool: string): AuthVerdict | null => {
     const lacking = missing(caller, tool);
     if (lacking.length === 0) return null;
-    const scope = needs(tool).join(" ");
+    const scope = askedAll(needs(tool));
     return {
       allow: false,
       status: 403,
@@ -226,8 +258,9 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
   const authorize = async (request: Request): Promise<AuthVerdict> => {
     const tool = apiTool(request);
     // The scopes this request needs: the tool's, or (MCP endpoint) all of them.
-    const scope = (tool !== null && scopesNow().has(tool) ? needs(tool) : unionOf(scopesNow()))
-      .join(" ");
+    const scope = askedAll(
+      tool !== null && scopesNow().has(tool) ? needs(tool) : unionOf(scopesNow()),
+    );
     const header = request.headers.get("authorization");
     const match = header === null ? null : BEARER.exec(header);
     if (!match) {
@@ -258,6 +291,9 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
         clientId: token.clientId,
         scopes: new Set(token.scopes),
       };
+      if (options.keepCallerToken) {
+        CALLER_TOKENS.set(caller, { token: match[1], expiresAt: token.expiresAt });
+      }
     } catch (error) {
       const reason = error instanceof TokenError ? error.message : "token check failed";
       if (!(error instanceof TokenError)) {
@@ -318,7 +354,7 @@ export function createOAuthResourceServer(options: OAuthResourceOptions): OAuthR
 
   return {
     get metadata() {
-      const supported = unionOf(scopesNow());
+      const supported = unionOf(scopesNow()).map(asked);
       return {
         resource: options.resource,
         authorization_servers: [options.issuer],

@@ -52,6 +52,8 @@ import { WeirError } from "../errors/kinds.ts";
  *   characters, a `content_type` the policy does not list, bytes that are markup or not what
  *   their type says (a key's `dot_segment`, `separator`, `empty_value`, `value_too_long`, an
  *   empty object's `empty_value`, an object's `size` are named as in spec mode)
+ * - `token_exchange`: the identity provider refused to exchange the caller's token for the
+ *   upstream's (403), or could not be asked (503); nothing was sent upstream
  */
 export type RefusalRule =
   | "schema"
@@ -87,7 +89,8 @@ export type RefusalRule =
   | "key_characters"
   | "media_type"
   | "content"
-  | "name_twin";
+  | "name_twin"
+  | "token_exchange";
 
 /** A call let through and what came of it. */
 export interface AllowedCall {
