@@ -5,7 +5,8 @@
  * @module
  */
 import { browserFlagProblem } from "../modes/listen.ts";
-import { denoResolver, errorsOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
+import { denoResolver, errorsOf, exchangeOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
+import { exchangeStartProblem } from "../modes/exchange_flags.ts";
 import { upstreamClientProblem } from "../guard/send.ts";
 import { dsnOrigin, dsnProblem } from "../guard/sql.ts";
 import { resolveValue } from "../guard/values.ts";
@@ -150,7 +151,24 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
           `--inbound-token-env or --tool-token-env: choose static tokens or OAuth`,
       );
     }
-    oauth = { issuer: fromFile.issuer, resource: fromFile.resource };
+    oauth = {
+      issuer: fromFile.issuer,
+      resource: fromFile.resource,
+      ...(fromFile.profile ? { profile: fromFile.profile } : {}),
+      ...(fromFile.audience ? { audience: fromFile.audience } : {}),
+    };
+  }
+  // The caller's identity upstream: it needs OAuth, a target the profile can ask for, and a
+  // readable secret or key (exit 2 otherwise, before anything is served).
+  const exchange = loaded.guardfile
+    ? exchangeOf(loaded.guardfile)
+    : wrap?.server.transport === "http"
+    ? wrap.server.exchange
+    : undefined;
+  if (exchange) {
+    const at = `${loaded.file}:${exchange.position?.line ?? 0}:${exchange.position?.column ?? 0}`;
+    const problem = await exchangeStartProblem(exchange, oauth, at);
+    if (problem) throw new UsageError(problem);
   }
   const fileTokens = (loaded.guardfile ?? wrap)?.inboundTokens ?? [];
   if (fileTokens.length > 0) {

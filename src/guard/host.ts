@@ -31,7 +31,7 @@ import {
   withheldCallError,
   withheldTool,
 } from "./tools.ts";
-import { sendUpstream, type UpstreamLimits } from "./send.ts";
+import { sendUpstream, type UpstreamCredential, type UpstreamLimits } from "./send.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
@@ -82,6 +82,8 @@ export interface GuardOptions {
    * so the core signs cursors with the same keys. Default: a per-process key.
    */
   stateKeys?: StateKeys;
+  /** Required by `auth token-exchange`: the token sent upstream for a call (see the type). */
+  upstreamCredential?: UpstreamCredential;
 }
 
 /** Default upstream limits. */
@@ -170,6 +172,7 @@ export function createGuard(
     ? rateLimiter(controls.rateLimit, guardfile.name, options.resolver, log)
     : undefined;
   const cache = new ResponseCache();
+  const exchanges = guardfile.auth.scheme === "token-exchange";
   const stateKeys = options.stateKeys ?? new StateKeys();
   const confirmGate = new ConfirmGate(controls.confirm, stateKeys, log);
 
@@ -237,6 +240,7 @@ export function createGuard(
     original: Record<string, unknown>,
     call: CallBudget,
     seen: { upstreamStatus?: number },
+    auth: unknown,
   ) => {
     // What is sent carries each number as the agent wrote it (1e21, 1.0, -0):
     // the arguments' spelled twin (src/mcp/jsonrpc.ts), nulls dropped alike.
@@ -244,6 +248,18 @@ export function createGuard(
     if (grant.sql) return await callSql(grant, args, call, spelled);
     const planned = planRequest(grant, spelled ? withoutNulls(grant, spelled) : args, restricts);
     const redactor = new Redactor();
+    // The caller's identity upstream: a token exchanged from the caller's (never the caller's own).
+    let upstreamToken: string | undefined;
+    if (exchanges && options.upstreamCredential) {
+      call.phase("waiting for the token exchange", false);
+      upstreamToken = await options.upstreamCredential(
+        auth,
+        grant.tool,
+        grant.scopes,
+        call.signal,
+      );
+      redactor.add(upstreamToken);
+    }
     call.phase(UPSTREAM_ANSWER, false);
     const answer = await sendUpstream(
       guardfile,
@@ -256,6 +272,7 @@ export function createGuard(
       call.signal,
       redactor,
       () => call.phase(UPSTREAM_ANSWER, true),
+      upstreamToken,
     );
     seen.upstreamStatus = answer.status;
     const what = `${grant.method} ${grant.path}`;
@@ -399,7 +416,12 @@ export function createGuard(
         call.signal.throwIfAborted();
       }
       const ttl = controls.cache[name];
-      const key = ttl ? ResponseCache.key(args) : "";
+      // With the caller's identity upstream, the upstream may answer each caller otherwise.
+      const key = !ttl
+        ? ""
+        : exchanges
+        ? `${ResponseCache.key(args)}\n${ctx.caller ?? ""}`
+        : ResponseCache.key(args);
       const hit = ttl ? cache.get(name, key) : undefined;
       if (hit) {
         done("cache_hit", 200);
@@ -411,7 +433,7 @@ export function createGuard(
         // Work that has not started when the deadline passes never starts.
         call.signal.throwIfAborted();
       }
-      const result = await callGrant(grant, args, original, call, seen);
+      const result = await callGrant(grant, args, original, call, seen, ctx.auth);
       if (ttl) cache.set(name, key, ttl, result);
       done("ok", 200);
       return result;

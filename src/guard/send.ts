@@ -41,6 +41,21 @@ export interface UpstreamAnswer {
   location?: string;
 }
 
+/**
+ * `auth token-exchange`: for one call, the token to send upstream, exchanged
+ * from the caller's own (src/oauth/upstream_credential.ts, which serve hands
+ * the guard); throws a `WeirError` (`token_exchange_refused`, 403, or
+ * `token_exchange_unavailable`, 503) when there is none.
+ * @param auth the call's `CallContext.auth`
+ * @param scopes the called grant's scopes (asked for unless the block fixes them)
+ */
+export type UpstreamCredential = (
+  auth: unknown,
+  tool: string,
+  scopes: readonly string[],
+  signal?: AbortSignal,
+) => Promise<string>;
+
 /** The `User-Agent` weir sends unless the guardfile declares one. */
 export const USER_AGENT = "weir/0.1.0 (guarded MCP server)";
 
@@ -54,6 +69,8 @@ export const MAX_URL_BYTES = 8192;
  *   pins from `env`/`file`), so the caller can redact them from what it returns
  * @param sending called just before the request goes out (after the URL,
  *   credential and checks are settled): from then on it may take effect
+ * @param upstreamToken `auth token-exchange`: the token exchanged for this
+ *   call's caller, sent as `Authorization: Bearer <token>`
  * @throws {ToolError} 504 on timeout; 502 on a network failure, a cut-off or
  *   oversize answer; 400 when the planned URL is too long; 500 when a
  *   credential is unset or too short to be redacted
@@ -67,6 +84,7 @@ export async function sendUpstream(
   signal: AbortSignal,
   redactor: Redactor,
   sending?: () => void,
+  upstreamToken?: string,
 ): Promise<UpstreamAnswer> {
   const base = await baseUrlOf(guardfile, resolver);
   // Header fields by lower-case name; a `Headers` object is made only for
@@ -84,6 +102,15 @@ export async function sendUpstream(
     );
   } else if (auth.scheme === "bearer") {
     fields.set("authorization", `Bearer ${await credential(auth.value, resolver, redactor)}`);
+  } else if (auth.scheme === "token-exchange") {
+    if (upstreamToken === undefined) {
+      throw new WeirError(
+        "token_exchange_unavailable",
+        `${grant.tool} sends the caller's identity upstream, and no exchanged token was ` +
+          `given for this call (nothing was sent)`,
+      );
+    }
+    fields.set("authorization", `Bearer ${upstreamToken}`);
   } else if (auth.scheme === "query-param") {
     for (const p of auth.params) {
       const value = await credential(p.value, resolver, redactor, ` "${p.name}"`);

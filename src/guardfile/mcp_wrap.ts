@@ -41,6 +41,7 @@ import type { Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readIcons, readPrompts, readResources } from "./siblings.ts";
 import { readOAuth } from "./oauth.ts";
+import { checkExchangeProfile } from "./token_exchange.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
 import { readSurface, SURFACE_NODE } from "./surface.ts";
 import { readServer } from "./mcp_wrap_server.ts";
@@ -215,6 +216,10 @@ export function readMcpWrap(nodes: readonly KdlNode[], file: string): McpWrapRes
   const controls = readWrapControls(top, proxies);
   checkSurfaceNames(diags, proxies, withholds, infoTool, controls);
   const oauth = readOAuth(top);
+  const target = body.server?.server;
+  if (target?.transport === "http") {
+    checkExchangeProfile(target.exchange, oauth, diags, "wrap > mcp-server > token-exchange");
+  }
   const served = [
     ...proxies.map((p) => p.name),
     ...withholds.map((w) => w.tool),

@@ -15,6 +15,7 @@ import type {
   ServerIcon,
   StaticResource,
   SurfaceSettings,
+  TokenExchangeSetting,
   ValueRules,
   ValueSource,
   Withhold,
@@ -28,6 +29,8 @@ export type McpServerTarget =
     url: string;
     /** Headers sent with every request, values resolved per request. */
     headers: McpServerHeader[];
+    /** `token-exchange { ... }`: each call carries a token exchanged from its caller's. */
+    exchange?: TokenExchangeSetting;
   }
   | {
     transport: "stdio";

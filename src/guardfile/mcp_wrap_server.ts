@@ -10,6 +10,7 @@ import type { McpServerHeader, McpServerSettings, McpServerTarget } from "./mcp_
 import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readValue } from "./value.ts";
 import { MAX_TIMEOUT_MS, parseDuration } from "./duration.ts";
+import { readTokenExchange } from "./token_exchange.ts";
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
@@ -39,6 +40,7 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
 ]);
 const SETTINGS = [
   "header",
+  "token-exchange",
   "connect-timeout",
   "request-timeout",
   "max-response-bytes",
@@ -79,8 +81,25 @@ export function readServer(
       return undefined;
     }
     const headers = readHeaders(kids.filter((k) => k.name === "header"));
-    if (!headers || !settings) return undefined;
-    return { server: { transport: "http", url, headers }, settings };
+    const exchangeNode = onlyOnce(kids, "token-exchange");
+    const exchange = exchangeNode && readTokenExchange(exchangeNode);
+    if (exchangeNode) {
+      exchangeNode.onlyProperties();
+      exchangeNode.argCount(0, 0, "no arguments (the settings go in the block)");
+      const clash = headers?.find((h) => h.name.toLowerCase() === "authorization");
+      if (clash) {
+        exchangeNode.error(
+          `token-exchange sends each caller's exchanged token as Authorization; remove ` +
+            `header "${clash.name}"`,
+        );
+        return undefined;
+      }
+    }
+    if (!headers || !settings || (exchangeNode && !exchange)) return undefined;
+    return {
+      server: { transport: "http", url, headers, ...(exchange ? { exchange } : {}) },
+      settings,
+    };
   }
   if (transport === "stdio") {
     const words: string[] = [];
@@ -105,9 +124,9 @@ export function readServer(
       );
       return undefined;
     }
-    for (const header of kids.filter((k) => k.name === "header")) {
+    for (const header of kids.filter((k) => k.name === "header" || k.name === "token-exchange")) {
       header.error(
-        `"header" applies to mcp-server http; a stdio server reads its credentials from the ` +
+        `"${header.name}" applies to mcp-server http; a stdio server reads its credentials from the ` +
           `environment weir passes on: remove it`,
       );
     }

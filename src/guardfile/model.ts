@@ -6,6 +6,7 @@
  * @module
  */
 import type { SourcePosition } from "./kdl.ts";
+import type { ProfileName } from "./idp_profiles.ts";
 
 /** HTTP methods a grant may use. */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
@@ -24,7 +25,35 @@ export type Auth =
   | { scheme: "header-token"; header: string; prefix: string; value: ValueSource }
   | { scheme: "bearer"; value: ValueSource }
   | { scheme: "query-param"; params: { name: string; value: ValueSource }[] }
+  | { scheme: "token-exchange"; exchange: TokenExchangeSetting }
   | { scheme: "none" };
+
+/**
+ * `token-exchange { ... }` (spec mode's `auth token-exchange`, the
+ * `mcp-server http` block's `token-exchange`): each call sends the upstream a
+ * token exchanged from the caller's own (RFC 8693), never the caller's token
+ * (src/guardfile/token_exchange.ts).
+ */
+export interface TokenExchangeSetting {
+  /** The upstream at the identity provider (`audience`). */
+  audience?: string;
+  /** The upstream's RFC 8707 resource URI (`resource`, profile generic). */
+  resource?: string;
+  /** Scopes always asked for; absent: the called tool's scopes. */
+  scopes?: string[];
+  /** The token endpoint; absent: the OAuth issuer's metadata `token_endpoint`. */
+  tokenEndpoint?: string;
+  /** RFC 8693 `subject_token_type`; absent: an access token. */
+  subjectTokenType?: string;
+  /** weir's client ID at the provider. */
+  clientId: string;
+  /** How weir authenticates to the token endpoint. */
+  client:
+    | { method: "client_secret_basic" | "client_secret_post"; secret: ValueSource }
+    | { method: "private_key_jwt"; key: ValueSource; alg?: string; kid?: string; x5t?: string };
+  /** Where the block starts in the guardfile; absent when unknown. */
+  position?: SourcePosition;
+}
 
 /** `restrict <param> matches "<glob>"...`: one node; globs are OR'd, nodes are AND'd. */
 export interface Restrict {
@@ -428,6 +457,10 @@ export interface OAuthSetting {
   issuer: string;
   /** This server's canonical URI: the audience tokens must carry (RFC 8707). */
   resource: string;
+  /** `profile=`: the identity provider's profile (src/guardfile/idp_profiles.ts); absent: generic. */
+  profile?: ProfileName;
+  /** `audience=`: the provider's own audience for this server (see the profile). */
+  audience?: string;
   /** Where the node starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }

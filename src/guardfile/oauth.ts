@@ -1,5 +1,6 @@
 /**
- * `oauth issuer="<URL>" resource="<URL>"`: serve as an OAuth 2.1 resource
+ * `oauth issuer="<URL>" resource="<URL>" [profile="entra|okta|auth0|keycloak|generic"]
+ * [audience="<aud>"]`: serve as an OAuth 2.1 resource
  * server (the MCP authorization spec), the guardfile's equivalent of
  * `weir serve --oauth-issuer URL --oauth-resource URL` (the flags win when both
  * are given). A sibling of `wrap`, at most once. Both URLs are absolute,
@@ -9,7 +10,8 @@
  * @module
  */
 import type { OAuthSetting } from "./model.ts";
-import { type NodeReader, onlyOnce } from "./nodes.ts";
+import { type NodeReader, onlyOnce, suggest } from "./nodes.ts";
+import { inboundProblem, isProfileName, PROFILE_NAMES } from "./idp_profiles.ts";
 
 function loopback(url: URL): boolean {
   const h = url.hostname.replace(/^\[(.*)\]$/, "$1");
@@ -37,7 +39,7 @@ function urlProblem(text: string, resource: boolean): string | null {
 export function readOAuth(top: NodeReader[]): OAuthSetting | undefined {
   const node = onlyOnce(top, "oauth");
   if (!node) return undefined;
-  node.onlyProperties(["issuer", "resource"]);
+  node.onlyProperties(["issuer", "resource", "profile", "audience"]);
   node.noChildren();
   if (node.node.values.length > 0) {
     node.error(
@@ -64,5 +66,27 @@ export function readOAuth(top: NodeReader[]): OAuthSetting | undefined {
       ok = false;
     }
   }
-  return ok ? { issuer, resource, position: node.node.position } : undefined;
+  const profile = node.stringProp("profile");
+  const audience = node.stringProp("audience");
+  if (profile !== undefined && !isProfileName(profile)) {
+    node.error(
+      `oauth profile=${JSON.stringify(profile)} is not a profile weir knows` +
+        `${suggest(profile, PROFILE_NAMES)}; use one of ${PROFILE_NAMES.join(", ")}`,
+    );
+    return undefined;
+  }
+  if (!ok || ("profile" in node.node.properties && profile === undefined)) return undefined;
+  if ("audience" in node.node.properties && audience === undefined) return undefined;
+  const problem = inboundProblem(profile ?? "generic", { issuer, audience });
+  if (problem) {
+    node.error(`oauth: ${problem}`);
+    return undefined;
+  }
+  return {
+    issuer,
+    resource,
+    ...(profile === undefined ? {} : { profile }),
+    ...(audience === undefined ? {} : { audience }),
+    position: node.node.position,
+  };
 }

@@ -19,6 +19,7 @@ import type { Grant, Guardfile, Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, suggest } from "./nodes.ts";
 import { readControls, readIcons, readPrompts, readResources } from "./siblings.ts";
 import { readOAuth } from "./oauth.ts";
+import { checkExchangeProfile } from "./token_exchange.ts";
 import { readWrap } from "./wrap.ts";
 import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
@@ -252,6 +253,9 @@ function readDocument(nodes: KdlNode[], file: string, diags: Diagnostics): Guard
     controls: grantControls(grant, controls, body?.restricts ?? []),
   }));
   const oauth = readOAuth(top);
+  if (body?.auth.scheme === "token-exchange") {
+    checkExchangeProfile(body.auth.exchange, oauth, diags, "wrap > auth token-exchange");
+  }
   const surface = readSurface(top);
   const inboundTokens = readInboundTokens(top, [
     ...(body?.grants ?? []).map((g) => g.tool),

@@ -13,9 +13,10 @@ import { readValue } from "./value.ts";
 import { compileGlob, type GlobError } from "./glob.ts";
 import { SQL_DRIVERS } from "./sql.ts";
 import { foldName } from "./name_fold.ts";
+import { readTokenExchange } from "./token_exchange.ts";
 
 const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
-const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "none"];
+const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "token-exchange", "none"];
 /** Headers weir sets itself, or that would change how the request is framed or routed. */
 const RESERVED_HEADERS = [
   "authorization",
@@ -326,6 +327,10 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
         );
       }
       return params.length > 0 ? { scheme: "query-param", params } : undefined;
+    }
+    case "token-exchange": {
+      const exchange = readTokenExchange(node);
+      return exchange && { scheme: "token-exchange", exchange };
     }
     default:
       node.error(

@@ -125,6 +125,11 @@ export interface CallOptions {
   definition?: ToolSpec;
   /** Receives the call's progress notifications; asking for them sets a progress token. */
   onProgress?: (progress: Progress) => void;
+  /**
+   * Header fields for this call's HTTP requests only, over the connection's
+   * (the caller's exchanged `authorization`); names in lower case.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 const MAX_PAGES = 1000;
@@ -466,6 +471,7 @@ export class UpstreamConnection {
       options.signal,
       name,
       (scope) => {
+        scope.headers = options.headers;
         const params: { name: string; arguments: JsonObject; _meta?: JsonObject } = {
           name,
           arguments: args,
@@ -500,7 +506,7 @@ export class UpstreamConnection {
     const url = (this.#options.target as { url: URL }).url;
     const http = this.#http ??= new Http1Client();
     const send = () => {
-      const headers = { ...this.#options.headers?.() };
+      const headers = { ...this.#options.headers?.(), ...options.headers };
       const traceMeta = traceContext();
       if (traceMeta) Object.assign(headers, traceMeta);
       return fastCall({

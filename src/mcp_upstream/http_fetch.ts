@@ -94,6 +94,10 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     if (options.headers) {
       for (const [name, value] of Object.entries(options.headers())) headers.set(name, value);
     }
+    // The request's own fields (a caller's exchanged token) over the connection's.
+    if (scope?.headers) {
+      for (const [name, value] of Object.entries(scope.headers)) headers.set(name, value);
+    }
     upstreamTracing()?.inject(headers);
     /** This is the scope's own request (not a notification sent from inside it). */
     let own = false;

@@ -25,6 +25,8 @@ export class RequestScope {
   id?: string | number;
   /** The answer's `result` parsed with exact numbers (set by the transport; `tools/call`). */
   result?: unknown;
+  /** Header fields for this request's HTTP exchanges only (set by the caller; lower-case names). */
+  headers?: Readonly<Record<string, string>>;
   /** Why a transport failed the request, if one did (the first reason wins). */
   failure?: UpstreamFailure;
   readonly #controller = new AbortController();

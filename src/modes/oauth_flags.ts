@@ -1,7 +1,7 @@
 /**
  * The OAuth flags of `weir serve` and `weir serve-upstream`
  * (`--oauth-issuer`, `--oauth-resource`, `--oauth-introspection-client-id`,
- * `--oauth-introspection-secret-env`), checked before anything is served. A
+ * `--oauth-introspection-secret-env`, `--oauth-profile`, `--oauth-audience`), checked before anything is served. A
  * static inbound token and OAuth are never combined: asking for both is a
  * usage error.
  *
@@ -10,6 +10,12 @@
 import type { OAuthServeOptions } from "./serve.ts";
 import { isAcceptableIssuerUrl, resourceProblem } from "../oauth/resource_server.ts";
 import { FlagError as UsageError } from "../ops/flags.ts";
+import {
+  inboundProblem,
+  isProfileName,
+  PROFILE_NAMES,
+  type ProfileName,
+} from "../guardfile/idp_profiles.ts";
 
 /** The flag definitions, for `parseFlags`. */
 export const OAUTH_FLAGS = {
@@ -17,6 +23,8 @@ export const OAUTH_FLAGS = {
   "oauth-resource": { type: "string" },
   "oauth-introspection-client-id": { type: "string" },
   "oauth-introspection-secret-env": { type: "string" },
+  "oauth-profile": { type: "string" },
+  "oauth-audience": { type: "string" },
 } as const;
 
 /**
@@ -35,14 +43,24 @@ export function oauthSettings(values: {
   "oauth-resource"?: string;
   "oauth-introspection-client-id"?: string;
   "oauth-introspection-secret-env"?: string;
+  "oauth-profile"?: string;
+  "oauth-audience"?: string;
 }): OAuthServeOptions | undefined {
   const issuer = values["oauth-issuer"];
   const resource = values["oauth-resource"];
   const clientId = values["oauth-introspection-client-id"];
   const secretVar = values["oauth-introspection-secret-env"];
+  const profile = values["oauth-profile"];
+  const audience = values["oauth-audience"];
   if (issuer === undefined && resource === undefined) {
     if (clientId !== undefined || secretVar !== undefined) {
       throw new UsageError("--oauth-introspection-* needs --oauth-issuer and --oauth-resource");
+    }
+    if (profile !== undefined || audience !== undefined) {
+      throw new UsageError(
+        `--oauth-${profile !== undefined ? "profile" : "audience"} needs --oauth-issuer and ` +
+          `--oauth-resource`,
+      );
     }
     return undefined;
   }
@@ -71,6 +89,19 @@ export function oauthSettings(values: {
       "--oauth-introspection-client-id and --oauth-introspection-secret-env go together",
     );
   }
+  if (profile !== undefined && !isProfileName(profile)) {
+    throw new UsageError(
+      `--oauth-profile must be one of ${PROFILE_NAMES.join(", ")}, not ${profile}`,
+    );
+  }
+  if (audience !== undefined && audience.trim() === "") {
+    throw new UsageError("--oauth-audience must not be empty");
+  }
+  const mismatch = inboundProblem((profile as ProfileName | undefined) ?? "generic", {
+    issuer,
+    audience,
+  });
+  if (mismatch) throw new UsageError(`--oauth-issuer/--oauth-profile: ${mismatch}`);
   let introspection: OAuthServeOptions["introspection"];
   if (clientId !== undefined) {
     const clientSecret = Deno.env.get(secretVar!);
@@ -81,5 +112,11 @@ export function oauthSettings(values: {
     }
     introspection = { clientId, clientSecret };
   }
-  return { issuer, resource, introspection };
+  return {
+    issuer,
+    resource,
+    introspection,
+    ...(profile === undefined ? {} : { profile: profile as ProfileName }),
+    ...(audience === undefined ? {} : { audience }),
+  };
 }

@@ -11,13 +11,14 @@
 import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
 import { CatalogError } from "../mcp/catalog.ts";
 import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
-import type { Guardfile, OAuthSetting } from "../guardfile/model.ts";
+import type { Guardfile, OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
+import type { ProfileName } from "../guardfile/idp_profiles.ts";
 import { type LoadedDocument, loadGuardfileText } from "../guardfile/load.ts";
 import { isRedisUrl } from "../guardfile/siblings.ts";
 import { readOnlyView, type SurfaceOverrides, withOverrides } from "../guardfile/surface.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
-import type { UpstreamLimits } from "../guard/send.ts";
-import { processValues, type ValueResolver } from "../guard/values.ts";
+import type { UpstreamCredential, UpstreamLimits } from "../guard/send.ts";
+import { processValues, resolveValue, type ValueResolver } from "../guard/values.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
@@ -187,6 +188,7 @@ export function guardedServer(
     limits: options.limits,
     log,
     stateKeys: options.stateKeys,
+    upstreamCredential: options.upstreamCredential,
   });
   return new McpServer({
     ...guard,
@@ -212,34 +214,68 @@ export interface OAuthServeOptions {
   resource: string;
   /** RFC 7662 client credentials, to accept opaque tokens by introspection. */
   introspection?: { clientId: string; clientSecret: string };
+  /** The identity provider's profile (src/oauth/profiles.ts); absent: generic. */
+  profile?: ProfileName;
+  /** The provider's own audience for this server (see the profile). */
+  audience?: string;
+}
+
+/** The OAuth weir serves with, and the caller's identity upstream when a token exchange is set. */
+export interface OAuthSetup {
+  server: OAuthResourceServer;
+  /** Each call's exchanged token (src/oauth/upstream_credential.ts), when `exchange` was given. */
+  upstreamCredential?: UpstreamCredential;
 }
 
 /**
  * Build the OAuth resource server for a guardfile: read the issuer's metadata
- * (RFC 8414 / OpenID discovery) and set up the token check. The token modules
- * (and `npm:jose`) are loaded only here.
- * @throws {Error} when the metadata cannot be read or offers no way to check tokens
+ * (RFC 8414 / OpenID discovery) and set up the token check in the identity
+ * provider's profile; with `exchange`, the per-call token exchange too. The
+ * token modules (and `npm:jose`) are loaded only here.
+ * @throws {Error} when the metadata cannot be read or offers no way to check
+ *   tokens, or the exchange cannot work (no token endpoint, an unreadable secret)
  */
 export async function oauthFor(
   toolScopes: () => ReadonlyMap<string, readonly string[]>,
   options: OAuthServeOptions,
   log: Logger,
-): Promise<OAuthResourceServer> {
+  exchange?: TokenExchangeSetting,
+): Promise<OAuthSetup> {
   const { createOAuthResourceServer } = await import("../oauth/resource_server.ts");
   const { createTokenVerifier, discoverIssuer } = await import("../oauth/access_tokens.ts");
+  const { profileOf } = await import("../oauth/profiles.ts");
   const metadata = await discoverIssuer(options.issuer);
+  const profile = profileOf(options.profile);
   const verify = createTokenVerifier({
     metadata,
     resource: options.resource,
     introspection: options.introspection,
+    profile,
+    ...(options.audience === undefined ? {} : { audience: options.audience }),
   });
-  return createOAuthResourceServer({
+  const settings = {
+    issuer: options.issuer,
+    resource: options.resource,
+    audience: options.audience,
+  };
+  const server = createOAuthResourceServer({
     resource: options.resource,
     issuer: options.issuer,
     verify,
     toolScopes,
     log,
+    requestScope: (scope) => profile.requestScope(scope, settings),
+    keepCallerToken: exchange !== undefined,
   });
+  if (!exchange) return { server };
+  const { exchangeCredential } = await import("../oauth/exchange_setup.ts");
+  const upstreamCredential = await exchangeCredential(exchange, {
+    metadata,
+    profile,
+    read: async (source, what) => (await resolveValue(source, processValues, what)).value,
+    log,
+  });
+  return { server, upstreamCredential };
 }
 
 /** Options of {@link runServe}. */
@@ -280,6 +316,8 @@ export function guardfileSurface(
     around?: RequestWrapper;
     /** The key service every surface of this process signs with (reloads keep it). */
     stateKeys?: StateKeys;
+    /** `auth token-exchange`: each call's exchanged token (built at start). */
+    upstreamCredential?: UpstreamCredential;
   },
 ): Surface {
   const server = guardedServer(guardfile, options);
@@ -307,16 +345,39 @@ export function oauthReloadProblem(
   file: string,
   started: OAuthSetting | undefined,
   next: OAuthSetting | undefined,
-  serving: Pick<OAuthServeOptions, "issuer" | "resource"> | undefined,
+  serving: Pick<OAuthServeOptions, "issuer" | "resource" | "profile" | "audience"> | undefined,
 ): string | undefined {
-  const same = (
-    a: Pick<OAuthSetting, "issuer" | "resource"> | undefined,
-    b: Pick<OAuthSetting, "issuer" | "resource"> | undefined,
-  ) => a?.issuer === b?.issuer && a?.resource === b?.resource;
+  type Compared = Pick<OAuthSetting, "issuer" | "resource" | "profile" | "audience">;
+  const same = (a: Compared | undefined, b: Compared | undefined) =>
+    a?.issuer === b?.issuer && a?.resource === b?.resource &&
+    (a?.profile ?? "generic") === (b?.profile ?? "generic") && a?.audience === b?.audience;
   if (same(started, next)) return undefined;
   if (serving && !same(serving, started)) return undefined;
   const what = !started ? "was added" : !next ? "was removed" : "changed";
   return `${file}: the oauth node ${what}, and weir sets up OAuth only when it starts: ` +
+    `restart weir to apply it (weir keeps serving the file it has)`;
+}
+
+/** A guardfile's token exchange (spec mode's `auth token-exchange`), if any. */
+export function exchangeOf(guardfile: Guardfile): TokenExchangeSetting | undefined {
+  return guardfile.auth.scheme === "token-exchange" ? guardfile.auth.exchange : undefined;
+}
+
+/**
+ * Why a reload cannot take the new file's token exchange: weir builds it
+ * (its client, its secret's pre-flight, its cache) when it starts.
+ * @returns the problem, or `undefined` when the setting is unchanged
+ */
+export function exchangeReloadProblem(
+  file: string,
+  started: TokenExchangeSetting | undefined,
+  next: TokenExchangeSetting | undefined,
+): string | undefined {
+  const text = (s: TokenExchangeSetting | undefined) =>
+    s && JSON.stringify({ ...s, position: undefined });
+  if (text(started) === text(next)) return undefined;
+  const what = !started ? "was added" : !next ? "was removed" : "changed";
+  return `${file}: the token exchange ${what}, and weir sets it up only when it starts: ` +
     `restart weir to apply it (weir keeps serving the file it has)`;
 }
 
@@ -331,6 +392,8 @@ export async function reloadGuardfile(
     tokens?: { table: TokenTable; flagTokens: TokenGrant[] };
     /** The file's `oauth` node at start, and the OAuth weir serves with ({@link oauthReloadProblem}). */
     oauth?: { started?: OAuthSetting; serving?: OAuthServeOptions };
+    /** The token exchange weir started with ({@link exchangeReloadProblem}). */
+    exchange?: TokenExchangeSetting;
   },
   overrides: SurfaceOverrides = {},
 ): Promise<LoadOutcome> {
@@ -357,6 +420,12 @@ export async function reloadGuardfile(
     options.oauth?.serving,
   );
   if (oauthProblem) return { errors: [oauthProblem], warnings: warningLines };
+  const exchangeProblem = exchangeReloadProblem(
+    file,
+    options.exchange,
+    exchangeOf(loaded.guardfile),
+  );
+  if (exchangeProblem) return { errors: [exchangeProblem], warnings: warningLines };
   // A first `confirm` under shared keys needs the shared store weir started without.
   const unsafe = options.stateKeys &&
     singleUseProblem(options.stateKeys, Object.keys(loaded.guardfile.controls.confirm ?? {}));
@@ -423,8 +492,15 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
   }
   // The scopes of the surface serving now: a reload swaps them with the surface.
   const scopes = { current: toolScopesOf(guardfile) };
+  const exchange = exchangeOf(guardfile);
+  if (exchange && !options.oauth) {
+    throw new Error(
+      "auth token-exchange exchanges each caller's OAuth access token: serve over --http with " +
+        "--oauth-issuer and --oauth-resource (or an oauth node)",
+    );
+  }
   const oauth = options.oauth
-    ? await oauthFor(() => scopes.current, options.oauth, log)
+    ? await oauthFor(() => scopes.current, options.oauth, log, exchange)
     : undefined;
   if (!oauth && guardfile.grants.some((g) => g.scopes.length > 0)) {
     log({
@@ -440,9 +516,10 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
   const build = {
     limits: options.limits,
     log: options.log,
-    toolAccess: oauth?.toolAccess,
+    toolAccess: oauth?.server.toolAccess,
     around: telemetry?.around,
     stateKeys: options.state?.keys,
+    upstreamCredential: oauth?.upstreamCredential,
   };
   const surface = guardfileSurface(guardfile, build);
   servedNames.current = new Set(surface.tools);
@@ -467,6 +544,7 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
             ...build,
             tokens: table && { table, flagTokens },
             oauth: { started: guardfile.oauth, serving: options.oauth },
+            exchange,
           },
           options.surface,
         ),
@@ -481,7 +559,7 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
     served = reloader;
   }
   try {
-    await runOn(served, { ...options, inboundToken: tokens, oauth, ...about });
+    await runOn(served, { ...options, inboundToken: tokens, oauth: oauth?.server, ...about });
   } finally {
     await telemetry?.shutdown();
   }

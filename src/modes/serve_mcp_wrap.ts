@@ -8,7 +8,7 @@
  */
 import { type Logger, type McpServer, stderrLogger } from "../mcp/server.ts";
 import type { McpWrap } from "../guardfile/mcp_wrap.ts";
-import type { OAuthSetting } from "../guardfile/model.ts";
+import type { OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { TokenTable } from "../inbound/static_tokens.ts";
@@ -26,6 +26,7 @@ import { listedSurface, measureSurface, type SurfaceSize } from "./surface_size.
 import { runOn } from "./listen.ts";
 import {
   errorsOf,
+  exchangeReloadProblem,
   loadGuardfileFile,
   oauthFor,
   oauthReloadProblem,
@@ -42,7 +43,11 @@ export async function reloadWrap(
   build: Omit<WrapBuildOptions, "reuse">,
   current: () => WrapSurface,
   flagTokens: { table?: TokenTable; grants: TokenGrant[] },
-  oauth: { started?: OAuthSetting; serving?: OAuthServeOptions } = {},
+  oauth: {
+    started?: OAuthSetting;
+    serving?: OAuthServeOptions;
+    exchange?: TokenExchangeSetting;
+  } = {},
 ): Promise<LoadOutcome> {
   const loaded = await loadGuardfileFile(file);
   const errors = [
@@ -66,6 +71,8 @@ export async function reloadWrap(
     oauth.serving,
   );
   if (oauthProblem) return { errors: [oauthProblem], warnings };
+  const exchangeProblem = exchangeReloadProblem(file, oauth.exchange, wrapExchange(loaded.mcpWrap));
+  if (exchangeProblem) return { errors: [exchangeProblem], warnings };
   const now = current();
   let next: WrapSurface;
   try {
@@ -147,8 +154,15 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
       wrap.proxies.filter((p) => p.scopes.length > 0).map((p) => [p.name, p.scopes]),
     ),
   };
+  const exchange = wrapExchange(wrap);
+  if (exchange && !options.oauth) {
+    throw new StartupError(
+      "token-exchange exchanges each caller's OAuth access token: serve over --http with " +
+        "--oauth-issuer and --oauth-resource (or an oauth node)",
+    );
+  }
   const oauth = options.oauth
-    ? await oauthFor(() => scopes.current, options.oauth, log)
+    ? await oauthFor(() => scopes.current, options.oauth, log, exchange)
     : undefined;
   if (!oauth && scopes.current.size > 0) {
     log({
@@ -166,9 +180,10 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
     signal: options.signal,
     around: telemetry?.around,
     stateKeys: options.state?.keys,
-    toolAccess: oauth?.toolAccess,
+    toolAccess: oauth?.server.toolAccess,
     flags: options.flags,
     withoutEnv: options.withoutEnv,
+    credential: oauth?.upstreamCredential,
   };
   let surface: WrapSurface;
   try {
@@ -208,7 +223,7 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
         reloadWrap(file, build, () => reloader!.current as WrapSurface, {
           table,
           grants: flagTokens,
-        }, { started: wrap.oauth, serving: options.oauth }),
+        }, { started: wrap.oauth, serving: options.oauth, exchange }),
       log,
     );
     reloader.onSwap((next) => {
@@ -228,11 +243,16 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
     served = reloader;
   }
   try {
-    await runOn(served, { ...options, inboundToken: tokens, oauth, ...about });
+    await runOn(served, { ...options, inboundToken: tokens, oauth: oauth?.server, ...about });
   } finally {
     for (const c of connections) await c.close();
     await telemetry?.shutdown();
   }
+}
+
+/** The `token-exchange` block of the file's `mcp-server http`, if any. */
+function wrapExchange(wrap: McpWrap): TokenExchangeSetting | undefined {
+  return wrap.server.transport === "http" ? wrap.server.exchange : undefined;
 }
 
 /**

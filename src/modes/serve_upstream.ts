@@ -44,6 +44,13 @@ import {
   UpstreamUsageError,
 } from "../wrap/flags.ts";
 import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
+import {
+  exchangeFlags,
+  exchangeStartProblem,
+  IDENTITY_FLAGS,
+  toolScopesFlag,
+} from "./exchange_flags.ts";
+import type { TokenExchangeSetting } from "../guardfile/model.ts";
 import { oauthFor, type OAuthServeOptions } from "./serve.ts";
 import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
@@ -68,14 +75,22 @@ export type RunUpstreamOptions = Omit<RunOnOptions, "mode" | "server" | "tools" 
  */
 export async function runServeUpstream(
   config: ServeUpstreamConfig,
-  options: RunUpstreamOptions & { oauth?: OAuthServeOptions },
+  options: RunUpstreamOptions & {
+    oauth?: OAuthServeOptions;
+    /** `--tool-scope`: the scopes a caller's token must carry, by tool. */
+    toolScopes?: ReadonlyMap<string, readonly string[]>;
+    /** `--token-exchange-*`: each call carries a token exchanged from its caller's. */
+    exchange?: TokenExchangeSetting;
+  },
 ): Promise<void> {
   const log = options.log ?? stderrLogger;
   if (options.oauth && options.transport.kind !== "http") {
     throw new StartupError("OAuth applies to --http only");
   }
-  // The command-line form has no per-tool scope: any valid access token may call.
-  const oauth = options.oauth ? await oauthFor(() => new Map(), options.oauth, log) : undefined;
+  const toolScopes = options.toolScopes ?? new Map<string, readonly string[]>();
+  const oauth = options.oauth
+    ? await oauthFor(() => toolScopes, options.oauth, log, options.exchange)
+    : undefined;
   // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
   let telemetry;
   try {
@@ -89,7 +104,15 @@ export async function runServeUpstream(
     signal: options.signal,
     around: telemetry?.around,
     stateKeys: options.state?.keys,
-    toolAccess: oauth?.toolAccess,
+    toolAccess: oauth?.server.toolAccess,
+    ...(oauth?.upstreamCredential
+      ? {
+        identity: {
+          credential: oauth.upstreamCredential,
+          scopesOf: (name: string) => toolScopes.get(name) ?? [],
+        },
+      }
+      : {}),
   }).catch(async (error) => {
     await telemetry?.shutdown();
     throw error;
@@ -107,7 +130,7 @@ export async function runServeUpstream(
     });
     await runOn(built.server, {
       ...options,
-      oauth,
+      oauth: oauth?.server,
       log,
       mode: "upstream",
       server: config.name,
@@ -131,6 +154,8 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
   let auth: AuthSettings;
   let state: StateSetup;
   let oauth: OAuthServeOptions | undefined;
+  let toolScopes: Map<string, string[]>;
+  let exchange: TokenExchangeSetting | undefined;
   try {
     const parsed = parseUpstreamArgs(args, {
       name: { type: "string" },
@@ -147,6 +172,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       ...OPS_FLAGS,
       ...TOOL_TOKEN_FLAGS,
       ...OAUTH_FLAGS,
+      ...IDENTITY_FLAGS,
     });
     values = parsed.values;
     try {
@@ -193,6 +219,24 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
         `--tool-token-env names tools not on the allowlist: ${unknown.join(", ")}`,
       );
     }
+    try {
+      toolScopes = toolScopesFlag(values["tool-scope"] as string[] | undefined, shared.allowlist);
+      exchange = exchangeFlags(values);
+    } catch (error) {
+      if (error instanceof RangeError) throw new UpstreamUsageError(error.message);
+      throw error;
+    }
+    if (toolScopes.size > 0 && !oauth) {
+      throw new UpstreamUsageError("--tool-scope needs --oauth-issuer and --oauth-resource");
+    }
+    if (exchange && shared.target.kind !== "http") {
+      throw new UpstreamUsageError(
+        "token exchange sends each caller's exchanged token in an HTTP header: it applies to " +
+          "--upstream URL, not to a stdio command",
+      );
+    }
+    const refused = exchange && await exchangeStartProblem(exchange, oauth, "--token-exchange-*");
+    if (refused) throw new UpstreamUsageError(refused);
     const maxBytes = (values["max-response-bytes"] as string | undefined) ?? "8388608";
     if (!/^\d+$/.test(maxBytes) || Number(maxBytes) < 1024) {
       throw new UpstreamUsageError(`--max-response-bytes takes a whole number >= 1024`);
@@ -242,6 +286,8 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       allowedHosts: values["allow-host"] as string[] | undefined,
       inboundToken: tokenTable(auth),
       oauth,
+      toolScopes,
+      exchange,
       signal: stop.signal,
       log: ops.log,
       drainMs: ops.drainMs,

@@ -321,12 +321,14 @@ const OWN_SECRET_FLAGS = [
   "admin-token-env",
   "state-keys-env",
   "state-store-env",
+  "oauth-introspection-secret-env",
+  "token-exchange-secret-env",
 ] as const;
 
 /**
  * The environment variables weir's own secrets are read from (inbound, tool
- * and admin tokens, state keys, the state store's URL; `--tool-token-env
- * VAR:TOOLS` too): a stdio upstream does not inherit them
+ * and admin tokens, state keys, the state store's URL, OAuth introspection
+ * and token exchange client secrets; `--tool-token-env VAR:TOOLS` too): a stdio upstream does not inherit them
  * (serve-upstream and a guardfile that wraps an MCP server over stdio).
  */
 export function weirSecretVariables(values: Record<string, unknown>): string[] {

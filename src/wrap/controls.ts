@@ -71,6 +71,8 @@ export interface ControlledOptions {
   stateKeys?: StateKeys;
   /** Longest wait for a rate-limit slot, in ms (0: none). */
   waitMs: number;
+  /** Each caller's answers are its own (token exchange): the cache is keyed by caller too. */
+  perCaller?: boolean;
 }
 
 /** The tools this layer itself lists: the withheld stubs and the info tool. */
@@ -144,7 +146,10 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
       checkBlankArguments(name, controls.rejectEmptyArguments[name] ?? [], args);
       if (gate.gates(name)) await gate.confirm(name, args, ctx);
       if (ttl) {
-        key = ResponseCache.key(args);
+        // With the caller's identity upstream, the upstream may answer each caller otherwise.
+        key = options.perCaller
+          ? `${ResponseCache.key(args)}\n${ctx.caller ?? ""}`
+          : ResponseCache.key(args);
         const hit = cache.get(name, key);
         if (hit) {
           auditAllowed(log, {

@@ -32,6 +32,7 @@
  */
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import type { CallContext, Dispatch, Logger } from "../mcp/server.ts";
+import { type CallerIdentity, identityHeaders } from "./identity.ts";
 import { ruleOfError, WeirError } from "../errors/kinds.ts";
 import { checkRestrictedValue } from "../guard/restricted_value.ts";
 import { nameTwinRefusal } from "../guard/name_twins.ts";
@@ -119,6 +120,8 @@ export interface UpstreamHostOptions {
    * that drifted since weir started stays a stub).
    */
   baseline?: ReadonlyMap<string, string>;
+  /** Token exchange: the caller's identity upstream (src/wrap/identity.ts). */
+  identity?: CallerIdentity;
 }
 
 /** See the module doc. */
@@ -410,6 +413,7 @@ export class UpstreamHost {
     if (twin) {
       throw (auditRefused(log, { rule: "name_twin", status: 403, tool: name, subject }), twin);
     }
+    const headers = await identityHeaders(this.#options.identity, name, ctx, redactor, log);
     let result: CallToolResult;
     // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
     const progress = ctx.progress ? forwarder(ctx.progress, redactor) : undefined;
@@ -418,6 +422,7 @@ export class UpstreamHost {
         signal: ctx.signal,
         definition: state.decision.served,
         onProgress: progress?.forward,
+        ...(headers ? { headers } : {}),
       });
     } catch (error) {
       throw failed(failureOf(error, "calling the tool", redactor, ctx));

@@ -40,6 +40,7 @@ import {
   withholdingSecrets,
 } from "./host.ts";
 import { renamedOntoListed } from "./entries.ts";
+import type { CallerIdentity } from "./identity.ts";
 
 /** What `serve-upstream` was asked to do. */
 export interface ServeUpstreamConfig {
@@ -112,6 +113,8 @@ export interface UpstreamSetup {
    * changed definition as reviewed.
    */
   baseline?: ReadonlyMap<string, string>;
+  /** Token exchange: the caller's identity on each call (src/wrap/identity.ts). */
+  identity?: CallerIdentity;
 }
 
 /**
@@ -243,6 +246,7 @@ export async function openUpstreamHost(
       readOnlyReason: setup.readOnlyReason,
       schemaProfile: setup.schemaProfile,
       baseline: setup.baseline,
+      identity: setup.identity,
     }, { at: startedAt, ttlMs });
     // Stubs of the served entries the decisions above did not announce (the
     // guardfile's rules, read-only mode, the schema profile).
@@ -284,6 +288,8 @@ export async function buildUpstreamServer(
     stateKeys?: StateKeys;
     /** OAuth: what a caller's token may see and call. */
     toolAccess?: (auth: unknown) => ToolAccess | undefined;
+    /** Token exchange: the caller's identity on each call. */
+    identity?: CallerIdentity;
   } = {},
 ): Promise<UpstreamServer> {
   const log = options.log ?? stderrLogger;
@@ -305,6 +311,7 @@ export async function buildUpstreamServer(
       ...(config.accept?.has(name) ? { accept: config.accept.get(name) } : {}),
     })),
     ...(config.readOnly ? { readOnlyReason: READ_ONLY_REASON } : {}),
+    ...(options.identity ? { identity: options.identity } : {}),
   }, {
     log,
     signal: options.signal,

@@ -52,6 +52,7 @@ import {
 } from "./config.ts";
 import { secretsRedactor, type UpstreamHost } from "./host.ts";
 import { openUpstreamHost, StartupError } from "./open.ts";
+import type { CallerIdentity } from "./identity.ts";
 
 /** weir's preamble of the server's `instructions` in this form. */
 export const WRAP_INSTRUCTIONS =
@@ -86,6 +87,12 @@ export interface WrapBuildOptions {
    * same way, and the running host, whose fingerprints the new one keeps.
    */
   reuse?: { key: string; connection: UpstreamConnection; host: UpstreamHost };
+  /**
+   * The `token-exchange` block's per-call credential (built by the command at
+   * start-up; src/oauth/upstream_credential.ts): each call carries a token
+   * exchanged from its caller's, asking for the proxy's scopes.
+   */
+  credential?: CallerIdentity["credential"];
 }
 
 /**
@@ -110,6 +117,10 @@ export async function buildWrapSurface(
   const headers = headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []);
   // What weir writes or answers may quote the MCP server, which may quote weir's credential.
   const redact = (text: string) => secretsRedactor(headers).text(text);
+  const scopes = new Map(
+    wrap.proxies.filter((p) => p.scopes.length > 0).map((p) => [p.name, p.scopes]),
+  );
+  const credential = options.credential;
   const { connection, host } = await openUpstreamHost({
     target: targetOf(wrap, options.withoutEnv),
     headers,
@@ -125,6 +136,7 @@ export async function buildWrapSurface(
     schemaProfile: wrap.surface.schemaProfile,
     // A reload on the same connection holds the tools to the definitions weir started with.
     ...(baseline ? { baseline } : {}),
+    ...(credential ? { identity: { credential, scopesOf: (n) => scopes.get(n) ?? [] } } : {}),
   }, {
     log,
     signal: options.signal,
@@ -212,6 +224,7 @@ export async function buildWrapSurface(
       log,
       stateKeys: options.stateKeys,
       waitMs: wrap.settings.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
+      perCaller: credential !== undefined,
     });
     const staticRead = resourceReader(wrap.resources);
     // An interface belongs to the served tools that link to it: a caller limited to other
@@ -275,9 +288,7 @@ export async function buildWrapSurface(
       host,
       connection,
       connectionKey: key,
-      scopes: new Map(
-        wrap.proxies.filter((p) => p.scopes.length > 0).map((p) => [p.name, p.scopes]),
-      ),
+      scopes,
       tokenGrants,
     };
   } catch (error) {

@@ -39,11 +39,35 @@ export interface Oidc {
   hits: Map<string, number>;
   /** The provider's signing key (private JWK with `kid`), to sign test tokens. */
   signingKey: JWK;
+  /** The running `oidc-provider` (to register grant types). */
+  provider: Provider;
+  /**
+   * Reshapes the claims of every JWT access token the provider issues (a
+   * provider's token shapes: tests/support/oidc_exchange.ts), when set.
+   */
+  customize?: (
+    payload: Record<string, unknown>,
+    token: { gty?: string; clientId?: string },
+  ) => void;
+  /** When set, the token endpoint answers this status with no body (the provider is "down"). */
+  tokenEndpointDown?: number;
   close(): Promise<void>;
 }
 
+/** Options of {@link startOidc}. */
+export interface OidcOptions {
+  /**
+   * The issuer's path: the provider is mounted there (`/<tenant>/v2.0`,
+   * `/realms/weir`, `/oauth2/default`); `/` gives an issuer ending in `/`
+   * (Auth0's form). Default: none.
+   */
+  path?: string;
+  /** More statically registered clients (e.g. weir's own, for token exchange). */
+  clients?: Record<string, unknown>[];
+}
+
 /** Start the provider for tokens bound to `resource`. */
-export async function startOidc(resource: string): Promise<Oidc> {
+export async function startOidc(resource: string, options: OidcOptions = {}): Promise<Oidc> {
   const { privateKey } = await generateKeyPair("ES256", { extractable: true });
   const signingKey: JWK = { ...(await exportJWK(privateKey)), kid: "test-es256", alg: "ES256" };
   const holder: { provider?: Provider } = {};
@@ -54,13 +78,25 @@ export async function startOidc(resource: string): Promise<Oidc> {
     format: "jwt",
     hits: new Map(),
     signingKey,
+    provider: undefined as unknown as Provider,
     close: () => Promise.resolve(),
   };
+  const mount = (options.path ?? "").replace(/\/$/, "");
 
   const server = http.createServer((req, res) => {
     const provider = holder.provider!;
+    // Mounted at the issuer's path: the provider sees the rest (and finds its mount in originalUrl).
+    if (mount && req.url?.startsWith(`${mount}/`)) {
+      (req as { originalUrl?: string }).originalUrl = req.url;
+      req.url = req.url.slice(mount.length);
+    }
     const path = (req.url ?? "").split("?")[0];
     state.hits.set(path, (state.hits.get(path) ?? 0) + 1);
+    if (path === "/token" && state.tokenEndpointDown) {
+      res.statusCode = state.tokenEndpointDown;
+      res.end();
+      return;
+    }
     if (req.url?.startsWith("/interaction/")) {
       interact(provider, state, req, res).catch((error) => {
         res.statusCode = 500;
@@ -72,7 +108,7 @@ export async function startOidc(resource: string): Promise<Oidc> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
-  state.issuer = `http://127.0.0.1:${port}`;
+  state.issuer = `http://127.0.0.1:${port}${options.path ?? ""}`;
 
   holder.provider = new Provider(state.issuer, {
     clients: [
@@ -93,6 +129,7 @@ export async function startOidc(resource: string): Promise<Oidc> {
         grant_types: [],
         response_types: [],
       },
+      ...(options.clients ?? []),
     ],
     jwks: { keys: [signingKey] },
     cookies: { keys: ["weir-test-cookie-key"] },
@@ -101,7 +138,17 @@ export async function startOidc(resource: string): Promise<Oidc> {
       claims: () => ({ sub: id }),
     }),
     interactions: {
-      url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}`,
+      url: (_ctx: unknown, interaction: { uid: string }) =>
+        `${mount}/interaction/${interaction.uid}`,
+    },
+    formats: {
+      customizers: {
+        jwt: (
+          _ctx: unknown,
+          token: { gty?: string; clientId?: string },
+          jwt: { payload: Record<string, unknown> },
+        ) => state.customize?.(jwt.payload, token),
+      },
     },
     features: {
       devInteractions: { enabled: false },
@@ -121,6 +168,7 @@ export async function startOidc(resource: string): Promise<Oidc> {
     },
     // deno-lint-ignore no-explicit-any
   } as any);
+  state.provider = holder.provider;
   // Keep the provider's own warnings (development keys and adapter) out of test output.
   holder.provider.on("server_error", (_ctx: unknown, error: Error) => console.error(error));
 
@@ -221,7 +269,8 @@ export async function tokenFor(oidc: Oidc, resource: string, scope: string): Pro
   const challenge = encodeBase64Url(
     new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
   );
-  const auth = new URL("/auth", oidc.issuer);
+  const base = oidc.issuer.replace(/\/$/, "");
+  const auth = new URL(`${base}/auth`);
   auth.search = new URLSearchParams({
     response_type: "code",
     client_id: CLIENT_ID,
@@ -232,7 +281,7 @@ export async function tokenFor(oidc: Oidc, resource: string, scope: string): Pro
     code_challenge_method: "S256",
   }).toString();
   const { code } = await authorizeLikeABrowser(auth);
-  const response = await fetch(new URL("/token", oidc.issuer), {
+  const response = await fetch(`${base}/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({

@@ -1,0 +1,98 @@
+/**
+ * A guardfile's `token-exchange` setting (or serve-upstream's flags, read
+ * into the same shape) made into the per-call credential
+ * (`upstream_credential.ts`): the token endpoint (the setting's, else the
+ * issuer's metadata `token_endpoint`), weir's client authentication with its
+ * secret or key read from its source at each exchange, and the profile's way
+ * of asking. Checked when serving starts, so a setting that cannot work
+ * stops weir with a message instead of refusing every call.
+ *
+ * @module
+ */
+import type { Logger } from "../mcp/server.ts";
+import type { TokenExchangeSetting, ValueSource } from "../guardfile/model.ts";
+import type { IssuerMetadata } from "./access_tokens.ts";
+import { checkTarget, type IdentityProfile } from "./profiles.ts";
+import { isAcceptableIssuerUrl } from "./resource_server.ts";
+import {
+  type ClientAuthentication,
+  createTokenExchanger,
+  importAssertionKey,
+} from "./token_exchange.ts";
+import { type UpstreamCredential, upstreamCredentials } from "./upstream_credential.ts";
+
+/** What {@link exchangeCredential} needs besides the setting. */
+export interface ExchangeContext {
+  /** The OAuth issuer's metadata (its `token_endpoint` when the setting names none). */
+  metadata: IssuerMetadata;
+  /** The inbound OAuth's profile: the exchange is asked its way. */
+  profile: IdentityProfile;
+  /** Reads a secret's source now (env or file); throws naming the source, never a value. */
+  read: (source: ValueSource, what: string) => Promise<string>;
+  log: Logger;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Build the per-call credential of a token-exchange setting, after reading
+ * its secret (and importing its key) once, so one that cannot be read stops
+ * start-up.
+ * @throws {Error} naming the fix: no token endpoint, a target the profile
+ *   cannot ask for, a secret or key that cannot be read
+ */
+export async function exchangeCredential(
+  setting: TokenExchangeSetting,
+  context: ExchangeContext,
+): Promise<UpstreamCredential> {
+  const target = {
+    ...(setting.audience === undefined ? {} : { audience: setting.audience }),
+    ...(setting.resource === undefined ? {} : { resource: setting.resource }),
+    ...(setting.subjectTokenType === undefined
+      ? {}
+      : { subjectTokenType: setting.subjectTokenType }),
+  };
+  const problem = checkTarget(context.profile, { ...target, scopes: [] });
+  if (problem) throw new Error(`token exchange: ${problem}`);
+  const endpoint = setting.tokenEndpoint ?? context.metadata.token_endpoint;
+  if (!endpoint) {
+    throw new Error(
+      `token exchange: ${context.metadata.issuer} advertises no token_endpoint ` +
+        `(${context.metadata.source}); set token-endpoint`,
+    );
+  }
+  if (!URL.canParse(endpoint) || !isAcceptableIssuerUrl(new URL(endpoint))) {
+    throw new Error(
+      `token exchange: the token endpoint ${endpoint} must be https (http on loopback)`,
+    );
+  }
+  const c = setting.client;
+  const client: ClientAuthentication = c.method === "private_key_jwt"
+    ? {
+      method: "private_key_jwt",
+      clientId: setting.clientId,
+      key: () => context.read(c.key, "the token exchange's private key"),
+      ...(c.alg === undefined ? {} : { alg: c.alg }),
+      ...(c.kid === undefined ? {} : { kid: c.kid }),
+      ...(c.x5t === undefined ? {} : { x5t: c.x5t }),
+    }
+    : {
+      method: c.method,
+      clientId: setting.clientId,
+      secret: () => context.read(c.secret, "the token exchange's client secret"),
+    };
+  // Pre-flight: the secret or key as the first exchange would read it.
+  if (client.method === "private_key_jwt") {
+    await importAssertionKey(await client.key(), client.alg);
+  } else await client.secret();
+  return upstreamCredentials({
+    exchange: createTokenExchanger({
+      tokenEndpoint: endpoint,
+      profile: context.profile,
+      client,
+      ...(context.fetch ? { fetch: context.fetch } : {}),
+    }),
+    target,
+    ...(setting.scopes === undefined ? {} : { scopes: setting.scopes }),
+    log: context.log,
+  });
+}
