@@ -153,7 +153,13 @@ export interface LogEvent {
 
 /** See {@link ServerOptions.around}. */
 export type RequestWrapper = <T>(
-  request: { method: string; name?: string; era: Era },
+  request: {
+    method: string;
+    name?: string;
+    era: Era;
+    /** What the transport's `authorize` hook returned for the request, if anything. */
+    auth?: unknown;
+  },
   run: () => Promise<T>,
 ) => Promise<T>;
 

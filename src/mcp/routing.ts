@@ -173,6 +173,7 @@ async function answerRequest(
             method,
             name: typeof params.name === "string" ? params.name : undefined,
             era,
+            auth: ctx.auth,
           },
           () => promised(() => HANDLERS[method](s, params, call, ctx)),
         );

@@ -32,6 +32,8 @@
  *   request it makes carries its `traceparent` (a stdio child gets no header);
  *   and the histogram `mcp.client.operation.duration` (seconds, same labels
  *   as the server's);
+ * - on the SERVER span, `enduser.id`: the caller's subject (an OAuth token's `sub`, a static
+ *   token's caller name), as audit lines name it; never a token, never a metric label;
  * - the histogram `mcp.server.operation.duration` (seconds) with the labels
  *   `mcp.method.name`, `gen_ai.tool.name` (a served tool name, else `_OTHER`)
  *   and `error.type`.
@@ -44,6 +46,7 @@
 import { type RequestWrapper, ToolError } from "../mcp/server.ts";
 import { errorTypeOf, kindOf, kindOfText } from "../errors/kinds.ts";
 import { type McpUpstreamHook, setUpstreamTracing, type UpstreamHook } from "./trace_hooks.ts";
+import { subjectOf } from "./audit.ts";
 
 /** Telemetry that is running: the core's wrapper, and a shutdown that flushes. */
 export interface Telemetry {
@@ -234,6 +237,10 @@ export async function startTelemetry(
       attributes["gen_ai.operation.name"] = "execute_tool";
       attributes["gen_ai.tool.name"] = tool!;
     }
+    // Who called (an OAuth token's subject, a static token's caller name): spans only, never
+    // a metric label (unbounded), never a token.
+    const subject = subjectOf(request.auth);
+    if (subject !== undefined) attributes["enduser.id"] = subject;
     const started = performance.now();
     const span = tracer.startSpan(isTool ? `tools/call ${tool}` : method, {
       kind: api.SpanKind.SERVER,

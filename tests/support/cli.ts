@@ -256,11 +256,11 @@ export async function callApi(
   url: string,
   tool: string,
   args: unknown,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<ApiAnswer> {
   const res = await fetch(`${url}/api/${tool}`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...options.headers },
     body: JSON.stringify(args),
     signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
   });

@@ -19,6 +19,10 @@ import { Server as ServerV1 } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMcpHandler, Server as ServerV2 } from "@modelcontextprotocol/server";
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** The headers of the HTTP request being answered (read by `tools/call` handlers). */
+const requestHeaders = new AsyncLocalStorage<Headers>();
 
 /** A tool as listed (any JSON the test wants the upstream to say). */
 export type ListedTool = Record<string, unknown> & { name: string };
@@ -30,6 +34,8 @@ export interface CallInput {
   /** Send `notifications/progress` for this call (no-op when the caller asked for none). */
   progress(progress: number, total?: number, message?: string): Promise<void>;
   signal: AbortSignal;
+  /** The HTTP request's headers (e.g. the `authorization` weir sent for this call). */
+  headers: Headers;
 }
 
 /** Options of {@link startSdkUpstream}. */
@@ -50,6 +56,8 @@ export interface SdkUpstream {
   url: string;
   /** Raw text of every POST body received, in order. */
   bodies: string[];
+  /** The headers of every request received, in order. */
+  headers: Headers[];
   /** Raw bodies of the `tools/call` requests received. */
   calls(): string[];
   /** Replace the listed tools (drift). */
@@ -63,6 +71,7 @@ const INFO = { name: "sdk-recording-upstream", version: "1.0.0" };
 export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<SdkUpstream> {
   let tools = options.tools;
   const bodies: string[] = [];
+  const headers: Headers[] = [];
   const onCall = options.onCall ??
     ((input: CallInput) => ({ content: [{ type: "text", text: `${input.name} ran` }] }));
 
@@ -89,6 +98,7 @@ export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<Sdk
         name: req.params.name,
         arguments: req.params.arguments,
         signal: extra.signal,
+        headers: requestHeaders.getStore() ?? new Headers(),
         progress: async (progress, total, message) => {
           if (token === undefined) return;
           await extra.sendNotification({
@@ -120,6 +130,7 @@ export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<Sdk
         name: params.name,
         arguments: params.arguments,
         signal: ctx.mcpReq.signal,
+        headers: requestHeaders.getStore() ?? new Headers(),
         progress: async (progress, total, message) => {
           if (token === undefined) return;
           await ctx.mcpReq.notify({
@@ -143,6 +154,7 @@ export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<Sdk
     port: 0,
     onListen: ({ port }) => resolvePort(port),
   }, async (request) => {
+    headers.push(request.headers);
     // Stateless: no standalone stream (as the SDK's stateless mode answers a GET).
     if (request.method === "GET") return new Response(null, { status: 405 });
     if (request.method === "POST") {
@@ -150,12 +162,15 @@ export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<Sdk
       bodies.push(text);
       request = new Request(request.url, { method: "POST", headers: request.headers, body: text });
     }
-    return options.revision === "2025-11-25" ? await legacy(request) : await modern.fetch(request);
+    const answer = () =>
+      options.revision === "2025-11-25" ? legacy(request) : modern.fetch(request);
+    return await requestHeaders.run(request.headers, answer);
   });
   const port = await listening;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     bodies,
+    headers,
     calls: () => bodies.filter((b) => /"method"\s*:\s*"tools\/call"/.test(b)),
     setTools: (next) => tools = next,
     stop: () => http.shutdown(),
