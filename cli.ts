@@ -114,6 +114,12 @@ An AWS policy (wrap ward mcp aws ssm|s3) is served as that mode.`,
   --oauth-introspection-client-id ID, --oauth-introspection-secret-env VAR
                              Also accept opaque tokens, asking the issuer's RFC 7662
                              introspection endpoint with these client credentials.
+  --oauth-profile NAME       The identity provider's ways: generic (default), entra, okta,
+                             auth0 or keycloak (which issuers, audiences and scope claims
+                             pass; how a token exchange is asked). docs/oauth.md.
+  --oauth-audience AUD       The provider's own audience for this server (Entra's api://<GUID>,
+                             Okta's authorization server audience, Auth0's API identifier, a
+                             Keycloak client), accepted beside --oauth-resource.
   --upstream-timeout MS      Abandon an upstream call after MS milliseconds (default 30000;
                              0 disables).
   --max-response-bytes N     Refuse upstream answers larger than N bytes (default 8388608).
@@ -360,9 +366,29 @@ docs/wrapping-mcp-servers.md for each flag's file equivalent).
   --no-inbound-auth             Listen beyond loopback with no inbound auth (a proxy in front
                                 authenticates).
   --oauth-issuer URL, --oauth-resource URL, --oauth-introspection-client-id ID,
-  --oauth-introspection-secret-env VAR
+  --oauth-introspection-secret-env VAR, --oauth-profile NAME, --oauth-audience AUD
                                 As for serve: an OAuth 2.1 resource server (any valid token
-                                may call; per-tool scopes need the guardfile form).
+                                may call the tools no --tool-scope names).
+  --tool-scope TOOL=SCOPE[ SCOPE...]
+                                OAuth scopes a caller's token must all carry to list and call
+                                TOOL (repeatable, once per tool; needs --oauth-issuer).
+  --token-exchange-audience AUD, --token-exchange-resource URL
+                                Send each caller's identity upstream: its token is exchanged
+                                (RFC 8693; Entra: on-behalf-of) for one for this upstream,
+                                sent as Authorization: Bearer; never the caller's own token.
+                                Needs --oauth-issuer and --upstream URL. Kept per caller,
+                                scopes and upstream until it expires.
+  --token-exchange-client-id ID  weir's client at the identity provider, authenticated with
+  --token-exchange-secret-env VAR | --token-exchange-secret-file PATH
+                                a client secret (HTTP Basic; --token-exchange-secret-post
+                                sends it as form fields), or
+  --token-exchange-key-file PATH [--token-exchange-key-alg ALG] [--token-exchange-key-id KID]
+                                a private key (PKCS#8 PEM or JWK) for private_key_jwt.
+  --token-exchange-scope SCOPE  Scopes asked for (repeatable; default: each tool's --tool-scope).
+  --token-exchange-endpoint URL The token endpoint (default: the issuer's metadata).
+  --token-exchange-subject-token-type URI
+                                subject_token_type (default: an access token; Auth0 needs its
+                                custom exchange profile's).
   --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
   --drain-timeout MS            On SIGTERM/SIGINT or the end of stdin: let calls in flight
                                 finish this long (default 10000), then exit 0.

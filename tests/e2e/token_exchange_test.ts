@@ -265,11 +265,6 @@ async function clientOf(
   };
 }
 
-/** The weir log's JSON lines of one event. */
-function events(stack: Stack, event: string): Record<string, unknown>[] {
-  return eventsNow(stack, event);
-}
-
 /** The log's lines of `event` matching `keep`, once there are `count` of them (bounded wait). */
 async function logged(
   stack: Stack,
@@ -281,6 +276,7 @@ async function logged(
   return eventsNow(stack, event).filter(keep);
 }
 
+/** The weir log's JSON lines of one event, as collected so far. */
 function eventsNow(stack: Stack, event: string): Record<string, unknown>[] {
   return stack.weir.stderr().split("\n").filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.event === event);
