@@ -79,7 +79,7 @@ export function readOAuth(top: NodeReader[]): OAuthSetting | undefined {
   if ("audience" in node.node.properties && audience === undefined) return undefined;
   const problem = inboundProblem(profile ?? "generic", { issuer, audience });
   if (problem) {
-    node.error(`oauth: ${problem}`);
+    node.error(problem);
     return undefined;
   }
   return {

@@ -73,6 +73,7 @@ import {
   shortPathAllowed,
 } from "./fast_call.ts";
 import { Http1Client } from "../outbound/http1_client.ts";
+import { pause } from "../outbound/deadline.ts";
 import { RequestScope, requestScopes } from "./scope.ts";
 import {
   legacyHttpTransport,
@@ -125,10 +126,7 @@ export interface CallOptions {
   definition?: ToolSpec;
   /** Receives the call's progress notifications; asking for them sets a progress token. */
   onProgress?: (progress: Progress) => void;
-  /**
-   * Header fields for this call's HTTP requests only, over the connection's
-   * (the caller's exchanged `authorization`); names in lower case.
-   */
+  /** This call's own header fields over the connection's (lower case; a caller's exchanged token). */
   headers?: Readonly<Record<string, string>>;
 }
 
@@ -195,7 +193,7 @@ export class UpstreamConnection {
           );
         }
         options.onRetry?.(err, attempt);
-        await sleep(Math.min(wait, left), options.signal);
+        await pause(Math.min(wait, left), options.signal);
         wait = Math.min(wait * 2, 5000);
       }
     }
@@ -590,16 +588,4 @@ function unavailable(error: unknown): UpstreamFailure {
   }
   const message = error instanceof Error ? error.message : String(error);
   return new UpstreamUnavailable(conciseMessage(message), { cause: error });
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }

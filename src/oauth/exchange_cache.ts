@@ -18,6 +18,7 @@
  * @module
  */
 import { sha256Hex } from "../transport/bytes.ts";
+import { untilAborted } from "../outbound/deadline.ts";
 import type { ExchangeTarget } from "./profiles.ts";
 import type { ExchangedToken, TokenExchanger } from "./token_exchange.ts";
 
@@ -98,7 +99,7 @@ export class ExchangeCache {
       pending.catch(() => {});
       this.#pending.set(key, pending);
     }
-    return { token: await untilAborted(pending, signal), reused: false };
+    return { token: await (signal ? untilAborted(pending, signal) : pending), reused: false };
   }
 
   #keep(key: string, token: ExchangedToken, notAfter: number | undefined): void {
@@ -124,15 +125,4 @@ export class ExchangeCache {
       scopes,
     ]);
   }
-}
-
-/** `promise`, or the signal's reason as soon as it aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(signal.reason);
-    signal.addEventListener("abort", stop, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
-  });
 }

@@ -185,7 +185,8 @@ export function createTokenExchanger(options: TokenExchangeOptions): TokenExchan
       "content-type": "application/x-www-form-urlencoded",
       accept: "application/json",
     };
-    await authenticate(options.client, endpoint, form, headers, keys);
+    // What this request carries that no message or log line may: redacted from the description.
+    const sent = [subjectToken, await authenticate(options.client, endpoint, form, headers, keys)];
     const timeout = AbortSignal.timeout(timeoutMs);
     let response: Response;
     try {
@@ -221,7 +222,7 @@ export function createTokenExchanger(options: TokenExchangeOptions): TokenExchan
     const answer = typeof body === "object" && body !== null && !Array.isArray(body)
       ? body as Record<string, unknown>
       : undefined;
-    if (!response.ok) throw refusal(response, answer, origin, target);
+    if (!response.ok) throw refusal(response, answer, origin, target, sent);
     return issued(answer, subjectToken, origin, now());
   };
 }
@@ -232,6 +233,7 @@ function refusal(
   answer: Record<string, unknown> | undefined,
   origin: string,
   target: ExchangeTarget,
+  sent: readonly string[],
 ): TokenExchangeError {
   const error = typeof answer?.error === "string" && /^[\x20-\x21\x23-\x5B\x5D-\x7E]{1,64}$/.test(
       answer.error,
@@ -239,7 +241,7 @@ function refusal(
     ? answer.error
     : undefined;
   const description = typeof answer?.error_description === "string"
-    ? cleanDescription(answer.error_description)
+    ? cleanDescription(answer.error_description, sent)
     : undefined;
   const at = `the token endpoint at ${origin}`;
   if (response.status >= 300 && response.status < 400) {
@@ -316,14 +318,17 @@ function issued(
   };
 }
 
-/** Put weir's client authentication on the request. */
+/**
+ * Put weir's client authentication on the request.
+ * @returns the secret it sent (the client secret, or the signed assertion)
+ */
 async function authenticate(
   client: ClientAuthentication,
   endpoint: string,
   form: URLSearchParams,
   headers: Record<string, string>,
   keys: (text: string, alg: string | undefined) => Promise<{ key: CryptoKey; alg: string }>,
-): Promise<void> {
+): Promise<string> {
   if (client.method === "private_key_jwt") {
     const { key, alg } = await keys(await readSecret(client.key, "the private key"), client.alg);
     const header: { alg: string; typ: string; kid?: string; x5t?: string } = { alg, typ: "JWT" };
@@ -341,17 +346,18 @@ async function authenticate(
     form.set("client_id", client.clientId);
     form.set("client_assertion_type", ASSERTION_TYPE);
     form.set("client_assertion", assertion);
-    return;
+    return assertion;
   }
   const secret = await readSecret(client.secret, "the client secret");
   if (client.method === "client_secret_post") {
     form.set("client_id", client.clientId);
     form.set("client_secret", secret);
-    return;
+    return secret;
   }
   // RFC 6749 section 2.3.1: each part form-urlencoded before Basic encoding.
   const part = (s: string) => new URLSearchParams({ s }).toString().slice(2);
   headers.authorization = `Basic ${btoa(`${part(client.clientId)}:${part(secret)}`)}`;
+  return secret;
 }
 
 async function readSecret(read: () => Promise<string>, what: string): Promise<string> {
@@ -442,8 +448,12 @@ function clip(text: string, max: number): string {
   return clean.length > max ? `${clean.slice(0, max)}...` : clean;
 }
 
-/** A provider's free text, for the log: control characters out, anything token-like redacted, clipped. */
-function cleanDescription(text: string): string {
+/**
+ * A provider's free text, for the log: what the request carried (`sent`) and
+ * anything token-like redacted, control characters out, clipped.
+ */
+function cleanDescription(text: string, sent: readonly string[]): string {
+  for (const secret of sent) if (secret.length >= 4) text = text.split(secret).join("[redacted]");
   return clip(
     text.replace(/[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, "[redacted]")
       .replace(/[A-Za-z0-9+/_=-]{40,}/g, "[redacted]"),

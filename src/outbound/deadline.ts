@@ -109,6 +109,19 @@ export class Deadline {
   }
 }
 
+/** Resolve after `ms` milliseconds, or as soon as `signal` aborts (never rejects). */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
 /** `promise`, or a rejection with the signal's reason as soon as it aborts. */
 export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);

@@ -147,8 +147,8 @@ const OAUTH_CASES: [string, string, RegExp][] = [
   ],
   [
     "oauth with an unknown property",
-    `oauth issuer="https://id.example.com" resource="https://m.example.com" audience="x"`,
-    /audience/,
+    `oauth issuer="https://id.example.com" resource="https://m.example.com" audiance="x"`,
+    /audiance/,
   ],
 ];
 
