@@ -99,6 +99,13 @@ const CALLER: Declared<InboundCaller> = {
   ),
 };
 
+/** An `oauth` setting in words: issuer, resource, and the profile's audience when set. */
+function oauthWords(o: NonNullable<Callers["oauth"]>): string {
+  return `${o.issuer} for ${o.resource}` +
+    (o.profile ? ` (profile ${o.profile}${o.audience ? `, audience ${o.audience}` : ""})` : "") +
+    (!o.profile && o.audience ? ` (audience ${o.audience})` : "");
+}
+
 const CALLERS: Declared<Callers> = {
   inboundTokens: {
     why: "inbound-token callers by name",
@@ -112,16 +119,14 @@ const CALLERS: Declared<Callers> = {
   },
   oauth: rule(
     "either",
-    "OAuth required narrows who may call; removed or another issuer widens",
+    "OAuth required narrows who may call; removed, or another issuer, resource, profile or " +
+      "audience, widens",
     (o, n) =>
       n === undefined
         ? [{ effect: "widen", what: `oauth (tokens from ${o!.issuer}) removed` }]
         : o === undefined
         ? [{ effect: "narrow", what: `oauth (tokens from ${n.issuer}) required` }]
-        : [{
-          effect: "widen",
-          what: `oauth ${o.issuer} for ${o.resource} -> ${n.issuer} for ${n.resource}`,
-        }],
+        : [{ effect: "widen", what: `oauth ${oauthWords(o)} -> ${oauthWords(n)}` }],
   ),
 };
 

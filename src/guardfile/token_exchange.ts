@@ -272,24 +272,3 @@ export function checkExchangeProfile(
   const problem = exchangeProblem(oauth?.profile ?? "generic", exchange);
   if (problem) diags.error({ path, position: exchange.position }, problem);
 }
-
-/**
- * One line for `describe`: what is sent upstream and where its secret comes
- * from (a source's name, never a value).
- */
-export function describeExchange(exchange: TokenExchangeSetting): string {
-  const sources = (chain: { provider: string; address: string }[]) =>
-    chain.map((c) => `${c.provider} ${c.address}`).join(", else ");
-  const client = exchange.client;
-  const how = client.method === "private_key_jwt"
-    ? `private_key_jwt${client.alg ? ` ${client.alg}` : ""} key from ${sources(client.key.chain)}`
-    : `${client.method} secret from ${sources(client.secret.chain)}`;
-  const upstream = [
-    exchange.audience && `audience ${exchange.audience}`,
-    exchange.resource && `resource ${exchange.resource}`,
-  ].filter(Boolean).join(", ");
-  return `Authorization: Bearer exchanged per caller (RFC 8693) for ${upstream}` +
-    `, scopes ${exchange.scopes ? exchange.scopes.join(" ") : "of each tool"}` +
-    `, client ${exchange.clientId} (${how})` +
-    (exchange.tokenEndpoint ? ` at ${exchange.tokenEndpoint}` : "");
-}

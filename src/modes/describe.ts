@@ -71,9 +71,7 @@ export function describeText(surface: Surface): string {
         }`,
       ]
       : []),
-    ...(surface.callers.oauth
-      ? [`oauth tokens from ${surface.callers.oauth.issuer} for ${surface.callers.oauth.resource}`]
-      : []),
+    ...(surface.callers.oauth ? [oauthLine(surface.callers.oauth)] : []),
     ...surface.callers.inboundTokens.map((c) =>
       `inbound token ${c.name} (read from ${sourceWords(c.token)}) may call ${c.tools.join(", ")}`
     ),
@@ -169,4 +167,11 @@ function toolLines(t: Tool): string[] {
   if (c.rejectBlank.length > 0) lines.push(`  refused when blank: ${c.rejectBlank.join(", ")}`);
   lines.push(`  ${t.access.reads ? "reads" : "may write"}: ${t.access.why}`);
   return lines;
+}
+
+/** `oauth tokens from ISSUER for RESOURCE (profile P, audience A)`. */
+function oauthLine(o: NonNullable<Surface["callers"]["oauth"]>): string {
+  const profile = [o.profile && `profile ${o.profile}`, o.audience && `audience ${o.audience}`]
+    .filter(Boolean).join(", ");
+  return `oauth tokens from ${o.issuer} for ${o.resource}${profile ? ` (${profile})` : ""}`;
 }

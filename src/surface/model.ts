@@ -124,14 +124,39 @@ export interface DatabaseTarget {
 
 /** One credential weir sends upstream. */
 export interface Credential {
-  /** `bearer`, `header-token`, `query-param` (spec mode), `mcp-header` (a wrapped server), `sigv4`. */
+  /**
+   * `bearer`, `header-token`, `query-param` (spec mode), `mcp-header` (a
+   * wrapped server), `sigv4`, `token-exchange` (each caller's own, exchanged).
+   */
   scheme: string;
   /** Where it goes: `Authorization: Bearer`, `header X-Api-Key`, `query key`. */
   sentAs: string;
   /** Text sent before the value (`token `); empty for none. */
   prefix: string;
-  /** Where the value is read. */
+  /** Where the value is read (`token-exchange`: weir's client secret or key). */
   value: SentValue;
+  /** `token-exchange`: the caller's token exchanged per call for one for the upstream. */
+  exchange?: ExchangeCredential;
+}
+
+/** What a token exchange asks the identity provider for, and as whom (RFC 8693). */
+export interface ExchangeCredential {
+  /** The upstream at the provider. */
+  audience?: string;
+  /** The upstream's RFC 8707 resource URI. */
+  resource?: string;
+  /** Scopes always asked for; absent: each tool's scopes. */
+  scopes?: string[];
+  /** The token endpoint as written; absent: the issuer's metadata. */
+  tokenEndpoint?: string;
+  /** `subject_token_type`, when not an access token. */
+  subjectTokenType?: string;
+  /** weir's client ID at the provider. */
+  clientId: string;
+  /** `client_secret_basic`, `client_secret_post` or `private_key_jwt`. */
+  method: string;
+  /** `private_key_jwt`: the algorithm, when written. */
+  alg?: string;
 }
 
 /** `header "<Name>" "<text>"`: a header sent on every request. */
@@ -146,8 +171,11 @@ export interface FixedHeader {
 export interface Callers {
   /** `inbound-token`: static bearer tokens, each limited to some tools. */
   inboundTokens: InboundCaller[];
-  /** `oauth`: callers need an access token from `issuer` for `resource`. */
-  oauth?: { issuer: string; resource: string };
+  /**
+   * `oauth`: callers need an access token from `issuer` for `resource`
+   * (or, per `profile`, for the provider's `audience`).
+   */
+  oauth?: { issuer: string; resource: string; profile?: string; audience?: string };
 }
 
 /** One `inbound-token` caller. */

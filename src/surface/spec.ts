@@ -18,6 +18,7 @@ import type {
   RateLimit,
   StaticResource,
   SurfaceSettings,
+  TokenExchangeSetting,
   ValueRules,
   ValueSource,
 } from "../guardfile/model.ts";
@@ -168,7 +169,32 @@ function credentialsOf(auth: Auth): Credential[] {
         prefix: "",
         value: { from: sourceSteps(p.value) },
       }));
+    case "token-exchange":
+      return [exchangeCredential(auth.exchange)];
   }
+}
+
+/** A token exchange as a credential: weir's own secret or key, and what it asks for. */
+export function exchangeCredential(setting: TokenExchangeSetting): Credential {
+  const c = setting.client;
+  return {
+    scheme: "token-exchange",
+    sentAs: "Authorization: Bearer",
+    prefix: "",
+    value: { from: sourceSteps(c.method === "private_key_jwt" ? c.key : c.secret) },
+    exchange: {
+      ...(setting.audience === undefined ? {} : { audience: setting.audience }),
+      ...(setting.resource === undefined ? {} : { resource: setting.resource }),
+      ...(setting.scopes === undefined ? {} : { scopes: [...setting.scopes] }),
+      ...(setting.tokenEndpoint === undefined ? {} : { tokenEndpoint: setting.tokenEndpoint }),
+      ...(setting.subjectTokenType === undefined
+        ? {}
+        : { subjectTokenType: setting.subjectTokenType }),
+      clientId: setting.clientId,
+      method: c.method,
+      ...(c.method === "private_key_jwt" && c.alg !== undefined ? { alg: c.alg } : {}),
+    },
+  };
 }
 
 /** Who may call: the inbound tokens and OAuth of a guardfile of any form. */
@@ -180,7 +206,14 @@ export function callersOf(tokens: InboundToken[], oauth: OAuthSetting | undefine
       tools: [...t.tools].sort(),
     }))),
   };
-  if (oauth) callers.oauth = { issuer: oauth.issuer, resource: oauth.resource };
+  if (oauth) {
+    callers.oauth = {
+      issuer: oauth.issuer,
+      resource: oauth.resource,
+      ...(oauth.profile === undefined ? {} : { profile: oauth.profile }),
+      ...(oauth.audience === undefined ? {} : { audience: oauth.audience }),
+    };
+  }
   return callers;
 }
 

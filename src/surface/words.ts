@@ -8,6 +8,7 @@
 import { CONCEALED_TEXT } from "./concealed.ts";
 import type {
   Credential,
+  ExchangeCredential,
   Operation,
   RateLimitSurface,
   RateState,
@@ -49,9 +50,31 @@ export function upstreamWords(upstream: Upstream | undefined): string {
 
 /** One credential in words: `Authorization: Bearer from env X`. */
 export function credentialWords(c: Credential): string {
+  if (c.exchange) return exchangeWords(c, c.exchange);
   return `${c.sentAs}${c.prefix ? ` (prefix "${c.prefix}")` : ""} from ${
     "shown" in c.value ? CONCEALED_TEXT : sourceWords(c.value.from)
   }`;
+}
+
+/**
+ * A token exchange in words: `Authorization: Bearer exchanged per caller
+ * (RFC 8693) for audience X, scopes of each tool, client weir
+ * (client_secret_basic secret from env S)`.
+ */
+function exchangeWords(c: Credential, e: ExchangeCredential): string {
+  const upstream = [
+    e.audience && `audience ${e.audience}`,
+    e.resource && `resource ${e.resource}`,
+  ].filter(Boolean).join(", ");
+  const secret = "shown" in c.value ? CONCEALED_TEXT : sourceWords(c.value.from);
+  const how = e.method === "private_key_jwt"
+    ? `private_key_jwt${e.alg ? ` ${e.alg}` : ""} key from ${secret}`
+    : `${e.method} secret from ${secret}`;
+  return `${c.sentAs} exchanged per caller (RFC 8693) for ${upstream}` +
+    `, scopes ${e.scopes ? e.scopes.join(" ") : "of each tool"}` +
+    (e.subjectTokenType ? `, subject token type ${e.subjectTokenType}` : "") +
+    `, client ${e.clientId} (${how})` +
+    (e.tokenEndpoint ? ` at ${e.tokenEndpoint}` : "");
 }
 
 /** How weir authenticates upstream, in words (`none` when it sends no credential). */

@@ -20,6 +20,7 @@ import type { Argument, ArgumentRules, Surface, Tool, ToolControls, Upstream } f
 import {
   callersOf,
   emptyTool,
+  exchangeCredential,
   infoSurface,
   rateLimitOf,
   rulesOf,
@@ -76,16 +77,21 @@ export function surfaceOfWrap(wrap: McpWrap, decisions?: WrapDecision[]): Surfac
     server: wrap.name,
     file: wrap.file,
     upstream: upstreamOf(wrap),
-    credentials: headers.flatMap((h) =>
-      "source" in h.value
-        ? [{
-          scheme: "mcp-header",
-          sentAs: `header ${h.name}`,
-          prefix: h.prefix,
-          value: { from: sourceSteps(h.value.source) },
-        }]
-        : []
-    ),
+    credentials: [
+      ...headers.flatMap((h) =>
+        "source" in h.value
+          ? [{
+            scheme: "mcp-header",
+            sentAs: `header ${h.name}`,
+            prefix: h.prefix,
+            value: { from: sourceSteps(h.value.source) },
+          }]
+          : []
+      ),
+      ...(wrap.server.transport === "http" && wrap.server.exchange
+        ? [exchangeCredential(wrap.server.exchange)]
+        : []),
+    ],
     headers: headers.flatMap((h) =>
       "text" in h.value
         ? [{ name: h.name.toLowerCase(), text: new Concealed(h.prefix + h.value.text) }]

@@ -220,11 +220,43 @@ Deno.test("describe shows the token exchange (the secret's source, never a value
   assert.match(text.stdout, /oauth tokens from .* \(profile okta, audience api:\/\/default\)/);
   const json = await runCli(["describe", "--format", "json", file]);
   const surface = JSON.parse(json.stdout);
-  assert.deepEqual(surface.oauth, {
+  assert.deepEqual(surface.callers.oauth, {
     issuer: "https://example.okta.com/oauth2/default",
     resource: RESOURCE,
     profile: "okta",
     audience: "api://default",
   });
+  assert.deepEqual(surface.credentials, [{
+    scheme: "token-exchange",
+    sentAs: "Authorization: Bearer",
+    prefix: "",
+    value: { from: [{ provider: "env", address: "WEIR_X_SECRET" }] },
+    exchange: {
+      audience: "https://api.example.com",
+      clientId: "weir",
+      method: "client_secret_post",
+    },
+  }]);
   assert.ok(!json.stdout.includes(SECRET) && !text.stdout.includes(SECRET));
+});
+
+Deno.test("diff: another exchange target, a credential swapped for token exchange, another profile or audience: each a widening, named", async () => {
+  const okta =
+    `oauth issuer="https://example.okta.com/oauth2/default" resource="${RESOURCE}" profile="okta" audience="api://default"`;
+  const before = await tempGuardfile(spec(`auth bearer { value env "API_TOKEN"; }`, okta));
+  const after = await tempGuardfile(spec(EXCHANGE(`client-secret { value env "S"; }`), okta));
+  const other = await tempGuardfile(spec(
+    EXCHANGE(`client-secret { value env "S"; }`),
+    okta.replace("api://default", "api://other"),
+  ));
+  const one = await runCli(["diff", before, after]);
+  assert.match(
+    one.stdout,
+    /WIDENS .*auth Authorization: Bearer from env API_TOKEN -> Authorization: Bearer exchanged per caller \(RFC 8693\) for audience https:\/\/api\.example\.com/,
+  );
+  const two = await runCli(["diff", after, other]);
+  assert.match(
+    two.stdout,
+    /WIDENS .*oauth .*\(profile okta, audience api:\/\/default\) -> .*\(profile okta, audience api:\/\/other\)/,
+  );
 });
