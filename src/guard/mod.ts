@@ -74,6 +74,7 @@ export type {
   Unverified,
   WireResourceContents,
 } from "../../mod.ts";
-export type { UpstreamLimits } from "./send.ts";
+export type { UpstreamCredential, UpstreamLimits } from "./send.ts";
+export type { ProfileName } from "../guardfile/idp_profiles.ts";
 export { ERROR_KINDS, type ErrorKind, kindOf } from "../errors/kinds.ts";
 export { type Coverage, type Envelope, envelope, ENVELOPE_SCHEMA } from "./coverage.ts";

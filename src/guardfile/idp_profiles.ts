@@ -7,11 +7,17 @@
  * @module
  */
 
-/** The profiles, by the name `profile=` and `--oauth-profile` take. */
-export const PROFILE_NAMES = ["generic", "entra", "okta", "auth0", "keycloak"] as const;
+/** An identity provider's profile, by the name `profile=` and `--oauth-profile` take. */
+export type ProfileName = "generic" | "entra" | "okta" | "auth0" | "keycloak";
 
-/** One of {@link PROFILE_NAMES}. */
-export type ProfileName = typeof PROFILE_NAMES[number];
+/** Every {@link ProfileName}, in the order messages list them. */
+export const PROFILE_NAMES: readonly ProfileName[] = [
+  "generic",
+  "entra",
+  "okta",
+  "auth0",
+  "keycloak",
+];
 
 /** Whether a string names a profile. */
 export function isProfileName(name: string): name is ProfileName {
