@@ -233,7 +233,18 @@ const PIN: Declared<Pin> = {
 const PINS: List<Pin> = {
   why: "pins by name: a pin fixes a value the agent cannot choose",
   key: (p) => `${p.in} ${p.name}`,
-  added: (p) => [{ effect: "narrow", what: `pin on ${p.in} ${p.name} added` }],
+  // A pinned argument of a wrapped server was one the agent could set: now fixed, it narrows.
+  // A pinned query parameter of spec mode is one no request carried before (a pin never
+  // names a caller's input): requests now go out with it, and what the upstream did
+  // without it is unknown, so it widens.
+  added: (p) =>
+    p.in === "argument"
+      ? [{ effect: "narrow", what: `pin on argument ${p.name} added` }]
+      : [{
+        effect: "widen",
+        what: `pin on query ${p.name} added (every request now carries it; what the ` +
+          `upstream did without it is unknown)`,
+      }],
   removed: (p) => [{ effect: "widen", what: `pin on ${p.in} ${p.name} removed` }],
   label: (p) => `pin on ${p.in} ${p.name}`,
   each: PIN,
