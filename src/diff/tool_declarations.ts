@@ -238,13 +238,11 @@ const PINS: List<Pin> = {
   // names a caller's input): requests now go out with it, and what the upstream did
   // without it is unknown, so it widens.
   added: (p) =>
-    p.in === "argument"
-      ? [{ effect: "narrow", what: `pin on argument ${p.name} added` }]
-      : [{
-        effect: "widen",
-        what: `pin on query ${p.name} added (every request now carries it; what the ` +
-          `upstream did without it is unknown)`,
-      }],
+    p.in === "argument" ? [{ effect: "narrow", what: `pin on argument ${p.name} added` }] : [{
+      effect: "widen",
+      what: `pin on query ${p.name} added (every request now carries it; what the ` +
+        `upstream did without it is unknown)`,
+    }],
   removed: (p) => [{ effect: "widen", what: `pin on ${p.in} ${p.name} removed` }],
   label: (p) => `pin on ${p.in} ${p.name}`,
   each: PIN,
