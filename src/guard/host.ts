@@ -35,6 +35,7 @@ import { sendUpstream, type UpstreamCredential, type UpstreamLimits } from "./se
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { jmesPathPredicate } from "../guardfile/jmespath.ts";
+import { grantInputNames } from "../guardfile/grant.ts";
 import { checkBlankArguments, isEmpty, ResponseCache } from "./controls.ts";
 import { rateLimiter } from "./rate_limit.ts";
 import { SqlRunner } from "./sql.ts";
@@ -186,7 +187,7 @@ export function createGuard(
     const predicate = failWhen.get(grant.tool);
     if (!predicate) return false;
     const scope: Record<string, unknown> = {};
-    for (const name of inputNames(grant)) {
+    for (const name of grantInputNames(grant)) {
       scope[name] = Object.hasOwn(args, name) ? args[name] : null;
     }
     return predicate(answer, scope);
@@ -506,16 +507,6 @@ export function createGuard(
       discover: { ttlMs: 300_000, cacheScope: "public" },
     },
   };
-}
-
-function inputNames(grant: Grant): string[] {
-  return [
-    ...grant.pathParams,
-    ...grant.query.map((q) => q.name),
-    ...grant.body.map((b) => b.name),
-    ...grant.bodyMap.map((m) => m.source[0]),
-    ...(grant.sql?.params.map((p) => p.name) ?? []),
-  ];
 }
 
 /** The step of a call that waits for the upstream (its timeout says "did not answer"). */

@@ -26,7 +26,15 @@
  * @module
  */
 import type { ToolError } from "../mcp/server.ts";
-import type { BodyField, Grant, Guardfile, PathParam, ValueRules } from "../guardfile/model.ts";
+import {
+  type BodyField,
+  type Grant,
+  type Guardfile,
+  HEADER_VALUE_MAX_LENGTH,
+  type PathParam,
+  type ValueRules,
+} from "../guardfile/model.ts";
+import { formBody } from "./form.ts";
 import { compileGlob } from "../guardfile/glob.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { type KindRule, WeirError } from "../errors/kinds.ts";
@@ -52,6 +60,10 @@ export interface PlannedRequest {
   query: [string, string][];
   /** JSON body, or undefined for none. */
   body?: unknown;
+  /** The body form-encoded (a grant with `form`; src/guard/form.ts), sent instead of JSON. */
+  form?: string;
+  /** Header inputs the caller gave (`header` nodes), in declaration order. */
+  headers: [string, string][];
 }
 
 /** A refusal by policy: a 403 on the tool API, `isError` over MCP, no request sent. */
@@ -265,7 +277,56 @@ export function planRequest(
       query.push([input.wire, text]);
     }
   }
-  return { method: grant.method, path, query, body: planBody(grant, args) };
+  const headers: [string, string][] = [];
+  for (const input of grant.headers) {
+    if (!has(args, input.name)) continue;
+    const value = args[input.name];
+    const what = `header "${input.wire}"`;
+    const text = queryText(value);
+    headerValue(what, text);
+    gate(what, text, input.metacharacters);
+    headers.push([input.wire, text]);
+  }
+  const body = planBody(grant, args);
+  const planned: PlannedRequest = { method: grant.method, path, query, body, headers };
+  if (grant.form && body !== undefined) {
+    planned.form = formBody(grant.form, body as Record<string, unknown>);
+  }
+  return planned;
+}
+
+/**
+ * A header value is sent exactly as given or refused: printable ASCII only
+ * (RFC 9110 section 5.5 field-vchar and inner spaces; no control character,
+ * no byte an upstream would read in another charset), no space at either
+ * end (parsers strip it), not empty, at most {@link HEADER_VALUE_MAX_LENGTH}
+ * characters.
+ * @throws {ToolError} policy_denied naming the header
+ */
+function headerValue(what: string, text: string): void {
+  if (text === "") throw denied("empty_value", `${what} is empty; give a value or leave it out`);
+  if (text.length > HEADER_VALUE_MAX_LENGTH) {
+    throw denied("value_too_long", `${what} is longer than ${HEADER_VALUE_MAX_LENGTH} characters`);
+  }
+  if (CONTROL.test(text)) {
+    throw denied(
+      "control_character",
+      `${what} contains a control character (line break, tab, NUL, ...)`,
+    );
+  }
+  if (!/^[\x20-\x7e]*$/.test(text)) {
+    throw denied(
+      "schema",
+      `${what} holds a character outside printable ASCII, which a header does not carry ` +
+        `exactly; send it as ASCII (an API that takes Unicode here documents an encoding)`,
+    );
+  }
+  if (text.startsWith(" ") || text.endsWith(" ")) {
+    throw denied(
+      "schema",
+      `${what} starts or ends with a space, which HTTP parsers strip; remove it`,
+    );
+  }
 }
 
 /**
@@ -382,6 +443,7 @@ export function withoutNulls(grant: Grant, args: Record<string, unknown>): Recor
   if (!optional) {
     optional = new Set([
       ...grant.query.filter((q) => !q.required).map((q) => q.name),
+      ...grant.headers.filter((h) => !h.required).map((h) => h.name),
       ...grant.body.filter((b) => !b.required).map((b) => b.name),
     ]);
     optionalInputs.set(grant, optional);

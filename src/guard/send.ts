@@ -120,10 +120,15 @@ export async function sendUpstream(
   }
   query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   for (const [name, value] of guardfile.headers) fields.set(name.toLowerCase(), value);
+  // The caller's header inputs: the loader refuses any that weir, auth or a static header sets.
+  for (const [name, value] of planned.headers) fields.set(name.toLowerCase(), value);
   if (!fields.has("user-agent")) fields.set("user-agent", USER_AGENT);
   if (!fields.has("accept")) fields.set("accept", "application/json");
   let body: string | undefined;
-  if (planned.body !== undefined) {
+  if (planned.form !== undefined) {
+    body = planned.form;
+    fields.set("content-type", "application/x-www-form-urlencoded");
+  } else if (planned.body !== undefined) {
     body = JSON.stringify(planned.body);
     fields.set("content-type", "application/json");
   }

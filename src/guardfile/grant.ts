@@ -1,13 +1,14 @@
 /**
  * `can <verb> <resource> { ... }`: one grant, read into a {@link Grant}.
  *
- * Children (a closed set): `path`, `param`, `query`, `body`, `set`, `method`,
- * `describe`, `fail-when`, `raw-response`, `graphql`, `scope`, `sql` (`./sql.ts`).
+ * Children (a closed set): `path`, `param`, `query`, `header` (`./header_inputs.ts`),
+ * `body`, `form`, `set`, `method`, `describe`, `fail-when`, `raw-response`,
+ * `graphql`, `scope`, `sql` (`./sql.ts`).
  * Grammar reference: `docs/guardfile.md`.
  *
  * @module
  */
-import type { Grant, GraphqlSpec, HttpMethod } from "./model.ts";
+import type { FormEncoding, Grant, GraphqlSpec, HttpMethod } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
 import { HTTP_METHODS, methodForVerb, readLikePrefix } from "./verbs.ts";
 import { compatibilityForm, decodedForms, isDotPiece } from "./decoded.ts";
@@ -16,12 +17,15 @@ import { defaultParam, readParams } from "./rules.ts";
 import { readSql } from "./sql.ts";
 import { readBody, readQuery } from "./inputs.ts";
 import { foldCaseAndWidth, twinPairs } from "./name_fold.ts";
+import { readHeaderInput } from "./header_inputs.ts";
 
 const GRANT_CHILDREN = [
   "path",
   "param",
   "query",
+  "header",
   "body",
+  "form",
   "set",
   "method",
   "describe",
@@ -54,7 +58,16 @@ export function readGrant(can: NodeReader): Grant | undefined {
   }
   const kids = can.onlyChildren(GRANT_CHILDREN);
   for (
-    const name of ["path", "method", "describe", "fail-when", "raw-response", "graphql", "sql"]
+    const name of [
+      "path",
+      "method",
+      "describe",
+      "fail-when",
+      "raw-response",
+      "graphql",
+      "sql",
+      "form",
+    ]
   ) {
     onlyOnce(kids, name);
   }
@@ -75,6 +88,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
     exclusive: [],
     body: [],
     bodyMap: [],
+    headers: [],
     rawResponse: false,
     scopes: [],
     position: can.node.position,
@@ -143,9 +157,18 @@ export function readGrant(can: NodeReader): Grant | undefined {
   for (const scope of kids.filter((k) => k.name === "scope")) readScope(scope, grant);
   if (sqlNode) {
     const others = kids.filter((k) =>
-      ["path", "param", "query", "body", "set", "graphql", "raw-response", "method"].includes(
-        k.name,
-      )
+      [
+        "path",
+        "param",
+        "query",
+        "header",
+        "body",
+        "form",
+        "set",
+        "graphql",
+        "raw-response",
+        "method",
+      ].includes(k.name)
     );
     for (const other of others) {
       other.error(
@@ -160,6 +183,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
   }
 
   for (const query of kids.filter((k) => k.name === "query")) readQuery(query, grant);
+  for (const header of kids.filter((k) => k.name === "header")) readHeaderInput(header, grant);
   const bodies = kids.filter((k) => k.name === "body");
   for (const body of bodies) readBody(body, grant);
   const sets = kids.filter((k) => k.name === "set");
@@ -178,6 +202,22 @@ export function readGrant(can: NodeReader): Grant | undefined {
     }
     grant.method = "POST";
     grant.methodInferred = false;
+  }
+
+  const form = kids.find((k) => k.name === "form");
+  if (form) {
+    grant.form = readForm(form);
+    if (graphql) form.error(`a graphql grant sends a JSON document; remove "form"`);
+    else if (grant.body.length === 0 && grant.bodyMap.length === 0 && !grant.set) {
+      form.error(
+        `"form" says how the body is sent, but this grant sends no body; declare body inputs ` +
+          `(body { field ... }) or set, or remove "form"`,
+      );
+    }
+    for (const key of formKeys(grant)) {
+      const problem = formKeyProblem(key);
+      if (problem) form.error(`form body key ${JSON.stringify(key)} ${problem}`);
+    }
   }
 
   if (grant.set && (grant.body.length > 0 || grant.bodyMap.length > 0)) {
@@ -209,6 +249,82 @@ export function readGrant(can: NodeReader): Grant | undefined {
     );
   }
   return grant;
+}
+
+const PROTOTYPE_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), "prototype"]);
+
+/**
+ * Why a key cannot name a field of a form body as written, or undefined: empty,
+ * holding `[` or `]` (weir writes the brackets of nested objects and arrays),
+ * or a member of `Object.prototype`, which form parsers such as `qs` drop.
+ */
+export function formKeyProblem(key: string): string | undefined {
+  if (key === "") return "is empty; name the field";
+  if (/[[\]]/.test(key)) {
+    return `holds "[" or "]"; weir writes the brackets of nested objects and arrays itself ` +
+      `(declare an object instead)`;
+  }
+  if (PROTOTYPE_KEYS.has(key)) {
+    return "is a name form parsers drop (a member of Object.prototype); rename it";
+  }
+  return undefined;
+}
+
+/** Every key a grant's body may send, at any depth (set, fields, map targets). */
+function formKeys(grant: Grant): string[] {
+  const keys: string[] = grant.bodyMap.map((m) => m.target);
+  const fields = (list: Grant["body"]) => {
+    for (const f of list) {
+      keys.push(f.name);
+      if (f.fields) fields(f.fields);
+    }
+  };
+  fields(grant.body);
+  const set = (value: unknown) => {
+    if (typeof value !== "object" || value === null) return;
+    for (const [k, v] of Object.entries(value)) {
+      if (!Array.isArray(value)) keys.push(k);
+      set(v);
+    }
+  };
+  set(grant.set);
+  return keys;
+}
+
+/**
+ * Every input name of a grant (path parameters, query, header and body
+ * inputs, body map roots, sql parameters), as the tool's schema names them.
+ */
+export function grantInputNames(grant: Grant): string[] {
+  return [
+    ...grant.pathParams,
+    ...grant.query.map((q) => q.name),
+    ...grant.headers.map((h) => h.name),
+    ...grant.body.map((b) => b.name),
+    ...grant.bodyMap.map((m) => m.source[0]),
+    ...(grant.sql?.params.map((p) => p.name) ?? []),
+  ];
+}
+
+/** The `arrays=` conventions of a form body. */
+const FORM_ARRAYS: readonly FormEncoding["arrays"][] = ["repeat", "brackets", "indexed"];
+
+/** `form [arrays="repeat"|"brackets"|"indexed"]`: the body goes form-encoded. */
+function readForm(node: NodeReader): FormEncoding | undefined {
+  node.onlyProperties(["arrays"]);
+  node.noChildren();
+  if (node.node.values.length > 0) {
+    node.error(`"form" takes no arguments; write form, or form arrays="brackets"`);
+  }
+  const arrays = node.node.properties.arrays ?? "repeat";
+  if (!FORM_ARRAYS.includes(arrays as FormEncoding["arrays"])) {
+    node.error(
+      `arrays=${JSON.stringify(arrays)} is not a convention weir writes; use "repeat" ` +
+        `(a=x&a=y), "brackets" (a[]=x&a[]=y) or "indexed" (a[0]=x&a[1]=y), as the API documents`,
+    );
+    return undefined;
+  }
+  return { arrays: arrays as FormEncoding["arrays"] };
 }
 
 /**
@@ -426,6 +542,7 @@ function checkInputNames(at: NodeReader, grant: Grant): void {
   };
   for (const p of grant.pathParams) seen.set(p, "path");
   for (const q of grant.query) add(q.name, "query");
+  for (const h of grant.headers) add(h.name, "header");
   for (const b of grant.body) add(b.name, "body");
   for (const root of new Set(grant.bodyMap.map((m) => m.source[0]))) add(root, "body map");
   for (const v of grant.graphql?.variables ?? []) add(v, "graphql variable");

@@ -7,7 +7,14 @@
  *
  * @module
  */
-import type { BodyField, BodyMapping, Grant, QueryInput, ScalarType } from "./model.ts";
+import type {
+  BodyField,
+  BodyMapping,
+  Grant,
+  HeaderInput,
+  QueryInput,
+  ScalarType,
+} from "./model.ts";
 import { type NodeReader, show } from "./nodes.ts";
 import { checkEnumAgainstRules, readGate, readValueRules, RULE_PROPERTIES } from "./rules.ts";
 
@@ -178,24 +185,47 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
     checkEnumAgainstRules(node, input);
     return input;
   }
-  const type = node.node.properties.type;
+  if ("min-items" in node.node.properties || "max-items" in node.node.properties) {
+    node.error(
+      `min-items=/max-items= apply to "array" inputs, not "field"; remove them or declare an array node`,
+    );
+  }
+  return readScalarInput(node, name, input, "a query string") ? input : undefined;
+}
+
+/**
+ * `type=`, `minimum=`/`maximum=` and the value rules of one scalar input sent
+ * as text (a query `field`, a grant's `header`), into `input`.
+ *
+ * @param where where the value goes, for messages ("a query string", "a header")
+ * @param fallback the type when `type=` is absent; none: `type=` is required
+ * @returns false when the type cannot be read (the input is unusable)
+ */
+export function readScalarInput(
+  node: NodeReader,
+  name: string,
+  input: QueryInput | HeaderInput,
+  where: string,
+  fallback?: ScalarType,
+): boolean {
+  const type = node.node.properties.type ?? fallback;
   if (type === undefined) {
     node.error(
-      `"field" needs type= (string, boolean, integer or number); add one, e.g. type="string"`,
+      `"${node.name}" needs type= (string, boolean, integer or number); add one, e.g. type="string"`,
     );
-    return undefined;
+    return false;
   }
   if (type === "object" || type === "array") {
     node.error(
-      type === "array"
+      type === "array" && node.name === "field"
         ? `type="array" is declared with an "array" node: write array "${name}" items="string"`
-        : `type="object" cannot be sent in a query string; use a body field instead`,
+        : `type="${type}" cannot be sent in ${where}; use string, boolean, integer or number`,
     );
-    return undefined;
+    return false;
   }
   if (!SCALARS.includes(type as ScalarType)) {
     node.error(`type=${show(type)} is not supported; use string, boolean, integer or number`);
-    return undefined;
+    return false;
   }
   input.type = type as ScalarType;
   input.minimum = node.numberProp("minimum");
@@ -203,7 +233,7 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
   const bounded = input.minimum !== undefined || input.maximum !== undefined;
   if (bounded && input.type !== "integer" && input.type !== "number") {
     node.error(
-      `minimum=/maximum= apply to integer and number fields, not ${input.type}; remove them or change type=`,
+      `minimum=/maximum= apply to integer and number ${node.name}s, not ${input.type}; remove them or change type=`,
     );
   }
   if (input.minimum !== undefined && input.maximum !== undefined && input.minimum > input.maximum) {
@@ -211,17 +241,12 @@ function readQueryInput(node: NodeReader): QueryInput | undefined {
       `minimum=${input.minimum} is greater than maximum=${input.maximum}; lower minimum or raise maximum`,
     );
   }
-  if ("min-items" in node.node.properties || "max-items" in node.node.properties) {
-    node.error(
-      `min-items=/max-items= apply to "array" inputs, not "field"; remove them or declare an array node`,
-    );
-  }
   if (input.type === "boolean" && input.metacharacters === "allow") {
     node.error(`metacharacters= applies to string values; a boolean is sent as true or false`);
   }
   readValueRules(node, input.type, input);
   checkEnumAgainstRules(node, input);
-  return input;
+  return true;
 }
 
 function itemBound(node: NodeReader, key: string): number | undefined {

@@ -160,6 +160,44 @@ export interface BodyField extends ValueRules {
   fields?: BodyField[];
 }
 
+/**
+ * **weir.** `header "<Name>" ...` in a grant: a request header the caller
+ * supplies, held to the value rules of a query input (no control characters,
+ * printable ASCII, at most {@link HEADER_VALUE_MAX_LENGTH} characters, the
+ * metacharacter gate, optional `pattern`/`enum`).
+ */
+export interface HeaderInput extends ValueRules {
+  /** Argument name in the tool's schema (`input=`, else the header name in snake case). */
+  name: string;
+  /** The header sent upstream, as written (RFC 9110 token). */
+  wire: string;
+  /** Scalar type of the value; a number or boolean is sent as JSON writes it. */
+  type: ScalarType;
+  /** Whether the caller must give it. */
+  required: boolean;
+  /** Numeric lower bound (inclusive). */
+  minimum?: number;
+  /** Numeric upper bound (inclusive). */
+  maximum?: number;
+  /** Whether shell metacharacters are refused (the default) or allowed. */
+  metacharacters: Metacharacters;
+}
+
+/** The longest header value a caller may supply, in characters (printable ASCII only). */
+export const HEADER_VALUE_MAX_LENGTH = 1024;
+
+/**
+ * **weir.** `form arrays="..."` in a grant: the body is sent as
+ * `application/x-www-form-urlencoded` (WHATWG URL "urlencoded serializer")
+ * instead of JSON. Nested objects are written `a[b]=c`; arrays by `arrays`:
+ * `repeat` (`a=x&a=y`, the default), `brackets` (`a[]=x&a[]=y`) or `indexed`
+ * (`a[0]=x&a[1]=y`).
+ */
+export interface FormEncoding {
+  /** How an array is written. */
+  arrays: "repeat" | "brackets" | "indexed";
+}
+
 /** `map "<a.b.c>" to="<key>"`: a required nested string sent as top-level `key`. */
 export interface BodyMapping {
   /** The argument path, one key per nesting level. */
@@ -245,6 +283,10 @@ export interface Grant {
   body: BodyField[];
   /** `map` nodes: nested arguments sent as top-level body keys. */
   bodyMap: BodyMapping[];
+  /** `header` nodes: request headers the caller supplies, in declaration order. */
+  headers: HeaderInput[];
+  /** `form`: the body is form-encoded; absent: JSON. */
+  form?: FormEncoding;
   /** `set`: the exact body sent (caller body inputs are not allowed beside it). */
   set?: Record<string, unknown>;
   /** `describe "<text>"`: the tool description. */

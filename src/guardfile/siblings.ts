@@ -19,6 +19,7 @@ import type {
 import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { readQueryPin } from "./query_pin.ts";
+import { grantInputNames } from "./grant.ts";
 
 const ROLES = ["assistant", "user"] as const;
 /** `extract` kinds: their bound, its default and ceiling (the reference's numbers). */
@@ -381,13 +382,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       continue;
     }
     if (!grant) continue;
-    const inputs = [
-      ...grant.pathParams,
-      ...grant.query.map((q) => q.name),
-      ...grant.body.map((b) => b.name),
-      ...grant.bodyMap.map((m) => m.source[0]),
-      ...(grant.sql?.params.map((p) => p.name) ?? []),
-    ];
+    const inputs = grantInputNames(grant);
     if (!inputs.includes(field)) {
       node.error(
         `"${grant.tool}" declares no input "${field}"; name one of its inputs (${

@@ -14,6 +14,7 @@ import { compileGlob, type GlobError } from "./glob.ts";
 import { SQL_DRIVERS } from "./sql.ts";
 import { foldName } from "./name_fold.ts";
 import { readTokenExchange } from "./token_exchange.ts";
+import { checkHeaderInputClashes } from "./header_inputs.ts";
 
 const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
 const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "token-exchange", "none"];
@@ -164,6 +165,10 @@ export function readWrap(wrap: NodeReader): WrapBody | undefined {
     );
   }
   if (auth) checkAuthCollisions(auth, headers, grants, kids);
+  checkHeaderInputClashes(wrap, grants, [
+    ...headers.map(([name]) => name),
+    ...(auth?.scheme === "header-token" ? [auth.header] : []),
+  ]);
   if (baseUrl === undefined || !auth) return undefined;
   return {
     name: wrapPath[wrapPath.length - 1] ?? "weir",

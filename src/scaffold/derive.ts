@@ -24,14 +24,26 @@
 import type {
   BodyField,
   BodyMapping,
+  FormEncoding,
+  HeaderInput,
   HttpMethod,
   PathParam,
   QueryInput,
-  ScalarType,
 } from "../guardfile/model.ts";
 import { RESERVED_INPUTS } from "../guardfile/grant.ts";
 import { isObject, type Json, type Operation } from "./document.ts";
 import { type ReadSchema, readSchema } from "./schema.ts";
+import {
+  clip,
+  copyBounds,
+  copyRules,
+  freeName,
+  Inexpressible,
+  lostNotes,
+  paramSchema,
+  scalarOf,
+} from "./derive_shared.ts";
+import { deriveHeaders, isCredential } from "./derive_headers.ts";
 import type { GrantName } from "./naming.ts";
 import type { AuthPlan } from "./upstream.ts";
 import { writtenExactly } from "./kdl_text.ts";
@@ -45,8 +57,12 @@ export interface ScaffoldGrant {
   path: string;
   params: PathParam[];
   query: QueryInput[];
+  /** Header parameters the caller supplies (`header` nodes). */
+  headers: HeaderInput[];
   body: BodyField[];
   bodyMap: BodyMapping[];
+  /** The body is `application/x-www-form-urlencoded` (a `form` node). */
+  form?: FormEncoding;
   /** The summary, as `describe`. */
   describe?: string;
   /** What the reviewer should know: renames, what is not enforced or left out. */
@@ -77,9 +93,8 @@ const METHODS: Record<string, HttpMethod | undefined> = {
 };
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const NUMBER_PATTERN = "^-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$";
+const FORM_MEDIA = /^application\/x-www-form-urlencoded(?:\s*;.*)?$/i;
 const JSON_MEDIA = /^(?:application\/(?:[\w.+-]+\+)?json|\*\/\*|application\/\*)(?:\s*;.*)?$/i;
-
-class Inexpressible extends Error {}
 
 /** Why a name with characters {@link writtenExactly} refuses cannot be written. */
 const UNWRITABLE =
@@ -118,29 +133,20 @@ function derive(op: Operation, name: GrantName, auth: AuthPlan): ScaffoldGrant {
   }
   const notes: string[] = [];
   const used = new Set<string>();
-  const { body, bodyMap } = deriveBody(op, notes, used);
+  const { body, bodyMap, form } = deriveBody(op, notes, used);
   const query = deriveQuery(op, notes, used, auth);
   const { path, params } = derivePath(op, notes, used);
-  for (const p of op.parameters) {
-    if (p.in !== "header" && p.in !== "cookie") continue;
-    const n = String(p.name);
-    if (isCredential(p, auth)) continue;
-    if (p.required === true) {
-      throw new Inexpressible(
-        `needs ${p.in} "${n}" on every call: weir sends only fixed headers (the "header" ` +
-          `node, same on every grant) and its auth`,
-      );
-    }
-    notes.push(`optional ${p.in} "${n}" is not sent (weir sends no per-call ${p.in}s)`);
-  }
+  const headers = deriveHeaders(op, notes, used, auth);
   return {
     name,
     method,
     path,
     params,
     query,
+    headers,
     body,
     bodyMap,
+    ...(form ? { form } : {}),
     ...(op.summary ? { describe: clip(op.summary, 300) } : {}),
     notes,
   };
@@ -165,15 +171,6 @@ function checkPath(path: string): void {
   if (path.replace(/\{[^{}]*\}/g, "").match(/[{}]/)) {
     throw new Inexpressible(`path ${JSON.stringify(path)} has an unmatched "{" or "}"`);
   }
-}
-
-function isCredential(p: Json, auth: AuthPlan): boolean {
-  const n = String(p.name).toLowerCase();
-  if (p.in === "header") {
-    return (auth.kind === "header" && auth.header.toLowerCase() === n) ||
-      (auth.kind === "bearer" && n === "authorization");
-  }
-  return p.in === "query" && auth.kind === "query" && auth.param === p.name;
 }
 
 // ---- path ----
@@ -339,6 +336,17 @@ function deriveQuery(
 function deriveBody(op: Operation, notes: string[], used: Set<string>): {
   body: BodyField[];
   bodyMap: BodyMapping[];
+  form?: FormEncoding;
+} {
+  const { body, bodyMap, form, media } = deriveBodyFields(op, notes, used);
+  return form ? { body, bodyMap, form: formEncoding(body, media, notes) } : { body, bodyMap };
+}
+
+function deriveBodyFields(op: Operation, notes: string[], used: Set<string>): {
+  body: BodyField[];
+  bodyMap: BodyMapping[];
+  form?: boolean;
+  media?: Json;
 } {
   const none = { body: [], bodyMap: [] };
   const rb = op.requestBody;
@@ -346,16 +354,19 @@ function deriveBody(op: Operation, notes: string[], used: Set<string>): {
   const required = rb.required === true;
   const content = isObject(rb.content) ? rb.content : {};
   const types = Object.keys(content);
-  const media = types.find((t) => JSON_MEDIA.test(t));
+  const media = types.find((t) => JSON_MEDIA.test(t)) ?? types.find((t) => FORM_MEDIA.test(t));
+  const form = media !== undefined && FORM_MEDIA.test(media);
+  const kind = form ? "form" : "JSON";
   const fail = (why: string) => {
     if (required) throw new Inexpressible(why);
     notes.push(`the optional request body is not sent: ${why}`);
     return none;
   };
   if (!media) {
-    return types.length === 0
-      ? none
-      : fail(`the request body is ${types.join(" or ")}; weir sends JSON bodies`);
+    return types.length === 0 ? none : fail(
+      `the request body is ${types.join(" or ")}; weir sends JSON and ` +
+        `application/x-www-form-urlencoded bodies`,
+    );
   }
   const mediaType = content[media];
   const s = readSchema(isObject(mediaType) ? mediaType.schema : undefined);
@@ -363,12 +374,12 @@ function deriveBody(op: Operation, notes: string[], used: Set<string>): {
   if (s.type !== "object" || (s.properties ?? []).length === 0) {
     return fail(
       s.type === "object"
-        ? `the JSON body is an object of arbitrary keys; weir sends bodies of named fields`
-        : `the JSON body is ${
+        ? `the ${kind} body is an object of arbitrary keys; weir sends bodies of named fields`
+        : `the ${kind} body is ${
           s.type === "unknown"
             ? "of any type"
             : `a${s.type === "array" || s.type === "integer" ? "n" : ""} ${s.type}`
-        }; weir sends a JSON object of named fields`,
+        }; weir sends ${form ? "a form" : "a JSON object"} of named fields`,
     );
   }
   const requiredNames = new Set(s.required ?? []);
@@ -385,7 +396,10 @@ function deriveBody(op: Operation, notes: string[], used: Set<string>): {
       if (!requiredNames.has(n)) {
         notes.push(`body field "${n}" is optional in the document, required here`);
       }
-      return { body: [], bodyMap: [{ source: [source], target: n }] };
+      const map = [{ source: [source], target: n }];
+      return form
+        ? { body: [], bodyMap: map, form, media: asJson(mediaType) }
+        : { body: [], bodyMap: map };
     }
     if (reserved.some(([rn]) => requiredNames.has(rn))) {
       throw new Inexpressible(
@@ -414,7 +428,50 @@ function deriveBody(op: Operation, notes: string[], used: Set<string>): {
     }
   }
   if (body.length === 0) return fail(`no request body field can be written`);
-  return { body, bodyMap: [] };
+  return form ? { body, bodyMap: [], form, media: asJson(mediaType) } : { body, bodyMap: [] };
+}
+
+function asJson(value: unknown): Json | undefined {
+  return isObject(value) ? value : undefined;
+}
+
+/**
+ * How a form body writes its arrays, from the media type's `encoding`
+ * (OpenAPI 3.1 section 4.8.15): `deepObject` -> `brackets` (`a[]=x`, as
+ * Stripe documents), `form` exploded (the default) -> `repeat`; an array of
+ * objects needs `indexed` (`a[0][k]=v`). A non-exploded array is one
+ * comma-joined string. Objects are written `a[k]=v` whatever the document says.
+ */
+function formEncoding(body: BodyField[], media: Json | undefined, notes: string[]): FormEncoding {
+  const encoding = isObject(media) && isObject(media.encoding) ? media.encoding : {};
+  const votes = new Set<FormEncoding["arrays"]>();
+  for (const [i, f] of body.entries()) {
+    const enc = isObject(encoding[f.name]) ? encoding[f.name] as Json : {};
+    const style = typeof enc.style === "string" ? enc.style : "form";
+    const explode = typeof enc.explode === "boolean" ? enc.explode : style === "form";
+    if (f.type === "object" && style !== "deepObject") {
+      notes.push(`form body "${f.name}" is sent as ${f.name}[key]=value (brackets)`);
+    }
+    if (f.type !== "array") continue;
+    if (f.raw) votes.add("indexed");
+    else if (style === "deepObject") votes.add("brackets");
+    else if (style === "form" && explode) votes.add("repeat");
+    else {
+      body[i] = { name: f.name, type: "string", required: f.required };
+      notes.push(
+        `form body "${f.name}" is one ${style === "form" ? "comma" : style}-separated string ` +
+          `(style ${style}, not exploded): give the joined text`,
+      );
+    }
+  }
+  const arrays = votes.has("indexed") ? "indexed" : votes.has("brackets") ? "brackets" : "repeat";
+  if (votes.size > 1) {
+    notes.push(
+      `the document writes this form's arrays in ${votes.size} ways; every array is sent ` +
+        `arrays="${arrays}"`,
+    );
+  }
+  return { arrays };
 }
 
 function bodyField(
@@ -479,101 +536,4 @@ function bodyField(
       notes.push(`optional body "${where}" is left out: the document gives it no type`);
       return undefined;
   }
-}
-
-// ---- shared ----
-
-function paramSchema(p: Json): ReadSchema {
-  if (isObject(p.schema)) return readSchema(p.schema);
-  // `content` instead of `schema`: the value is serialized text (e.g. JSON).
-  if (isObject(p.content)) return { type: "string", lost: [] };
-  return { type: "string", lost: [] };
-}
-
-function scalarOf(type: ReadSchema["type"]): ScalarType {
-  return type === "integer" || type === "number" || type === "boolean" ? type : "string";
-}
-
-function copyBounds(to: QueryInput, s: ReadSchema): void {
-  if (to.type !== "integer" && to.type !== "number") return;
-  if (s.minimum !== undefined) to.minimum = s.minimum;
-  if (s.maximum !== undefined) to.maximum = s.maximum;
-}
-
-/** Copy pattern, lengths and enum where the grammar takes them, dropping a pattern that does not compile. */
-function copyRules(
-  to: {
-    type?: string;
-    items?: string;
-    pattern?: string;
-    minLength?: number;
-    maxLength?: number;
-    enum?: (string | number)[];
-  },
-  s: ReadSchema,
-): void {
-  const type = to.type === "array" ? to.items : to.type;
-  if (type === "string") {
-    if (s.pattern !== undefined && compiles(s.pattern) && writtenExactly(s.pattern)) {
-      to.pattern = s.pattern;
-    } else if (s.pattern !== undefined) {
-      s.lost.push(
-        `pattern ${JSON.stringify(s.pattern)} (${
-          compiles(s.pattern)
-            ? "it holds characters a guardfile cannot hold"
-            : `not an ECMA-262 "u" regular expression`
-        })`,
-      );
-    }
-    if (s.minLength !== undefined && s.minLength > 0) to.minLength = s.minLength;
-    if (s.maxLength !== undefined) to.maxLength = s.maxLength;
-    if (to.minLength !== undefined && to.maxLength !== undefined && to.minLength > to.maxLength) {
-      delete to.minLength;
-      delete to.maxLength;
-    }
-  }
-  if (s.enum && (type === "string" || type === "integer" || type === "number")) {
-    const ok = s.enum.filter((v) =>
-      type === "string"
-        ? typeof v === "string" && passes(v, to) && writtenExactly(v)
-        : typeof v === "number" && (type === "number" || Number.isInteger(v))
-    );
-    if (ok.length > 0) to.enum = ok;
-    else s.lost.push(`enum ${JSON.stringify(s.enum)} (no value a guardfile can hold and check)`);
-  }
-}
-
-function passes(
-  v: string,
-  rules: { pattern?: string; minLength?: number; maxLength?: number },
-): boolean {
-  const len = [...v].length;
-  if (rules.minLength !== undefined && len < rules.minLength) return false;
-  if (rules.maxLength !== undefined && len > rules.maxLength) return false;
-  return rules.pattern === undefined || new RegExp(rules.pattern, "u").test(v);
-}
-
-function compiles(pattern: string): boolean {
-  try {
-    new RegExp(pattern, "u");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function lostNotes(notes: string[], what: string, s: ReadSchema): void {
-  for (const l of s.lost) notes.push(`${what}: ${l}`);
-  s.lost.length = 0;
-}
-
-function freeName(base: string, used: Set<string>): string {
-  let name = base;
-  for (let n = 2; used.has(name) || RESERVED_INPUTS.includes(name); n++) name = `${base}_${n}`;
-  return name;
-}
-
-function clip(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length <= max ? text : chars.slice(0, max - 1).join("") + "…";
 }

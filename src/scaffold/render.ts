@@ -8,7 +8,8 @@
  *
  * @module
  */
-import type { BodyField, PathParam, QueryInput } from "../guardfile/model.ts";
+import type { BodyField, HeaderInput, PathParam, QueryInput } from "../guardfile/model.ts";
+import { headerInputName } from "../guardfile/header_inputs.ts";
 import type { Derivation, ScaffoldGrant } from "./derive.ts";
 import type { AuthPlan, BaseUrlPlan } from "./upstream.ts";
 import { oneLine, str } from "./kdl_text.ts";
@@ -158,6 +159,10 @@ function grantLines(g: ScaffoldGrant, on: boolean): string[] {
     for (const q of g.query) out.push(a + IND + queryLine(q));
     out.push(`${a}}`);
   }
+  for (const h of g.headers) out.push(a + headerLine(h));
+  if (g.form) {
+    out.push(`${a}form${g.form.arrays === "repeat" ? "" : ` arrays=${str(g.form.arrays)}`}`);
+  }
   if (g.bodyMap.length > 0) {
     out.push(`${a}body {`);
     for (const m of g.bodyMap) {
@@ -194,6 +199,17 @@ function queryLine(q: QueryInput): string {
   props.push(...ruleProps(q));
   if (q.wire !== q.name) props.push(`upstream=${str(q.wire)}`);
   return `${q.kind} ${str(q.name)} ${props.join(" ")}${enumBlock(q.enum)}`;
+}
+
+function headerLine(h: HeaderInput): string {
+  const props: string[] = [];
+  if (h.name !== headerInputName(h.wire)) props.push(`input=${str(h.name)}`);
+  if (h.type !== "string") props.push(`type=${str(h.type)}`);
+  if (h.required) props.push("required=#true");
+  if (h.minimum !== undefined) props.push(`minimum=${num(h.minimum)}`);
+  if (h.maximum !== undefined) props.push(`maximum=${num(h.maximum)}`);
+  props.push(...ruleProps(h));
+  return `header ${str(h.wire)}${props.map((x) => " " + x).join("")}${enumBlock(h.enum)}`;
 }
 
 function bodyLines(f: BodyField, indent: string): string[] {

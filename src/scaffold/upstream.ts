@@ -12,6 +12,7 @@
  * @module
  */
 import { isObject, type Json, type OpenApiDocument, type Operation } from "./document.ts";
+import { isCredentialHeader } from "../guardfile/header_inputs.ts";
 
 /** How the scaffold authenticates to the upstream. */
 export type AuthPlan =
@@ -130,6 +131,8 @@ export function chooseAuth(doc: OpenApiDocument, ops: Operation[], server: strin
     b[1] - a[1] || order.indexOf(a[0]) - order.indexOf(b[0])
   );
   if (ranked.length === 0) {
+    const key = headerParameterKey(doc, ops, server);
+    if (key) return key;
     return {
       kind: "none",
       note: Object.keys(doc.securitySchemes).length === 0
@@ -148,6 +151,56 @@ export function chooseAuth(doc: OpenApiDocument, ops: Operation[], server: strin
       `not ones weir sends (mutual TLS, HTTP digest, a cookie weir cannot name)`,
   };
 }
+
+/**
+ * An API key the operations declare as a header parameter rather than a
+ * security scheme (`api_key`, `X-API-Key`, `Authorization`): the parameter an
+ * apiKey scheme names, or one named like a credential
+ * (src/guardfile/header_inputs.ts `isCredentialHeader`), the one most
+ * operations declare. It becomes the file's `auth header-token`, read from
+ * the environment, so no agent chooses it.
+ */
+function headerParameterKey(
+  doc: OpenApiDocument,
+  ops: Operation[],
+  server: string,
+): AuthPlan | undefined {
+  const schemeNames = new Map<string, string>();
+  for (const [name, scheme] of Object.entries(doc.securitySchemes)) {
+    if (scheme.type === "apiKey" && scheme.in === "header" && typeof scheme.name === "string") {
+      schemeNames.set(scheme.name.toLowerCase(), name);
+    }
+  }
+  const counts = new Map<string, { header: string; n: number }>();
+  for (const op of ops) {
+    for (const p of op.parameters) {
+      if (p.in !== "header" || typeof p.name !== "string" || !HEADER_TOKEN.test(p.name)) continue;
+      const lower = p.name.toLowerCase();
+      if (!schemeNames.has(lower) && !isCredentialHeader(p.name) && lower !== "authorization") {
+        continue;
+      }
+      if (RESERVED_HEADERS.has(lower)) continue;
+      const seen = counts.get(lower) ?? { header: p.name, n: 0 };
+      seen.n++;
+      counts.set(lower, seen);
+    }
+  }
+  const best = [...counts.entries()].sort((a, b) => b[1].n - a[1].n)[0];
+  if (!best) return undefined;
+  const [lower, { header, n }] = best;
+  const env = envName(server, "API_KEY");
+  return {
+    kind: "header",
+    scheme: schemeNames.get(lower) ?? "",
+    header,
+    env,
+    note: `the API's key is the header parameter "${header}" of ${n} operation${
+      n === 1 ? "" : "s"
+    } (no security scheme says so): weir sends it from ${env}; no caller gives it`,
+  };
+}
+
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function authOfScheme(name: string, scheme: Json, server: string): AuthPlan | undefined {
   const type = typeof scheme.type === "string" ? scheme.type : "";

@@ -29,13 +29,14 @@
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import type {
-  BodyField,
-  Grant,
-  Metacharacters,
-  PathParam,
-  Restrict,
-  ValueRules,
+import {
+  type BodyField,
+  type Grant,
+  HEADER_VALUE_MAX_LENGTH,
+  type Metacharacters,
+  type PathParam,
+  type Restrict,
+  type ValueRules,
 } from "../guardfile/model.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
 import { integerForm } from "./untyped.ts";
@@ -86,6 +87,23 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
       describeWith(typed, gated);
       define(q.name, nullable(typed, q.required), q.required);
     }
+  }
+  for (const h of grant.headers) {
+    const schema: JsonObject = { type: h.type };
+    if (h.minimum !== undefined) schema.minimum = h.minimum;
+    if (h.maximum !== undefined) schema.maximum = h.maximum;
+    if (h.type === "string") schema.minLength = 1;
+    addRules(schema, h);
+    if (h.type === "string") {
+      schema.maxLength = Math.min(h.maxLength ?? HEADER_VALUE_MAX_LENGTH, HEADER_VALUE_MAX_LENGTH);
+    }
+    const words = [
+      `sent as the ${h.wire} header`,
+      ...(h.type === "string" ? ["printable ASCII, no space at either end"] : []),
+      ...(gateOff(h, h.type, h.metacharacters) ? ["any characters"] : []),
+    ];
+    describeWith(schema, words);
+    define(h.name, nullable(schema, h.required), h.required);
   }
   for (const field of grant.body) {
     define(field.name, nullable(bodySchema(field), field.required), field.required);

@@ -271,7 +271,13 @@ export interface Access {
 
 /** What a tool sends upstream. */
 export type Operation =
-  | { kind: "http"; method: string; path: string }
+  | {
+    kind: "http";
+    method: string;
+    path: string;
+    /** The body goes form-encoded (a grant's `form`), its arrays so written; absent: JSON. */
+    form?: { arrays: "repeat" | "brackets" | "indexed" };
+  }
   | { kind: "graphql"; method: string; path: string; document: string }
   | { kind: "sql"; statement: string; maxRows: number }
   | { kind: "mcp"; tool: string }
@@ -335,6 +341,7 @@ export interface AcceptedFinding {
 export type ArgumentPlace =
   | "path"
   | "query"
+  | "header"
   | "body"
   | "body map"
   | "graphql"

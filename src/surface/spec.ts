@@ -8,19 +8,20 @@
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import type {
-  Auth,
-  Grant,
-  Guardfile,
-  InboundToken,
-  OAuthSetting,
-  PromptTemplate,
-  RateLimit,
-  StaticResource,
-  SurfaceSettings,
-  TokenExchangeSetting,
-  ValueRules,
-  ValueSource,
+import {
+  type Auth,
+  type Grant,
+  type Guardfile,
+  HEADER_VALUE_MAX_LENGTH,
+  type InboundToken,
+  type OAuthSetting,
+  type PromptTemplate,
+  type RateLimit,
+  type StaticResource,
+  type SurfaceSettings,
+  type TokenExchangeSetting,
+  type ValueRules,
+  type ValueSource,
 } from "../guardfile/model.ts";
 import { grantAccess } from "../guardfile/reads.ts";
 import { Concealed } from "./concealed.ts";
@@ -274,6 +275,8 @@ function grantSurface(grant: Grant, guardfile: Guardfile): Tool {
     ? { kind: "sql", statement: grant.sql.statement, maxRows: grant.sql.maxRows }
     : grant.graphql
     ? { kind: "graphql", method: grant.method, path: grant.path, document: grant.graphql.document }
+    : grant.form
+    ? { kind: "http", method: grant.method, path: grant.path, form: { ...grant.form } }
     : { kind: "http", method: grant.method, path: grant.path };
   tool.destructive = grant.destructive;
   if (grant.describe !== undefined) tool.description = grant.describe;
@@ -366,6 +369,28 @@ function grantArguments(grant: Grant, guardfile: Guardfile, schema: JsonObject):
       rules: rulesOf(q),
       restrict: [],
       encoding: { metacharacters: q.metacharacters },
+      served: true,
+    });
+  }
+  for (const h of grant.headers) {
+    // A header value is never empty: its least length is 1 (and at most 1024).
+    const rules = rulesOf(h);
+    if (h.type === "string") {
+      rules.minLength = Math.max(rules.minLength ?? 0, 1);
+      rules.maxLength = Math.min(
+        rules.maxLength ?? HEADER_VALUE_MAX_LENGTH,
+        HEADER_VALUE_MAX_LENGTH,
+      );
+    }
+    out.push({
+      name: h.name,
+      in: "header",
+      sentAs: h.wire,
+      type: h.type,
+      required: h.required,
+      rules,
+      restrict: [],
+      encoding: { metacharacters: h.metacharacters },
       served: true,
     });
   }

@@ -92,7 +92,9 @@ export function operationWords(op: Operation | undefined, reads?: boolean): stri
   if (op === undefined) return "nothing";
   switch (op.kind) {
     case "http":
-      return `${op.method} ${op.path}`;
+      return op.form
+        ? `${op.method} ${op.path} (form body, arrays=${op.form.arrays})`
+        : `${op.method} ${op.path}`;
     case "graphql":
       return `${op.method} ${op.path} (graphql)`;
     case "sql":

@@ -269,3 +269,60 @@ Deno.test("plausible-stats: the site is pinned, not chosen; the Sites API is wit
     await upstream.close();
   }
 });
+
+Deno.test("stripe-billing: form bodies as Stripe reads them, the agent's Idempotency-Key; no money moves", async () => {
+  const upstream = await startRecorder(() => Response.json({ id: "cus_123", object: "customer" }));
+  const { server, call } = await serveExample("stripe-billing.mcp.kdl", upstream, {
+    env: { STRIPE_SECRET_KEY: "rk_test_0123456789abcdef" },
+  });
+  try {
+    const created = await call("create_customer", {
+      email: "ada@example.com",
+      name: "Ada Lovelace & Co.",
+      metadata: { crm_id: "42", "note with space": "a=b+c" },
+      preferred_locales: ["en", "fr"],
+      idempotency_key: "cust-ada-0001",
+    });
+    assert.equal(created.status, 200, created.text);
+    const req = created.req!;
+    assert.equal(req.method, "POST");
+    assert.equal(req.path, "/v1/customers");
+    assert.equal(req.headers.get("content-type"), "application/x-www-form-urlencoded");
+    assert.equal(req.headers.get("idempotency-key"), "cust-ada-0001");
+    assert.equal(req.headers.get("stripe-version"), "2024-06-20");
+    assert.equal(req.headers.get("authorization"), "Bearer rk_test_0123456789abcdef");
+    assert.equal(
+      req.body,
+      "email=ada%40example.com&name=Ada+Lovelace+%26+Co.&metadata%5Bcrm_id%5D=42" +
+        "&metadata%5Bnote+with+space%5D=a%3Db%2Bc&preferred_locales%5B%5D=en" +
+        "&preferred_locales%5B%5D=fr",
+    );
+
+    const item = await call("create_invoice-item", {
+      customer: "cus_123",
+      amount: 1999,
+      currency: "eur",
+    });
+    assert.equal(item.status, 200, item.text);
+    assert.equal(item.req!.body, "customer=cus_123&amount=1999&currency=eur");
+    assert.equal(item.req!.headers.get("idempotency-key"), null, "none given, none sent");
+
+    const key = await call("create_invoice-item", {
+      customer: "cus_123",
+      amount: 1,
+      currency: "eur",
+      idempotency_key: "retry\r\nStripe-Account: acct_other",
+    });
+    assert.equal(key.status, 400, key.text);
+    assert.equal(key.sent.length, 0);
+
+    for (const tool of ["create_charge", "create_refund", "delete_customer"]) {
+      const r = await call(tool, { amount: 100 });
+      assert.equal(r.status, 403, tool);
+      assert.equal(r.sent.length, 0, tool);
+    }
+  } finally {
+    await server.stop();
+    await upstream.close();
+  }
+});

@@ -141,15 +141,16 @@ Deno.test("buildScaffold(): path parameters are typed, bounded, and renamed when
   assert.deepEqual(grant.body.map((b) => b.name), ["number", "title"]);
 });
 
-Deno.test("buildScaffold(): headers, cookies, objects and non-JSON bodies: left out when optional, inexpressible when required", async () => {
+Deno.test("buildScaffold(): header parameters become header inputs; cookies, objects and multipart bodies left out when optional, inexpressible when required", async () => {
   const d = doc({
     "/a": {
       get: {
         operationId: "getA",
         parameters: [
-          { name: "X-Trace", in: "header", schema: { type: "string" } },
+          { name: "X-Trace", in: "header", schema: { type: "string", maxLength: 64 } },
           { name: "filter", in: "query", style: "deepObject", schema: { type: "object" } },
           { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 50 } },
+          { name: "Accept", in: "header", schema: { type: "string" } },
         ],
       },
       post: {
@@ -158,7 +159,7 @@ Deno.test("buildScaffold(): headers, cookies, objects and non-JSON bodies: left 
           name: "X-Tenant",
           in: "header",
           required: true,
-          schema: { type: "string" },
+          schema: { type: "string", enum: ["blue", "green"] },
         }],
       },
       put: {
@@ -168,29 +169,151 @@ Deno.test("buildScaffold(): headers, cookies, objects and non-JSON bodies: left 
           content: { "multipart/form-data": { schema: { type: "object" } } },
         },
       },
+      delete: {
+        operationId: "deleteA",
+        parameters: [{ name: "session", in: "cookie", required: true, schema: { type: "string" } }],
+      },
+      patch: {
+        operationId: "patchA",
+        parameters: [{ name: "Content-Length", in: "header", required: true }],
+      },
     },
   });
   const { grant, text } = await grantOf(d, "getA");
   assert.deepEqual(grant.query.map((q) => [q.name, q.minimum, q.maximum]), [["limit", 1, 50]]);
-  assert.match(text, /optional header "X-Trace" is not sent/);
+  assert.deepEqual(
+    grant.headers.map((h) => [h.name, h.wire, h.required, h.maxLength]),
+    [["x_trace", "X-Trace", false, 64]],
+  );
+  assert.match(text, /header "Accept" is set by weir, not by the caller/);
   assert.match(text, /optional query "filter" is left out: it is an object \(style deepObject\)/);
+  const tenant = await grantOf(d, "createA");
+  assert.deepEqual(
+    tenant.grant.headers.map((h) => [h.name, h.wire, h.required, h.enum]),
+    [["x_tenant", "X-Tenant", true, ["blue", "green"]]],
+  );
+  assert.match(tenant.text, /header "X-Tenant" required=#true \{ enum "blue" "green"; \}/);
   assert.match(
     text,
-    /not expressible: POST \/a \(createA\): needs header "X-Tenant" on every call/,
+    /not expressible: PUT \/a \(uploadA\): the request body is multipart\/form-data; weir sends JSON and application\/x-www-form-urlencoded bodies/,
   );
   assert.match(
     text,
-    /not expressible: PUT \/a \(uploadA\): the request body is multipart\/form-data; weir sends JSON bodies/,
+    /not expressible: DELETE \/a \(deleteA\): needs cookie "session" on every call/,
+  );
+  assert.match(
+    text,
+    /not expressible: PATCH \/a \(patchA\): needs header "Content-Length" on every call: weir frames the request itself/,
   );
   await assert.rejects(
-    () => scaffold(d, ["createA"]),
+    () => scaffold(d, ["deleteA"]),
     (e: unknown) =>
-      e instanceof SelectionError && !e.unknown && /cannot be expressed.*X-Tenant/.test(e.message),
+      e instanceof SelectionError && !e.unknown && /cannot be expressed.*session/.test(e.message),
   );
   await assert.rejects(
     () => scaffold(d, ["GET /nowhere"]),
     (e: unknown) => e instanceof SelectionError && e.unknown,
   );
+});
+
+Deno.test("buildScaffold(): a form body is sent form-encoded, its arrays as the encoding object says", async () => {
+  const form = (encoding?: Json) => ({
+    requestBody: {
+      required: true,
+      content: {
+        "application/x-www-form-urlencoded": {
+          schema: {
+            type: "object",
+            required: ["amount"],
+            properties: {
+              amount: { type: "integer" },
+              metadata: { type: "object", additionalProperties: { type: "string" } },
+              expand: { type: "array", items: { type: "string" } },
+              tags: { type: "array", items: { type: "string" } },
+            },
+          },
+          ...(encoding ? { encoding } : {}),
+        },
+      },
+    },
+  });
+  const d = doc({
+    "/charges": {
+      post: {
+        operationId: "createCharge",
+        ...form({
+          expand: { style: "deepObject", explode: true },
+          metadata: { style: "deepObject", explode: true },
+        }),
+      },
+    },
+    "/plain": { post: { operationId: "createPlain", ...form() } },
+    "/joined": {
+      post: { operationId: "createJoined", ...form({ tags: { style: "form", explode: false } }) },
+    },
+  });
+  const charge = await grantOf(d, "createCharge");
+  assert.deepEqual(charge.grant.form, { arrays: "brackets" });
+  assert.deepEqual(charge.grant.body.map((f) => [f.name, f.type, f.required]), [
+    ["amount", "integer", true],
+    ["metadata", "object", false],
+    ["expand", "array", false],
+    ["tags", "array", false],
+  ]);
+  assert.match(charge.text, /form arrays="brackets"/);
+  assert.match(
+    charge.text,
+    /the document writes this form's arrays in 2 ways; every array is sent arrays="brackets"/,
+  );
+  const plain = await grantOf(d, "createPlain");
+  assert.deepEqual(plain.grant.form, { arrays: "repeat" });
+  assert.match(plain.text, /form body "metadata" is sent as metadata\[key\]=value/);
+  const joined = await grantOf(d, "createJoined");
+  assert.deepEqual(joined.grant.body.find((f) => f.name === "tags")?.type, "string");
+  assert.match(joined.text, /form body "tags" is one comma-separated string/);
+});
+
+Deno.test("buildScaffold(): an API key declared as a header parameter is the file's credential from the environment, never an input", async () => {
+  const d = doc({
+    "/a": {
+      get: {
+        operationId: "getA",
+        parameters: [
+          { name: "X-API-Key", in: "header", required: true, schema: { type: "string" } },
+          { name: "If-None-Match", in: "header", schema: { type: "string" } },
+        ],
+      },
+    },
+    "/b": {
+      post: {
+        operationId: "createB",
+        parameters: [{ name: "X-API-Key", in: "header", required: true }],
+      },
+    },
+  });
+  const { grant, text } = await grantOf(d, "getA");
+  assert.deepEqual(grant.headers.map((h) => h.wire), ["If-None-Match"]);
+  assert.match(text, /auth header-token \{\s*header "X-API-Key"\s*value env "TICKETS_API_KEY"/);
+  assert.match(
+    text,
+    /the API.s key is the header parameter "X-API-Key" of 1 operation \(no security scheme says so\)/,
+  );
+  // Also with a security scheme beside it, the parameter is not an input: the scheme sends it.
+  const schemed = doc(
+    {
+      "/a": {
+        get: {
+          operationId: "getA",
+          security: [{ key: [] }],
+          parameters: [{ name: "api_key", in: "header", required: true }],
+        },
+      },
+    },
+    { components: { securitySchemes: { key: { type: "apiKey", in: "header", name: "api_key" } } } },
+  );
+  const withScheme = await grantOf(schemed, "getA");
+  assert.deepEqual(withScheme.grant.headers, []);
+  assert.match(withScheme.text, /header "api_key"/);
 });
 
 Deno.test("buildScaffold(): auth from the scheme the chosen operations accept; the credential is not an input", async () => {
