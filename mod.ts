@@ -85,6 +85,7 @@ export {
   type ToolAccess,
   type ToolCallOutcome,
   ToolError,
+  type WrappedRequest,
 } from "./src/mcp/server.ts";
 export { CatalogError, promptArgumentSchema } from "./src/mcp/catalog.ts";
 export {

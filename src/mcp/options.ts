@@ -153,15 +153,53 @@ export interface LogEvent {
 
 /** See {@link ServerOptions.around}. */
 export type RequestWrapper = <T>(
-  request: {
-    method: string;
-    name?: string;
-    era: Era;
-    /** What the transport's `authorize` hook returned for the request, if anything. */
-    auth?: unknown;
-  },
+  request: WrappedRequest,
   run: () => Promise<T>,
 ) => Promise<T>;
+
+/** What {@link ServerOptions.around} is told of one request. */
+export interface WrappedRequest {
+  /** The JSON-RPC method (`tools/call` for a call through the HTTP tool API). */
+  method: string;
+  /** `params.name` of `tools/call` and `prompts/get`; the tool of a tool API call. */
+  name?: string;
+  /** The protocol revision it is answered under (`modern` for the tool API). */
+  era: Era;
+  /** What the transport's `authorize` hook returned for the request, if anything. */
+  auth?: unknown;
+  /**
+   * The caller's W3C Trace Context (`traceparent`, and `tracestate` beside it):
+   * from `params._meta` when it holds a `traceparent`, else from the HTTP
+   * request's headers; unchecked text, bounded by the params and header limits.
+   */
+  traceparent?: string;
+  /** See {@link WrappedRequest.traceparent}. */
+  tracestate?: string;
+  /** The call came through the HTTP tool API (`POST /api/<tool>`), not JSON-RPC. */
+  toolApi?: boolean;
+}
+
+/**
+ * The caller's W3C Trace Context for `around`: `params._meta.traceparent` (and
+ * its `tracestate`) when given, else the HTTP request's `traceparent` and
+ * `tracestate` headers. Read only when a host wraps requests.
+ */
+export function traceContextOf(
+  params: Record<string, unknown>,
+  headers: Headers | undefined,
+): { traceparent?: string; tracestate?: string } {
+  const meta = params._meta;
+  if (typeof meta === "object" && meta !== null) {
+    const { traceparent, tracestate } = meta as Record<string, unknown>;
+    if (typeof traceparent === "string") {
+      return typeof tracestate === "string" ? { traceparent, tracestate } : { traceparent };
+    }
+  }
+  const traceparent = headers?.get("traceparent");
+  if (!traceparent) return {};
+  const tracestate = headers!.get("tracestate");
+  return tracestate ? { traceparent, tracestate } : { traceparent };
+}
 
 /** Where the core writes log events; the default writes JSON lines to stderr. */
 export type Logger = (event: LogEvent) => void;

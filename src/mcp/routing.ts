@@ -33,7 +33,7 @@ import {
   SUPPORTED_VERSIONS,
 } from "./revisions.ts";
 import { checkHeaders } from "./headers.ts";
-import type { CallContext } from "./options.ts";
+import { type CallContext, traceContextOf } from "./options.ts";
 import { asMcpError, clip, decorate, isObject } from "./results.ts";
 import { type MessageContext, RequestCall } from "./session.ts";
 import type { ServerSetup } from "./setup.ts";
@@ -174,6 +174,7 @@ async function answerRequest(
             name: typeof params.name === "string" ? params.name : undefined,
             era,
             auth: ctx.auth,
+            ...traceContextOf(params, ctx.headers),
           },
           () => promised(() => HANDLERS[method](s, params, call, ctx)),
         );

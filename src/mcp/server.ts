@@ -40,6 +40,7 @@ export type {
   ResourceReader,
   ServerOptions,
   ToolAccess,
+  WrappedRequest,
 } from "./options.ts";
 export { stderrLogger } from "./options.ts";
 export { InputRequiredError, NotFoundError, ToolError } from "./errors.ts";
@@ -180,12 +181,13 @@ export class McpServer {
    *
    * @param name tool name
    * @param args the arguments object (anything else is refused with 400)
-   * @param ctx cancellation and auth
+   * @param ctx cancellation and auth; the HTTP request's headers, where `around`
+   *   finds the caller's trace context (`traceparent`, `tracestate`)
    */
   async callTool(
     name: string,
     args: unknown,
-    ctx: { signal?: AbortSignal; auth?: unknown } = {},
+    ctx: { signal?: AbortSignal; auth?: unknown; headers?: Headers } = {},
   ): Promise<ToolCallOutcome> {
     try {
       return await callToolApi(this.#setup, name, args, ctx);

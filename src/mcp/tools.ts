@@ -13,7 +13,7 @@ import { ERAS, MODERN_VERSION } from "./revisions.ts";
 import { cleanText, illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
 import { InputRequiredError, ToolError } from "./errors.ts";
-import type { CallContext, ToolAccess } from "./options.ts";
+import { type CallContext, type ToolAccess, traceContextOf } from "./options.ts";
 import { cleanResult, clip, errorResult, isObject, isThenable } from "./results.ts";
 import { RequestCall } from "./session.ts";
 import type { ServerSetup } from "./setup.ts";
@@ -45,6 +45,41 @@ const NO_SIGNAL = new AbortController().signal;
  * dispatch as `tools/call`, under 2026-07-28 rules, with no input requests.
  */
 export async function callToolApi(
+  s: ServerSetup,
+  name: string,
+  args: unknown,
+  ctx: { signal?: AbortSignal; auth?: unknown; headers?: Headers },
+): Promise<ToolCallOutcome> {
+  const around = s.options.around;
+  if (!around) return await callToolApiUnwrapped(s, name, args, ctx);
+  // The same wrapper as a tools/call (a server span, its duration), told what came through
+  // the tool API; a refusal of the name or the arguments fails it as invalid params would.
+  let outcome: ToolCallOutcome | undefined;
+  try {
+    await around(
+      {
+        method: "tools/call",
+        name,
+        era: "modern",
+        auth: ctx.auth,
+        toolApi: true,
+        ...traceContextOf({}, ctx.headers),
+      },
+      async () => {
+        outcome = await callToolApiUnwrapped(s, name, args, ctx);
+        if (outcome.status === 400 || outcome.status === 404) {
+          throw new McpError(ErrorCode.InvalidParams, outcome.code ?? "invalid_params");
+        }
+        return outcome.result;
+      },
+    );
+  } catch (error) {
+    if (!outcome) throw error;
+  }
+  return outcome!;
+}
+
+async function callToolApiUnwrapped(
   s: ServerSetup,
   name: string,
   args: unknown,

@@ -12,8 +12,10 @@
  * `OTEL_EXPORTER_OTLP_HEADERS`...).
  *
  * What is recorded (OpenTelemetry semantic conventions for MCP and GenAI):
- * - a SERVER span per routed MCP request, named `tools/call <tool>` or the
- *   method, with `mcp.method.name`, `mcp.protocol.version`,
+ * - a SERVER span per routed MCP request and per HTTP tool API call
+ *   (`POST /api/<tool>`, as a `tools/call`), named `tools/call <tool>` or the
+ *   method, whose parent is the caller's W3C Trace Context when it sends one
+ *   (`params._meta.traceparent`/`tracestate`, else the HTTP headers), with `mcp.method.name`, `mcp.protocol.version`,
  *   `gen_ai.operation.name=execute_tool` and `gen_ai.tool.name` for tool
  *   calls, and `error.type` from a closed set (`tool_error`, `cancelled`,
  *   `timeout`, `invalid_params`, `method_not_found`, `internal_error`, `_OTHER`);
@@ -34,7 +36,8 @@
  *   as the server's);
  * - on the SERVER span, `enduser.id`: the caller's subject (an OAuth token's `sub`, a static
  *   token's caller name), as audit lines name it; never a token, never a metric label;
- * - the histogram `mcp.server.operation.duration` (seconds) with the labels
+ * - the histogram `mcp.server.operation.duration` (seconds; tool API calls
+ *   included) with the labels
  *   `mcp.method.name`, `gen_ai.tool.name` (a served tool name, else `_OTHER`)
  *   and `error.type`.
  *
@@ -223,6 +226,13 @@ export async function startTelemetry(
     histogram.record((performance.now() - started) / 1000, labels);
   };
 
+  const getter = {
+    keys: () => ["traceparent", "tracestate"],
+    get: (carrier: unknown, key: string) => {
+      const value = (carrier as Record<string, unknown>)[key];
+      return typeof value === "string" ? value : undefined;
+    },
+  };
   const around: RequestWrapper = async (request, run) => {
     const method = METHODS.has(request.method) ? request.method : "_OTHER";
     const isTool = method === "tools/call";
@@ -242,16 +252,18 @@ export async function startTelemetry(
     const subject = subjectOf(request.auth);
     if (subject !== undefined) attributes["enduser.id"] = subject;
     const started = performance.now();
+    // The caller's trace continues here: its traceparent (params._meta, else the HTTP
+    // header) is the span's parent; a malformed one is ignored (a new trace starts).
+    const parent = request.traceparent === undefined
+      ? api.context.active()
+      : propagator.extract(api.context.active(), request, getter);
     const span = tracer.startSpan(isTool ? `tools/call ${tool}` : method, {
       kind: api.SpanKind.SERVER,
       attributes,
-    });
+    }, parent);
     let errorType: string | undefined;
     try {
-      const result = await api.context.with(
-        api.trace.setSpan(api.context.active(), span),
-        run,
-      );
+      const result = await api.context.with(api.trace.setSpan(parent, span), run);
       if (isTool && (result as { isError?: boolean })?.isError === true) {
         errorType = toolErrorType(result);
       }

@@ -79,12 +79,15 @@ export class RequestSignal {
  */
 export class RequestScopeContext {
   readonly auth: unknown;
+  /** The HTTP request's headers. */
+  readonly headers: Headers;
   readonly #request: Request;
   readonly #lease?: RequestSignal;
 
   constructor(request: Request, auth: unknown, scope?: CancelScope) {
     this.#request = request;
     this.auth = auth;
+    this.headers = request.headers;
     this.#lease = scope?.lease(request);
   }
 

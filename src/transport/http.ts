@@ -74,14 +74,8 @@ const ACCEPTS_SSE = /(?:^|,)\s*text\/event-stream\s*(?:;|,|$)/i;
  * that closure doubled the server's peak RSS under load.)
  */
 class HttpMessageContext extends RequestScopeContext implements MessageContext {
-  readonly headers: Headers;
   /** Set for a call that asked for progress (see the module doc). */
   notify?: (message: object) => void = undefined;
-
-  constructor(request: Request, auth: unknown, scope?: CancelScope) {
-    super(request, auth, scope);
-    this.headers = request.headers;
-  }
 }
 
 /** Whether a decoded message is a `tools/call` asking for progress notifications. */
