@@ -264,3 +264,51 @@ Deno.test("the chart's default image is the one the release pushes, at the relea
     await Deno.remove(out, { recursive: true });
   }
 });
+
+Deno.test("the release workflow attests the chart as it attests the image", async () => {
+  const attest = (job: string) =>
+    steps(job).filter((s) => s.uses?.startsWith("actions/attest-build-provenance@"));
+  assert.equal(WORKFLOW.env.CHART_IMAGE, `${CHART.repository.replace(/^oci:\/\//, "")}/weir`);
+  assert.ok(attest("image").some((s) => s.with["push-to-registry"] === true));
+  const chart = attest("chart");
+  assert.ok(
+    chart.some((s) =>
+      s.with["subject-name"] === "${{ env.CHART_IMAGE }}" && s.with["push-to-registry"] === true &&
+      /steps\.push\.outputs\.digest/.test(s.with["subject-digest"])
+    ),
+    "the OCI artifact in the registry",
+  );
+  assert.ok(
+    chart.some((s) =>
+      /^dist\/weir-\$\{\{ needs\.notes\.outputs\.version \}\}\.tgz$/.test(s.with["subject-path"])
+    ),
+    "the packaged .tgz",
+  );
+  const permissions = WORKFLOW.jobs.chart.permissions;
+  assert.equal(permissions["id-token"], "write");
+  assert.equal(permissions.attestations, "write");
+  // The push step reads the digest helm push prints; run that line on helm's own output.
+  const push = steps("chart").find((s) => s.id === "push");
+  const line = push?.run?.split("\n").find((l) => l.startsWith("digest=$(sed"));
+  assert.ok(line, push?.run);
+  const dir = await Deno.makeTempDir();
+  try {
+    const digest = `sha256:${"0123456789abcdef".repeat(4)}`;
+    await Deno.writeTextFile(
+      `${dir}/push.log`,
+      `Pushed: ghcr.io/weir-mcp/charts/weir:0.1.0\nDigest: ${digest}\n`,
+    );
+    const out = await new Deno.Command("bash", {
+      args: ["-c", `${line}\necho "$digest"`],
+      cwd: dir,
+      stdout: "piped",
+    }).output();
+    assert.equal(new TextDecoder().decode(out.stdout).trim(), digest);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+  assert.ok(
+    steps("release").some((s) => /artifacts\/chart\/\*/.test(s.run ?? "")),
+    "the GitHub release carries the packaged chart",
+  );
+});

@@ -13,6 +13,8 @@
  * - the run leaves deno.lock as it was.
  */
 import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CONFIG, LOCK, ROOT, runCommand } from "../support/cli.ts";
 
 const LIMIT = 60_000_000;
@@ -127,4 +129,25 @@ Deno.test({
       await Deno.remove(denoDir, { recursive: true });
     }
   },
+});
+
+Deno.test("the install page's from-source command: deno task --quiet weir serve ... --stdio serves", async () => {
+  const client = new Client({ name: "weir-test", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: Deno.execPath(),
+      args: ["task", "--quiet", "weir", "serve", "guardfiles/open-meteo.mcp.kdl", "--stdio"],
+      cwd: ROOT,
+      stderr: "ignore",
+    }),
+  );
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t: { name: string }) => t.name).sort(), [
+      "get_forecast",
+      "weir_info",
+    ]);
+  } finally {
+    await client.close();
+  }
 });

@@ -105,9 +105,11 @@ Deno.test("weir scaffold: conditional-request header parameters become header in
     assert.equal(described.code, 0, described.stderr);
     const tools = JSON.parse(described.stdout).tools as {
       name: string;
-      inputs?: { name: string; in: string; sentAs?: string }[];
+      arguments: { name: string; in: string; sentAs: string }[];
     }[];
-    const tool = tools.find((t) => t.inputs?.some((i) => i.sentAs === "If-None-Match"))!;
+    const tool = tools.find((t) =>
+      t.arguments.some((a) => a.in === "header" && a.sentAs === "If-None-Match")
+    )!;
     assert.ok(tool, described.stdout);
     const served = await recorder.serve(file);
     try {
