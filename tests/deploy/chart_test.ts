@@ -10,7 +10,7 @@
  * `.ci/run` calls) or PATH; without one the tests say so and are skipped.
  */
 import assert from "node:assert/strict";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ROOT, tempGuardfile, weirCommand } from "../support/cli.ts";
@@ -670,5 +670,78 @@ Deno.test({
       ]);
       assert.equal(r.code, 0, `${values}: ${r.stderr}`);
     }
+  },
+});
+
+Deno.test({
+  name:
+    `chart: a guardfile that starts a stdio MCP server is refused at render, saying why and what instead; kubeVersion stated${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    const everything = await Deno.readTextFile(`${ROOT}guardfiles/everything.mcp.kdl`);
+    const stdioForms = [
+      everything,
+      `wrap ward mcp x { mcp-server stdio "uvx" "some-server"; proxy add; }\n`,
+      `wrap ward mcp x {\n  "mcp-server" "stdio" "node" "server.js" {\n  }\n  proxy add\n}\n`,
+      `wrap ward mcp x {\n  /* local */ mcp-server #"stdio"# "python3" "-m" "srv"\n  proxy add\n}\n`,
+    ];
+    for (const text of stdioForms) {
+      const file = await tempGuardfile(text);
+      try {
+        const r = await render([
+          "--set-file",
+          `guardfile=${file}`,
+          "--set",
+          "inboundAuth.existingSecret=tok",
+        ]);
+        assert.notEqual(r.code, 0, `rendered a pod that would crash-loop:\n${text}`);
+        assert.match(r.stderr, /the guardfile wraps an MCP server over stdio \(\S*mcp-server\S* \S*stdio/);
+        assert.match(r.stderr, /the image cannot run it: it holds only the weir binary/);
+        assert.match(r.stderr, /Wrap the server over HTTP instead \(mcp-server http/);
+        assert.match(r.stderr, /set image\.carriesStdioCommand=true/);
+        const own = await render([
+          "--set-file",
+          `guardfile=${file}`,
+          "--set",
+          "inboundAuth.existingSecret=tok,image.carriesStdioCommand=true,image.repository=example.com/weir-with-node",
+        ]);
+        assert.equal(own.code, 0, own.stderr);
+      } finally {
+        await Deno.remove(file);
+      }
+    }
+    // Over HTTP (the same server, or a slashdashed stdio node beside it) renders.
+    for (
+      const text of [
+        await Deno.readTextFile(`${ROOT}guardfiles/github-mcp.mcp.kdl`),
+        `wrap ward mcp x {\n  /-mcp-server stdio "npx" "x"\n  mcp-server http "https://mcp.example/mcp"\n  proxy add\n}\n`,
+      ]
+    ) {
+      const file = await tempGuardfile(text);
+      try {
+        const r = await render([
+          "--set-file",
+          `guardfile=${file}`,
+          "--set",
+          "inboundAuth.existingSecret=tok",
+        ]);
+        assert.equal(r.code, 0, `${r.stderr}\n${text}`);
+      } finally {
+        await Deno.remove(file);
+      }
+    }
+    // preStop.sleep needs Kubernetes 1.30: the chart says so, and helm refuses an older cluster.
+    const chart = parse(await Deno.readTextFile(`${CHART}/Chart.yaml`)) as { kubeVersion?: string };
+    assert.equal(chart.kubeVersion, ">=1.30.0-0");
+    const old = await render([
+      "--kube-version",
+      "1.29.0",
+      "--set-file",
+      `guardfile=${ROOT}guardfiles/demo.mcp.kdl`,
+      "--set",
+      "inboundAuth.existingSecret=tok",
+    ]);
+    assert.notEqual(old.code, 0);
+    assert.match(old.stderr, /chart requires kubeVersion: >=1.30.0-0/);
   },
 });
