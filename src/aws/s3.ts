@@ -50,10 +50,13 @@ import { type KindRule, ruleOfError, WeirError } from "../errors/kinds.ts";
 export const LIST_MAX_KEYS = 200;
 
 const OBJECT_PROPS: JsonObject = {
-  key: { type: "string", description: "The full object key in the bucket (prefix included)" },
-  path: {
+  key: {
     type: "string",
-    description: "The key relative to the policy prefix (what key inputs take)",
+    description: "The key relative to the policy prefix: what key inputs take, as is",
+  },
+  object_key: {
+    type: "string",
+    description: "The full object key in the bucket (prefix included)",
   },
   url: { type: "string", description: "The public URL" },
   bytes: { type: "integer", description: "Size in bytes" },
@@ -62,7 +65,7 @@ const OBJECT_PROPS: JsonObject = {
 const OBJECT_SCHEMA: JsonObject = {
   type: "object",
   properties: { ...OBJECT_PROPS, content_type: { type: "string" } },
-  required: ["key", "path", "url", "bytes", "content_type"],
+  required: ["key", "object_key", "url", "bytes", "content_type"],
   additionalProperties: false,
 };
 
@@ -82,7 +85,7 @@ export const S3_OUTPUT_SCHEMAS: Record<S3Tool, JsonObject> = {
         items: {
           type: "object",
           properties: OBJECT_PROPS,
-          required: ["key", "path", "url", "bytes"],
+          required: ["key", "object_key", "url", "bytes"],
           additionalProperties: false,
         },
       },
@@ -104,11 +107,18 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
         `Publish a file at a public URL: bucket ${policy.bucket}${under}. Send the bytes ` +
         `base64-encoded (standard alphabet, padded, no line breaks) in content_base64, at most ` +
         `${policy.maxBytes} bytes decoded. ` +
-        `Overwrites an existing key; nothing can be deleted. Returns {key, path, url, bytes, content_type}.`,
+        `Overwrites an existing key; nothing can be deleted. Returns {key, object_key, url, bytes, ` +
+        `content_type}.`,
       inputSchema: {
         type: "object",
         properties: {
-          key: { type: "string", description: "e.g. charts/latency.png: letters, digits, - _ . /" },
+          key: {
+            type: "string",
+            description: policy.prefix
+              ? `Relative to the prefix "${policy.prefix}", which is added for you: e.g. ` +
+                `reports/latency.png (not ${policy.prefix}reports/latency.png). Letters, digits, - _ . /`
+              : "e.g. reports/latency.png: letters, digits, - _ . /",
+          },
           content_base64: { type: "string" },
           content_type: {
             type: "string",
@@ -124,7 +134,8 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
       name: "list_objects",
       title: "List published assets",
       description: `List published objects${under}, optionally under a further prefix; at most ` +
-        `${LIST_MAX_KEYS}. Returns {objects: [{key, path, url, bytes}], truncated}.`,
+        `${LIST_MAX_KEYS}. Returns {objects: [{key, object_key, url, bytes}], truncated}; each ` +
+        `key is what get_object_url takes, as is.`,
       inputSchema: {
         type: "object",
         // Optional, so it also takes null ("not given"), as spec mode's optional inputs do.
@@ -137,7 +148,7 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
       name: "get_object_url",
       title: "Get an asset's public URL",
       description: `The public URL of a published object${under}; checks that it exists first. ` +
-        `Returns {key, path, url, bytes, content_type}.`,
+        `Returns {key, object_key, url, bytes, content_type}.`,
       inputSchema: {
         type: "object",
         properties: { key: { type: "string" } },
@@ -209,10 +220,11 @@ export function createS3Host(
   const endpoint = options.endpoint;
   const bucketUrl = endpoint.pathStyle ? `${endpoint.url}/${policy.bucket}` : endpoint.url;
   const publicUrl = (key: string) => `${policy.baseUrl}/${key}`;
-  const entry = (key: string, bytes: number) => ({
-    key,
-    path: key.slice(policy.prefix.length),
-    url: publicUrl(key),
+  /** An object as every tool answers it: `key` is what key inputs take (a round trip). */
+  const entry = (objectKey: string, bytes: number) => ({
+    key: objectKey.slice(policy.prefix.length),
+    object_key: objectKey,
+    url: publicUrl(objectKey),
     bytes,
   });
 
@@ -390,7 +402,12 @@ export function createS3Host(
       (s) => (s >= 200 && s < 300) || s === 404,
     );
     if (answer.status === 404) {
-      throw new WeirError("not_found", `no object at key ${JSON.stringify(key)}`, { status: 404 });
+      throw new WeirError(
+        "not_found",
+        `no object at key ${JSON.stringify(key.slice(policy.prefix.length))}` +
+          (policy.prefix ? ` (object key ${JSON.stringify(key)})` : ""),
+        { status: 404 },
+      );
     }
     return {
       ...entry(key, Number(answer.headers.get("content-length")) || 0),

@@ -56,6 +56,15 @@ async function publishes(
     ]);
     const refused = await client.call("delete_object", { key: "x.png" });
     assert.equal(refused.isError, true);
+    // The key's own example is relative: an agent copying it does not write the prefix twice.
+    const put = tools.find((x) => x.name === "put_object") as unknown as {
+      inputSchema: { properties: { key: { description: string } } };
+    };
+    const example = /e\.g\. (\S+)/.exec(put.inputSchema.properties.key.description)?.[1];
+    assert.ok(
+      example && !example.startsWith("charts/"),
+      put.inputSchema.properties.key.description,
+    );
   });
 
   const image = png(4096, run.length);
@@ -67,8 +76,8 @@ async function publishes(
     });
     assert.equal(out.isError, false, out.text);
     assert.deepEqual(out.structured, {
-      key: `charts/${run}/latency.png`,
-      path: `${run}/latency.png`,
+      key: `${run}/latency.png`,
+      object_key: `charts/${run}/latency.png`,
       url: `https://files.example.com/charts/${run}/latency.png`,
       bytes: 4096,
       content_type: "image/png",
@@ -168,17 +177,26 @@ async function publishes(
     assert.equal(out.isError, false, out.text);
     assert.deepEqual(out.structured, {
       objects: [{
-        key: `charts/${run}/latency.png`,
-        path: `${run}/latency.png`,
+        key: `${run}/latency.png`,
+        object_key: `charts/${run}/latency.png`,
         url: `https://files.example.com/charts/${run}/latency.png`,
         bytes: 4096,
       }],
       truncated: false,
     });
     const all = await client.call("list_objects", {});
-    const keys = (all.structured as { objects: { key: string }[] }).objects.map((o) => o.key);
-    assert.ok(keys.includes(`charts/${run}/latency.png`));
-    assert.ok(!keys.includes("outside.png"), "an object outside the prefix is not listed");
+    const listed = (all.structured as { objects: { key: string; object_key: string }[] }).objects;
+    assert.ok(listed.some((o) => o.key === `${run}/latency.png`));
+    assert.ok(
+      !listed.some((o) => o.object_key === "outside.png"),
+      "outside the prefix: not listed",
+    );
+    // Round trip: every key a listing answers is what get_object_url takes, as is.
+    for (const o of listed) {
+      const back = await client.call("get_object_url", { key: o.key });
+      assert.equal(back.isError, false, back.text);
+      assert.equal((back.structured as { object_key: string }).object_key, o.object_key);
+    }
     const refused = await client.call("list_objects", { prefix: "../" });
     assert.equal(refused.isError, true);
     assert.match(refused.text, /has a ".." segment/);
@@ -188,15 +206,18 @@ async function publishes(
     const out = await client.call("get_object_url", { key: `${run}/latency.png` });
     assert.equal(out.isError, false, out.text);
     assert.deepEqual(out.structured, {
-      key: `charts/${run}/latency.png`,
-      path: `${run}/latency.png`,
+      key: `${run}/latency.png`,
+      object_key: `charts/${run}/latency.png`,
       url: `https://files.example.com/charts/${run}/latency.png`,
       bytes: 4096,
       content_type: "image/png",
     });
     const missing = await client.call("get_object_url", { key: `${run}/missing.png` });
     assert.equal(missing.isError, true);
-    assert.match(missing.text, /not_found: no object at key "charts\/.*\/missing.png"/);
+    assert.match(
+      missing.text,
+      /not_found: no object at key "[^"]*\/missing.png" \(object key "charts\/[^"]*\/missing.png"\)/,
+    );
   });
 }
 
