@@ -695,7 +695,10 @@ Deno.test({
           "inboundAuth.existingSecret=tok",
         ]);
         assert.notEqual(r.code, 0, `rendered a pod that would crash-loop:\n${text}`);
-        assert.match(r.stderr, /the guardfile wraps an MCP server over stdio \(\S*mcp-server\S* \S*stdio/);
+        assert.match(
+          r.stderr,
+          /the guardfile wraps an MCP server over stdio \(\S*mcp-server\S* \S*stdio/,
+        );
         assert.match(r.stderr, /the image cannot run it: it holds only the weir binary/);
         assert.match(r.stderr, /Wrap the server over HTTP instead \(mcp-server http/);
         assert.match(r.stderr, /set image\.carriesStdioCommand=true/);
