@@ -73,6 +73,7 @@ export type {
   ToolSpec,
   Unverified,
   WireResourceContents,
+  WrappedRequest,
 } from "../../mod.ts";
 export type { UpstreamCredential, UpstreamLimits } from "./send.ts";
 export type { ProfileName } from "../guardfile/idp_profiles.ts";
