@@ -24,7 +24,7 @@ import type { ToolError } from "../mcp/server.ts";
 import type { FormEncoding } from "../guardfile/model.ts";
 import { WeirError } from "../errors/kinds.ts";
 import { isRawJson } from "../mcp/text.ts";
-import { formKeyProblem } from "../guardfile/grant.ts";
+import { formKeyProblem } from "../guardfile/form.ts";
 
 /** Most bracket levels in one field name (`qs`'s default `depth`: deeper keys stay literal). */
 export const MAX_FORM_DEPTH = 5;

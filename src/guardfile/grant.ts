@@ -2,13 +2,13 @@
  * `can <verb> <resource> { ... }`: one grant, read into a {@link Grant}.
  *
  * Children (a closed set): `path`, `param`, `query`, `header` (`./header_inputs.ts`),
- * `body`, `form`, `set`, `method`, `describe`, `fail-when`, `raw-response`,
+ * `body`, `form` (`./form.ts`), `set`, `method`, `describe`, `fail-when`, `raw-response`,
  * `graphql`, `scope`, `sql` (`./sql.ts`).
  * Grammar reference: `docs/guardfile.md`.
  *
  * @module
  */
-import type { FormEncoding, Grant, GraphqlSpec, HttpMethod } from "./model.ts";
+import type { Grant, GraphqlSpec, HttpMethod } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
 import { HTTP_METHODS, methodForVerb, readLikePrefix } from "./verbs.ts";
 import { compatibilityForm, decodedForms, isDotPiece } from "./decoded.ts";
@@ -18,6 +18,7 @@ import { readSql } from "./sql.ts";
 import { readBody, readQuery } from "./inputs.ts";
 import { foldCaseAndWidth, twinPairs } from "./name_fold.ts";
 import { readHeaderInput } from "./header_inputs.ts";
+import { formKeyProblem, formKeys, readForm } from "./form.ts";
 
 const GRANT_CHILDREN = [
   "path",
@@ -251,46 +252,6 @@ export function readGrant(can: NodeReader): Grant | undefined {
   return grant;
 }
 
-const PROTOTYPE_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype), "prototype"]);
-
-/**
- * Why a key cannot name a field of a form body as written, or undefined: empty,
- * holding `[` or `]` (weir writes the brackets of nested objects and arrays),
- * or a member of `Object.prototype`, which form parsers such as `qs` drop.
- */
-export function formKeyProblem(key: string): string | undefined {
-  if (key === "") return "is empty; name the field";
-  if (/[[\]]/.test(key)) {
-    return `holds "[" or "]"; weir writes the brackets of nested objects and arrays itself ` +
-      `(declare an object instead)`;
-  }
-  if (PROTOTYPE_KEYS.has(key)) {
-    return "is a name form parsers drop (a member of Object.prototype); rename it";
-  }
-  return undefined;
-}
-
-/** Every key a grant's body may send, at any depth (set, fields, map targets). */
-function formKeys(grant: Grant): string[] {
-  const keys: string[] = grant.bodyMap.map((m) => m.target);
-  const fields = (list: Grant["body"]) => {
-    for (const f of list) {
-      keys.push(f.name);
-      if (f.fields) fields(f.fields);
-    }
-  };
-  fields(grant.body);
-  const set = (value: unknown) => {
-    if (typeof value !== "object" || value === null) return;
-    for (const [k, v] of Object.entries(value)) {
-      if (!Array.isArray(value)) keys.push(k);
-      set(v);
-    }
-  };
-  set(grant.set);
-  return keys;
-}
-
 /**
  * Every input name of a grant (path parameters, query, header and body
  * inputs, body map roots, sql parameters), as the tool's schema names them.
@@ -304,27 +265,6 @@ export function grantInputNames(grant: Grant): string[] {
     ...grant.bodyMap.map((m) => m.source[0]),
     ...(grant.sql?.params.map((p) => p.name) ?? []),
   ];
-}
-
-/** The `arrays=` conventions of a form body. */
-const FORM_ARRAYS: readonly FormEncoding["arrays"][] = ["repeat", "brackets", "indexed"];
-
-/** `form [arrays="repeat"|"brackets"|"indexed"]`: the body goes form-encoded. */
-function readForm(node: NodeReader): FormEncoding | undefined {
-  node.onlyProperties(["arrays"]);
-  node.noChildren();
-  if (node.node.values.length > 0) {
-    node.error(`"form" takes no arguments; write form, or form arrays="brackets"`);
-  }
-  const arrays = node.node.properties.arrays ?? "repeat";
-  if (!FORM_ARRAYS.includes(arrays as FormEncoding["arrays"])) {
-    node.error(
-      `arrays=${JSON.stringify(arrays)} is not a convention weir writes; use "repeat" ` +
-        `(a=x&a=y), "brackets" (a[]=x&a[]=y) or "indexed" (a[0]=x&a[1]=y), as the API documents`,
-    );
-    return undefined;
-  }
-  return { arrays: arrays as FormEncoding["arrays"] };
 }
 
 /**
