@@ -260,16 +260,20 @@ the chooser was left), 2 usage errors.`,
 reverse, per tool; widening changes first (for review and CI).`,
     help: `Usage: weir diff [--format text|json|html] [--fail-on widen|any] OLD NEW
        weir diff [--format text|json|html] [--fail-on widen|any] --git REV FILE
+       (files that wrap an MCP server: also [--definitions F | --live])
 
-Compares the surfaces two guardfiles serve (the same tool schemas serve enforces and
-describe prints), not their text: added and removed tools, a changed method or path,
-inputs added, removed, widened or narrowed (types, bounds, enums, patterns, required,
-metacharacter gate, where they are sent), restrict, pins, withholds, confirm, rate-limit,
-cache, scopes, GraphQL documents, SQL statements, inbound-token callers, upstream, auth
-and headers; literal values are compared, never printed; instructions, resources and
-prompts that change are listed. A removed and an added grant sending the same operation
-(method and path, GraphQL document, SQL statement) are a rename, compared as one tool.
-Each line is marked "+ WIDENS", "- narrows" or "~ changes"; widening ones come first.
+Compares the surfaces two guardfiles serve (the surface model describe --format json
+prints: the tool schemas serve enforces), not their text. Every field of it is compared
+by its declared rule: tools added or removed, a changed method, path or wrapped tool,
+inputs (types, bounds, enums, patterns, required, where and how a value is placed, the
+metacharacter gate, hidden), restrict, pins and whether secret, withholds, confirm,
+rate-limit and where its state lives, cache, scopes, GraphQL documents, SQL statements,
+inbound-token callers and where their tokens are read, OAuth, upstream, credentials and
+headers; literal values are compared, never printed; instructions, resources and prompts
+that change are listed. A change that lets a request through that was refused before is
+a widening. A removed and an added tool doing the same operation are a rename, compared
+as one tool. Each line is marked "+ WIDENS", "- narrows" or "~ changes"; widening first.
+Spec-mode files, AWS policies and files that wrap an MCP server are all compared.
 
   --git REV           OLD is FILE as it was at git revision REV (git show REV:FILE); a
                       FILE REV does not have is compared with nothing (all of it is new).
@@ -279,8 +283,14 @@ Each line is marked "+ WIDENS", "- narrows" or "~ changes"; widening ones come f
                       widenings first, then narrowings, then other changes.
   --fail-on widen     Exit 1 when anything widened (a pull request check).
   --fail-on any       Exit 1 when anything changed.
+  --definitions F     A wrapped MCP server's tools from F (a saved tools/list result, or
+                      the fingerprints file lint-upstream FILE --write-fingerprints F
+                      writes): the surfaces served from them are compared, schemas too.
+                      Without it (or --live) the server's tools are held fixed.
+  --live              Each wrap file's MCP server lists its tools now.
 
-Exit codes: 0 compared, 1 a guardfile does not load or --fail-on matched, 2 usage errors.`,
+Exit codes: 0 compared, 1 a guardfile does not load, a wrapped server's tools cannot be
+had, or --fail-on matched, 2 usage errors.`,
     run: async (args) => (await import("./src/cli/diff.ts")).run(args),
   },
   verify: {
@@ -429,7 +439,8 @@ flagged: replace its text or accept the finding in the file), with fingerprints 
   --pin TOOL.ARG=VALUE          As for serve-upstream (a pin that does not fit: unservable).
   --accept-finding TOOL=ID      As for serve-upstream: the finding no longer fails the tool.
   --fingerprints FILE           Compare each tool's SHA-256 fingerprint with FILE.
-  --write-fingerprints FILE     When clean, write the fingerprints to FILE.
+  --write-fingerprints FILE     When clean, write the fingerprints to FILE, with the
+                                definitions they are of (weir diff --definitions reads them).
   --upstream-header 'N=T'       As for serve-upstream.
   --connect-timeout DURATION    Keep retrying the connection this long (default 0: once).
   --format text|json            Text (default): "name<TAB>status" per tool on stdout, problems on

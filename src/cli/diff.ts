@@ -6,9 +6,16 @@
  * `--fail-on widen` exits 1 when anything widened, `--fail-on any` when
  * anything changed.
  *
+ * Files of every form are compared (spec mode, AWS policies, files that wrap
+ * an MCP server). A wrapped server's tools are held fixed by default (the
+ * file's own rules, pins and controls are compared); `--definitions F` (a
+ * saved tools/list result, or a fingerprints file `weir lint-upstream FILE
+ * --write-fingerprints F` wrote) or `--live` (each file's server lists them)
+ * compares the surfaces served from them, schemas and hints included.
+ *
  * Exit codes: 0 compared (and nothing failed `--fail-on`); 1 a guardfile does
- * not load, `git` cannot give the old file, or `--fail-on` matched; 2 a bad
- * command line. With `--git`, a FILE the revision does not have is compared
+ * not load, `git` cannot give the old file, a wrapped server's definitions
+ * cannot be had, or `--fail-on` matched; 2 a bad command line. With `--git`, a FILE the revision does not have is compared
  * with nothing: everything it serves is new.
  *
  * @module
@@ -19,6 +26,7 @@ import { diffSurfaces, diffText } from "../diff/surface_diff.ts";
 import type { Surface } from "../surface/model.ts";
 import { surfaceOfGuardfile } from "../surface/spec.ts";
 import { surfaceOfWrap } from "../surface/wrap.ts";
+import type { McpWrap } from "../guardfile/mcp_wrap_model.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 import config from "../../deno.json" with { type: "json" };
 
@@ -33,6 +41,8 @@ export async function run(args: string[]): Promise<number> {
     git: { type: "string" },
     format: { type: "string", default: "text" },
     "fail-on": { type: "string" },
+    definitions: { type: "string" },
+    live: { type: "boolean" },
   });
   if (values.format !== "text" && values.format !== "json" && values.format !== "html") {
     throw new UsageError(`--format must be text, json or html, not ${values.format}`);
@@ -40,6 +50,11 @@ export async function run(args: string[]): Promise<number> {
   const failOn = values["fail-on"];
   if (failOn !== undefined && failOn !== "widen" && failOn !== "any") {
     throw new UsageError(`--fail-on must be widen or any, not ${failOn}`);
+  }
+  if (values.definitions !== undefined && values.live) {
+    throw new UsageError(
+      "--definitions F and --live both say where a wrapped MCP server's tools come from: give one",
+    );
   }
   if (values.git !== undefined ? positionals.length !== 1 : positionals.length !== 2) {
     throw new UsageError(
@@ -76,6 +91,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const newLoaded = await loadGuardfileFile(newFile);
   const sides: Surface[] = [];
+  let heldFixed = false;
   for (const loaded of [oldLoaded, newLoaded]) {
     if (!loaded) {
       sides.push(emptySide(oldName));
@@ -90,8 +106,13 @@ export async function run(args: string[]): Promise<number> {
       continue;
     }
     if (loaded.mcpWrap) {
-      // What the file says, with the MCP server held fixed: its rules, pins and controls.
-      sides.push(surfaceOfWrap(loaded.mcpWrap));
+      const side = await wrapSide(loaded.mcpWrap, values.definitions, values.live === true);
+      if (typeof side === "string") {
+        console.error(`weir: ${printable(loaded.file)}: ${printable(side)}`);
+        return 1;
+      }
+      if (!values.live && values.definitions === undefined) heldFixed = true;
+      sides.push(side);
       continue;
     }
     if (!loaded.guardfile) return 1;
@@ -106,6 +127,7 @@ export async function run(args: string[]): Promise<number> {
         new: newFile,
         widened,
         narrowed: changes.some((c) => c.effect === "narrow"),
+        ...(heldFixed ? { wrappedServer: "held fixed (its definitions not read)" } : {}),
         changes,
       },
       null,
@@ -116,6 +138,12 @@ export async function run(args: string[]): Promise<number> {
     console.log(diffHtml(changes, oldName, newFile, { version: config.version }).trimEnd());
   } else {
     console.log(printable(diffText(changes, oldName, newFile)).replaceAll("\\u000a", "\n"));
+    if (heldFixed) {
+      console.log(
+        "(a wrapped MCP server's tools are held fixed: the file's rules, pins and controls are " +
+          "compared; --definitions F or --live compares the schemas it serves too)",
+      );
+    }
   }
   if (failOn === "widen" && widened) {
     console.error(`weir: ${printable(newFile)} widens what an agent can do (--fail-on widen)`);
@@ -126,6 +154,28 @@ export async function run(args: string[]): Promise<number> {
     return 1;
   }
   return 0;
+}
+
+/**
+ * The surface of a file that wraps an MCP server: from the file alone, or
+ * served from `definitions` (a saved tools/list result or a fingerprints file
+ * with definitions), or from what its server lists now (`live`).
+ * @returns the surface, or why it could not be had
+ */
+async function wrapSide(
+  wrap: McpWrap,
+  definitions: string | undefined,
+  live: boolean,
+): Promise<Surface | string> {
+  if (definitions === undefined && !live) return surfaceOfWrap(wrap);
+  try {
+    const { definitionsOf } = await import("../modes/verify_wrap.ts");
+    const { decisionsFrom } = await import("../modes/wrap_offline.ts");
+    const listed = await definitionsOf(wrap, definitions);
+    return surfaceOfWrap(wrap, await decisionsFrom(wrap, listed));
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 /** The side of a guardfile that does not exist yet: no upstream, no tools. */

@@ -19,7 +19,9 @@
  * `--format json` (one document on stdout). Exit 0 clean, 1 problems found or
  * the upstream unreachable, 2 usage errors. The checks are src/wrap/lint.ts's.
  *
- * The fingerprints file is JSON: `{"tools": {"<name>": "sha256:<hex>"}}`.
+ * The fingerprints file is JSON: `{"tools": {"<name>": "sha256:<hex>"}, "definitions": [...]}`
+ * (the definitions fingerprinted, as listed, credentials redacted; `weir diff --definitions`
+ * reads them).
  *
  * @module
  */

@@ -24,8 +24,14 @@ import type { ListedTool, Target } from "../verify/run.ts";
 import { openStdioLink, type StdioLink } from "../verify/stdio_link.ts";
 import { readBoundedText } from "../ops/bounded_file.ts";
 
-/** The wrapped server's definitions: from `file`, else listed from the server itself. */
-async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolSpec[]> {
+/**
+ * The wrapped server's definitions: from `file` (a saved `tools/list` result,
+ * `{"tools": [...]}`, or a fingerprints file `weir lint-upstream
+ * --write-fingerprints` wrote, whose `definitions` it reads), else listed from
+ * the server itself.
+ * @throws {Error} when neither can be had (the message says how)
+ */
+export async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolSpec[]> {
   if (file !== undefined) {
     const text = await readBoundedText(file, {
       what: "definitions file",
@@ -37,8 +43,13 @@ async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolSpec[]> 
     } catch (error) {
       throw new Error(`--definitions ${file}: not JSON (${(error as Error).message})`);
     }
+    const recorded = (json as { definitions?: unknown })?.definitions;
+    if (Array.isArray(recorded)) return recorded as ToolSpec[];
     if (!Array.isArray(json?.tools)) {
-      throw new Error(`--definitions ${file}: expected a tools/list result, {"tools": [...]}`);
+      throw new Error(
+        `--definitions ${file}: expected a tools/list result, {"tools": [...]}, or a ` +
+          `fingerprints file with definitions (weir lint-upstream FILE --write-fingerprints F)`,
+      );
     }
     return json.tools as ToolSpec[];
   }

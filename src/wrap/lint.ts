@@ -71,8 +71,8 @@ export interface LintUpstreamConfig extends SharedConfig {
   pins?: string[];
 }
 
-/** Largest fingerprints file read (one line per tool: thousands of tools fit). */
-const MAX_FINGERPRINTS_BYTES = 4 * 1024 * 1024;
+/** Largest fingerprints file read (the fingerprints and definitions of thousands of tools fit). */
+const MAX_FINGERPRINTS_BYTES = 16 * 1024 * 1024;
 
 /** `--read-only strict`: a tool without `readOnlyHint: true` is withheld. */
 const readOnlyStrict: SurfaceInput["withhold"] = (_name, definition) =>
@@ -111,6 +111,36 @@ async function readFingerprints(
 }
 
 /**
+ * What `--write-fingerprints` writes: `{"tools": {NAME: FINGERPRINT}, "definitions": [...]}`,
+ * the fingerprinted tools' definitions as the server listed them (every string with the
+ * credential weir sends it redacted), so `weir diff --definitions FILE` can compare the
+ * served surfaces offline. Readers of fingerprints read `tools` only.
+ */
+function fingerprintsDocument(
+  prints: ReadonlyMap<string, string>,
+  listed: readonly ToolSpec[],
+  headers: Parameters<typeof secretsRedactor>[0],
+): { tools: Record<string, string>; definitions: ToolSpec[] } {
+  const redactor = secretsRedactor(headers);
+  const clean = (v: unknown): unknown =>
+    typeof v === "string"
+      ? redactor.text(v)
+      : Array.isArray(v)
+      ? v.map(clean)
+      : typeof v === "object" && v !== null
+      ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clean(x)]))
+      : v;
+  const names = [...prints.keys()].sort();
+  return {
+    tools: Object.fromEntries(names.map((n) => [n, prints.get(n)!])),
+    definitions: names.flatMap((n) => {
+      const d = listed.find((t) => t.name === n);
+      return d ? [clean(d) as ToolSpec] : [];
+    }),
+  };
+}
+
+/**
  * Run the checks.
  * @returns the report; never throws for a finding or an unreachable upstream
  */
@@ -128,8 +158,8 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
     }
   }
   const expected = await readFingerprints(config.fingerprints, problems);
+  let listed: ToolSpec[] | undefined;
   if (config.target) {
-    let listed: ToolSpec[] | undefined;
     let connection: UpstreamConnection | undefined;
     try {
       resolveHeaders(config.headers);
@@ -207,9 +237,11 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
   );
   const ok = problems.length === 0 && tools.every((t) => t.problems.length === 0);
   if (ok && config.writeFingerprints !== undefined) {
-    const doc = {
-      tools: Object.fromEntries(tools.map((t) => [t.name, t.fingerprint])),
-    };
+    const doc = fingerprintsDocument(
+      new Map(tools.map((t) => [t.name, t.fingerprint ?? ""])),
+      listed ?? [],
+      config.headers,
+    );
     try {
       await Deno.writeTextFile(config.writeFingerprints, JSON.stringify(doc, null, 2) + "\n");
     } catch (error) {
@@ -268,6 +300,7 @@ export async function lintWrap(
   const headers = headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []);
   let connection: UpstreamConnection | undefined;
   const prints = new Map<string, string>();
+  let listed: ToolSpec[] = [];
   try {
     resolveHeaders(headers);
     connection = await UpstreamConnection.open({
@@ -277,7 +310,7 @@ export async function lintWrap(
       maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
       connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
     });
-    const listed = await connection.listTools();
+    listed = await connection.listTools();
     const allowlist = [...new Set(entries.map((e) => e.upstream))];
     const fingerprints = new Map(
       Object.entries(expected ?? {}).filter(([, v]) => typeof v === "string"),
@@ -339,7 +372,7 @@ export async function lintWrap(
   const tools = verdicts.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const ok = problems.length === 0 && tools.every((t) => t.problems.length === 0);
   if (ok && options.writeFingerprints !== undefined) {
-    const doc = { tools: Object.fromEntries([...prints].sort()) };
+    const doc = fingerprintsDocument(prints, listed, headers);
     try {
       await Deno.writeTextFile(options.writeFingerprints, JSON.stringify(doc, null, 2) + "\n");
     } catch (error) {
