@@ -258,9 +258,8 @@ the chooser was left), 2 usage errors.`,
   diff: {
     summary: `What an agent can do under NEW that it could not under OLD, and the
 reverse, per tool; widening changes first (for review and CI).`,
-    help: `Usage: weir diff [--format text|json|html] [--fail-on widen|any] OLD NEW
-       weir diff [--format text|json|html] [--fail-on widen|any] --git REV FILE
-       (files that wrap an MCP server: also [--definitions F | --live])
+    help: `Usage: weir diff [--format text|json|html] [--fail-on widen|any]
+                 [--definitions F | --live] (OLD NEW | --git REV FILE)
 
 Compares the surfaces two guardfiles serve (the surface model describe --format json
 prints: the tool schemas serve enforces), not their text. Every field of it is compared
