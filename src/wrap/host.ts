@@ -413,7 +413,9 @@ export class UpstreamHost {
     if (twin) {
       throw (auditRefused(log, { rule: "name_twin", status: 403, tool: name, subject }), twin);
     }
-    const headers = await identityHeaders(this.#options.identity, name, ctx, redactor, log);
+    // The caller's identity upstream (token exchange); no await on a call without it.
+    const identity = this.#options.identity;
+    const headers = identity && await identityHeaders(identity, name, ctx, redactor, log);
     let result: CallToolResult;
     // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
     const progress = ctx.progress ? forwarder(ctx.progress, redactor) : undefined;
