@@ -516,6 +516,7 @@ export class UpstreamConnection {
         args,
         traceMeta,
         headers,
+        exchanged: options.headers?.authorization !== undefined,
         maxResponseBytes: this.#options.maxResponseBytes,
         signal: options.signal,
         timeoutMs: this.#options.requestTimeoutMs,

@@ -60,7 +60,7 @@ import {
   UpstreamUnavailable,
 } from "./errors.ts";
 import { exactResult, withExactNumbers } from "./exact.ts";
-import { LineSplitter } from "./http_fetch.ts";
+import { httpRefusal, LineSplitter } from "./http_fetch.ts";
 import {
   answerFor,
   forbiddenRequest,
@@ -93,6 +93,8 @@ export interface FastCall {
   traceMeta?: JsonObject;
   /** Header values: the MCP server's (read now) and the trace context. */
   headers: Record<string, string>;
+  /** Its `authorization` is the caller's exchanged token (token exchange), not weir's own. */
+  exchanged?: boolean;
   maxResponseBytes: number;
   /** The caller's cancellation. */
   signal?: AbortSignal;
@@ -205,6 +207,10 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
       redirectTarget(answer.headers.get("location") ?? null, call.url),
     );
   }
+  // A refused credential is said in words that point at it, never quoting the body (as http_fetch.ts).
+  const sent = call.exchanged ? "exchanged" : call.headers.authorization ? "own" : "none";
+  const refusal = httpRefusal(status, call.url.href, "tools/call", sent);
+  if (refusal) throw refusal;
   if (answer.body === null) throw new UpstreamTooLarge(call.maxResponseBytes);
   const type = (answer.headers.get("content-type") ?? "").toLowerCase();
   if (status < 200 || status >= 300) {

@@ -130,7 +130,12 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       const target = redirectTarget(response.headers.get("location"), url);
       throw failed(scope, new UpstreamRedirected(response.status, target));
     }
-    const refusal = httpRefusal(response.status, url, method, headers.has("authorization"));
+    const sent = scope?.headers?.authorization !== undefined
+      ? "exchanged"
+      : headers.has("authorization")
+      ? "own"
+      : "none";
+    const refusal = httpRefusal(response.status, url, method, sent);
     if (refusal) {
       await response.body?.cancel().catch(() => {});
       throw failed(scope, refusal);
@@ -189,17 +194,27 @@ const HANDSHAKE = new Set(["initialize", "server/discover"]);
  * The failure for an HTTP status that a person must act on (see the module doc),
  * or `undefined`. Never quotes the answer's body.
  */
-function httpRefusal(
+export function httpRefusal(
   status: number,
   url: string,
   method: string | undefined,
-  sentAuthorization: boolean,
+  sent: "none" | "own" | "exchanged",
 ): UpstreamHttpRefusal | undefined {
   const at = `the upstream answered ${status}`;
+  if (sent === "exchanged" && (status === 401 || status === 403)) {
+    return new UpstreamHttpRefusal(
+      status,
+      status === 401
+        ? `${at}: it refused the caller's exchanged token; check that the token exchange asks ` +
+          `for the audience and scopes this MCP server accepts`
+        : `${at}: it refused this caller access (the exchanged token's scopes, or the caller's ` +
+          `own permissions there)`,
+    );
+  }
   if (status === 401) {
     return new UpstreamHttpRefusal(
       status,
-      sentAuthorization
+      sent === "own"
         ? `${at}: it refused the credential sent; check the token the Authorization header ` +
           `reads (--upstream-header, or the mcp-server block's header)`
         : `${at}: it needs a credential; send one with --upstream-header ` +

@@ -159,7 +159,10 @@ async function specStack(
 }
 
 /** The wrap form: an SDK MCP server whose `whoami` answers with the token's claims. */
-async function wrapStack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> {
+async function wrapStack(
+  revision: "2025-11-25" | "2026-07-28",
+  refuse?: (headers: Headers, body: string) => Response | undefined,
+): Promise<Stack> {
   const port = freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
   const provider = await startExchangeProvider(resource);
@@ -178,6 +181,7 @@ async function wrapStack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> 
       tools: [
         { name: "whoami", description: "Who the upstream sees.", inputSchema: { type: "object" } },
       ],
+      ...(refuse ? { refuse } : {}),
       onCall: async ({ headers }) => {
         const saw = await check(headers.get("authorization"));
         if (typeof saw === "string") {
@@ -540,3 +544,52 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
     }
   });
 }
+
+Deno.test("wrap form: an MCP server that refuses the exchanged token (401, 403) is named as such, on the short path and the SDK's, never quoting its body", async () => {
+  const BODY = "no entry for token-in-body-7f3a";
+  const stack = await wrapStack("2026-07-28", (headers, body) => {
+    if (!body.includes('"tools/call"')) return undefined;
+    const token = /^Bearer (.+)$/.exec(headers.get("authorization") ?? "")?.[1];
+    const sub = token ? decodeJwt(token).sub : undefined;
+    return sub === "alice"
+      ? new Response(BODY, { status: 401 })
+      : sub === "bob"
+      ? new Response(BODY, { status: 403 })
+      : undefined;
+  });
+  try {
+    for (const [who, status] of [["alice", 401], ["bob", 403]] as const) {
+      const token = await login(stack, who, "tickets:read");
+      const client = new ClientV1({ name: "refused", version: "1.0.0" });
+      await client.connect(
+        new TransportV1(new URL(stack.resource), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
+      try {
+        // Without progress: weir's short path; with it: the official client's.
+        for (const progress of [false, true]) {
+          const result = await client.callTool(
+            { name: "whoami", arguments: {} },
+            undefined,
+            progress ? { onprogress: () => {} } : undefined,
+          );
+          const text = (result.content as { text: string }[]).map((c) => c.text).join("");
+          assert.equal(result.isError, true, text);
+          assert.match(
+            text,
+            status === 401
+              ? /the upstream answered 401: it refused the caller's exchanged token; check that the token exchange asks for the audience and scopes/
+              : /the upstream answered 403: it refused this caller access/,
+            `${who}, progress ${progress}`,
+          );
+          assert.doesNotMatch(text, /token-in-body|no entry/);
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  } finally {
+    await stack.close();
+  }
+});

@@ -48,6 +48,8 @@ export interface SdkUpstreamOptions {
   onCall?: (input: CallInput) => unknown | Promise<unknown>;
   /** Fields added to every `tools/list` result (e.g. a 2026-07-28 `ttlMs`). */
   listExtra?: Record<string, unknown>;
+  /** An HTTP answer to a POST instead of the server's (e.g. a 401), or `undefined` to go on. */
+  refuse?: (headers: Headers, body: string) => Response | undefined;
 }
 
 /** A running SDK upstream. */
@@ -160,6 +162,8 @@ export async function startSdkUpstream(options: SdkUpstreamOptions): Promise<Sdk
     if (request.method === "POST") {
       const text = await request.text();
       bodies.push(text);
+      const refused = options.refuse?.(request.headers, text);
+      if (refused) return refused;
       request = new Request(request.url, { method: "POST", headers: request.headers, body: text });
     }
     const answer = () =>
