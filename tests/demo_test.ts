@@ -8,7 +8,7 @@ Deno.test("weir demo: the scripted session passes and exits 0", async () => {
   assert.match(r.stdout, /tools\/list/);
   assert.match(r.stdout, /upstream received: GET \/boards\/demo-team\/tickets\?status=open/);
   assert.match(r.stdout, /verb_withheld/);
-  assert.match(r.stdout, /policy_denied/);
+  assert.match(r.stdout, /argument "board": must match the pattern \^demo-/);
   assert.match(r.stdout, /all 5 checks passed/);
   assert.doesNotMatch(r.stdout, /FAILED/);
 });

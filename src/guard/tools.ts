@@ -20,8 +20,9 @@
  * `openWorldHint` true, MCP 2025-11-25 `ToolAnnotations`). What the guard
  * enforces beyond the schema keywords is said once where it holds for every
  * URL value (the metacharacter gate; a path value is one segment) and on the
- * input where it is particular, in a few words: a `restrict` ("Matches
- * acme-*"), `slashes`, an input that opts out of the gate ({@link gateOff}).
+ * input where it is particular, in a few words: `slashes`, an input that opts
+ * out of the gate ({@link gateOff}); a `restrict` is its schema's `pattern`
+ * (src/surface/input_schema.ts).
  *
  * @module
  */

@@ -524,6 +524,14 @@ function describeErrors(errors: OutputUnit[], schema: unknown): string[] {
       const m = /^Property "(.*)" does not match/.exec(e.error);
       const name = m ? join(where, clip(m[1])) : where;
       out.push(`unexpected argument "${name}" (not declared)`);
+    } else if (e.keyword === "pattern") {
+      // The validator does not name the expression: the caller needs it to
+      // send a value that matches.
+      const pattern = resolvePointer(schema, e.keywordLocation);
+      const said = typeof pattern === "string"
+        ? `must match the pattern ${pattern.length > 200 ? `${pattern.slice(0, 197)}...` : pattern}`
+        : e.error;
+      out.push(where ? `argument "${where}": ${said}` : said);
     } else if (e.keyword === "required") {
       const m = /required property "(.*)"/.exec(e.error);
       const name = m ? join(where, clip(m[1])) : where;

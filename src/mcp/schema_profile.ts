@@ -163,21 +163,31 @@ function withWords(description: unknown, words: string[]): string | undefined {
 }
 
 /**
- * `allOf` of `not`s (how weir writes "send at most one of"): each `not` must
- * carry a `description` saying its rule, which joins the parent's words; any
- * other `allOf` is refused.
+ * `allOf` as weir writes it: `not`s ("send at most one of"), each with a
+ * `description` saying its rule, and further `pattern`s a value must also
+ * match (a second `restrict` on one input); their words join the parent's.
+ * Any other `allOf` is refused.
  */
 function exclusionWords(schema: JsonObject, path: string): string[] {
   if (schema.allOf === undefined) return [];
   const all = schema.allOf;
+  const alone = (s: unknown, key: string): s is JsonObject =>
+    isObject(s) && Object.keys(s).length === 1 && Object.hasOwn(s, key);
   if (
     !Array.isArray(all) ||
-    !all.every((s) => isObject(s) && Object.keys(s).length === 1 && isObject(s.not))
+    !all.every((s) =>
+      (alone(s, "not") && isObject(s.not)) ||
+      (alone(s, "pattern") && typeof s.pattern === "string")
+    )
   ) {
     throw refuse(path, "allOf");
   }
   const words = new Set<string>();
   for (const s of all as JsonObject[]) {
+    if (typeof s.pattern === "string") {
+      words.add(WORDS.pattern(s.pattern, s, new Set())!);
+      continue;
+    }
     const text = (s.not as JsonObject).description;
     if (typeof text !== "string") throw refuse(`${path}/allOf`, "not (without a description)");
     words.add(text);

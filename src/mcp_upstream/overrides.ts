@@ -53,8 +53,12 @@ export interface ArgumentOverride {
   maxLength?: number;
   /** The only values allowed. */
   enum?: (string | number)[];
-  /** Globs a string must match one of, with their anchored regular expression. */
-  restrict?: { globs: string[]; pattern: string };
+  /**
+   * Globs a string must match one of, with their anchored regular expression
+   * (absent when no `pattern` states them exactly: the host's check of every
+   * form holds them alone then).
+   */
+  restrict?: { globs: string[]; pattern?: string };
 }
 
 /** What the operator changes about one tool. */

@@ -3,13 +3,16 @@
  * (MCP's default dialect) derived from the grant's path, query and body,
  * every object closed with `additionalProperties: false` so an undeclared
  * argument is refused by name rather than dropped. Value rules (`pattern`,
- * `minLength`, `maxLength`, `enum`, bounds) appear as those keywords; an
- * optional input also admits `null`, which means "not given" (nothing is
- * sent for it). What the guard enforces beyond the keywords is said on the
- * input where it is particular, in a few words: a `restrict` ("Matches
- * acme-*"), `slashes`, an input that opts out of the metacharacter gate
- * ({@link gateOff}); what holds for every URL value is said once in the
- * server's instructions (src/guard/tools.ts `INSTRUCTIONS_PREAMBLE`).
+ * `minLength`, `maxLength`, `enum`, bounds) appear as those keywords, and so
+ * does a `restrict`: its globs as an anchored `pattern` with exactly their
+ * meaning (src/guardfile/glob.ts), so a client that validates before calling
+ * knows what the guard holds the raw value to. An optional input also admits
+ * `null`, which means "not given" (nothing is sent for it). What the guard
+ * enforces beyond the keywords is said on the input where it is particular,
+ * in a few words: `slashes`, an input that opts out of the metacharacter gate
+ * ({@link gateOff}), a `restrict` no `pattern` can state ("Matches acme-*");
+ * what holds for every URL value (decoded forms, dot segments) is said once
+ * in the server's instructions (src/guard/tools.ts `INSTRUCTIONS_PREAMBLE`).
  *
  * Part of the surface model's room: `weir describe`, `weir diff` and the
  * guard's `tools/list` all take a grant's schema from here. Pure.
@@ -39,6 +42,7 @@ import {
   type ValueRules,
 } from "../guardfile/model.ts";
 import { SEGMENTS_MAX_LENGTH } from "../guardfile/rules.ts";
+import { globsPattern } from "../guardfile/glob.ts";
 import { integerForm } from "./untyped.ts";
 
 /** The characters the metacharacter gate refuses, as one run (src/guard/request.ts). */
@@ -58,11 +62,11 @@ export function grantInputSchema(grant: Grant, restricts: Restrict[] = []): Json
     if (isRequired) required.push(name);
   };
   for (const param of grant.params) {
-    const globs = restricts.filter((r) => r.param === param.name).map((r) => r.globs);
-    const schema = pathSchema(param);
+    const nodes = restricts.filter((r) => r.param === param.name).map((r) => r.globs);
+    const { schema, unstated } = pathSchema(param, nodes);
     const words: string[] = [];
-    if (globs.length > 0) {
-      words.push(`Matches ${globs.map((g) => g.join(" or ")).join(", and ")}`);
+    if (unstated.length > 0) {
+      words.push(`Matches ${unstated.map((g) => g.join(" or ")).join(", and ")}`);
     }
     if (param.slashes === "segments") words.push("a relative path, segments joined by /");
     if (param.slashes === "encoded") words.push("/ is sent as %2F");
@@ -157,20 +161,49 @@ export function gateOff(rules: ValueRules, type: string, metacharacters: Metacha
     rules.enum.some((v) => typeof v === "string" && [...GATED].some((c) => v.includes(c)));
 }
 
-function pathSchema(param: PathParam): JsonObject {
+/**
+ * A path parameter's schema, its `restrict` globs as `pattern`s (one node's
+ * globs in one expression, each further node in `allOf`: nodes AND), and the
+ * nodes no `pattern` states exactly (an integer parameter's, or a class naming
+ * a character past U+FFFF: src/guardfile/glob.ts), said in words instead.
+ * An untyped parameter under a `restrict` also takes integers only when each
+ * node admits every one (a glob of `*` alone): a `pattern` says nothing of
+ * integers, and the guard holds their decimal text to the globs.
+ */
+function pathSchema(
+  param: PathParam,
+  nodes: readonly string[][],
+): { schema: JsonObject; unstated: string[][] } {
   if (param.type === "integer") {
     const schema: JsonObject = { type: "integer" };
     if (param.minimum !== undefined) schema.minimum = param.minimum;
     if (param.maximum !== undefined) schema.maximum = param.maximum;
     if (param.enum) schema.enum = param.enum;
-    return schema;
+    return { schema, unstated: [...nodes] };
   }
   const schema: JsonObject = { type: "string", minLength: 1 };
   addRules(schema, param);
   if (param.slashes !== "refuse") {
     schema.maxLength = Math.min(param.maxLength ?? SEGMENTS_MAX_LENGTH, SEGMENTS_MAX_LENGTH);
   }
-  return param.untyped ? orInteger(schema, param) : schema;
+  const unstated: string[][] = [];
+  const patterns: string[] = [];
+  for (const globs of nodes) {
+    const pattern = globsPattern(globs);
+    if (pattern === undefined) unstated.push(globs);
+    else patterns.push(pattern);
+  }
+  addPatterns(schema, patterns);
+  const integers = nodes.every((globs) => globs.some((g) => /^\*+$/.test(g)));
+  return { schema: param.untyped && integers ? orInteger(schema, param) : schema, unstated };
+}
+
+/** Patterns a value must match, every one: the first as `pattern`, the rest in `allOf`. */
+function addPatterns(schema: JsonObject, patterns: readonly string[]): void {
+  for (const pattern of patterns) {
+    if (schema.pattern === undefined) schema.pattern = pattern;
+    else schema.allOf = [...(schema.allOf as JsonObject[] | undefined ?? []), { pattern }];
+  }
 }
 
 /**

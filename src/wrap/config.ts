@@ -8,7 +8,7 @@
  */
 import type { McpServerHeader, McpWrap, ProxyTool } from "../guardfile/mcp_wrap.ts";
 import type { ValueSource } from "../guardfile/model.ts";
-import { globSource } from "../guardfile/glob.ts";
+import { globsPattern } from "../guardfile/glob.ts";
 import type { HeaderTemplate, TemplatePart } from "../mcp_upstream/headers.ts";
 import type { UpstreamTarget } from "../mcp_upstream/connection.ts";
 import type { ArgumentOverride } from "../mcp_upstream/overrides.ts";
@@ -98,8 +98,8 @@ function argumentOverride(rule: ProxyTool["arguments"][number]): ArgumentOverrid
     if (rule[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = rule[key];
   }
   if (rule.restrict) {
-    const alternatives = rule.restrict.map((g) => globSource(g).slice(1, -1));
-    out.restrict = { globs: rule.restrict, pattern: `^(?:${alternatives.join("|")})$` };
+    const pattern = globsPattern(rule.restrict);
+    out.restrict = { globs: rule.restrict, ...(pattern === undefined ? {} : { pattern }) };
   }
   return out;
 }

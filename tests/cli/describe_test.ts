@@ -86,8 +86,8 @@ Deno.test("describe shows value rules, gate opt-outs, pins, cache and the rate l
     name: "path",
     in: "path",
     sentAs: "path",
-    // Untyped: a string, or an integer sent as its decimal text (the advertised schema's type).
-    type: "string|integer",
+    // Untyped, but under restrict globs a pattern states for strings only: a string.
+    type: "string",
     required: true,
     rules: { minLength: 1, maxLength: 400 },
     restrict: [["docs/**", "README.md"]],

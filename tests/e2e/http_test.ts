@@ -105,7 +105,8 @@ Deno.test("guard over HTTP: v1 client, v2 client (2026-07-28), tool API", async 
         body: JSON.stringify(args),
       }).then(async (r) => (await r.body?.cancel(), r.status)));
       assert.equal(await statuses("get_ticket", { board: "team-a", id: "1", x: 1 }), 400);
-      assert.equal(await statuses("get_ticket", { board: "sales", id: "1" }), 403);
+      assert.equal(await statuses("get_ticket", { board: "sales", id: "1" }), 400); // pattern
+      assert.equal(await statuses("get_ticket", { board: "team-a%2F..%2Fsales", id: "1" }), 403);
       assert.equal(await statuses("delete_ticket", {}), 403);
       assert.equal(await statuses("get_ticket", { board: "team-a", id: "boom" }), 502);
       assert.equal(await statuses("get_ticket", [1, 2]), 400);

@@ -194,11 +194,16 @@ export async function guardScenario(
 
   await t.step("restrict refuses before any request", async () => {
     const before = sent();
+    // Outside the globs as sent: the advertised schema's pattern refuses, naming it.
     for (const board of ["sales", "team", "team-a/../sales", "OPS"]) {
       const out = await call("get_ticket", { board, id: "1" });
       assert.equal(out.isError, true, board);
-      assert.match(out.text, /policy_denied/);
+      assert.match(out.text, /argument "board": must match the pattern \^\(\?:team-/);
     }
+    // Inside as sent, outside once an upstream percent-decodes it: the guard.
+    const decoded = await call("get_ticket", { board: "team-a%2F..%2Fsales", id: "1" });
+    assert.equal(decoded.isError, true);
+    assert.match(decoded.text, /policy_denied/);
     assert.equal(sent(), before);
   });
 

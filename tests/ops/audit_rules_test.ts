@@ -22,7 +22,7 @@ prompt "triage" { argument "id" required=#true; text "Look at {id}."; }
 wrap ward mcp audited {
     base-url "${upstream.url}"
     auth none
-    restrict board matches "team-*"
+    restrict board matches "team-*" "ops-*b"
     can get item { path "/boards/{board}/items/{id}"; }
     can get file { path "/files/{path}"; param "path" slashes="segments" max-length=20; }
     can list item { path "/items"; query { field "before" type="string"; field "after" type="string"; mutually-exclusive "before" "after"; }; }
@@ -43,7 +43,10 @@ wrap ward mcp audited {
   };
   try {
     await decide("tool_call", "ok", () => api("get_item", `{"board":"team-a","id":"1"}`));
-    await decide("refused", "restrict", () => api("get_item", `{"board":"sales","id":"1"}`));
+    // Outside the globs as sent: the advertised pattern (the core's schema check).
+    await decide("refused", "schema", () => api("get_item", `{"board":"sales","id":"1"}`));
+    // Inside as sent, outside once percent-decoded ("ops-+"): the guard's restrict.
+    await decide("refused", "restrict", () => api("get_item", `{"board":"ops-%2b","id":"1"}`));
     await decide(
       "refused",
       "dot_segment",

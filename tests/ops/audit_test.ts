@@ -19,7 +19,7 @@ reject-empty-argument "create_thing" field="title"
 wrap ward mcp audited {
   base-url "${upstream}"
   auth bearer { value env "AUDIT_TOKEN" }
-  restrict id matches "t-*"
+  restrict id matches "t-*" "u-*b"
   can get thing { path "/t/{id}"; }
   can create thing { path "/t"; body "title" "size"; }
 }
@@ -50,7 +50,10 @@ Deno.test("an audit line for every decision, never a value or a secret", async (
     }).then(async (r) => ({ status: r.status, body: await r.text() }));
   try {
     assert.equal((await api("get_thing", { id: `t-${MARKER}` })).status, 200);
-    assert.equal((await api("get_thing", { id: MARKER })).status, 403); // restrict
+    // Outside the globs as sent: the advertised pattern refuses it (a schema refusal).
+    assert.equal((await api("get_thing", { id: MARKER })).status, 400);
+    // Inside as sent, outside once decoded ("u-...+"): restrict.
+    assert.equal((await api("get_thing", { id: `u-${MARKER}%2b` })).status, 403); // restrict
     assert.equal((await api("get_thing", { id: 42, note: MARKER })).status, 400); // schema
     assert.equal((await api("delete_thing", {})).status, 403); // withheld
     assert.equal((await api(`no_such_${"x".repeat(100)}`, {})).status, 404); // unknown tool
@@ -146,13 +149,13 @@ Deno.test("--log-level and WEIR_LOG_LEVEL filter lines; a bad level is a usage e
       try {
         // serving is logged at info: it is filtered; serveHttp finds the address another way
         assert.equal((await callApi(server.url, "get_thing", { id: "t-1" })).status, 200);
-        assert.equal((await callApi(server.url, "get_thing", { id: "x" })).status, 403);
+        assert.equal((await callApi(server.url, "get_thing", { id: "x" })).status, 400);
       } finally {
         assert.equal(await server.stop(), 0);
       }
       const log = lines(server.stderr());
       assert.ok(!log.some((l) => l.event === "tool_call" && l.outcome === "ok"), "info filtered");
-      assert.ok(log.some((l) => l.rule === "restrict"), "warn kept");
+      assert.ok(log.some((l) => l.rule === "schema"), "warn kept");
     }
   } finally {
     await upstream.close();

@@ -1,0 +1,184 @@
+/**
+ * `restrict` globs as regular expressions (src/guardfile/glob.ts): the
+ * expression the guard matches with and the `pattern` the advertised schema
+ * carries mean what docs/guardfile.md says a glob means, read with the `u`
+ * flag and without it, against a matcher written here from the documented
+ * rules alone (code point by code point, by backtracking).
+ */
+import assert from "node:assert/strict";
+import fc from "../support/property.ts";
+import { compileGlob, GlobError, globSource, globsPattern } from "../../src/guardfile/glob.ts";
+
+type Token =
+  | { kind: "char"; cp: number }
+  | { kind: "star" | "any-run" | "one" }
+  | { kind: "class"; negate: boolean; ranges: [number, number][] };
+
+/** The documented grammar, parsed on its own (a malformed glob: undefined). */
+function parse(glob: string): Token[] | undefined {
+  const cs = [...glob];
+  const out: Token[] = [];
+  for (let i = 0; i < cs.length; i++) {
+    const c = cs[i];
+    if (c === "*") {
+      let n = 1;
+      while (cs[i + 1] === "*") (i++, n++);
+      out.push({ kind: n > 1 ? "any-run" : "star" });
+    } else if (c === "?") out.push({ kind: "one" });
+    else if (c === "\\") {
+      if (i + 1 >= cs.length) return undefined;
+      out.push({ kind: "char", cp: cs[++i].codePointAt(0)! });
+    } else if (c === "[") {
+      let j = i + 1;
+      const negate = cs[j] === "^";
+      if (negate) j++;
+      const ranges: [number, number][] = [];
+      while (j < cs.length && cs[j] !== "]") {
+        let lo = cs[j];
+        if (lo === "\\") {
+          if (++j >= cs.length) return undefined;
+          lo = cs[j];
+        }
+        j++;
+        let hi = lo;
+        if (cs[j] === "-" && cs[j + 1] !== undefined && cs[j + 1] !== "]") {
+          hi = cs[j + 1];
+          j += 2;
+          if (hi === "\\") hi = cs[j++];
+          if (hi === undefined || hi.codePointAt(0)! < lo.codePointAt(0)!) return undefined;
+        }
+        ranges.push([lo.codePointAt(0)!, hi.codePointAt(0)!]);
+      }
+      if (j >= cs.length || ranges.length === 0) return undefined;
+      out.push({ kind: "class", negate, ranges });
+      i = j;
+    } else out.push({ kind: "char", cp: c.codePointAt(0)! });
+  }
+  return out;
+}
+
+const SLASH = 0x2f;
+
+/** Whether the whole value matches (docs/guardfile.md, `restrict`). */
+function matches(tokens: Token[], value: string): boolean {
+  const v = [...value].map((c) => c.codePointAt(0)!);
+  const memo = new Map<number, boolean>();
+  const at = (t: number, i: number): boolean => {
+    const key = t * 10_000 + i;
+    const seen = memo.get(key);
+    if (seen !== undefined) return seen;
+    let ok: boolean;
+    if (t === tokens.length) ok = i === v.length;
+    else {
+      const tok = tokens[t];
+      switch (tok.kind) {
+        case "star":
+          ok = at(t + 1, i) || (i < v.length && v[i] !== SLASH && at(t, i + 1));
+          break;
+        case "any-run":
+          ok = at(t + 1, i) || (i < v.length && at(t, i + 1));
+          break;
+        case "one":
+          ok = i < v.length && v[i] !== SLASH && at(t + 1, i + 1);
+          break;
+        case "char":
+          ok = i < v.length && v[i] === tok.cp && at(t + 1, i + 1);
+          break;
+        case "class": {
+          const inside = i < v.length && tok.ranges.some(([lo, hi]) => v[i] >= lo && v[i] <= hi);
+          ok = i < v.length &&
+            (tok.negate ? !inside && v[i] !== SLASH : inside) && at(t + 1, i + 1);
+          break;
+        }
+      }
+    }
+    memo.set(key, ok);
+    return ok;
+  };
+  return at(0, 0);
+}
+
+/** Pieces of globs and values: metacharacters, regex syntax, `/`, BMP and astral letters. */
+const PIECES = ["a", "b", "c", "-", ".", "$", "(", "|", "/", "é", "😀", "𝔸", "]", "^", "\\"];
+const GLOB_PIECES = [
+  ...PIECES,
+  "*",
+  "**",
+  "?",
+  "[a-c]",
+  "[^b]",
+  "[^/a]",
+  "[\\]x]",
+  "[é-ü]",
+  "[ -￿]",
+  "[𝔸-😀]",
+  "[^😀]",
+  "\\*",
+  "\\?",
+  "\\[",
+];
+const glob = fc.array(fc.constantFrom(...GLOB_PIECES), { maxLength: 6 }).map((p) => p.join(""));
+const value = fc.array(fc.constantFrom(...PIECES, "ab", "a/b", "x"), { maxLength: 8 })
+  .map((p) => p.join(""));
+
+Deno.test("a glob's expression means the documented glob, with the u flag and without it", () => {
+  fc.assert(
+    fc.property(glob, fc.array(value, { minLength: 1, maxLength: 8 }), (g, values) => {
+      const tokens = parse(g);
+      if (tokens === undefined) {
+        assert.throws(() => globSource(g), GlobError);
+        return;
+      }
+      const guard = compileGlob(g);
+      const pattern = globsPattern([g]);
+      const plain = pattern === undefined ? undefined : new RegExp(pattern);
+      const unicode = pattern === undefined ? undefined : new RegExp(pattern, "u");
+      // Only a class naming a character past U+FFFF is left unstated.
+      const astralClass = tokens.some((t) =>
+        t.kind === "class" && t.ranges.some(([, hi]) => hi > 0xffff)
+      );
+      assert.equal(pattern === undefined, astralClass);
+      for (const v of [...values, ...values.map((x) => g.replaceAll("*", x))]) {
+        const want = matches(tokens, v);
+        assert.equal(guard(v), want, `guard ${g} on ${JSON.stringify(v)}`);
+        if (plain) assert.equal(plain.test(v), want, `${pattern} (no u) on ${JSON.stringify(v)}`);
+        if (unicode) assert.equal(unicode.test(v), want, `${pattern} (u) on ${JSON.stringify(v)}`);
+      }
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+Deno.test("several globs: the pattern admits a value when one glob does", () => {
+  fc.assert(
+    fc.property(fc.array(glob, { minLength: 1, maxLength: 3 }), value, (globs, v) => {
+      const parsed = globs.map(parse);
+      if (parsed.some((t) => t === undefined)) return;
+      const pattern = globsPattern(globs);
+      if (pattern === undefined) return;
+      const want = parsed.some((t) => matches(t!, v));
+      assert.equal(new RegExp(pattern, "u").test(v), want);
+      assert.equal(new RegExp(pattern).test(v), want);
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("the documented examples", () => {
+  const cases: [string, string, boolean][] = [
+    ["demo-*", "demo-1", true],
+    ["demo-*", "demo-1/x", false],
+    ["demo-*", "demo-", true],
+    ["docs/**", "docs/a/b.md", true],
+    ["docs/**", "doc/a", false],
+    ["??", "😀", false],
+    ["??", "😀a", true],
+    ["[^a]", "/", false],
+    ["a\\*", "a*", true],
+    ["a\\*", "ab", false],
+  ];
+  for (const [g, v, want] of cases) {
+    assert.equal(compileGlob(g)(v), want, `${g} ${v}`);
+    assert.equal(new RegExp(globsPattern([g])!).test(v), want, `${g} ${v} without u`);
+  }
+});
