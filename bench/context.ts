@@ -15,13 +15,17 @@
  *
  * Sizes are counted by src/modes/surface_size.ts, the count `weir lint` prints:
  * o200k tokens of each tool's compact JSON. `--profile NAME` also serves the
- * examples under that schema profile (repeatable).
+ * examples under that schema profile (repeatable). `--against REV` (repeatable)
+ * also serves this tree's nine examples with revision REV's `weir`
+ * (bench/against.ts) in the same run and prints, per example and tool by
+ * tool, this tree's tokens against REV's, with the goal of issue 35: no tool
+ * more than 10% larger.
  *
  * Goals (issue 23): tokens per tool over the examples at most 50% of the
  * baseline's; for the GitHub issue operations, no more tokens per tool than the
  * official server's.
  *
- *     deno task bench:context [--profile gemini] [--profile openai-strict]
+ *     deno task bench:context [--profile gemini] [--profile openai-strict] [--against main]
  *
  * @module
  */
@@ -29,6 +33,7 @@ import { parseArgs } from "node:util";
 import { measureSurface, type SurfaceSize, TOKENIZER } from "../src/modes/surface_size.ts";
 import type { JsonObject } from "../src/mcp/jsonrpc.ts";
 import { killAll, killAllOnInterrupt, track } from "./common.ts";
+import { ratio as times, ROOT, type Weir, weirArgs, weirsUnderTest } from "./against.ts";
 
 /** The revision whose surface is the baseline: main when issue 23 began. */
 export const BASELINE_REV = "e1a5cc4";
@@ -153,6 +158,66 @@ async function measureExamples(
   return out;
 }
 
+/** This tree's examples served by another revision's `weir` (`--against`). */
+async function measureWith(weir: Weir): Promise<Map<string, SurfaceSize>> {
+  const out = new Map<string, SurfaceSize>();
+  for (const example of EXAMPLES) {
+    const args = [
+      ...weirArgs(weir, ["-A", "--quiet"]),
+      "serve",
+      `guardfiles/${example}`,
+      "--stdio",
+    ];
+    out.set(example, await measureSurface(await listOverStdio(args, ROOT)));
+  }
+  return out;
+}
+
+/**
+ * This tree against each `--against` revision: tokens per example and the
+ * largest growth of one tool; goal (issue 35): no tool over 10% larger.
+ */
+async function compareRevisions(
+  now: Map<string, SurfaceSize>,
+  revs: string[],
+): Promise<boolean> {
+  if (revs.length === 0) return true;
+  console.log("\nagainst other revisions (this tree's nine examples, served by each):");
+  const weirs = (await weirsUnderTest(revs)).slice(1);
+  let ok = true;
+  for (const weir of weirs) {
+    const then = await measureWith(weir);
+    console.log(`example                      tokens  ${weir.label.padEnd(13)} ratio`);
+    let growth = { ratio: 0, name: "", example: "" };
+    for (const example of EXAMPLES) {
+      const n = now.get(example)!;
+      const b = then.get(example)!;
+      console.log(
+        `${example.padEnd(28)} ${pad(n.tokens, 6)}  ${pad(b.tokens, 13)} ${
+          pad(times(n.tokens, b.tokens), 6)
+        }`,
+      );
+      const before = new Map(b.perTool.map((t) => [t.name, t.tokens]));
+      for (const t of n.perTool) {
+        const was = before.get(t.name);
+        if (was !== undefined && t.tokens / was > growth.ratio) {
+          growth = { ratio: t.tokens / was, name: t.name, example };
+        }
+      }
+    }
+    const total = sum(now.values());
+    const base = sum(then.values());
+    const within = growth.ratio <= 1.1;
+    ok &&= within;
+    console.log(
+      `all nine: ${fixed(perTool(total))} tokens per tool against ${fixed(perTool(base))} ` +
+        `(${times(perTool(total), perTool(base))}); largest growth of one tool: ${growth.name} ` +
+        `(${growth.example}) ${times(growth.ratio, 1)}; goal <= 1.10x per tool  ${verdict(within)}`,
+    );
+  }
+  return ok;
+}
+
 /** The baseline revision's examples, or `undefined` when git cannot give it. */
 async function measureBaseline(): Promise<Map<string, SurfaceSize> | undefined> {
   const dir = await Deno.makeTempDir({ prefix: "weir-baseline-" });
@@ -192,7 +257,10 @@ const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
 async function main(): Promise<number> {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { profile: { type: "string", multiple: true, default: [] } },
+    options: {
+      profile: { type: "string", multiple: true, default: [] },
+      against: { type: "string", multiple: true, default: [] },
+    },
   });
   killAllOnInterrupt();
   console.log(`# weir bench: context (tokens of tools/list, ${TOKENIZER})\n`);
@@ -290,6 +358,8 @@ async function main(): Promise<number> {
     );
   }
 
+  const goalAgainst = await compareRevisions(now, values.against as string[]);
+
   const goalExamples = ratio <= 0.5;
   const goalGithub = weirMean <= officialMean;
   console.log("\ngoals");
@@ -302,7 +372,7 @@ async function main(): Promise<number> {
     `GitHub issue operations, tokens per tool <= the official server's: ` +
       `${fixed(weirMean)} vs ${fixed(officialMean)}  ${verdict(goalGithub)}`,
   );
-  return goalExamples && goalGithub ? 0 : 1;
+  return goalExamples && goalGithub && goalAgainst ? 0 : 1;
 }
 
 try {
