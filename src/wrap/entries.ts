@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { mcpToolAccess } from "../guardfile/reads.ts";
 import { WeirError } from "../errors/kinds.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { LogEvent } from "../mcp/options.ts";
@@ -259,7 +260,11 @@ function readOnly(
   decision: ServedTool,
   reason: string | undefined,
 ): EntryState | undefined {
-  if (reason === undefined || spec.annotations?.readOnlyHint === true) return undefined;
+  // The one definition of read (src/guardfile/reads.ts); the served spec carries the
+  // file's stated hint over the server's.
+  if (reason === undefined || mcpToolAccess({ upstream: spec.annotations?.readOnlyHint }).reads) {
+    return undefined;
+  }
   return {
     kind: "stubbed",
     entry,

@@ -15,6 +15,7 @@ import type { Diagnostic } from "../guardfile/diagnostics.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { McpWrap } from "../guardfile/mcp_wrap.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
+import { mcpToolAccess } from "../guardfile/reads.ts";
 import { parsePins, readOnlyNameProblem } from "../mcp_upstream/allowlist.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { UpstreamConnection } from "../mcp_upstream/connection.ts";
@@ -76,7 +77,7 @@ const MAX_FINGERPRINTS_BYTES = 16 * 1024 * 1024;
 
 /** `--read-only strict`: a tool without `readOnlyHint: true` is withheld. */
 const readOnlyStrict: SurfaceInput["withhold"] = (_name, definition) =>
-  definition.annotations?.readOnlyHint === true ? undefined : {
+  mcpToolAccess({ upstream: definition.annotations?.readOnlyHint }).reads ? undefined : {
     reason: "it does not carry annotations.readOnlyHint: true",
     remedy: "drop the tool from the allowlist, or have the upstream mark it read-only",
   };
