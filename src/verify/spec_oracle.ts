@@ -6,13 +6,15 @@
  * template of exactly the called grant, every path value inside its own
  * segment (never a dot segment, never an encoded separator it may not hold)
  * and decoding to the value sent; the query and the body holding exactly the
- * declared inputs as sent, pins as pinned, `set` bodies as set; the
- * credential and static headers as the file says.
+ * declared inputs as sent, pins as pinned, `set` bodies as set (a `form`
+ * body read back as form parsers read it: `./form_oracle.ts`); the
+ * credential and static headers as the file says, header inputs as sent.
  *
  * @module
  */
 import type { Grant, Guardfile } from "../guardfile/model.ts";
 import type { RecordedRequest } from "./standin.ts";
+import { readForm, sameForm } from "./form_oracle.ts";
 
 /** What the oracle knows besides the grant: the stand-in values verify set. */
 export interface SpecContext {
@@ -241,6 +243,16 @@ export function checkSpecRequest(
   const body = expectedBody(grant, args);
   if (body === undefined) {
     if (request.body !== "") problems.push(`a body was sent, and the grant sends none`);
+  } else if (grant.form) {
+    const sent = readForm(request.body, grant.form.arrays);
+    if (typeof sent === "string") problems.push(sent);
+    else if (!sameForm(sent, withoutNulls(grant.body, body))) {
+      problems.push(
+        `the form body ${clip(request.body)} is not the one the grant sends (${
+          clip(JSON.stringify(body))
+        })`,
+      );
+    }
   } else {
     let sent: unknown;
     try {
@@ -267,6 +279,17 @@ export function checkSpecRequest(
   }
   for (const [name, value] of context.guardfile.headers) {
     if (header(name) !== value) problems.push(`header ${name} is not the file's value`);
+  }
+  for (const h of grant.headers) {
+    const given = has(args, h.name) && args[h.name] !== null ? args[h.name] : undefined;
+    const arrived = header(h.wire);
+    if (given === undefined ? arrived !== undefined : !sameText(arrived ?? "", given)) {
+      problems.push(
+        `header ${h.wire} arrived as ${JSON.stringify(arrived ?? null)}, sent as ${
+          JSON.stringify(given ?? null)
+        }`,
+      );
+    }
   }
   return problems;
 }

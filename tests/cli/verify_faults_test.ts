@@ -63,6 +63,22 @@ const MUTATIONS: Record<string, Mutation> = {
       "async confirm(tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<void> {\n    if (tool) return;\n",
     ]],
   },
+  formBracketsDropped: {
+    fault: "a form array written without the brackets its grant declares",
+    edits: [[
+      "src/guard/form.ts",
+      /if \(encoding\.arrays === "brackets"\) walk\(`\$\{name\}\[\]`, item, depth \+ 1, at\);/,
+      'if (encoding.arrays === "brackets") walk(name, item, depth, at);',
+    ]],
+  },
+  headerAltered: {
+    fault: "a header input's value altered",
+    edits: [[
+      "src/guard/request.ts",
+      /headers\.push\(\[input\.wire, text\]\);/,
+      "headers.push([input.wire, text.toUpperCase()]);",
+    ]],
+  },
 };
 
 /** A copy of weir (what `weir verify` runs) with one mutation applied. */
@@ -138,6 +154,18 @@ const CASES: {
     file: () => Promise.resolve("guardfiles/demo.mcp.kdl"),
     tool: "list_ticket",
     expect: /the credential \([^)]*\) is in the answer/,
+  },
+  {
+    mutation: "formBracketsDropped",
+    file: () => Promise.resolve("guardfiles/stripe-billing.mcp.kdl"),
+    tool: "create_customer",
+    expect: /form field "preferred_locales" is repeated under arrays="brackets"/,
+  },
+  {
+    mutation: "headerAltered",
+    file: () => Promise.resolve("guardfiles/stripe-billing.mcp.kdl"),
+    tool: "create_invoice-item",
+    expect: /header Idempotency-Key arrived as "[^"]*", sent as "[^"]*"/,
   },
   {
     mutation: "confirmSkipped",
