@@ -43,13 +43,28 @@ function matcherOf(glob: string): (value: string) => boolean {
 /**
  * Check one restricted value (see the module doc).
  * @param what names the argument in the message, e.g. `argument "path"`
- * @param value the value as the caller sent it
+ * @param value the value as the caller sent it (anything but a string is refused)
  * @param globs the argument's `restrict` globs (one must match every form)
  * @throws {WeirError} `policy_denied` with the audit rule of the refusal
  */
-export function checkRestrictedValue(what: string, value: string, globs: readonly string[]): void {
+export function checkRestrictedValue(
+  what: string,
+  value: unknown,
+  globs: readonly string[],
+): void {
   const denied = (rule: KindRule, message: string) =>
     new WeirError("policy_denied", `${what} ${message}; nothing was sent`, { status: 403, rule });
+  if (typeof value !== "string") {
+    // null included: every value must match a glob, and only a string can.
+    const kind = value === null
+      ? "null"
+      : Array.isArray(value)
+      ? "an array"
+      : typeof value === "object"
+      ? "an object"
+      : `a ${typeof value}`;
+    throw denied("restrict", `is ${kind}: send a string that matches`);
+  }
   const { forms, unsettled } = decodedForms(value);
   if (unsettled) {
     throw denied(

@@ -368,12 +368,13 @@ function narrow(
     x !== undefined
   );
   // An argument narrowed by a bound or a string rule takes that type, also when
-  // the MCP server's admits others (["string", "array"], ["number", "string"]):
-  // JSON Schema's bounds and patterns pass values of other types, so an array
-  // or a numeric string would carry what the rule refuses.
-  // (A null, which carries nothing, stays allowed where it was.)
+  // the MCP server's admits others (["string", "array"], ["number", "string"],
+  // ["string", "null"]): JSON Schema's bounds and patterns pass values of
+  // other types, so an array, a numeric string or a null (which an MCP server
+  // may read as "no limit" or "the root") would carry what the rule refuses.
+  // Every value must match the rule.
   const keep = (wanted: string[], fallback: string) => {
-    const kept = types ? [...types].filter((t) => wanted.includes(t) || t === "null") : [fallback];
+    const kept = types ? [...types].filter((t) => wanted.includes(t)) : [fallback];
     if (!types || kept.length < types.size) ours.type = kept.length === 1 ? kept[0] : kept;
   };
   if (numeric) keep(["number", "integer"], "number");

@@ -373,10 +373,10 @@ export class UpstreamHost {
         throw error;
       }
       for (const [key, globs] of state.translation.restricted) {
-        const value = Object.hasOwn(args, key) ? args[key] : undefined;
-        if (typeof value !== "string") continue;
+        if (!Object.hasOwn(args, key)) continue;
         try {
-          checkRestrictedValue(`argument "${key}" of "${name}"`, value, globs);
+          // The served schema takes strings only here; anything else is refused too.
+          checkRestrictedValue(`argument "${key}" of "${name}"`, args[key], globs);
         } catch (error) {
           if (!(error instanceof WeirError)) throw error;
           auditRefused(log, {
