@@ -269,6 +269,15 @@ export interface ServerOptions {
    */
   resourceTools?: (uri: string) => readonly string[] | undefined;
   /**
+   * Arguments of a tool that its caller may not send because the server sets
+   * them (a host's pinned or hidden arguments, which its input schema does
+   * not name), each with why, as a refusal says it after `argument "NAME" `
+   * (e.g. `is set by the server, not by the caller: leave it out`). Asked only
+   * when arguments fail the input schema: such an argument is then refused in
+   * these words rather than as undeclared.
+   */
+  heldArguments?: (tool: string) => ReadonlyMap<string, string> | undefined;
+  /**
    * The dialect of JSON Schema tools' input schemas are listed in (default
    * `full`: as given). Arguments are always validated against the schema as
    * given, whatever the profile (src/mcp/schema_profile.ts).

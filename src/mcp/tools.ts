@@ -281,8 +281,10 @@ function runTool(
       result: errorResult(`Invalid arguments for tool "${name}": ${illFormedMessage(illFormed)}`),
     };
   }
-  const problems = tool.validate(args);
+  let problems = tool.validate(args);
   if (problems.length > 0) {
+    const held = s.options.heldArguments?.(name);
+    if (held && held.size > 0) problems = heldFirst(problems, args, held);
     // The problems may quote argument values: the log names the rule only.
     refused(s, "schema", 400, name);
     return {
@@ -478,4 +480,24 @@ function roundedIntegerAt(args: unknown): string | null {
 /** A `progressToken` as MCP allows it: a string or an integer. */
 function isProgressToken(token: unknown): boolean {
   return typeof token === "string" || (typeof token === "number" && Number.isInteger(token));
+}
+
+/**
+ * A refusal's problems with each argument the server sets said as the host
+ * says it (`McpServerOptions.heldArguments`), first, in place of "unexpected".
+ */
+function heldFirst(
+  problems: string[],
+  args: Record<string, unknown>,
+  held: ReadonlyMap<string, string>,
+): string[] {
+  const said: string[] = [];
+  const undeclared = new Set<string>();
+  for (const key of Object.keys(args)) {
+    const why = held.get(key);
+    if (why === undefined) continue;
+    said.push(`argument "${key}" ${why}`);
+    undeclared.add(`unexpected argument "${key}" (not declared)`);
+  }
+  return said.length === 0 ? problems : [...said, ...problems.filter((p) => !undeclared.has(p))];
 }

@@ -89,6 +89,12 @@ export interface CallTranslation {
   renames: ReadonlyMap<string, string>;
   /** Keys a caller may not send: hidden, pinned, and the old names of renamed arguments. */
   forbidden: ReadonlySet<string>;
+  /**
+   * Each forbidden key -> why a caller may not send it, as the refusal says
+   * it: set by the server (pinned or hidden by the operator), or served under
+   * another name. The served schema does not name these keys.
+   */
+  held: ReadonlyMap<string, string>;
   /** The MCP server's own input schema, which every forwarded call must satisfy. */
   validate: ValidateFn;
   /**
@@ -151,6 +157,7 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
 
   const renames = new Map<string, string>();
   const forbidden = new Set<string>();
+  const held = new Map<string, string>();
   const replaced = new Map<string, unknown>();
   const removed = new Set<string>();
   const renamedTo = new Map<string, string>();
@@ -186,6 +193,7 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
       renames.set(rule.name, rule.upstream);
       renamedTo.set(rule.upstream, rule.name);
       forbidden.add(rule.upstream);
+      held.set(rule.upstream, `is served as "${rule.name}": send it as "${rule.name}"`);
     }
     if (rule.hide) {
       if (required.includes(rule.upstream) && !override.pinned.includes(rule.upstream)) {
@@ -197,6 +205,11 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
       }
       removed.add(rule.upstream);
       forbidden.add(rule.upstream);
+      held.set(
+        rule.upstream,
+        `is set by the server, not by the caller (the operator hid it: the tool runs without ` +
+          `it): leave it out`,
+      );
       continue;
     }
     const narrowed = narrow(properties[rule.upstream], rule, root, `tool ${tool}: ${arg}`);
@@ -223,6 +236,10 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
     }
     removed.add(pinned);
     forbidden.add(pinned);
+    held.set(
+      pinned,
+      `is set by the server, not by the caller (the operator pinned its value): leave it out`,
+    );
   }
   if (problems.length > 0) return { ok: false, problems };
 
@@ -239,10 +256,9 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
   if (Array.isArray(root.required)) {
     servedRoot.required = required.filter((r) => !removed.has(r)).map((r) => renamedTo.get(r) ?? r);
   }
-  // A name that is no longer served must not come back as an extra argument.
-  if (forbidden.size > 0 && root.additionalProperties !== false) {
-    servedRoot.propertyNames = { not: { enum: [...forbidden].sort() } };
-  }
+  // A name that is no longer served is not named either (no propertyNames):
+  // sent as an extra argument, it is refused by the host, saying why
+  // (toUpstreamArguments; the core asks `held` when the schema is closed).
   const served: ToolSpec = { ...definition, name: override.name, inputSchema: servedRoot };
   if (override.title !== undefined) {
     served.title = override.title;
@@ -261,6 +277,7 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
       upstream: override.upstream,
       renames,
       forbidden,
+      held,
       validate: compileSchema(root),
       restricted,
     },
@@ -485,8 +502,9 @@ export function toUpstreamArguments(
     if (translation.forbidden.has(key)) {
       return {
         ok: false,
-        message: `argument "${key}" is not served by this tool (it is renamed, hidden or ` +
-          `pinned by the operator): leave it out`,
+        message: `argument "${key}" ${
+          translation.held.get(key) ?? "is not served by this tool: leave it out"
+        }`,
       };
     }
     const target = translation.renames.get(key) ?? key;

@@ -174,6 +174,12 @@ export class UpstreamHost {
     return this.#entries.map((e) => this.#states.get(e.name)!);
   }
 
+  /** The arguments of tool `name` the server sets, with why (the core's `heldArguments`). */
+  held(name: string): ReadonlyMap<string, string> | undefined {
+    const state = this.#states.get(name);
+    return state?.kind === "served" ? state.translation?.held : undefined;
+  }
+
   /** The MCP server's resources readable through weir now (see {@link UpstreamHostOptions.resourceUris}). */
   readable(): ReadonlySet<string> {
     return this.#readable;

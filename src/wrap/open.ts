@@ -331,6 +331,7 @@ export async function buildUpstreamServer(
       log,
       around: options.around,
       stateKeys: options.stateKeys,
+      heldArguments: (tool) => host.held(tool),
       toolAccess: options.toolAccess,
       schemaProfile: config.schemaProfile,
     });

@@ -263,6 +263,7 @@ export async function buildWrapSurface(
         log,
         around: options.around,
         stateKeys: options.stateKeys,
+        heldArguments: (tool) => host.held(tool),
         toolAccess: options.toolAccess,
         schemaProfile: wrap.surface.schemaProfile,
       });

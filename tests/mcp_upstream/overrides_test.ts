@@ -78,18 +78,28 @@ Deno.test("overrideTool() renames an argument in place, in properties and requir
     "tag",
   ]);
   assert.deepStrictEqual(schema.required, ["first", "b"]);
-  assert.deepStrictEqual(schema.propertyNames, { not: { enum: ["a"] } });
+  // The old name is not named (issue 34 item 6); the translation refuses it, saying why.
+  assert.equal(schema.propertyNames, undefined);
+  assert.ok(!JSON.stringify(schema).includes('"a"'));
   const validate = compileSchema(schema);
   assert.deepStrictEqual(validate({ first: 1, b: 2 }), []);
-  assert(validate({ first: 1, b: 2, a: 3 }).length > 0, "the old name is refused");
   assert(validate({ a: 1, b: 2 }).length > 0);
+  assert.equal(out.translation.held.get("a"), 'is served as "first": send it as "first"');
 });
 
 Deno.test("overrideTool() hides an optional argument and refuses hiding a required one unless pinned", () => {
   const hidden = overrideTool(SUM, override([rule("note", { hide: true })]));
   assert(hidden.ok);
   assert(!("note" in (hidden.served.inputSchema!.properties as object)));
-  assert(compileSchema(hidden.served.inputSchema)({ a: 1, b: 2, note: "x" }).length > 0);
+  assert.equal(hidden.served.inputSchema!.propertyNames, undefined);
+  const sent = toUpstreamArguments(
+    { a: 1, b: 2, note: "x" },
+    undefined,
+    hidden.translation,
+    new Map(),
+  );
+  assert(!sent.ok);
+  assert.match(sent.message, /argument "note" is set by the server, not by the caller/);
 
   const required = overrideTool(SUM, override([rule("a", { hide: true })]));
   assert(!required.ok);
@@ -219,7 +229,7 @@ Deno.test("toUpstreamArguments() restores renamed keys, adds pins, keeps numbers
 
   const refused = toUpstreamArguments({ first: 1, a: 2 }, undefined, out.translation, new Map());
   assert(!refused.ok);
-  assert.match(refused.message, /argument "a" is not served/);
+  assert.match(refused.message, /argument "a" is served as "first"/);
 
   const badPin = toUpstreamArguments(
     { first: 1 },
@@ -305,9 +315,20 @@ Deno.test("toUpstreamArguments() inverts any set of renames, hides and pins (gen
     assert(sent.ok, JSON.stringify(sent));
     assert.deepStrictEqual(sent.arguments, expected);
     assert.deepStrictEqual(compileSchema(definition.inputSchema)(sent.arguments), []);
-    // Any upstream name no longer served is refused by the served schema itself.
+    // Any upstream name no longer served is unnamed in the served schema and refused by the
+    // translation (or, when the schema is closed, by the schema itself), saying why.
     for (const f of out.translation.forbidden) {
-      assert(servedValidate({ ...call, [f]: valueOf(properties[f].type) }).length > 0, f);
+      assert.ok(!JSON.stringify(out.served.inputSchema).includes(`"${f}"`), f);
+      const extra = { ...call, [f]: valueOf(properties[f].type) };
+      const refused = toUpstreamArguments(extra, undefined, out.translation, pins);
+      assert(!refused.ok, f);
+      assert.match(
+        refused.message,
+        new RegExp(`argument "${f}" (is set by the server|is served as)`),
+      );
+      if (definition.inputSchema!.additionalProperties === false) {
+        assert(servedValidate(extra).length > 0, f);
+      }
     }
   }
 });
