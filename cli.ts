@@ -232,9 +232,10 @@ guardfile that grants only the operations chosen. Every other operation is liste
 that is off ("/-can ...": delete the "/-" to turn it on); operations a guardfile cannot
 express are comments that say why; destructive ones not chosen are offered as withheld
 stubs. Each grant carries the document's path, typed path parameters, query fields and
-arrays with their enums, bounds and patterns, and body fields; base-url comes from the
-document's server, auth from its security scheme (the credential read from an
-environment variable the file names).
+arrays with their enums, bounds and patterns, header inputs, and JSON or form body fields;
+base-url comes from the document's server, auth from its security scheme or an API key
+declared as a header parameter (the credential read from an environment variable the file
+names).
 
   --select SELECTOR   Grant one operation: "METHOD /path" as the document writes it, an
                       operationId, or the tool name (repeatable).

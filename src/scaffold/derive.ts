@@ -8,16 +8,18 @@
  * - query parameters become typed `field`s and `array`s (form style, exploded);
  *   a name weir reserves, or one another input uses, keeps its wire name with
  *   `upstream=`; a non-exploded or delimited array is one string;
- * - a JSON request body becomes typed `field`s, nested `object`s and `array`s;
+ * - a JSON or form request body becomes typed `field`s, nested `object`s and
+ *   `array`s;
  *   a sole reserved field that is a required string becomes a body `map`;
  * - numeric bounds on body fields, which the grammar does not carry, and
  *   anything else not kept are listed as notes for the reviewer.
  *
- * Header and cookie parameters other than the credential cannot be sent per
- * call: an optional one is left out with a note, a required one makes the
- * operation inexpressible. So do object and deepObject query parameters,
- * non-JSON bodies, path styles other than `simple`, and methods weir does not
- * send. Pure: no I/O.
+ * Header parameters become `header` inputs (`./derive_headers.ts`); an
+ * `application/x-www-form-urlencoded` body becomes a `form` grant. What cannot
+ * be sent (a cookie, a header weir sets or another credential, an object or
+ * deepObject query parameter, a multipart or array body, a path style other
+ * than `simple`, a method weir does not send) is left out with a note when
+ * optional and makes the operation inexpressible when required. Pure: no I/O.
  *
  * @module
  */
