@@ -67,6 +67,7 @@
 export {
   type CacheHint,
   type CallContext,
+  createdTaskResult,
   type Dispatch,
   errorResult,
   InputRequiredError,
@@ -82,6 +83,7 @@ export {
   type ServerOptions,
   Session,
   stderrLogger,
+  type TaskHost,
   type ToolAccess,
   type ToolCallOutcome,
   ToolError,

@@ -68,6 +68,7 @@ export type {
   SpendOutcome,
   StateKeys,
   StateKeysOptions,
+  TaskHost,
   ToolAccess,
   ToolAnnotations,
   ToolSpec,

@@ -48,6 +48,12 @@ export interface CallContext {
   era: Era;
   /** The protocol version the request (or its session) named. */
   protocolVersion: string;
+  /**
+   * A task-augmented `tools/call` (2025-11-25, `ServerOptions.tasks`): the
+   * request's `params.task` (`{ttl?}`). The host starts the tool as a task and
+   * answers {@link createdTaskResult} of the `Task`, or an error result.
+   */
+  task?: JsonObject;
   /** Whatever the transport's `authorize` hook returned for this request, if anything. */
   auth?: unknown;
   /**
@@ -201,6 +207,32 @@ export function traceContextOf(
   return tracestate ? { traceparent, tracestate } : { traceparent };
 }
 
+/**
+ * A host's tasks (MCP 2025-11-25 "Tasks"): the core checks a task-augmented
+ * `tools/call` as any call (the tool the caller may see, its
+ * `execution.taskSupport`, the arguments against the schema) and hands it to
+ * `dispatch` with {@link CallContext.task} set; the host starts the task and
+ * answers {@link createdTaskResult}. The core binds the host's task ids to
+ * the caller (clients see a signed handle, src/mcp/tasks.ts) and shapes the
+ * answers; these run the rest. Task ids the host returns and receives are its own.
+ */
+export interface TaskHost {
+  /** `tasks/get` of one of the host's tasks. @returns the `Task` */
+  get(taskId: string, tool: string, ctx: CallContext): Promise<JsonObject>;
+  /** `tasks/result`: waits until the task ends. @returns the tool's `CallToolResult` */
+  result(taskId: string, tool: string, ctx: CallContext): Promise<CallToolResult>;
+  /** `tasks/cancel`. @returns the cancelled `Task` */
+  cancel(taskId: string, tool: string, ctx: CallContext): Promise<JsonObject>;
+}
+
+/** The `_meta` key of the result a host answers a task-augmented call with. */
+export const CREATED_TASK_META = "weir.dev/created-task";
+
+/** What a host's dispatch answers for a task-augmented call (see {@link CallContext.task}). */
+export function createdTaskResult(task: JsonObject): CallToolResult {
+  return { content: [], _meta: { [CREATED_TASK_META]: task } };
+}
+
 /** Where the core writes log events; the default writes JSON lines to stderr. */
 export type Logger = (event: LogEvent) => void;
 
@@ -236,6 +268,12 @@ export interface ServerOptions {
   catalog: Catalog | (() => Catalog | Promise<Catalog>);
   /** Runs `tools/call`. Required when any tool is listed. */
   dispatch?: Dispatch;
+  /**
+   * Runs task-augmented `tools/call` and `tasks/get`, `tasks/result`,
+   * `tasks/cancel` (MCP 2025-11-25 "Tasks", experimental): the server then
+   * advertises `tasks` to 2025-11-25 clients (src/mcp/tasks.ts).
+   */
+  tasks?: TaskHost;
   /** Runs `resources/read`. Required when any resource or template is listed. */
   readResource?: ResourceReader;
   /** Runs `prompts/get`. Required when any prompt is listed. */

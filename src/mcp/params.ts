@@ -71,6 +71,9 @@ const PARAMS: Readonly<Record<string, Readonly<Record<string, FieldType>>>> = {
     task: "object",
   },
   "resources/read": { uri: "string", inputResponses: "input-responses", requestState: "string" },
+  "tasks/get": { taskId: "string" },
+  "tasks/result": { taskId: "string" },
+  "tasks/cancel": { taskId: "string" },
   "prompts/get": {
     name: "string",
     arguments: "object",

@@ -56,7 +56,7 @@ export const LOG_LEVELS: ReadonlySet<string> = new Set([
 export type Era = "legacy" | "modern";
 
 /** The server capability a method needs advertised. */
-export type Capability = "tools" | "resources" | "prompts";
+export type Capability = "tools" | "resources" | "prompts" | "tasks";
 
 /** One client-to-server request method and how each revision treats it. */
 export interface MethodRule {
@@ -89,6 +89,10 @@ export const METHODS: Readonly<Record<string, MethodRule>> = {
   },
   "prompts/list": { eras: BOTH, capability: "prompts", cacheable: "prompts" },
   "prompts/get": { eras: BOTH, capability: "prompts", nameParam: "name" },
+  // 2025-11-25 "Tasks" (experimental); 2026-07-28 moved them to an extension (src/mcp/tasks.ts).
+  "tasks/get": { eras: ["legacy"], capability: "tasks" },
+  "tasks/result": { eras: ["legacy"], capability: "tasks" },
+  "tasks/cancel": { eras: ["legacy"], capability: "tasks" },
 };
 
 /**

@@ -42,6 +42,7 @@ import { toolsCall } from "./tools.ts";
 import { readResource } from "./resources.ts";
 import { getPrompt } from "./prompts.ts";
 import { SURFACE_META, surfaceDigest } from "./surface_digest.ts";
+import { taskMethod } from "./tasks.ts";
 import { checkParams, MAX_PARAMS_DEPTH, tooDeepAt } from "./params.ts";
 
 /** The answer to one message: the serialized JSON-RPC response (or none) and an HTTP status. */
@@ -72,6 +73,9 @@ const HANDLERS: Record<string, Handler> = {
   "resources/read": (s, p, call) => readResource(s, p, call),
   "prompts/list": (s, p, call) => list(s, "prompts/list", "prompts", p, call),
   "prompts/get": (s, p, call) => getPrompt(s, p, call),
+  "tasks/get": (s, p, call) => taskMethod(s, "tasks/get", p, call),
+  "tasks/result": (s, p, call) => taskMethod(s, "tasks/result", p, call),
+  "tasks/cancel": (s, p, call) => taskMethod(s, "tasks/cancel", p, call),
 };
 
 /** `run()` as a promise, whether it returns, resolves, throws or rejects (for `around`). */
@@ -370,10 +374,9 @@ async function initialize(
  * digest makes the result `cacheScope: "private"`.
  */
 async function discover(s: ServerSetup, call: CallContext): Promise<{ json: string }> {
-  const result: JsonObject = {
-    supportedVersions: [...SUPPORTED_VERSIONS],
-    capabilities: s.capabilities,
-  };
+  // Tasks are a 2025-11-25 capability (src/mcp/tasks.ts).
+  const { tasks: _, ...capabilities } = s.capabilities;
+  const result: JsonObject = { supportedVersions: [...SUPPORTED_VERSIONS], capabilities };
   if (s.options.instructions) result.instructions = s.options.instructions;
   const { digest, narrowed } = await callerSurface(s, call);
   result._meta = { [SURFACE_META]: digest };

@@ -39,10 +39,11 @@ export type {
   RequestWrapper,
   ResourceReader,
   ServerOptions,
+  TaskHost,
   ToolAccess,
   WrappedRequest,
 } from "./options.ts";
-export { stderrLogger } from "./options.ts";
+export { createdTaskResult, stderrLogger } from "./options.ts";
 export { InputRequiredError, NotFoundError, ToolError } from "./errors.ts";
 export { type MessageContext, Session } from "./session.ts";
 export { errorResult } from "./results.ts";

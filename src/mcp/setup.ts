@@ -26,6 +26,8 @@ export class ServerSetup {
   readonly capabilities: JsonObject;
   readonly pageSize: number;
   readonly cursors: CursorCodec;
+  /** Signs what a client carries back: cursors, task handles (src/mcp/tasks.ts). */
+  readonly stateKeys: StateKeys;
   readonly callerOf: (auth: unknown) => string | undefined;
   /**
    * The tools one caller may see and call: the host's `toolAccess` and the
@@ -55,10 +57,9 @@ export class ServerSetup {
     if (!Number.isInteger(this.pageSize) || this.pageSize < 1) {
       throw new RangeError(`pageSize must be a positive integer, got ${options.pageSize}`);
     }
-    this.cursors = new CursorCodec(
-      options.stateKeys ??
-        new StateKeys({ keys: options.cursorKey ? [options.cursorKey] : undefined }),
-    );
+    this.stateKeys = options.stateKeys ??
+      new StateKeys({ keys: options.cursorKey ? [options.cursorKey] : undefined });
+    this.cursors = new CursorCodec(this.stateKeys);
     this.callerOf = options.callerOf ?? callerOf;
     const host = options.toolAccess;
     this.toolAccess = host
@@ -97,6 +98,11 @@ export class ServerSetup {
     }
     const capabilities: JsonObject = {};
     if (options.dispatch) capabilities.tools = { listChanged: options.toolsListChanged === true };
+    // 2025-11-25 only: server/discover leaves it out (src/mcp/tasks.ts).
+    if (options.dispatch && options.tasks) {
+      // Cancel and task-augmented tools/call; not tasks/list (src/mcp/tasks.ts says why).
+      capabilities.tasks = { cancel: {}, requests: { tools: { call: {} } } };
+    }
     if (options.readResource) capabilities.resources = { subscribe: false, listChanged: false };
     if (options.getPrompt) capabilities.prompts = { listChanged: false };
     if (typeof options.catalog !== "function") this.static = this.prepare(options.catalog);

@@ -9,6 +9,7 @@
  */
 import type { PreparedCatalog, PreparedTool } from "./catalog.ts";
 import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
+import { createdTask, runsAsTask, taskAnswer } from "./tasks.ts";
 import { ERAS, MODERN_VERSION } from "./revisions.ts";
 import { cleanText, illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
@@ -163,6 +164,13 @@ function toolsCallIn(
     });
   }
   if (access) call.tools = access;
+  if (runsAsTask(s, tool, params, call)) {
+    // A task: the same checks and dispatch, which starts it (src/mcp/tasks.ts).
+    call.task = (isObject(params.task) ? params.task : {}) as JsonObject;
+    return Promise.resolve(runTool(s, tool, args ?? {}, call)).then((outcome) =>
+      taskAnswer(s, name, outcome.result, call)
+    );
+  }
   let answered = false;
   if (call instanceof RequestCall) {
     const token = (params._meta as Record<string, unknown> | undefined)?.progressToken;
@@ -235,6 +243,38 @@ function runTool(
   args: unknown,
   call: CallContext,
 ): ToolCallOutcome | Promise<ToolCallOutcome> {
+  const refusal = argumentsRefusal(s, tool, args);
+  if (refusal) return refusal;
+  const name = tool.wire.name;
+  // Faithful arguments: the object that validated, every key and value as
+  // received (a schema admits what it admits: additionalProperties,
+  // patternProperties, $ref, composition). Never a trimmed copy.
+  const passed = tool.takesArguments ? args as JsonObject : {};
+  let answer: CallToolResult | Promise<CallToolResult>;
+  try {
+    answer = s.options.dispatch!(name, passed, call);
+  } catch (error) {
+    return toolFailed(s, error, name, call);
+  }
+  if (isThenable<CallToolResult>(answer)) {
+    return Promise.resolve(answer).then(
+      (result) => toolAnswered(s, tool, result, call),
+      (error) => toolFailed(s, error, name, call),
+    );
+  }
+  return toolAnswered(s, tool, answer, call);
+}
+
+/**
+ * Why the arguments of a call are refused (an error outcome, its audit line
+ * written), or `undefined` when they pass: an object, nested within bounds,
+ * exact numbers, well-formed text, valid against the tool's schema.
+ */
+function argumentsRefusal(
+  s: ServerSetup,
+  tool: PreparedTool,
+  args: unknown,
+): ToolCallOutcome | undefined {
   const name = tool.wire.name;
   if (!isObject(args)) {
     refused(s, "schema", 400, name);
@@ -293,23 +333,7 @@ function runTool(
       result: errorResult(`Invalid arguments for tool "${name}": ${problems.join("; ")}`),
     };
   }
-  // Faithful arguments: the object that validated, every key and value as
-  // received (a schema admits what it admits: additionalProperties,
-  // patternProperties, $ref, composition). Never a trimmed copy.
-  const passed = tool.takesArguments ? args : {};
-  let answer: CallToolResult | Promise<CallToolResult>;
-  try {
-    answer = s.options.dispatch!(name, passed, call);
-  } catch (error) {
-    return toolFailed(s, error, name, call);
-  }
-  if (isThenable<CallToolResult>(answer)) {
-    return Promise.resolve(answer).then(
-      (result) => toolAnswered(s, tool, result, call),
-      (error) => toolFailed(s, error, name, call),
-    );
-  }
-  return toolAnswered(s, tool, answer, call);
+  return undefined;
 }
 
 /** What a tool returned, checked against what it advertises and cleaned. */
@@ -332,6 +356,8 @@ function toolAnswered(
     if (result.isError) {
       return { status: 500, code: "tool_error", result: cleanResult(result, name) };
     }
+    // A task started (src/mcp/tasks.ts): its result comes later, through tasks/result.
+    if (call.task && createdTask(result)) return { status: 200, result };
     if (tool.validateOutput) {
       // One schema, one source: what outputSchema advertises, a success delivers.
       let problems = "structuredContent" in result

@@ -52,8 +52,8 @@ import type { CallToolResult, ResourceContents, ResourceSpec, ToolSpec } from ".
 import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
 import { ChildStdioTransport } from "./stdio_child.ts";
 import {
-  conciseMessage,
   operatorMessage,
+  unavailable,
   UpstreamFailure,
   UpstreamRedirected,
   UpstreamRefused,
@@ -83,10 +83,11 @@ import {
   type RequestOptions,
   type Session,
   type SessionParts,
+  type TaskMethod,
 } from "./sessions.ts";
 
 export * from "./errors.ts";
-export type { Progress } from "./sessions.ts";
+export type { Progress, TaskMethod } from "./sessions.ts";
 
 /** Where the upstream is. */
 export type UpstreamTarget =
@@ -449,6 +450,20 @@ export class UpstreamConnection {
   }
 
   /**
+   * One request of MCP 2025-11-25 "Tasks" ({@link TaskMethod}), sent once (`tasks/result` waits
+   * at most the request timeout). @throws {UpstreamRefused} `-32601` from a 2026-07-28 upstream
+   */
+  async task(method: TaskMethod, params: JsonObject, opts: CallOptions = {}): Promise<JsonObject> {
+    const client = await this.#ready();
+    const name = method === "tools/call" ? String(params.name) : undefined;
+    const { value } = await this.#send(client, method, opts.signal, name, (scope) => {
+      scope.headers = opts.headers;
+      return client.task(method, params, this.#requestOptions(scope.signal));
+    });
+    return value as JsonObject;
+  }
+
+  /**
    * Call one tool once (never re-sent).
    * @param args sent as they are (`JSON.rawJSON` numbers keep their spelling)
    * @throws {UpstreamFailure} typed by kind: unavailable (the call may or may
@@ -579,14 +594,4 @@ export class UpstreamConnection {
     this.#retired.clear();
     await Promise.all([client, ...retired].map((c) => c?.close().catch(() => {})));
   }
-}
-
-function unavailable(error: unknown): UpstreamFailure {
-  // The official clients wrap what the transport threw (sometimes twice).
-  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
-    if (e instanceof UpstreamFailure) return e;
-    e = (e as { cause?: unknown }).cause;
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new UpstreamUnavailable(conciseMessage(message), { cause: error });
 }

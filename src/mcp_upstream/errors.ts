@@ -200,3 +200,18 @@ function collectIssues(value: unknown, into: string[]): void {
     : "";
   into.push(`${path}${issue.message.slice(0, 120)}`);
 }
+
+/**
+ * A failure before any answer, as the kind a caller sees: an
+ * {@link UpstreamFailure} found inside what the official clients threw, else
+ * {@link UpstreamUnavailable} with a concise message.
+ */
+export function unavailable(error: unknown): UpstreamFailure {
+  // The official clients wrap what the transport threw (sometimes twice).
+  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
+    if (e instanceof UpstreamFailure) return e;
+    e = (e as { cause?: unknown }).cause;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new UpstreamUnavailable(conciseMessage(message), { cause: error });
+}

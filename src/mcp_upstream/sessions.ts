@@ -26,6 +26,10 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
+  CancelTaskResultSchema,
+  CreateTaskResultSchema,
+  GetTaskPayloadResultSchema,
+  GetTaskResultSchema,
   type JSONRPCMessage,
   ListResourcesResultSchema,
   ListToolsResultSchema,
@@ -36,6 +40,7 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { FastWire } from "./fast_call.ts";
 import { answerFor, isServerRequest } from "./server_requests.ts";
+import { UpstreamRefused } from "./errors.ts";
 
 /** A progress notification of one request, as the upstream sent it. */
 export interface Progress {
@@ -67,11 +72,28 @@ export interface Session {
   resources(params: { cursor?: string }, options: RequestOptions): Promise<unknown>;
   /** `resources/read` of one URI. */
   read(params: { uri: string }, options: RequestOptions): Promise<unknown>;
+  /** A 2025-11-25 task request ({@link TaskMethod}); 2026-07-28 has none (`-32601`). */
+  task(method: TaskMethod, params: JsonObject, options: RequestOptions): Promise<unknown>;
   close(): Promise<void>;
   onclose(fn: () => void): void;
   /** What the client puts on an HTTP request now (fast_call.ts); `undefined` over stdio. */
   wire(): FastWire | undefined;
 }
+
+/**
+ * The requests of MCP 2025-11-25 "Tasks" weir sends: `tools/call` with
+ * `params.task` (answered by a `CreateTaskResult`), `tasks/get`,
+ * `tasks/result`, `tasks/cancel`.
+ */
+export type TaskMethod = "tools/call" | "tasks/get" | "tasks/result" | "tasks/cancel";
+
+/** The result schema of each task request (the v1 SDK's). */
+const TASK_RESULTS = {
+  "tools/call": CreateTaskResultSchema,
+  "tasks/get": GetTaskResultSchema,
+  "tasks/result": GetTaskPayloadResultSchema,
+  "tasks/cancel": CancelTaskResultSchema,
+} as const;
 
 /** What a session needs from the connection. */
 export interface SessionParts {
@@ -131,6 +153,9 @@ export async function legacySession(parts: SessionParts): Promise<Session> {
       client.request({ method: "resources/list", params }, ListResourcesResultSchema, options),
     read: (params, options) =>
       client.request({ method: "resources/read", params }, ReadResourceResultSchema, options),
+    task: (method, params, options) =>
+      // deno-lint-ignore no-explicit-any
+      client.request({ method, params } as any, TASK_RESULTS[method], options),
     close: () => client.close(),
     onclose: (fn) => client.onclose = fn,
     wire: () =>
@@ -188,6 +213,13 @@ export async function modernSession(parts: SessionParts): Promise<Session> {
         ? client.listResources(undefined, { ...options, cacheMode: "bypass" })
         : client.listResources(params, options),
     read: (params, options) => client.readResource(params, { ...options, cacheMode: "bypass" }),
+    task: () =>
+      Promise.reject(
+        new UpstreamRefused(
+          -32601,
+          "the MCP server speaks 2026-07-28, where tasks are an extension weir does not relay",
+        ),
+      ),
     close: () => client.close(),
     onclose: (fn) => client.onclose = fn,
     wire: () => parts.http ? MODERN_WIRE : undefined,

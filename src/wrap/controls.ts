@@ -145,7 +145,8 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
     try {
       checkBlankArguments(name, controls.rejectEmptyArguments[name] ?? [], args);
       if (gate.gates(name)) await gate.confirm(name, args, ctx);
-      if (ttl) {
+      // A task's answer is its Task, not a result to reuse (src/wrap/tasks.ts).
+      if (ttl && !ctx.task) {
         // With the caller's identity upstream, the upstream may answer each caller otherwise.
         key = options.perCaller
           ? `${ResponseCache.key(args)}\n${ctx.caller ?? ""}`
@@ -190,7 +191,7 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
       throw error;
     }
     const result = await inner(name, args, ctx);
-    if (rejectEmpty.has(name) && !result.isError && isEmptyResult(result)) {
+    if (rejectEmpty.has(name) && !ctx.task && !result.isError && isEmptyResult(result)) {
       auditAllowed(log, {
         tool: name,
         outcome: "reject_empty",
@@ -204,7 +205,7 @@ export function controlledDispatch(inner: Dispatch, options: ControlledOptions):
           `treated as "none found"`,
       );
     }
-    if (ttl && !result.isError) cache.set(name, key, ttl, result);
+    if (ttl && !ctx.task && !result.isError) cache.set(name, key, ttl, result);
     return result;
   };
 }

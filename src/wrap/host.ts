@@ -31,7 +31,7 @@
  * @module
  */
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
-import type { CallContext, Dispatch, Logger } from "../mcp/server.ts";
+import type { Dispatch, Logger } from "../mcp/server.ts";
 import { type CallerIdentity, identityHeaders } from "./identity.ts";
 import { ruleOfError, WeirError } from "../errors/kinds.ts";
 import { checkRestrictedValue } from "../guard/restricted_value.ts";
@@ -48,7 +48,7 @@ import { untilAborted } from "../outbound/deadline.ts";
 import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
 import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
 import { clip, failureOf } from "./failures.ts";
-import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
+import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import {
   decideTools,
   type ServedTool,
@@ -71,6 +71,8 @@ import {
 } from "./entries.ts";
 import { DEFAULT_MAX_STALENESS_MS, Freshness } from "../mcp_upstream/freshness.ts";
 import { readableResources, withServedLinks } from "../mcp_upstream/apps.ts";
+import { sendCall } from "./tasks.ts";
+import { forwarder } from "./progress.ts";
 import type { SchemaProfile } from "../mcp/schema_profile.ts";
 
 export type { EntryPin, EntryState, ServedEntry } from "./entries.ts";
@@ -426,12 +428,15 @@ export class UpstreamHost {
     // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
     const progress = ctx.progress ? forwarder(ctx.progress, redactor) : undefined;
     try {
-      result = await this.#options.connection.callTool(state.entry.upstream, sent, {
-        signal: ctx.signal,
-        definition: state.decision.served,
-        onProgress: progress?.forward,
-        ...(headers ? { headers } : {}),
-      });
+      // A task, or a plain call (src/wrap/tasks.ts).
+      result = await sendCall(
+        this.#options.connection,
+        state.entry.upstream,
+        sent,
+        state.decision,
+        ctx,
+        { onProgress: progress?.forward, ...(headers ? { headers } : {}) },
+      );
     } catch (error) {
       throw failed(failureOf(error, "calling the tool", redactor, ctx));
     } finally {
@@ -446,7 +451,10 @@ export class UpstreamHost {
         ),
       );
     }
-    allowed(result.isError ? "tool_error" : "ok", result.isError ? 500 : 200);
+    allowed(
+      ctx.task ? "task_created" : result.isError ? "tool_error" : "ok",
+      result.isError ? 500 : 200,
+    );
     // Clean text out (docs/spec-mode.md, "Clean text out"): the upstream's strings
     // are well-formed Unicode without terminal control sequences, as in serve.
     return cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
@@ -481,45 +489,6 @@ export class UpstreamHost {
       `tool "${name}" is not available: ${stubWords(stub)}; nothing was sent`,
     );
   }
-}
-
-/** Least time between two progress notifications forwarded for one call, in ms. */
-export const PROGRESS_INTERVAL_MS = 100;
-
-/**
- * Forward the upstream's progress for one call to the caller, at most one
- * notification per {@link PROGRESS_INTERVAL_MS}: one that comes sooner waits,
- * and a later one replaces it (the latest progress is what a caller wants).
- * A message is redacted like the result (header secrets). `stop` drops what
- * still waits (the call is over).
- */
-function forwarder(send: NonNullable<CallContext["progress"]>, redactor: Redactor) {
-  let last = -Infinity;
-  let waiting: Progress | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const out = (p: Progress) => {
-    last = performance.now();
-    const message = p.message === undefined ? undefined : redactor.text(String(p.message));
-    send(p.progress, p.total, message);
-  };
-  return {
-    forward(p: Progress) {
-      const since = performance.now() - last;
-      if (since >= PROGRESS_INTERVAL_MS && timer === undefined) return out(p);
-      waiting = p;
-      timer ??= setTimeout(() => {
-        timer = undefined;
-        if (waiting) out(waiting);
-        waiting = undefined;
-      }, Math.max(0, PROGRESS_INTERVAL_MS - since));
-    },
-    stop(flush: boolean) {
-      clearTimeout(timer);
-      timer = undefined;
-      if (flush && waiting) out(waiting);
-      waiting = undefined;
-    },
-  };
 }
 
 /**

@@ -41,6 +41,7 @@ import {
 } from "./host.ts";
 import { renamedOntoListed } from "./entries.ts";
 import type { CallerIdentity } from "./identity.ts";
+import { tasksCarried, upstreamTasks } from "./tasks.ts";
 
 /** What `serve-upstream` was asked to do. */
 export interface ServeUpstreamConfig {
@@ -328,6 +329,10 @@ export async function buildUpstreamServer(
       toolsListChanged: true,
       catalog: () => host.catalog(),
       dispatch: host.dispatch,
+      // MCP 2025-11-25 tasks, when the MCP server can run them (src/wrap/tasks.ts).
+      tasks: tasksCarried(connection, host.served())
+        ? upstreamTasks(connection, () => secretsRedactor(config.headers), log, options.identity)
+        : undefined,
       log,
       around: options.around,
       stateKeys: options.stateKeys,

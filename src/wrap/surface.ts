@@ -53,6 +53,7 @@ import {
 import { secretsRedactor, type UpstreamHost } from "./host.ts";
 import { openUpstreamHost, StartupError } from "./open.ts";
 import type { CallerIdentity } from "./identity.ts";
+import { tasksCarried, upstreamTasks } from "./tasks.ts";
 
 /** weir's preamble of the server's `instructions` in this form. */
 export const WRAP_INSTRUCTIONS =
@@ -121,6 +122,9 @@ export async function buildWrapSurface(
     wrap.proxies.filter((p) => p.scopes.length > 0).map((p) => [p.name, p.scopes]),
   );
   const credential = options.credential;
+  const identity: CallerIdentity | undefined = credential
+    ? { credential, scopesOf: (n) => scopes.get(n) ?? [] }
+    : undefined;
   const { connection, host } = await openUpstreamHost({
     target: targetOf(wrap, options.withoutEnv),
     headers,
@@ -136,7 +140,7 @@ export async function buildWrapSurface(
     schemaProfile: wrap.surface.schemaProfile,
     // A reload on the same connection holds the tools to the definitions weir started with.
     ...(baseline ? { baseline } : {}),
-    ...(credential ? { identity: { credential, scopesOf: (n) => scopes.get(n) ?? [] } } : {}),
+    ...(identity ? { identity } : {}),
   }, {
     log,
     signal: options.signal,
@@ -250,6 +254,10 @@ export async function buildWrapSurface(
           : WRAP_INSTRUCTIONS,
         catalog,
         dispatch,
+        // MCP 2025-11-25 tasks, when the MCP server can run them (src/wrap/tasks.ts).
+        tasks: tasksCarried(connection, host.served())
+          ? upstreamTasks(connection, () => secretsRedactor(headers), log, identity)
+          : undefined,
         icons: wrap.icons,
         readResource: hasResources
           ? async (uri, ctx) => {

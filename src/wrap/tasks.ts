@@ -1,0 +1,160 @@
+/**
+ * MCP 2025-11-25 "Tasks" carried through the wrap (both forms): what the
+ * core's task handling (src/mcp/tasks.ts) asks of the wrap mode.
+ *
+ * - {@link sendCall}: the send of a wrapped call. A task-augmented call
+ *   (`CallContext.task`, after the same checks, pins, confirmation and
+ *   rate limit as any call) goes to the MCP server as a task-augmented
+ *   `tools/call`, and its `Task` comes back (`createdTaskResult`); a plain
+ *   call of a tool whose definition requires tasks is run as a task upstream
+ *   and its result awaited (`tasks/result`), so a 2026-07-28 caller, which
+ *   has no tasks, can still call it (its cancellation cancels the task).
+ * - {@link upstreamTasks}: `tasks/get`, `tasks/result`, `tasks/cancel`,
+ *   relayed once each; header secrets redacted from what comes back; the
+ *   result of `tasks/result` is held to the answer depth bound and leaves one
+ *   audit line as a call does. The core has already bound the task id to the
+ *   caller (a signed handle), so a caller never names another's task.
+ * - {@link tasksCarried}: weir offers tasks only when it can carry them: the
+ *   MCP server speaks 2025-11-25 (2026-07-28 moved tasks to an extension
+ *   neither weir nor the official SDK carries) and a served tool allows them.
+ *
+ * @module
+ */
+import { ErrorCode, type JsonObject, McpError } from "../mcp/jsonrpc.ts";
+import { type CallContext, createdTaskResult, type Logger, type TaskHost } from "../mcp/options.ts";
+import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import { MAX_ANSWER_DEPTH, nestsDeeperThan, type Redactor } from "../guard/secrets.ts";
+import { auditAllowed, subjectOf } from "../ops/audit.ts";
+import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
+import { UpstreamFailure, UpstreamRefused } from "../mcp_upstream/errors.ts";
+import type { ServedTool } from "../mcp_upstream/decision.ts";
+import type { EntryState } from "./entries.ts";
+import { type CallerIdentity, identityHeaders } from "./identity.ts";
+
+/** A definition's `execution.taskSupport` (`forbidden` when absent). */
+function taskSupport(definition: ToolSpec): string {
+  const support = (definition as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
+  return typeof support === "string" ? support : "forbidden";
+}
+
+/**
+ * Send one wrapped call (see the module doc).
+ * @param decision the tool's decision: the MCP server's definition and what weir lists
+ * @param options the call's progress sink and its per-call headers (the caller's identity)
+ * @throws what {@link UpstreamConnection.callTool} and {@link UpstreamConnection.task} throw
+ */
+export async function sendCall(
+  connection: UpstreamConnection,
+  name: string,
+  args: JsonObject,
+  decision: Pick<ServedTool, "definition" | "served">,
+  ctx: CallContext,
+  options: { onProgress?: (p: Progress) => void; headers?: Readonly<Record<string, string>> },
+): Promise<CallToolResult> {
+  const headers = options.headers;
+  if (ctx.task) {
+    const params = { name, arguments: args, task: ctx.task };
+    const created = await connection.task("tools/call", params, { signal: ctx.signal, headers });
+    return createdTaskResult(created.task as JsonObject);
+  }
+  if (taskSupport(decision.definition) !== "required") {
+    return await connection.callTool(name, args, {
+      signal: ctx.signal,
+      definition: decision.served,
+      onProgress: options.onProgress,
+      ...(headers ? { headers } : {}),
+    });
+  }
+  const params = { name, arguments: args, task: {} };
+  const created = await connection.task("tools/call", params, { headers });
+  const taskId = (created.task as JsonObject).taskId as string;
+  const cancel = () =>
+    void connection.task("tasks/cancel", { taskId }, { headers }).catch(() => {});
+  ctx.signal.addEventListener("abort", cancel, { once: true });
+  try {
+    const result = await connection.task("tasks/result", { taskId }, {
+      signal: ctx.signal,
+      headers,
+    });
+    return result as unknown as CallToolResult;
+  } finally {
+    ctx.signal.removeEventListener("abort", cancel);
+  }
+}
+
+/**
+ * Whether weir offers tasks for this surface: the MCP server speaks
+ * 2025-11-25 and a served tool's definition allows tasks.
+ */
+export function tasksCarried(
+  connection: UpstreamConnection,
+  states: readonly EntryState[],
+): boolean {
+  return connection.revision === "2025-11-25" &&
+    states.some((s) => s.kind === "served" && taskSupport(s.spec) !== "forbidden");
+}
+
+/**
+ * The wrap mode's {@link TaskHost} (see the module doc).
+ * @param redactor a fresh redactor of the header secrets as they read now
+ */
+export function upstreamTasks(
+  connection: UpstreamConnection,
+  redactor: () => Redactor,
+  log: Logger,
+  identity?: CallerIdentity,
+): TaskHost {
+  const relay = async (
+    method: "tasks/get" | "tasks/result" | "tasks/cancel",
+    taskId: string,
+    tool: string,
+    ctx: CallContext,
+  ): Promise<JsonObject> => {
+    const r = redactor();
+    // The caller's identity upstream, as on the call that made the task (token exchange).
+    const headers = await identityHeaders(identity, tool, ctx, r, log);
+    try {
+      const answer = await connection.task(method, { taskId }, {
+        signal: ctx.signal,
+        ...(headers ? { headers } : {}),
+      });
+      return (r.active ? r.deep(answer) : answer) as JsonObject;
+    } catch (error) {
+      throw relayed(error, method, r);
+    }
+  };
+  return {
+    get: (taskId, tool, ctx) => relay("tasks/get", taskId, tool, ctx),
+    cancel: (taskId, tool, ctx) => relay("tasks/cancel", taskId, tool, ctx),
+    result: async (taskId, tool, ctx) => {
+      const started = performance.now();
+      const result = await relay("tasks/result", taskId, tool, ctx) as unknown as CallToolResult;
+      const deep = nestsDeeperThan(result, MAX_ANSWER_DEPTH);
+      auditAllowed(log, {
+        tool,
+        outcome: deep ? "upstream_too_deep" : result.isError ? "tool_error" : "ok",
+        status: deep ? 502 : result.isError ? 500 : 200,
+        durationMs: performance.now() - started,
+        subject: subjectOf(ctx.auth),
+      });
+      if (deep) {
+        throw new McpError(
+          ErrorCode.InternalError,
+          `upstream_too_deep: the upstream answered a result nested deeper than ` +
+            `${MAX_ANSWER_DEPTH} levels; refused`,
+        );
+      }
+      return result;
+    },
+  };
+}
+
+/** An upstream failure of a task request as the caller sees it: its JSON-RPC error, or ours. */
+function relayed(error: unknown, method: string, redactor: Redactor): McpError {
+  const text = redactor.text(String((error as Error)?.message ?? error)).slice(0, 512);
+  if (error instanceof UpstreamRefused && error.rpcCode !== 0) {
+    return new McpError(error.rpcCode, `the upstream answered ${method}: ${text}`);
+  }
+  const kind = error instanceof UpstreamFailure ? error.code : "upstream_error";
+  return new McpError(ErrorCode.InternalError, `${kind}: ${method}: ${text}`);
+}

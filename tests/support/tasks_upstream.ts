@@ -1,0 +1,114 @@
+/**
+ * An MCP upstream that runs tasks, on the official v1 SDK (MCP 2025-11-25
+ * "Tasks": the `Server`'s `taskStore` option, which answers `tasks/get`,
+ * `tasks/result`, `tasks/list` and `tasks/cancel`, and one `InMemoryTaskStore`
+ * shared by every request), over stateless Streamable HTTP on 127.0.0.1, so
+ * that several weir replicas reach the same tasks.
+ *
+ * Tools: `report` (`taskSupport: "optional"`): as a task, it completes once
+ * the test calls `finish(topic)` (or at once for topic `"now"`), answering
+ * `report on <topic>` and the `Authorization` header the task was created
+ * with (so a test sees it redacted); `hang` (`"required"`) never completes
+ * (cancel it); `plain` (forbidden). Every created task is recorded.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
+
+const TOOLS = [
+  {
+    name: "report",
+    description: "Writes a report on a topic.",
+    inputSchema: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+    execution: { taskSupport: "optional" },
+  },
+  {
+    name: "hang",
+    description: "Runs until cancelled.",
+    inputSchema: { type: "object" },
+    execution: { taskSupport: "required" },
+  },
+  { name: "plain", description: "Answers at once.", inputSchema: { type: "object" } },
+];
+
+/** A running tasks upstream. */
+export interface TasksUpstream {
+  url: string;
+  /** The upstream's task ids, in creation order. */
+  created: string[];
+  /** Complete the `report` task of this topic. */
+  finish(topic: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Extra = {
+  taskStore?: { createTask(p: { ttl?: number }): Promise<{ taskId: string }> };
+  requestInfo?: { headers?: Record<string, string | string[] | undefined> };
+};
+type Call = {
+  params: { name: string; arguments?: Record<string, unknown>; task?: { ttl?: number } };
+};
+
+/** Start the upstream on a free port. */
+export async function startTasksUpstream(): Promise<TasksUpstream> {
+  const store = new InMemoryTaskStore();
+  const created: string[] = [];
+  const waiting = new Map<string, { taskId: string; auth: string }[]>();
+  const complete = async (taskId: string, topic: string, auth: string) => {
+    await store.storeTaskResult(taskId, "completed", {
+      content: [{ type: "text", text: `report on ${topic}; sent with ${auth}` }],
+    });
+  };
+  const handle = async (request: Request): Promise<Response> => {
+    const server = new Server({ name: "tasks-upstream", version: "1.0.0" }, {
+      capabilities: {
+        tools: {},
+        tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      },
+      taskStore: store,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }) as never);
+    server.setRequestHandler(CallToolRequestSchema, async (req: Call, extra: Extra) => {
+      const { name, arguments: args = {}, task } = req.params;
+      if (!task) {
+        if (name === "plain") return { content: [{ type: "text", text: "plain ran" }] };
+        return { content: [{ type: "text", text: `${name} ran without a task` }] };
+      }
+      const made = await extra.taskStore!.createTask({ ttl: task.ttl ?? 60_000 });
+      created.push(made.taskId);
+      const auth = String(request.headers.get("authorization") ?? "none");
+      if (name === "report") {
+        const topic = String(args.topic);
+        if (topic === "now") await complete(made.taskId, topic, auth);
+        else waiting.set(topic, [...waiting.get(topic) ?? [], { taskId: made.taskId, auth }]);
+      }
+      return { task: made } as never;
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await server.connect(transport);
+    return await transport.handleRequest(request);
+  };
+  let resolvePort!: (port: number) => void;
+  const port = new Promise<number>((r) => resolvePort = r);
+  const http = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen: ({ port }) => resolvePort(port),
+  }, handle);
+  return {
+    url: `http://127.0.0.1:${await port}/mcp`,
+    created,
+    async finish(topic) {
+      for (const { taskId, auth } of waiting.get(topic) ?? []) await complete(taskId, topic, auth);
+      waiting.delete(topic);
+    },
+    async close() {
+      store.cleanup?.();
+      await http.shutdown();
+    },
+  };
+}
