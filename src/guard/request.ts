@@ -51,6 +51,9 @@ import {
 export const METACHARACTERS = /[`$;&|<>(){}\\\n\r\t]/;
 const CONTROL = /[\x00-\x1f\x7f]/;
 
+/** The header inputs of a call to a grant that declares none (shared; never written to). */
+const NO_HEADERS: [string, string][] = [];
+
 /** A request ready to send, minus credentials and the base URL (resolved at call time). */
 export interface PlannedRequest {
   method: string;
@@ -277,7 +280,8 @@ export function planRequest(
       query.push([input.wire, text]);
     }
   }
-  const headers: [string, string][] = [];
+  // Most grants declare no header input: they share one empty list (never written to).
+  const headers: [string, string][] = grant.headers.length === 0 ? NO_HEADERS : [];
   for (const input of grant.headers) {
     if (!has(args, input.name)) continue;
     const value = args[input.name];
