@@ -317,6 +317,13 @@ const TOOL: Declared<Tool> = {
         : [{ effect: "change", what: `${prefix(at)}no longer marked destructive` }],
   ),
   title: changes("words the model reads; no request changes", "title"),
+  hints: {
+    why: "hints a client reads; weir enforces neither",
+    fields: {
+      idempotent: changes("a hint: calling again changes nothing more", "idempotentHint"),
+      openWorld: changes("a hint: the tool reaches outside entities", "openWorldHint"),
+    },
+  },
   description: rule("neither", "words the model reads; no request changes", (_o, _n, at) => [{
     effect: "change",
     what: `${prefix(at)}description changed`,

@@ -295,6 +295,11 @@ export interface Tool {
   operation?: Operation;
   /** Marked destructive (`delete` verbs, `DELETE`, the upstream's `destructiveHint`). */
   destructive: boolean;
+  /**
+   * The other hints a client is shown (MCP `ToolAnnotations` `idempotentHint`,
+   * `openWorldHint`), when the tool's listing says them.
+   */
+  hints?: { idempotent?: boolean; openWorld?: boolean };
   /** A display title, when one is listed. */
   title?: string;
   /** The description listed. */

@@ -279,6 +279,12 @@ function grantSurface(grant: Grant, guardfile: Guardfile): Tool {
     ? { kind: "http", method: grant.method, path: grant.path, form: { ...grant.form } }
     : { kind: "http", method: grant.method, path: grant.path };
   tool.destructive = grant.destructive;
+  // As the grant's listing says them (src/guard/tools.ts grantTool).
+  tool.hints = {
+    idempotent: tool.access.reads ||
+      (!grant.sql && (grant.method === "PUT" || grant.method === "DELETE")),
+    openWorld: true,
+  };
   if (grant.describe !== undefined) tool.description = grant.describe;
   tool.inputSchema = grantInputSchema(grant, guardfile.restricts);
   tool.arguments = grantArguments(grant, guardfile, tool.inputSchema);

@@ -132,6 +132,10 @@ function proxySurface(
   const hints = { ...spec?.annotations, ...proxy.annotations };
   // MCP's defaults: a tool that does not say it only reads may destroy.
   tool.destructive = !tool.access.reads && hints.destructiveHint !== false;
+  const said: NonNullable<Tool["hints"]> = {};
+  if (hints.idempotentHint !== undefined) said.idempotent = hints.idempotentHint;
+  if (hints.openWorldHint !== undefined) said.openWorld = hints.openWorldHint;
+  if (Object.keys(said).length > 0) tool.hints = said;
   const title = proxy.title ?? spec?.title;
   if (title !== undefined) tool.title = title;
   const description = proxy.description ?? spec?.description;

@@ -125,7 +125,7 @@ wrap ward mcp gh {
         upstream "search_issues"
         title "Find issues"
         describe "Search the issues."
-        annotations read-only=#true
+        annotations read-only=#true idempotent=#true open-world=#false
         scope "issues:read"
         argument "repository" upstream="repo" max-length=40 { restrict "acme/*"; }
         argument "limit" minimum=1 maximum=50
