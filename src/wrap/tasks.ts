@@ -27,6 +27,7 @@ import { MAX_ANSWER_DEPTH, nestsDeeperThan, type Redactor } from "../guard/secre
 import { auditAllowed, subjectOf } from "../ops/audit.ts";
 import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { UpstreamFailure, UpstreamRefused } from "../mcp_upstream/errors.ts";
+import { withoutHop } from "../mcp_upstream/hop.ts";
 import type { ServedTool } from "../mcp_upstream/decision.ts";
 import type { EntryState } from "./entries.ts";
 import { type CallerIdentity, identityHeaders } from "./identity.ts";
@@ -76,7 +77,8 @@ export async function sendCall(
       signal: ctx.signal,
       headers,
     });
-    return result as unknown as CallToolResult;
+    // The upstream's protocol _meta (its related-task id) is the hop's, not the tool's result.
+    return withoutHop(result as unknown as CallToolResult);
   } finally {
     ctx.signal.removeEventListener("abort", cancel);
   }
@@ -114,10 +116,14 @@ export function upstreamTasks(
     // The caller's identity upstream, as on the call that made the task (token exchange).
     const headers = await identityHeaders(identity, tool, ctx, r, log);
     try {
-      const answer = await connection.task(method, { taskId }, {
+      const raw = await connection.task(method, { taskId }, {
         signal: ctx.signal,
         ...(headers ? { headers } : {}),
       });
+      // A result's protocol _meta is the hop's (the core adds the caller's related-task).
+      const answer = method === "tasks/result"
+        ? withoutHop(raw as unknown as CallToolResult) as unknown as JsonObject
+        : raw;
       return (r.active ? r.deep(answer) : answer) as JsonObject;
     } catch (error) {
       throw relayed(error, method, r);

@@ -146,6 +146,8 @@ Deno.test("tasks through serve-upstream: server-everything's task-only tool, bot
     });
     assert.notEqual(result.isError, true);
     assert.match(textOf(result), /^# Research Report: owls/);
+    // The upstream's task is the hop's: its id is not relayed.
+    assert.equal(JSON.stringify(result).includes("related-task"), false, JSON.stringify(result));
   } finally {
     await modern.close();
   }
