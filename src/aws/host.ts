@@ -6,9 +6,15 @@
  *
  * @module
  */
-import { type Dispatch, type Logger, type ServerOptions, ToolError } from "../mcp/server.ts";
+import {
+  type CallContext,
+  type Dispatch,
+  type Logger,
+  type ServerOptions,
+  ToolError,
+} from "../mcp/server.ts";
 import type { ToolSpec } from "../mcp/types.ts";
-import { auditAllowed, locationOf } from "../ops/audit.ts";
+import { auditCall } from "../guard/pipeline.ts";
 import { AwsConfigError, type AwsEndpoint, credentialsFromEnv, type EnvReader } from "./config.ts";
 import {
   answerError,
@@ -18,7 +24,7 @@ import {
   credentialRedactor,
   sendAws,
 } from "./request.ts";
-import { kindOf, WeirError } from "../errors/kinds.ts";
+import { kindOf, type KindRule, WeirError } from "../errors/kinds.ts";
 import type { Redactor } from "../guard/secrets.ts";
 
 /** Options of the AWS hosts. */
@@ -70,33 +76,37 @@ export async function sendAwsChecked(
 }
 
 /**
- * Audit a call that was sent (or failed after its checks): `ok` (200, AWS
- * answered 200) when `failure` is absent, else the failure's code (the text
- * before its first `:`) and status. `started` is a `performance.now()` reading.
+ * Audit a finished call through the pipeline's one audit line
+ * (`auditCall`, src/guard/pipeline.ts): `ok` (200, AWS answered 200) when
+ * `failure` is absent; a refusal by its rule (with `reasons[rule]` when the
+ * error names no reason); else the failure's kind and status. `started` is a
+ * `performance.now()` reading. An unknown tool (404, no kind) is not audited:
+ * the core refuses it before dispatch.
  */
 export function auditFinished(
   log: Logger,
   tool: string,
+  ctx: Pick<CallContext, "auth">,
   started: number,
   failure?: ToolError,
+  reasons?: Readonly<Partial<Record<KindRule, string>>>,
 ): void {
-  auditAllowed(
+  if (!failure) {
+    auditCall(log, tool, ctx, started, "ok", 200, { upstreamStatus: 200 });
+    return;
+  }
+  const kind = kindOf(failure);
+  if (!kind && failure.status === 404) return;
+  auditCall(
     log,
-    failure
-      ? {
-        tool,
-        outcome: kindOf(failure) ?? "tool_error",
-        status: failure.status,
-        durationMs: performance.now() - started,
-        location: locationOf(failure),
-      }
-      : {
-        tool,
-        outcome: "ok",
-        status: 200,
-        durationMs: performance.now() - started,
-        upstreamStatus: 200,
-      },
+    tool,
+    ctx,
+    started,
+    kind ?? "tool_error",
+    failure.status,
+    undefined,
+    failure,
+    reasons,
   );
 }
 

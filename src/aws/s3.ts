@@ -34,7 +34,6 @@ import {
 import { contentProblem } from "./sniff.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { withheldStub } from "../guard/tools.ts";
-import { auditRefused } from "../ops/audit.ts";
 import { AwsCallError, type AwsRequest } from "./request.ts";
 import {
   auditFinished,
@@ -44,7 +43,7 @@ import {
   sendAwsChecked,
   toToolError,
 } from "./host.ts";
-import { type KindRule, ruleOfError, WeirError } from "../errors/kinds.ts";
+import { type KindRule, WeirError } from "../errors/kinds.ts";
 
 /** Most keys one `list_objects` call returns (the reference's). */
 export const LIST_MAX_KEYS = 200;
@@ -446,15 +445,11 @@ export function createS3Host(
       const objectLog: typeof log = typeof out.key === "string"
         ? (event) => log({ ...event, key: out.key, bytes: out.bytes })
         : log;
-      auditFinished(objectLog, tool, started);
+      auditFinished(objectLog, tool, ctx, started);
       return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
     } catch (error) {
       const refused = toToolError(error);
-      const rule = ruleOfError(refused);
-      if (rule) {
-        const reason = REASONS[rule];
-        auditRefused(log, { tool, status: refused.status, rule, ...(reason ? { reason } : {}) });
-      } else auditFinished(log, tool, started, refused);
+      auditFinished(log, tool, ctx, started, refused, REASONS);
       throw refused;
     }
   };

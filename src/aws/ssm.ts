@@ -23,7 +23,6 @@ import {
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { SsmPolicy } from "../guardfile/aws.ts";
-import { auditRefused } from "../ops/audit.ts";
 import { AwsCallError } from "./request.ts";
 import {
   auditFinished,
@@ -167,31 +166,27 @@ export function createSsmHost(
         }
         const name = args.name;
         if (typeof name !== "string" || !declared.has(name)) {
-          auditRefused(log, {
-            rule: "undeclared_parameter",
-            status: 403,
-            tool,
-            reason: "parameter name not declared by the policy",
-          });
           throw new WeirError(
             "policy_denied",
             `that parameter name is outside this policy; the names served are ` +
               `${
                 policy.parameters.map((p) => JSON.stringify(p)).join(", ")
               } (nothing was sent to AWS)`,
-            { status: 403, rule: "undeclared_parameter" },
+            {
+              status: 403,
+              rule: "undeclared_parameter",
+              reason: "parameter name not declared by the policy",
+            },
           );
         }
         parameter = name;
       }
       const result = await read(parameter, ctx.signal, started);
-      auditFinished(withParameter(log, parameter), tool, started);
+      auditFinished(withParameter(log, parameter), tool, ctx, started);
       return result;
     } catch (error) {
       const refused = toToolError(error);
-      if (refused.status !== 403 && refused.status !== 404) {
-        auditFinished(withParameter(log, parameter), tool, started, refused);
-      }
+      auditFinished(withParameter(log, parameter), tool, ctx, started, refused);
       throw refused;
     }
   };

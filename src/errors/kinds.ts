@@ -35,6 +35,10 @@ export type KindRule =
   | "exclusive_inputs"
   | "upstream_scope"
   | "withheld"
+  | "allowlist"
+  | "fingerprint"
+  | "pin"
+  | "auth"
   | "blank_argument"
   | "rate_limit"
   | "size"
@@ -155,6 +159,8 @@ export interface WeirErrorOptions<K extends ErrorKind> {
    * redacted: `redirectTarget`, src/outbound/once.ts); never in the message.
    */
   location?: string;
+  /** The audit line's `reason`: a fixed phrase naming what failed, never a value. */
+  reason?: string;
 }
 
 /**
@@ -182,12 +188,15 @@ export class WeirError<K extends ErrorKind = ErrorKind> extends ToolError {
     this.kind = kind;
     if (options.rule !== undefined) this.rule = options.rule;
     if (options.location !== undefined) this.location = options.location;
+    if (options.reason !== undefined) this.reason = options.reason;
   }
 
   /** The audit rule this refusal names, when it is more precise than its kind's. */
   readonly rule?: KindRule;
   /** A refused redirect's target for the audit line (see {@link WeirErrorOptions.location}). */
   readonly location?: string;
+  /** The audit line's `reason` (a fixed phrase, never a value), when there is one. */
+  readonly reason?: string;
 }
 
 /** Whether a string is one of the kinds. */
@@ -221,6 +230,11 @@ export function ruleOf(kind: ErrorKind | undefined): KindRule | undefined {
 export function ruleOfError(error: unknown): KindRule | undefined {
   if (!(error instanceof WeirError)) return undefined;
   return (error as WeirError).rule ?? ruleOf(error.kind);
+}
+
+/** The audit `reason` an error carries (see {@link WeirErrorOptions.reason}), if any. */
+export function reasonOfError(error: unknown): string | undefined {
+  return error instanceof WeirError ? error.reason : undefined;
 }
 
 /** The OpenTelemetry `error.type` of a kind: `timeout`, `cancelled` or `_OTHER`. */

@@ -46,6 +46,7 @@ import {
 import { ErrorCode, type JsonObject, McpError } from "../mcp/jsonrpc.ts";
 import { base64url, type SpendOutcome, StateKeys } from "../mcp/signed_state.ts";
 import { WeirError } from "../errors/kinds.ts";
+import { clipText } from "../mcp/text.ts";
 
 /** The `inputRequests` / `inputResponses` key of the confirmation (and its signing purpose). */
 export const CONFIRM_INPUT = "weir/confirm";
@@ -53,7 +54,20 @@ export const CONFIRM_INPUT = "weir/confirm";
 export const CONFIRM_TTL_MS = 10 * 60_000;
 /** Longest wait for a 2025-11-25 elicitation answer (ms). */
 export const CONFIRM_WAIT_MS = 10 * 60_000;
-const ARGS_SHOWN = 2_000;
+/** Longest argument value shown whole to a person (its JSON); a longer one is cut, never its key. */
+export const VALUE_SHOWN = 200;
+
+/** What a person is shown a call will do, besides the tool and its arguments. */
+export interface ShownCall {
+  /**
+   * The upstream request: `POST /repos/o/r/issues/5/comments` (the method
+   * and the resolved path), or `tools/call create_issue` (the wrapped MCP
+   * server's tool).
+   */
+  request: string;
+  /** Argument names shown first, in this order (path values, then query); the rest follow sorted. */
+  identifying: readonly string[];
+}
 
 interface State {
   tool: string;
@@ -107,17 +121,23 @@ export class ConfirmGate {
   }
 
   /**
-   * Resolve when a person confirmed this exact call; otherwise throw.
+   * Resolve when a person confirmed this exact call; otherwise throw. The
+   * person sees the file's question, the tool, the upstream request (`call`)
+   * and every argument, identifying ones first, each value cut at
+   * {@link VALUE_SHOWN} characters (never a key, so no target is hidden).
    * @throws {InputRequiredError} 2026-07-28: ask (or ask again)
    * @throws {ToolError} 403 `confirmation_declined`, `confirmation_cancelled`,
    *   `confirmation_impossible`; 503 `confirmation_store_unavailable` (the
    *   single-use store could not record the answer: the call was not run)
    */
-  async confirm(tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<void> {
+  async confirm(
+    tool: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    call?: ShownCall,
+  ): Promise<void> {
     const shown = JSON.stringify(canonical(args));
-    const message = `${this.#messages[tool]}\n\nTool: ${tool}\nArguments: ${
-      shown.length > ARGS_SHOWN ? `${shown.slice(0, ARGS_SHOWN)}...` : shown
-    }`;
+    const message = question(this.#messages[tool], tool, args, call);
     const form: JsonObject = {
       mode: "form",
       message,
@@ -232,6 +252,38 @@ export class ConfirmGate {
     if (action === "accept") return "accepted";
     throw refused(tool, action);
   }
+}
+
+/**
+ * The text a person reads: the file's question, then the tool, the upstream
+ * request and one line per argument (`"key": value`): the identifying ones
+ * first, then the rest by name with cut values last; each value's JSON cut
+ * at {@link VALUE_SHOWN} characters with its full length said, never a key.
+ */
+export function question(
+  asked: string,
+  tool: string,
+  args: Record<string, unknown>,
+  call?: ShownCall,
+): string {
+  const first = call ? call.identifying.filter((k) => Object.hasOwn(args, k)) : [];
+  const shown = new Map(Object.keys(args).map((k) => [k, valueShown(args[k])]));
+  // The rest sorted by name, a cut (long) value after every whole one.
+  const rest = [...shown.keys()].filter((k) => !first.includes(k)).sort((a, b) =>
+    Number(shown.get(a)!.cut) - Number(shown.get(b)!.cut) || (a < b ? -1 : a > b ? 1 : 0)
+  );
+  const lines = [...first, ...rest].map((k) => `  ${JSON.stringify(k)}: ${shown.get(k)!.text}`);
+  return `${asked}\n\nTool: ${tool}\n` + (call ? `Request: ${call.request}\n` : "") +
+    (lines.length > 0 ? `Arguments:\n${lines.join("\n")}` : "Arguments: none");
+}
+
+function valueShown(value: unknown): { text: string; cut: boolean } {
+  const text = JSON.stringify(canonical(value)) ?? "null";
+  if (text.length <= VALUE_SHOWN) return { text, cut: false };
+  return {
+    text: `${clipText(text, VALUE_SHOWN)}... (cut: ${text.length} characters in all)`,
+    cut: true,
+  };
 }
 
 /** What a refused `requestState` tells the caller, by why it was refused. */

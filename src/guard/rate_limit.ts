@@ -39,6 +39,7 @@ export function rateLimiter(
             { status: 503 },
           ),
         ),
+      giveBack: () => {},
     };
   }
   return new RedisBucket({

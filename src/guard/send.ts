@@ -1,18 +1,14 @@
 /**
- * Sending the planned request: the base URL and credential resolved at call
- * time, a deadline, a response-size cap, no redirects, and errors that name
- * the method, path template and status but never a secret.
+ * Sending a built request (src/guard/outgoing.ts builds it) once: a deadline,
+ * a response-size cap, no redirects, through weir's HTTP/1.1 client or
+ * `fetch` behind a proxy, and errors that name the method, path template and
+ * status but never a secret. Stage (e) of the control pipeline.
  *
  * @module
  */
 import { ToolError } from "../mcp/server.ts";
-import type { Grant, Guardfile, QueryPin, ValueSource } from "../guardfile/model.ts";
-import { normalizeBaseUrl } from "../guardfile/parse.ts";
 import { readAtMost } from "../transport/bytes.ts";
 import { Deadline } from "../outbound/deadline.ts";
-import { encodeQuery, type PlannedRequest } from "./request.ts";
-import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
-import { resolveValue, type ValueResolver } from "./values.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
@@ -56,100 +52,41 @@ export type UpstreamCredential = (
   signal?: AbortSignal,
 ) => Promise<string>;
 
-/** The `User-Agent` weir sends unless the guardfile declares one. */
-export const USER_AGENT = "weir/0.1.0 (guarded MCP server)";
-
-/** Longest request URL weir sends, in bytes (common server limits are 8 KiB). */
-export const MAX_URL_BYTES = 8192;
+/**
+ * A request ready to go out: its URL with the query (pins and a query
+ * credential included), its header fields (credentials included) and body.
+ * Made by {@link buildUpstreamRequest} before anything is spent; sent by
+ * {@link exchangeUpstream}.
+ */
+export interface OutgoingRequest {
+  method: string;
+  /** `METHOD /path/template`, as errors name the grant. */
+  what: string;
+  /** The grant's path template (the span's route). */
+  template: string;
+  url: string;
+  target: URL;
+  /** Header fields by lower-case name. */
+  fields: Map<string, string>;
+  body?: string;
+  /** Through `fetch` rather than weir's HTTP/1.1 client. */
+  fetch: boolean;
+}
 
 /**
- * Send one planned request and read the answer within the limits.
+ * Send a built request once and read the answer within the limits.
  *
- * @param redactor receives every secret resolved for this call (credentials,
- *   pins from `env`/`file`), so the caller can redact them from what it returns
- * @param sending called just before the request goes out (after the URL,
- *   credential and checks are settled): from then on it may take effect
- * @param upstreamToken `auth token-exchange`: the token exchanged for this
- *   call's caller, sent as `Authorization: Bearer <token>`
+ * @param sending called just before the request goes out: from then on it may take effect
  * @throws {ToolError} 504 on timeout; 502 on a network failure, a cut-off or
- *   oversize answer; 400 when the planned URL is too long; 500 when a
- *   credential is unset or too short to be redacted
+ *   oversize answer
  */
-export async function sendUpstream(
-  guardfile: Guardfile,
-  grant: Grant,
-  planned: PlannedRequest,
-  resolver: ValueResolver,
+export async function exchangeUpstream(
+  request: OutgoingRequest,
   limits: UpstreamLimits,
   signal: AbortSignal,
-  redactor: Redactor,
   sending?: () => void,
-  upstreamToken?: string,
 ): Promise<UpstreamAnswer> {
-  const base = await baseUrlOf(guardfile, resolver);
-  // Header fields by lower-case name; a `Headers` object is made only for
-  // `fetch` or a tracing hook (building one costs a few µs a call).
-  const fields = new Map<string, string>();
-  const query = [...planned.query];
-  for (const pin of guardfile.controls.pins[grant.tool] ?? []) {
-    query.push([pin.name, await resolvePin(pin, resolver, redactor)]);
-  }
-  const auth = guardfile.auth;
-  if (auth.scheme === "header-token") {
-    fields.set(
-      auth.header.toLowerCase(),
-      auth.prefix + await credential(auth.value, resolver, redactor),
-    );
-  } else if (auth.scheme === "bearer") {
-    fields.set("authorization", `Bearer ${await credential(auth.value, resolver, redactor)}`);
-  } else if (auth.scheme === "token-exchange") {
-    if (upstreamToken === undefined) {
-      throw new WeirError(
-        "token_exchange_unavailable",
-        `${grant.tool} sends the caller's identity upstream, and no exchanged token was ` +
-          `given for this call (nothing was sent)`,
-      );
-    }
-    fields.set("authorization", `Bearer ${upstreamToken}`);
-  } else if (auth.scheme === "query-param") {
-    for (const p of auth.params) {
-      const value = await credential(p.value, resolver, redactor, ` "${p.name}"`);
-      for (let i = query.length - 1; i >= 0; i--) if (query[i][0] === p.name) query.splice(i, 1);
-      query.push([p.name, value]);
-    }
-  }
-  query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  for (const [name, value] of guardfile.headers) fields.set(name.toLowerCase(), value);
-  // The caller's header inputs: the loader refuses any that weir, auth or a static header sets.
-  for (const [name, value] of planned.headers) fields.set(name.toLowerCase(), value);
-  if (!fields.has("user-agent")) fields.set("user-agent", USER_AGENT);
-  if (!fields.has("accept")) fields.set("accept", "application/json");
-  let body: string | undefined;
-  if (planned.form !== undefined) {
-    body = planned.form;
-    fields.set("content-type", "application/x-www-form-urlencoded");
-  } else if (planned.body !== undefined) {
-    body = JSON.stringify(planned.body);
-    fields.set("content-type", "application/json");
-  }
-  const url = base + planned.path + (query.length > 0 ? `?${encodeQuery(query)}` : "");
-  const what = `${grant.method} ${grant.path}`;
-  if (url.length > MAX_URL_BYTES) {
-    throw new WeirError(
-      "request_too_large",
-      `${what} would need a ${url.length}-byte URL, over the ` +
-        `${MAX_URL_BYTES}-byte limit; send fewer or shorter query values (nothing was sent)`,
-      { status: 400 },
-    );
-  }
-  const target = checkSameUpstream(base, url);
-
-  const how = upstreamRoute();
-  if (how.problem) {
-    throw new WeirError("upstream_client_invalid", `${how.problem} (nothing was sent)`, {
-      status: 500,
-    });
-  }
+  const { url, method, fields, body, target, what } = request;
   // A call whose deadline has passed sends nothing (its caller was told it failed).
   signal.throwIfAborted();
   const deadline = new Deadline(signal, limits.timeoutMs);
@@ -157,23 +94,15 @@ export async function sendUpstream(
   try {
     let headers: Headers | undefined;
     const send = () =>
-      how.fetch
-        ? exchange(
-          url,
-          planned.method,
-          headers ??= new Headers([...fields]),
-          body,
-          deadline,
-          what,
-          limits,
-        )
-        : exchangeHttp1(target, planned.method, headers ?? fields, body, deadline, what, limits);
+      request.fetch
+        ? exchange(url, method, headers ??= new Headers([...fields]), body, deadline, what, limits)
+        : exchangeHttp1(target, method, headers ?? fields, body, deadline, what, limits);
     // With telemetry off: no span (src/ops/trace_hooks.ts).
     const tracing = upstreamTracing();
     if (!tracing) return await send();
     headers = new Headers([...fields]);
     return await tracing.http(
-      { method: planned.method, template: grant.path, host: target.host },
+      { method, template: request.template, host: target.host },
       headers,
       send,
     );
@@ -183,7 +112,7 @@ export async function sendUpstream(
 }
 
 /** How upstream requests are sent, decided on the first request of the process. */
-interface Route {
+export interface Route {
   /** `fetch` instead of weir's HTTP/1.1 client. */
   fetch: boolean;
   /** The proxy variable `fetch` will use, when one is set. */
@@ -203,7 +132,7 @@ let route: Route | undefined;
  * client). A proxy variable that is not a proxy URL, or another
  * `WEIR_UPSTREAM_CLIENT` value, is a `problem`: nothing is sent.
  */
-function upstreamRoute(): Route {
+export function upstreamRoute(): Route {
   if (route) return route;
   const proxy = proxySetting();
   const readable = proxy.readable &&
@@ -377,47 +306,6 @@ function decoded(response: Response): boolean {
   return coding !== null && coding.trim().toLowerCase() !== "identity" && coding.trim() !== "";
 }
 
-/** Resolve a credential, refuse one too short to redact, and register it. */
-async function credential(
-  source: ValueSource,
-  resolver: ValueResolver,
-  redactor: Redactor,
-  name = "",
-): Promise<string> {
-  const resolved = await resolveValue(source, resolver, `the upstream credential${name}`, {
-    code: "credential_missing",
-  });
-  // What is sent is what is redacted: surrounding whitespace (a trailing
-  // newline from `echo` or a file) is not part of the credential; HTTP would
-  // strip it from a header anyway (RFC 9110, 5.5).
-  resolved.value = resolved.value.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "");
-  const bad = /[\u0000-\u001f\u007f]/.exec(resolved.value);
-  if (bad) {
-    const what = bad[0] === "\r" || bad[0] === "\n"
-      ? "a line break (CR or LF) inside it"
-      : `a control character (U+${
-        bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")
-      })`;
-    throw new WeirError(
-      "credential_invalid",
-      `the upstream credential${name} from ${resolved.source} has ${what}; ` +
-        `no header or query can carry it: fix the value (nothing was sent)`,
-      { status: 500 },
-    );
-  }
-  if (resolved.secret && resolved.value.length < MIN_SECRET_LENGTH) {
-    throw new WeirError(
-      "credential_too_short",
-      `the upstream credential${name} from ${resolved.source} is shorter than ` +
-        `${MIN_SECRET_LENGTH} characters; weir refuses to send a credential it cannot keep ` +
-        `out of results (nothing was sent)`,
-      { status: 500 },
-    );
-  }
-  if (resolved.secret) redactor.add(resolved.value);
-  return resolved.value;
-}
-
 function abortOrNetwork(
   error: unknown,
   signal: AbortSignal,
@@ -451,85 +339,4 @@ function abortOrNetwork(
       (proxy ? ` and that the proxy in ${proxy} is reachable` : ""),
     { status: 502 },
   );
-}
-
-/** The last base-url value read from a provider and its normalized form. */
-let lastBase: { raw: string; normalized: string } | undefined;
-
-async function baseUrlOf(guardfile: Guardfile, resolver: ValueResolver): Promise<string> {
-  if (typeof guardfile.baseUrl === "string") return guardfile.baseUrl;
-  const resolved = await resolveValue(guardfile.baseUrl, resolver, "the upstream base-url", {
-    code: "base_url_missing",
-  });
-  if (lastBase?.raw === resolved.value) return lastBase.normalized;
-  const normalized = normalizeBaseUrl(resolved.value);
-  if (typeof normalized !== "string") {
-    // The value itself is not repeated: a misplaced secret must not reach the caller.
-    throw new WeirError(
-      "base_url_invalid",
-      `the base-url from ${resolved.source} is not usable: it must be an http(s) URL with ` +
-        `no credentials, query or fragment (nothing was sent)`,
-      { status: 500 },
-    );
-  }
-  lastBase = { raw: resolved.value, normalized };
-  return normalized;
-}
-
-/** The origin and path prefix of the last base URL checked against. */
-let lastScope: { base: string; origin: string; prefix: string } | undefined;
-
-/**
- * Defence in depth: the final URL must stay on the base URL's origin and under its path.
- * @returns the parsed URL
- */
-function checkSameUpstream(base: string, url: string): URL {
-  if (lastScope?.base !== base) {
-    const b = new URL(base);
-    lastScope = { base, origin: b.origin, prefix: b.pathname.replace(/\/$/, "") + "/" };
-  }
-  const u = new URL(url);
-  if (u.origin !== lastScope.origin || !(u.pathname + "/").startsWith(lastScope.prefix)) {
-    throw new WeirError("policy_denied", "the request would leave the granted upstream", {
-      rule: "upstream_scope",
-      status: 403,
-    });
-  }
-  return u;
-}
-
-/**
- * A `pin` value: the source's value, or one query parameter of it when the
- * source holds a URL (`from="query:<p>"`). Secret ones are registered for
- * redaction; errors never echo the value.
- */
-async function resolvePin(
-  pin: QueryPin,
-  resolver: ValueResolver,
-  redactor: Redactor,
-): Promise<string> {
-  const resolved = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`, {
-    code: "pin_missing",
-  });
-  // A pin is policy, not a secret: redacted only when the file says so
-  // (secret=#true), or when it is taken out of a URL-valued secret (from=).
-  const secret = resolved.secret && (pin.secret === true || pin.fromQuery !== undefined);
-  if (secret) redactor.add(resolved.value);
-  if (!pin.fromQuery) return resolved.value;
-  let extracted: string | null = null;
-  try {
-    extracted = new URL(resolved.value).searchParams.get(pin.fromQuery);
-  } catch {
-    extracted = null;
-  }
-  if (!extracted) {
-    throw new WeirError(
-      "pin_invalid",
-      `the pinned query "${pin.name}" could not be taken from ${resolved.source}: it is not ` +
-        `a URL with a "${pin.fromQuery}" query parameter`,
-      { status: 500 },
-    );
-  }
-  if (secret) redactor.add(extracted);
-  return extracted;
 }

@@ -55,7 +55,7 @@ const POOLS = new Map<string, Promise<Sql>>();
 /** Connections a pool holds: calls beyond them wait for a slot (inside their deadline). */
 export const POOL_SIZE = 4;
 
-/** The deadline a call gives its sql work (src/guard/host.ts, `CallBudget`). */
+/** The deadline a call gives its sql work (src/guard/spec_call.ts, `SpecCall`). */
 export interface SqlBudget {
   /** Milliseconds the call has left (at least 1), or 0 for no deadline. */
   remainingMs(): number;

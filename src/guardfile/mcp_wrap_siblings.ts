@@ -6,7 +6,7 @@
  * @module
  */
 import type { KdlValue } from "./kdl.ts";
-import type { Withhold } from "./model.ts";
+import { forTool, type Withhold } from "./model.ts";
 import type { ArgumentPin, McpWrapControls, ProxyTool } from "./mcp_wrap_model.ts";
 import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readControls } from "./siblings.ts";
@@ -186,7 +186,7 @@ export function readWrapControls(top: NodeReader[], proxies: ProxyTool[]): McpWr
       message = m.trim();
     }
     if (!proxy) continue;
-    if (proxy.name in controls.confirm) {
+    if (Object.hasOwn(controls.confirm, proxy.name)) {
       node.error(`confirm "${proxy.name}" is a duplicate: keep one`);
       continue;
     }
@@ -198,7 +198,7 @@ export function readWrapControls(top: NodeReader[], proxies: ProxyTool[]): McpWr
   for (const [name, node] of confirmNodes) {
     const gated = byName.get(name)!;
     const open = proxies.find((p) =>
-      p.upstream === gated.upstream && !(p.name in controls.confirm)
+      p.upstream === gated.upstream && !(Object.hasOwn(controls.confirm, p.name))
     );
     if (open) {
       node.error(
@@ -230,11 +230,11 @@ export function readWrapControls(top: NodeReader[], proxies: ProxyTool[]): McpWr
       continue;
     }
     if (!proxy) continue;
-    if (proxy.name in controls.cache) {
+    if (Object.hasOwn(controls.cache, proxy.name)) {
       node.error(`cache "${proxy.name}" is a duplicate: keep one`);
       continue;
     }
-    if (proxy.name in controls.confirm) {
+    if (Object.hasOwn(controls.confirm, proxy.name)) {
       node.error(
         `"${proxy.name}" cannot be cached: it is confirm-gated, and a cached answer would skip ` +
           `the human gate; remove one of them`,
@@ -289,7 +289,8 @@ export function readWrapControls(top: NodeReader[], proxies: ProxyTool[]): McpWr
       );
       continue;
     }
-    const list = controls.rejectEmptyArguments[proxy.name] ??= [];
+    const list = forTool(controls.rejectEmptyArguments, proxy.name) ??
+      (controls.rejectEmptyArguments[proxy.name] = []);
     if (list.includes(field)) {
       node.error(`reject-empty-argument "${proxy.name}" field="${field}" is a duplicate: keep one`);
       continue;

@@ -522,3 +522,12 @@ export interface InboundToken {
   /** Where the node starts. */
   position?: SourcePosition;
 }
+
+/**
+ * The entry a per-tool record (`confirm`, `cache`, `pins`, ...) holds for
+ * `tool`, never one it inherits: a served tool may be named `toString` or
+ * `constructor`.
+ */
+export function forTool<T>(record: Readonly<Record<string, T>>, tool: string): T | undefined {
+  return Object.hasOwn(record, tool) ? record[tool] : undefined;
+}

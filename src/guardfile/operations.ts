@@ -20,7 +20,7 @@
  *
  * @module
  */
-import type { Controls, Grant, Restrict } from "./model.ts";
+import { type Controls, forTool, type Grant, type Restrict } from "./model.ts";
 import type { McpWrapControls, ProxyTool } from "./mcp_wrap_model.ts";
 
 /** The operation a grant reaches, in words for a message (`GET /files/{}`). */
@@ -43,8 +43,12 @@ export function grantControls(
     items.map(({ name: _name, ...rest }) => rest);
   return {
     confirm: Object.hasOwn(controls.confirm, grant.tool) ? "confirm" : "",
-    pin: text((controls.pins[grant.tool] ?? []).toSorted((a, b) => a.name < b.name ? -1 : 1)),
-    "reject-empty-argument": text((controls.rejectEmptyArguments[grant.tool] ?? []).toSorted()),
+    pin: text(
+      (forTool(controls.pins, grant.tool) ?? []).toSorted((a, b) => a.name < b.name ? -1 : 1),
+    ),
+    "reject-empty-argument": text(
+      (forTool(controls.rejectEmptyArguments, grant.tool) ?? []).toSorted(),
+    ),
     scope: text(grant.scopes.toSorted()),
     "path values": text(grant.params.map((p) => ({ ...p, name: 0, restrict: restrictOf(p.name) }))),
     inputs: text({
@@ -68,8 +72,12 @@ export function proxyOperation(proxy: ProxyTool): string {
 export function proxyControls(proxy: ProxyTool, controls: McpWrapControls): Record<string, string> {
   return {
     confirm: Object.hasOwn(controls.confirm, proxy.name) ? "confirm" : "",
-    pin: text((controls.pins[proxy.name] ?? []).toSorted((a, b) => a.name < b.name ? -1 : 1)),
-    "reject-empty-argument": text((controls.rejectEmptyArguments[proxy.name] ?? []).toSorted()),
+    pin: text(
+      (forTool(controls.pins, proxy.name) ?? []).toSorted((a, b) => a.name < b.name ? -1 : 1),
+    ),
+    "reject-empty-argument": text(
+      (forTool(controls.rejectEmptyArguments, proxy.name) ?? []).toSorted(),
+    ),
     scope: text(proxy.scopes.toSorted()),
     arguments: text(
       proxy.arguments

@@ -7,14 +7,15 @@
  *
  * @module
  */
-import type {
-  Controls,
-  Grant,
-  PromptTemplate,
-  QueryPin,
-  RateStore,
-  ServerIcon,
-  StaticResource,
+import {
+  type Controls,
+  forTool,
+  type Grant,
+  type PromptTemplate,
+  type QueryPin,
+  type RateStore,
+  type ServerIcon,
+  type StaticResource,
 } from "./model.ts";
 import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
@@ -277,7 +278,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       );
       continue;
     }
-    if (grant.tool in controls.extract) {
+    if (Object.hasOwn(controls.extract, grant.tool)) {
       node.error(`extract "${grant.tool}" is a duplicate; keep one`);
       continue;
     }
@@ -306,7 +307,7 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       message = m.trim();
     }
     if (!grant) continue;
-    if (grant.tool in controls.confirm) {
+    if (Object.hasOwn(controls.confirm, grant.tool)) {
       node.error(`confirm "${grant.tool}" is a duplicate; keep one`);
       continue;
     }
@@ -344,11 +345,11 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       );
       continue;
     }
-    if (grant.tool in controls.cache) {
+    if (Object.hasOwn(controls.cache, grant.tool)) {
       node.error(`cache "${grant.tool}" is a duplicate; keep one`);
       continue;
     }
-    if (grant.tool in controls.confirm) {
+    if (Object.hasOwn(controls.confirm, grant.tool)) {
       node.error(
         `"${grant.tool}" cannot be cached: it is confirm-gated, and a cached answer would ` +
           `skip the human gate; remove the cache node`,
@@ -391,7 +392,8 @@ export function readControls(top: NodeReader[], grants: Grant[]): Controls {
       );
       continue;
     }
-    const list = controls.rejectEmptyArguments[grant.tool] ??= [];
+    const list = forTool(controls.rejectEmptyArguments, grant.tool) ??
+      (controls.rejectEmptyArguments[grant.tool] = []);
     if (list.includes(field)) {
       node.error(`reject-empty-argument "${grant.tool}" field="${field}" is a duplicate; keep one`);
       continue;

@@ -23,6 +23,13 @@ export interface RateLimiter {
    * @param signal aborts the wait (the slot is given back)
    */
   take(maxWaitMs: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Give back a slot {@link take} gave, when its call was not sent after all
+   * (refused by a later stage, or answered from the cache): a refused call
+   * spends no budget. Best effort and never throws (a shared store that
+   * cannot be reached keeps the slot spent).
+   */
+  giveBack(): void;
   /** Release connections (a no-op for the in-process bucket). */
   close?(): Promise<void>;
 }

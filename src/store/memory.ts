@@ -64,4 +64,9 @@ export class TokenBucket implements RateLimiter {
     // even if cancelled later (its request was sent).
     await waitForSlot(wait, signal, () => this.#tokens += 1);
   }
+
+  /** Give back one slot a call took but did not use (never past the bucket's capacity). */
+  giveBack(): void {
+    this.#tokens = Math.min(this.#capacity, this.#tokens + 1);
+  }
 }

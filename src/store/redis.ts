@@ -152,6 +152,11 @@ export class RedisBucket implements RateLimiter {
     });
   }
 
+  /** Give back one slot a call took but did not use (best effort: a store that is down keeps it). */
+  giveBack(): void {
+    this.#run("weirGiveBack", this.#options.count).catch(() => {});
+  }
+
   /** Close the connection to this bucket's store (shared by every bucket on the same URL). */
   async close(): Promise<void> {
     await closeClient(this.#options.url);

@@ -23,6 +23,7 @@ import {
   type ValueRules,
   type ValueSource,
 } from "../guardfile/model.ts";
+import { forTool } from "../guardfile/model.ts";
 import { grantAccess } from "../guardfile/reads.ts";
 import { Concealed } from "./concealed.ts";
 import { grantInputSchema } from "./input_schema.ts";
@@ -292,7 +293,7 @@ function grantSurface(grant: Grant, guardfile: Guardfile): Tool {
   if (grant.set) tool.fixedBody = structuredClone(grant.set) as Tool["fixedBody"];
   tool.scopes = [...grant.scopes];
   const controls = guardfile.controls;
-  tool.pins = (controls.pins[grant.tool] ?? []).map((p) => {
+  tool.pins = (forTool(controls.pins, grant.tool) ?? []).map((p) => {
     const pin: Tool["pins"][number] = {
       name: p.name,
       in: "query",
@@ -305,12 +306,13 @@ function grantSurface(grant: Grant, guardfile: Guardfile): Tool {
   });
   const c: ToolControls = {
     rejectEmpty: controls.rejectEmpty.includes(grant.tool),
-    rejectBlank: [...(controls.rejectEmptyArguments[grant.tool] ?? [])].sort(),
+    rejectBlank: [...(forTool(controls.rejectEmptyArguments, grant.tool) ?? [])].sort(),
     rawResponse: grant.rawResponse,
   };
   if (Object.hasOwn(controls.confirm, grant.tool)) c.confirm = controls.confirm[grant.tool];
-  if (controls.cache[grant.tool] !== undefined) c.cacheTtlMs = controls.cache[grant.tool];
-  const extraction = controls.extract[grant.tool];
+  const ttl = forTool(controls.cache, grant.tool);
+  if (ttl !== undefined) c.cacheTtlMs = ttl;
+  const extraction = forTool(controls.extract, grant.tool);
   if (extraction) c.extract = { as: extraction.as, max: extraction.max };
   if (grant.failWhen !== undefined) c.failWhen = grant.failWhen;
   tool.controls = c;

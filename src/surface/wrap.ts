@@ -14,6 +14,7 @@
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { ArgumentRule, McpWrap, ProxyTool } from "../guardfile/mcp_wrap_model.ts";
+import { forTool } from "../guardfile/model.ts";
 import { mcpToolAccess } from "../guardfile/reads.ts";
 import { Concealed } from "./concealed.ts";
 import type { Argument, ArgumentRules, Surface, Tool, ToolControls, Upstream } from "./model.ts";
@@ -154,7 +155,7 @@ function proxySurface(
     const reason = proxy.accept.find((a) => a.id === f.id)?.reason;
     return { ...f, ...(reason !== undefined ? { reason } : {}) };
   });
-  tool.pins = (wrap.controls.pins[proxy.name] ?? []).map((p) => ({
+  tool.pins = (forTool(wrap.controls.pins, proxy.name) ?? []).map((p) => ({
     name: p.name,
     in: "argument",
     value: "literal" in p.value
@@ -165,11 +166,12 @@ function proxySurface(
   const controls = wrap.controls;
   const c: ToolControls = {
     rejectEmpty: controls.rejectEmpty.includes(proxy.name),
-    rejectBlank: [...(controls.rejectEmptyArguments[proxy.name] ?? [])].sort(),
+    rejectBlank: [...(forTool(controls.rejectEmptyArguments, proxy.name) ?? [])].sort(),
     rawResponse: false,
   };
   if (Object.hasOwn(controls.confirm, proxy.name)) c.confirm = controls.confirm[proxy.name];
-  if (controls.cache[proxy.name] !== undefined) c.cacheTtlMs = controls.cache[proxy.name];
+  const ttl = forTool(controls.cache, proxy.name);
+  if (ttl !== undefined) c.cacheTtlMs = ttl;
   tool.controls = c;
   return tool;
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import type { McpServerHeader, McpWrap, ProxyTool } from "../guardfile/mcp_wrap.ts";
-import type { ValueSource } from "../guardfile/model.ts";
+import { forTool, type ValueSource } from "../guardfile/model.ts";
 import { globsPattern } from "../guardfile/glob.ts";
 import type { HeaderTemplate, TemplatePart } from "../mcp_upstream/headers.ts";
 import type { UpstreamTarget } from "../mcp_upstream/connection.ts";
@@ -70,7 +70,7 @@ export function entriesOf(wrap: McpWrap): ServedEntry[] {
       ...(p.annotations ? { annotations: p.annotations } : {}),
       arguments: p.arguments.map(argumentOverride),
     },
-    pins: (wrap.controls.pins[p.name] ?? []).map((pin): EntryPin => {
+    pins: (forTool(wrap.controls.pins, p.name) ?? []).map((pin): EntryPin => {
       if ("literal" in pin.value) {
         return {
           name: pin.name,
@@ -156,7 +156,7 @@ export function checkControls(wrap: McpWrap, host: UpstreamHost): string[] {
     const properties = Object.keys(
       (state.spec.inputSchema?.properties ?? {}) as Record<string, unknown>,
     );
-    for (const field of wrap.controls.rejectEmptyArguments[name] ?? []) {
+    for (const field of forTool(wrap.controls.rejectEmptyArguments, name) ?? []) {
       if (!properties.includes(field)) {
         out.push(
           `reject-empty-argument "${name}" field="${field}": the served tool has no argument ` +
@@ -165,7 +165,8 @@ export function checkControls(wrap: McpWrap, host: UpstreamHost): string[] {
       }
     }
     if (
-      wrap.controls.cache[name] !== undefined && state.spec.annotations?.destructiveHint === true &&
+      forTool(wrap.controls.cache, name) !== undefined &&
+      state.spec.annotations?.destructiveHint === true &&
       state.spec.annotations?.readOnlyHint !== true
     ) {
       out.push(

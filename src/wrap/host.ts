@@ -1,9 +1,9 @@
 /**
- * serve-upstream as a host of the MCP core (a mode's room: it joins the
- * client side in src/mcp_upstream/ with the guard's redaction and the audit
- * log): the catalog weir serves for an
- * allowlist over one upstream connection, the dispatch of every call, and
- * the re-verification of the surface.
+ * The host of the wrap mode, both forms: the catalog weir serves for the
+ * served entries over one connection to the MCP server, each entry's state,
+ * and the re-verification of the surface. A call passes the control pipeline
+ * (src/guard/pipeline.ts) with the wrap mode's stages (`call.ts`), which read
+ * the host's state.
  *
  * The catalog is the allowlist's {@link ToolDecision}s (`decision.ts`): a
  * served tool as the upstream defines it, a stubbed one as a `NOT
@@ -13,41 +13,15 @@
  * once as `upstream_drift`), the other tools keep serving, and `onChanged`
  * is told (so clients that listen hear the list changed).
  *
- * One call, in order (each refusal is one audit line naming its rule, each
- * call let through one line with its outcome): the allowlist, whatever the
- * catalog says (`policy_denied`); a stub refuses (`schema_drift` for a
- * drifted tool, `tool_unavailable` otherwise); the surface is re-verified
- * (today before every call, concurrent calls sharing one listing begun after
- * they arrived); pins (`pins.ts`); then `tools/call` is sent once, with the
- * arguments as the caller spelled them (`spelledArguments`), the caller's
- * cancellation and the request timeout; the upstream's progress notifications
- * for it go to the caller (`CallContext.progress`: stdio, or the HTTP answer's
- * event stream), at most one per 100 ms. An upstream failure is named by its
- * kind (`upstream_unavailable`, `upstream_cut_off`, `upstream_redirect`,
- * `upstream_too_large`, `upstream_timeout`, `upstream_error`); the result
- * comes back as the upstream sent it, with header secrets redacted and text
- * cleaned.
- *
  * @module
  */
-import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
-import type { Dispatch, Logger } from "../mcp/server.ts";
-import { type CallerIdentity, identityHeaders } from "./identity.ts";
-import { ruleOfError, WeirError } from "../errors/kinds.ts";
-import { checkRestrictedValue } from "../guard/restricted_value.ts";
-import { nameTwinRefusal } from "../guard/name_twins.ts";
-import type { CallToolResult, Catalog } from "../mcp/types.ts";
-import { cleanDeep } from "../mcp/text.ts";
-import {
-  MAX_ANSWER_DEPTH,
-  MIN_SECRET_LENGTH,
-  nestsDeeperThan,
-  Redactor,
-} from "../guard/secrets.ts";
+import type { Logger } from "../mcp/server.ts";
+import type { CallerIdentity } from "./identity.ts";
+import { WeirError } from "../errors/kinds.ts";
+import type { Catalog } from "../mcp/types.ts";
+import { MIN_SECRET_LENGTH, Redactor } from "../guard/secrets.ts";
 import { untilAborted } from "../outbound/deadline.ts";
-import { auditAllowed, auditRefused, subjectOf } from "../ops/audit.ts";
 import { CoalescedCheck } from "../mcp_upstream/coalesced_check.ts";
-import { clip, failureOf } from "./failures.ts";
 import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import {
   decideTools,
@@ -58,21 +32,16 @@ import {
   type ToolDecision,
 } from "../mcp_upstream/decision.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
-import { type ToolPins, toolPins, withPins } from "../mcp_upstream/pins.ts";
-import { toUpstreamArguments } from "../mcp_upstream/overrides.ts";
+import { type ToolPins, toolPins } from "../mcp_upstream/pins.ts";
 import {
-  argumentNames,
   type EntryState,
   entryState,
-  pinValues,
   sameListing,
   scanAuditLine,
   type ServedEntry,
 } from "./entries.ts";
 import { DEFAULT_MAX_STALENESS_MS, Freshness } from "../mcp_upstream/freshness.ts";
 import { readableResources, withServedLinks } from "../mcp_upstream/apps.ts";
-import { sendCall } from "./tasks.ts";
-import { forwarder } from "./progress.ts";
 import type { SchemaProfile } from "../mcp/schema_profile.ts";
 
 export type { EntryPin, EntryState, ServedEntry } from "./entries.ts";
@@ -313,7 +282,22 @@ export class UpstreamHost {
     return { tools, resources: [], prompts: [] };
   }
 
-  #pinsOf(decision: ServedTool): ToolPins {
+  /** The state of the served entry `name`, or `undefined` for a name not served. */
+  state(name: string): EntryState | undefined {
+    return this.#states.get(name);
+  }
+
+  /**
+   * How fresh the last verification of the MCP server's definitions is
+   * (src/mcp_upstream/freshness.ts): `stale` (verify before the call),
+   * `refresh` (verify in the background) or `fresh`.
+   */
+  freshness(): ReturnType<Freshness["state"]> {
+    return this.#freshness.state();
+  }
+
+  /** The pins of a served tool of the command-line form (`--pin`), made once per decision. */
+  pinsOf(decision: ServedTool): ToolPins {
     let pinned = this.#pins.get(decision.name);
     if (!pinned) {
       this.#pins.set(decision.name, pinned = toolPins(decision.definition, decision.pins));
@@ -321,172 +305,52 @@ export class UpstreamHost {
     return pinned;
   }
 
-  /** The core's dispatch for this host (by served name). */
-  readonly dispatch: Dispatch = async (name, args, ctx) => {
-    const { log } = this.#options;
-    const started = performance.now();
-    const subject = subjectOf(ctx.auth);
-    const allowed = (outcome: string, status: number, location?: string) =>
-      auditAllowed(log, {
-        tool: name,
-        outcome,
-        status,
-        durationMs: performance.now() - started,
-        subject,
-        location,
-      });
-    const failed = (failure: WeirError) => {
-      allowed(failure.kind, failure.status, failure.location);
-      return failure;
-    };
-    // The served entries first, whatever the catalog says.
-    if (!this.#states.has(name)) {
-      auditRefused(log, { rule: "allowlist", status: 403, tool: name, subject });
-      throw new WeirError("policy_denied", `tool "${name}" is not on the allowlist`);
-    }
-    this.#refuseStub(name, subject);
-    const redactor = new Redactor();
-    try {
-      for (const secret of headerSecrets(this.#options.headers)) redactor.add(secret);
-    } catch (error) {
-      throw failed(new WeirError("upstream_auth", (error as Error).message, { cause: error }));
-    }
-    // Re-verify the definitions when the last verification is too old (or
-    // voided by the upstream's list_changed); in the background when it is
-    // getting old (src/mcp_upstream/freshness.ts).
-    const freshness = this.#freshness.state();
-    if (freshness === "stale") {
-      try {
-        await this.reverify(ctx.signal);
-      } catch (error) {
-        throw failed(failureOf(error, "checking the upstream's tool list", redactor, ctx));
-      }
-    } else if (freshness === "refresh") {
-      this.reverify().catch((error) =>
-        log({
-          level: "warn",
-          event: "upstream_reverify_failed",
-          error: clip(String((error as Error)?.message ?? error)),
-        })
-      );
-    }
-    const state = this.#refuseStub(name, subject);
-    let sent: JsonObject;
-    if (state.translation) {
-      let pins: Map<string, unknown>;
-      try {
-        pins = pinValues(state, redactor);
-      } catch (error) {
-        if (error instanceof WeirError) throw failed(error);
-        throw error;
-      }
-      for (const [key, globs] of state.translation.restricted) {
-        if (!Object.hasOwn(args, key)) continue;
-        try {
-          // The served schema takes strings only here; anything else is refused too.
-          checkRestrictedValue(`argument "${key}" of "${name}"`, args[key], globs);
-        } catch (error) {
-          if (!(error instanceof WeirError)) throw error;
-          auditRefused(log, {
-            rule: ruleOfError(error) ?? "restrict",
-            status: 403,
-            tool: name,
-            subject,
-          });
-          throw error;
-        }
-      }
-      const translated = toUpstreamArguments(args, spelledArguments(args), state.translation, pins);
-      if (!translated.ok) {
-        auditRefused(log, { rule: "pin", status: 403, tool: name, reason: "arguments", subject });
-        throw new WeirError("policy_denied", translated.message);
-      }
-      sent = translated.arguments;
-    } else {
-      const pinned = withPins(name, args, spelledArguments(args), this.#pinsOf(state.decision));
-      if (!pinned.ok) {
-        auditRefused(log, {
-          rule: "pin",
-          status: 403,
-          tool: name,
-          reason: pinned.arg ? `argument ${pinned.arg} differs from its pin` : "pinned arguments",
-          subject,
-        });
-        throw new WeirError("policy_denied", pinned.message);
-      }
-      sent = pinned.sent;
-    }
-    // Stage (a): no key the upstream could read as one of its arguments, past its rules.
-    const twin = nameTwinRefusal(name, sent, ...argumentNames(state));
-    if (twin) {
-      throw (auditRefused(log, { rule: "name_twin", status: 403, tool: name, subject }), twin);
-    }
-    // The caller's identity upstream (token exchange); no await on a call without it.
-    const identity = this.#options.identity;
-    const headers = identity && await identityHeaders(identity, name, ctx, redactor, log);
-    let result: CallToolResult;
-    // The upstream's progress for this call, to the caller's stream when it asked (rate-bounded).
-    const progress = ctx.progress ? forwarder(ctx.progress, redactor) : undefined;
-    try {
-      // A task, or a plain call (src/wrap/tasks.ts).
-      result = await sendCall(
-        this.#options.connection,
-        state.entry.upstream,
-        sent,
-        state.decision,
-        ctx,
-        { onProgress: progress?.forward, ...(headers ? { headers } : {}) },
-      );
-    } catch (error) {
-      throw failed(failureOf(error, "calling the tool", redactor, ctx));
-    } finally {
-      // The newest progress still waiting goes out before the result (not after a cancellation).
-      progress?.stop(!ctx.signal?.aborted);
-    }
-    if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
-      throw failed(
-        new WeirError(
-          "upstream_too_deep",
-          `the upstream answered a result nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,
-        ),
-      );
-    }
-    allowed(
-      ctx.task ? "task_created" : result.isError ? "tool_error" : "ok",
-      result.isError ? 500 : 200,
-    );
-    // Clean text out (docs/spec-mode.md, "Clean text out"): the upstream's strings
-    // are well-formed Unicode without terminal control sequences, as in serve.
-    return cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
-  };
+  /** The connection the host forwards calls on. */
+  get connection(): UpstreamConnection {
+    return this.#options.connection;
+  }
+
+  /** The MCP server's header templates (their secrets are redacted from answers). */
+  get headers(): readonly HeaderTemplate[] {
+    return this.#options.headers;
+  }
+
+  /** Token exchange: the caller's identity upstream, when the host sends it. */
+  get identity(): CallerIdentity | undefined {
+    return this.#options.identity;
+  }
+
+  /** Where the host logs. */
+  get log(): Logger {
+    return this.#options.log;
+  }
 
   /**
-   * The served state of `name`.
-   * @throws {WeirError} `schema_drift` or `tool_unavailable` when it is a stub (audited)
+   * The served state of `name`, for a call.
+   * @throws {WeirError} `policy_denied` (rule `allowlist`) for a name not
+   *   served; `schema_drift` (rule `fingerprint`) or `tool_unavailable` (rule
+   *   `withheld`) when it is a stub
    */
-  #refuseStub(name: string, subject?: string): Extract<EntryState, { kind: "served" }> {
-    const state = this.#states.get(name)!;
+  servedState(name: string): Extract<EntryState, { kind: "served" }> {
+    const state = this.#states.get(name);
+    if (!state) {
+      throw new WeirError("policy_denied", `tool "${name}" is not on the allowlist`, {
+        rule: "allowlist",
+      });
+    }
     if (state.kind === "served") return state;
     const stub = state.stub;
-    const drifted = stub.why === "drifted";
-    auditRefused(this.#options.log, {
-      rule: drifted ? "fingerprint" : "withheld",
-      status: drifted ? 409 : 403,
-      tool: name,
-      reason: drifted
-        ? "the definition changed upstream since start-up"
-        : `not served (${stub.why})`,
-      subject,
-    });
-    if (drifted) {
+    if (stub.why === "drifted") {
       throw new WeirError(
         "schema_drift",
         `tool "${name}": ${stub.reason}; weir refuses it until restarted (${stub.remedy})`,
+        { rule: "fingerprint", reason: "the definition changed upstream since start-up" },
       );
     }
     throw new WeirError(
       "tool_unavailable",
       `tool "${name}" is not available: ${stubWords(stub)}; nothing was sent`,
+      { reason: `not served (${stub.why})` },
     );
   }
 }

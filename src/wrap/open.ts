@@ -42,6 +42,9 @@ import {
 import { renamedOntoListed } from "./entries.ts";
 import type { CallerIdentity } from "./identity.ts";
 import { tasksCarried, upstreamTasks } from "./tasks.ts";
+import { wrapPipeline } from "./call.ts";
+import { pipelineDispatch } from "../guard/pipeline.ts";
+import { processValues } from "../guard/values.ts";
 
 /** What `serve-upstream` was asked to do. */
 export interface ServeUpstreamConfig {
@@ -328,7 +331,13 @@ export async function buildUpstreamServer(
       version: "0.1.0",
       toolsListChanged: true,
       catalog: () => host.catalog(),
-      dispatch: host.dispatch,
+      dispatch: pipelineDispatch(wrapPipeline(host, {
+        server: config.name,
+        resolver: processValues,
+        log,
+        stateKeys: options.stateKeys,
+        waitMs: config.requestTimeoutMs,
+      })),
       // MCP 2025-11-25 tasks, when the MCP server can run them (src/wrap/tasks.ts).
       tasks: tasksCarried(connection, host.served())
         ? upstreamTasks(connection, () => secretsRedactor(config.headers), log, options.identity)

@@ -10,7 +10,7 @@
  * resources and prompts, and the MCP server's resources that served tools
  * link to as their interface (MCP Apps, src/mcp_upstream/apps.ts) or that
  * `proxy-resource` names. Around the host's dispatch, the guard's controls
- * by served name (`controls.ts`).
+ * by served name (the control pipeline, `call.ts`).
  *
  * @module
  */
@@ -39,7 +39,8 @@ import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
 import type { TokenGrant } from "../inbound/static_tokens.ts";
 import type { Surface } from "../ops/reload.ts";
 import { guardfileTokens } from "../ops/flags.ts";
-import { controlledDispatch, controlledTools } from "./controls.ts";
+import { controlledTools, wrapPipeline } from "./call.ts";
+import { pipelineDispatch } from "../guard/pipeline.ts";
 import { describeWrap } from "./describe.ts";
 import {
   checkControls,
@@ -219,7 +220,7 @@ export async function buildWrapSurface(
       }
       return last.catalog;
     };
-    const dispatch = controlledDispatch(host.dispatch, {
+    const dispatch = pipelineDispatch(wrapPipeline(host, {
       server: wrap.name,
       controls: wrap.controls,
       withholds,
@@ -229,7 +230,7 @@ export async function buildWrapSurface(
       stateKeys: options.stateKeys,
       waitMs: wrap.settings.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs,
       perCaller: credential !== undefined,
-    });
+    }));
     const staticRead = resourceReader(wrap.resources);
     // An interface belongs to the served tools that link to it: a caller limited to other
     // tools (a token's subset, OAuth scopes) neither lists nor reads it. The file's own

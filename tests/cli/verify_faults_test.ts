@@ -34,9 +34,9 @@ const MUTATIONS: Record<string, Mutation> = {
   pinSkipped: {
     fault: "a pin skipped",
     edits: [[
-      "src/guard/send.ts",
-      /for \(const pin of guardfile\.controls\.pins\[grant\.tool\] \?\? \[\]\)/,
-      "for (const pin of [] as typeof guardfile.controls.pins[string])",
+      "src/guard/outgoing.ts",
+      /for \(const pin of forTool\(guardfile\.controls\.pins, grant\.tool\) \?\? \[\]\)/,
+      "for (const pin of [] as QueryPin[])",
     ]],
   },
   secretEchoed: {
@@ -59,8 +59,8 @@ const MUTATIONS: Record<string, Mutation> = {
     fault: "a confirmation skipped",
     edits: [[
       "src/guard/confirm.ts",
-      /async confirm\(tool: string, args: Record<string, unknown>, ctx: CallContext\): Promise<void> \{\n/,
-      "async confirm(tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<void> {\n    if (tool) return;\n",
+      /async confirm\([^)]*\): Promise<void> \{\n/,
+      "$&    if (tool) return;\n",
     ]],
   },
   formBracketsDropped: {

@@ -45,7 +45,11 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 (input_required, then
     assert.equal(upstream.requests[0].path, "/tickets/7");
     assert.equal(asked.length, 1);
     assert.match(asked[0], /^Delete this ticket for good\?/);
-    assert.match(asked[0], /Tool: delete_ticket\nArguments: \{"id":"7"\}/, "the exact arguments");
+    assert.match(
+      asked[0],
+      /Tool: delete_ticket\nRequest: DELETE \/tickets\/7\nArguments:\n {2}"id": "7"$/,
+      "the tool, the request and the exact arguments",
+    );
 
     for (const action of ["decline", "cancel"] as const) {
       answer.next = action;
@@ -92,7 +96,7 @@ Deno.test("confirm with the v2 client pinned to 2026-07-28 over stdio", async ()
     assert.equal(ok.isError, undefined, textOf(ok));
     assert.equal(upstream.requests.length, 1);
     assert.equal(asked.length, 2);
-    assert.match(asked[1], /Arguments: \{"id":"9"\}/);
+    assert.match(asked[1], /Request: DELETE \/tickets\/9\nArguments:\n {2}"id": "9"$/);
   } finally {
     await client.close();
     await upstream.close();
@@ -349,7 +353,7 @@ Deno.test("confirm with the v1 client on 2025-11-25: elicitation over stdio, imp
     assert.equal(upstream.requests.length, 1);
     assert.match(
       asked[0],
-      /^Delete this ticket for good\?\n\nTool: delete_ticket\nArguments: \{"id":"3"\}/,
+      /^Delete this ticket for good\?\n\nTool: delete_ticket\nRequest: DELETE \/tickets\/3\nArguments:\n {2}"id": "3"$/,
     );
     answer.next = "decline";
     const no = await client.callTool({ name: "delete_ticket", arguments: { id: "4" } });

@@ -44,7 +44,11 @@ wrap ward mcp tickets {
     const ok = await client.callTool({ name: "close", arguments: { id: "7" } });
     assert.equal(ok.isError, undefined, textOf(ok));
     assert.equal(answer.asked.length, 1);
-    assert.match(answer.asked[0], /^Close this ticket\?\n\nTool: close\nArguments: \{"id":"7"\}/);
+    assert.match(
+      answer.asked[0],
+      /^Close this ticket\?\n\nTool: close\nRequest: tools\/call close_ticket\nArguments:\n {2}"id": "7"$/,
+      "the served tool, the MCP server's tool and the arguments",
+    );
     assert.equal(up.calls().length, 1);
     assert.equal(JSON.parse(up.calls()[0]).params.name, "close_ticket");
 

@@ -18,7 +18,8 @@ import {
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { ROOT, runCli, type Served, untilListening } from "../support/cli.ts";
 import { runWeir, weirAll } from "../support/upstream_cli.ts";
-import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
+import { startSdkUpstream } from "../support/sdk_upstream.ts";
+import { GITHUB_MCP_TOOLS } from "../support/github_mcp_tools.ts";
 import { until as holds } from "../support/wait.ts";
 
 const EVERYTHING = "guardfiles/everything.mcp.kdl";
@@ -153,60 +154,11 @@ Deno.test("everything.mcp.kdl: describe and serve as shipped; SIGHUP adds a tool
   assert.match(weir.stderr(), /"event":"reloaded","trigger":"SIGHUP"/);
 });
 
-const OWNER = { type: "string", description: "Repository owner" };
-const REPO = { type: "string", description: "Repository name" };
-const GITHUB_TOOLS: ListedTool[] = [
-  {
-    name: "get_issue",
-    inputSchema: {
-      type: "object",
-      properties: { owner: OWNER, repo: REPO, issue_number: { type: "number" } },
-      required: ["owner", "repo", "issue_number"],
-    },
-    annotations: { readOnlyHint: true },
-  },
-  {
-    name: "list_issues",
-    inputSchema: {
-      type: "object",
-      properties: {
-        owner: OWNER,
-        repo: REPO,
-        state: { type: "string", enum: ["OPEN", "CLOSED"] },
-        perPage: { type: "number", minimum: 1, maximum: 100 },
-      },
-      required: ["owner", "repo"],
-    },
-    annotations: { readOnlyHint: true },
-  },
-  {
-    name: "add_issue_comment",
-    inputSchema: {
-      type: "object",
-      properties: {
-        owner: OWNER,
-        repo: REPO,
-        issue_number: { type: "number" },
-        body: { type: "string" },
-      },
-      required: ["owner", "repo", "issue_number", "body"],
-    },
-  },
-  {
-    name: "merge_pull_request",
-    inputSchema: {
-      type: "object",
-      properties: { owner: OWNER, repo: REPO },
-      required: ["owner", "repo"],
-    },
-  },
-];
-
 Deno.test("github-mcp.mcp.kdl: describe and serve against an HTTP MCP server; the rules hold, the token is not logged", async () => {
   const up = await startSdkUpstream({
     revision: "2026-07-28",
     framing: "json",
-    tools: GITHUB_TOOLS,
+    tools: GITHUB_MCP_TOOLS,
   });
   const dir = await Deno.makeTempDir({ prefix: "weir-github-" });
   const file = `${dir}/github-mcp.mcp.kdl`;

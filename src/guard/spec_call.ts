@@ -1,0 +1,416 @@
+/**
+ * Spec mode's part of the control pipeline (src/guard/pipeline.ts): what a
+ * grant plugs into the stages.
+ *
+ * - (a) {@link SpecMode.check}: optional inputs sent as `null` dropped, then
+ *   the request planned from the grant (src/guard/request.ts: path values in
+ *   every decoded form, `restrict`, metacharacters, exclusive inputs, the
+ *   body) and built (src/guard/outgoing.ts: base URL, pins and credential
+ *   resolved, the URL's length, the granted upstream). A sql grant binds its
+ *   parameters only at (e).
+ * - (e) {@link SpecMode.send}: the request, once (or the statement).
+ * - (f) {@link SpecMode.answer}: a status other than 2xx judged, the answer's
+ *   cap, extraction, JSON read exactly, depth, `fail-when`, redaction of
+ *   every secret the call resolved, `reject-empty`, and the coverage envelope.
+ *
+ * One deadline per call ({@link SpecCall}, `--upstream-timeout` counted from
+ * the start of the call) spans the rate limit, the confirmation, a database
+ * connection and the upstream's answer.
+ *
+ * @module
+ */
+import { redirectRefusal } from "../outbound/once.ts";
+import { Deadline } from "../outbound/deadline.ts";
+import { cleanDeep, cleanText, clipText, jsonTextIsClean, parseJsonExact } from "../mcp/text.ts";
+import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
+import { type CallContext, type Logger, ToolError } from "../mcp/server.ts";
+import type { CallToolResult } from "../mcp/types.ts";
+import { type Extraction, forTool, type Grant, type Guardfile } from "../guardfile/model.ts";
+import { jmesPathPredicate } from "../guardfile/jmespath.ts";
+import { grantInputNames } from "../guardfile/grant.ts";
+import { type ErrorKind, WeirError } from "../errors/kinds.ts";
+import { type Envelope, envelope } from "./coverage.ts";
+import { indexRestricts, planRequest, type RestrictIndex, withoutNulls } from "./request.ts";
+import {
+  exchangeUpstream,
+  type OutgoingRequest,
+  type UpstreamAnswer,
+  type UpstreamCredential,
+  type UpstreamLimits,
+} from "./send.ts";
+import { buildUpstreamRequest, withExchangedToken } from "./outgoing.ts";
+import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
+import type { ValueResolver } from "./values.ts";
+import { isEmpty } from "./controls.ts";
+import { type SqlAnswer, SqlRunner } from "./sql.ts";
+import { extract } from "./extract.ts";
+import type { CallMode, CallState, ShownCall } from "./pipeline.ts";
+
+/** Upstream answers as text (non-fatal: a bad byte becomes U+FFFD, as before). */
+const utf8 = new TextDecoder();
+
+const EXCERPT_CHARS = 200;
+
+/** The step of a call that waits for the upstream (its timeout says "did not answer"). */
+const UPSTREAM_ANSWER = "waiting for the upstream's answer";
+
+/**
+ * One call of a grant: its deadline (`--upstream-timeout`, counted from the
+ * start of the call) over every wait in it, and what each stage settled. A
+ * caller told the call timed out can rely on it: nothing was sent after
+ * that, and the message says whether anything had been (docs/spec-mode.md,
+ * "One deadline per call").
+ */
+export class SpecCall implements CallState {
+  readonly tool: string;
+  readonly grant: Grant;
+  readonly started: number;
+  /** The arguments as the agent sent them (numbers as written: `spelledArguments`). */
+  readonly original: Record<string, unknown>;
+  args: Record<string, unknown>;
+  upstreamStatus?: number;
+  /** (a) The request built (an HTTP grant). */
+  request?: OutgoingRequest;
+  /** (a) Receives every secret the call resolves; (f) redacts them from the answer. */
+  readonly redactor = new Redactor();
+  /** (e) The upstream's answer (an HTTP grant), or the statement's (a sql grant). */
+  answer?: UpstreamAnswer;
+  rows?: SqlAnswer;
+  /** The answer cap in bytes a sql read stops at (0: none). */
+  readonly maxBytes: number;
+  readonly #ctx: CallContext;
+  readonly #deadline: Deadline;
+  readonly #timeoutMs: number;
+  #doing = "starting";
+  #sent = false;
+
+  constructor(
+    grant: Grant,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    started: number,
+    limits: UpstreamLimits,
+  ) {
+    this.tool = grant.tool;
+    this.grant = grant;
+    this.original = args;
+    this.args = args;
+    this.started = started;
+    this.maxBytes = limits.maxResponseBytes;
+    this.#ctx = ctx;
+    this.#timeoutMs = limits.timeoutMs;
+    this.#deadline = new Deadline(ctx.signal, limits.timeoutMs, () => this.#expired());
+  }
+
+  get signal(): AbortSignal {
+    return this.#deadline.signal;
+  }
+
+  remainingMs(): number {
+    return this.#timeoutMs > 0
+      ? Math.max(1, Math.ceil(this.started + this.#timeoutMs - performance.now()))
+      : 0;
+  }
+
+  phase(doing: string, sent: boolean): void {
+    this.#doing = doing;
+    this.#sent ||= sent;
+  }
+
+  timedOut(): ToolError | undefined {
+    const signal = this.#deadline.signal;
+    return signal.aborted && !this.#ctx.signal.aborted && signal.reason instanceof ToolError
+      ? signal.reason
+      : undefined;
+  }
+
+  clear(): void {
+    this.#deadline.clear();
+  }
+
+  #expired(): WeirError {
+    const { grant } = this;
+    const kind: ErrorKind = grant.sql ? "sql_timeout" : "upstream_timeout";
+    // An HTTP grant is named as its errors name it: method and path template.
+    const what = grant.sql ? `"${grant.tool}"` : `${grant.method} ${grant.path}`;
+    const ms = this.#timeoutMs;
+    return new WeirError(
+      kind,
+      this.#sent && !grant.sql && this.#doing === UPSTREAM_ANSWER
+        ? `${what} did not answer within ${ms} ms; the request was sent and may have taken effect`
+        : `${what} did not finish within ${ms} ms (${this.#doing}); ` +
+          (this.#sent
+            ? "the request was sent and may have taken effect"
+            : "nothing was sent, and nothing will be"),
+    );
+  }
+}
+
+/** Options of {@link SpecMode}. */
+export interface SpecModeOptions {
+  resolver: ValueResolver;
+  limits: UpstreamLimits;
+  log: Logger;
+  /** `auth token-exchange`: the token sent upstream for a call's caller. */
+  upstreamCredential?: UpstreamCredential;
+}
+
+/** A guardfile's grants as the pipeline's mode (built once per loaded file). */
+export class SpecMode implements CallMode<SpecCall> {
+  readonly #guardfile: Guardfile;
+  readonly #options: SpecModeOptions;
+  readonly #grants: Map<string, Grant>;
+  readonly #restricts: RestrictIndex;
+  readonly #failWhen: Map<string, (answer: unknown, scope: Record<string, unknown>) => boolean>;
+  readonly #rejectEmpty: ReadonlySet<string>;
+  /** Per grant: path values, then query inputs (what a person sees first). */
+  readonly #identifying: Map<string, readonly string[]>;
+  readonly #sql?: SqlRunner;
+  readonly #exchanges: boolean;
+
+  constructor(guardfile: Guardfile, options: SpecModeOptions) {
+    this.#guardfile = guardfile;
+    this.#options = options;
+    this.#grants = new Map(guardfile.grants.map((g) => [g.tool, g]));
+    this.#restricts = indexRestricts(guardfile);
+    this.#failWhen = new Map(
+      guardfile.grants.filter((g) => g.failWhen).map((g) => [
+        g.tool,
+        jmesPathPredicate(g.failWhen!),
+      ]),
+    );
+    this.#rejectEmpty = new Set(guardfile.controls.rejectEmpty);
+    this.#exchanges = guardfile.auth.scheme === "token-exchange";
+    this.#identifying = new Map(
+      guardfile.grants.map((g) => [g.tool, [...g.pathParams, ...g.query.map((q) => q.name)]]),
+    );
+    if (guardfile.database) {
+      const { resolver, limits, log } = options;
+      this.#sql = new SqlRunner(guardfile.database, resolver, limits.timeoutMs, log);
+    }
+  }
+
+  begin(name: string, args: Record<string, unknown>, ctx: CallContext, started: number): SpecCall {
+    const grant = this.#grants.get(name);
+    if (!grant) throw new ToolError(`unknown tool "${name}"`, { status: 404 });
+    return new SpecCall(grant, args, ctx, started, this.#options.limits);
+  }
+
+  /** (a) Nulls dropped; an HTTP grant's request planned and built (nothing is sent). */
+  async check(call: SpecCall): Promise<void> {
+    const { grant } = call;
+    // An optional input sent as null was not given: no check, cache key or request sees it.
+    call.args = withoutNulls(grant, call.original);
+    if (grant.sql) return;
+    // What is sent carries each number as the agent wrote it (1e21, 1.0, -0):
+    // the arguments' spelled twin (src/mcp/jsonrpc.ts), nulls dropped alike.
+    const spelled = spelledArguments(call.original);
+    const planned = planRequest(
+      grant,
+      spelled ? withoutNulls(grant, spelled) : call.args,
+      this.#restricts,
+    );
+    call.request = await buildUpstreamRequest(
+      this.#guardfile,
+      grant,
+      planned,
+      this.#options.resolver,
+      call.redactor,
+    );
+  }
+
+  /**
+   * (b) With `auth token-exchange`, the caller's own token exchanged for the
+   * upstream's (a refusal is the caller's: 403 `token_exchange_refused`, or
+   * 503 `token_exchange_unavailable`); nothing otherwise.
+   */
+  identify(call: SpecCall, ctx: CallContext): void | Promise<void> {
+    if (this.#exchanges && !call.grant.sql) return this.#exchange(call, ctx);
+  }
+
+  async #exchange(call: SpecCall, ctx: CallContext): Promise<void> {
+    const credential = this.#options.upstreamCredential;
+    const token = credential
+      ? (call.phase("waiting for the token exchange", false),
+        await credential(ctx.auth, call.tool, call.grant.scopes, call.signal))
+      : undefined;
+    withExchangedToken(call.request!, call.tool, token, call.redactor);
+  }
+
+  shown(call: SpecCall): ShownCall {
+    const request = call.request;
+    return {
+      // The path as sent; never the query, which may carry a credential or a secret pin
+      // (the caller's query values are among the arguments shown).
+      request: request
+        ? `${request.method} ${request.target.pathname}`
+        : `SQL ${clipText(call.grant.sql!.statement.replace(/\s+/g, " ").trim(), 200)}`,
+      identifying: this.#identifying.get(call.tool)!,
+    };
+  }
+
+  /** (e) The request (or the statement), once. */
+  async send(call: SpecCall): Promise<void> {
+    if (call.grant.sql) {
+      const spelled = spelledArguments(call.original);
+      call.rows = await this.#sql!.run(call.grant, call.args, call.signal, call, spelled);
+      return;
+    }
+    call.phase(UPSTREAM_ANSWER, false);
+    call.answer = await exchangeUpstream(
+      call.request!,
+      // No timer of its own: the call's signal is the deadline, and its error names the
+      // --upstream-timeout as set (never what was left of it) and whether the request was sent.
+      { ...this.#options.limits, timeoutMs: 0 },
+      call.signal,
+      () => call.phase(UPSTREAM_ANSWER, true),
+    );
+    call.upstreamStatus = call.answer.status;
+  }
+
+  /** (f) The answer: judged, capped, extracted, read, redacted, wrapped with its coverage. */
+  answer(call: SpecCall): CallToolResult | Promise<CallToolResult> {
+    return call.grant.sql ? this.#sqlAnswer(call) : this.#httpAnswer(call);
+  }
+
+  #sqlAnswer(call: SpecCall): CallToolResult {
+    const { grant } = call;
+    const answer = call.rows!;
+    const { maxResponseBytes } = this.#options.limits;
+    if (maxResponseBytes > 0 && answer.bytes > maxResponseBytes) {
+      throw new WeirError(
+        "sql_too_large",
+        `${grant.tool} produced more than the ${maxResponseBytes}-byte answer cap (the ` +
+          `read stopped there); lower max-rows or select fewer or narrower columns`,
+        { status: 502 },
+      );
+    }
+    if (this.#failsWhen(grant, answer.result, call.args)) {
+      throw new WeirError("sql_failed", `${grant.tool} matched fail-when ${grant.failWhen}`, {
+        status: 502,
+      });
+    }
+    const rows = answer.result.rows;
+    if (this.#rejectEmpty.has(grant.tool) && Array.isArray(rows) && rows.length === 0) {
+      throw new WeirError(
+        "reject_empty",
+        `${grant.tool} found no rows; an empty answer is not treated as "none found"`,
+        { status: 502 },
+      );
+    }
+    const env = envelope(cleanDeep(answer.result), answer.bytes);
+    env.coverage.truncated = answer.truncated;
+    return envelopeResult(env);
+  }
+
+  #httpAnswer(call: SpecCall): CallToolResult | Promise<CallToolResult> {
+    const { grant, redactor } = call;
+    const answer = call.answer!;
+    const what = `${grant.method} ${grant.path}`;
+    if (answer.status >= 300) {
+      const excerpt = clipText(
+        cleanText(redactor.text(utf8.decode(answer.body))).replace(/\s+/g, " ").trim(),
+        EXCERPT_CHARS,
+      );
+      if (answer.status < 400) {
+        // Never followed: the caller hears the status; the target is for the audit line.
+        throw new WeirError("upstream_redirect", `${what} ${redirectRefusal(answer.status)}`, {
+          location: answer.location,
+        });
+      }
+      throw new WeirError(
+        "upstream_error",
+        `${what} -> ${answer.status} ${answer.statusText}` + (excerpt ? `: ${excerpt}` : ""),
+      );
+    }
+    const extraction = forTool(this.#guardfile.controls.extract, grant.tool);
+    if (extraction) return this.#extracted(call, extraction);
+    // Decoded only here: an extraction reads the bytes themselves.
+    const text = utf8.decode(answer.body);
+    let result: unknown;
+    if (answer.body.length === 0) {
+      result = cleanText(`${answer.status} ${answer.statusText}`.trim());
+    } else if (grant.rawResponse) {
+      result = cleanText(redactor.text(text));
+    } else {
+      try {
+        // Numbers pass through exactly: src/mcp/text.ts.
+        result = parseJsonExact(text);
+      } catch {
+        const media = /^[\w.+-]+\/[\w.+-]+/.exec(answer.contentType)?.[0] ?? "a body";
+        throw new WeirError(
+          "upstream_not_json",
+          `${what} -> ${answer.status} answered ${
+            redactor.text(media)
+          } that is not JSON (add raw-response to the grant to pass text through)`,
+          { status: 502 },
+        );
+      }
+      if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
+        throw new WeirError(
+          "upstream_too_deep",
+          `${what} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,
+          { status: 502 },
+        );
+      }
+      if (this.#failsWhen(grant, result, call.args)) {
+        throw new WeirError("upstream_failed", `${what} matched fail-when ${grant.failWhen}`, {
+          status: 502,
+        });
+      }
+      // Redaction only writes "[redacted]"; the walk that cleans text runs only
+      // when the answer's text could decode to something to clean.
+      result = redactor.deep(result);
+      if (!jsonTextIsClean(text)) result = cleanDeep(result);
+    }
+    if (this.#rejectEmpty.has(grant.tool) && (answer.body.length === 0 || isEmpty(result))) {
+      throw new WeirError(
+        "reject_empty",
+        `${what} answered nothing (${
+          answer.body.length === 0 ? "an empty body" : JSON.stringify(result)
+        }); an empty answer is not treated as "none found"`,
+        { status: 502 },
+      );
+    }
+    return envelopeResult(envelope(result, answer.body.length));
+  }
+
+  /** An answer projected by `extract` (a PDF's text, a feed's entries), with its coverage. */
+  async #extracted(call: SpecCall, extraction: Extraction): Promise<CallToolResult> {
+    const { timeoutMs } = this.#options.limits;
+    call.phase(`extracting the answer (${extraction.as})`, true);
+    const parsed = await extract(
+      call.tool,
+      extraction,
+      call.answer!.body,
+      call.remainingMs(),
+      call.signal,
+      timeoutMs,
+    );
+    const env = envelope(call.redactor.deep(parsed.result), 0);
+    env.coverage[extraction.as === "pdf-text" ? "pages" : "entries"] = {
+      shown: parsed.shown,
+      total: parsed.total,
+    };
+    return envelopeResult(env);
+  }
+
+  /** Whether the grant's `fail-when` holds for an answer (its inputs visible as `$name`, absent as null). */
+  #failsWhen(grant: Grant, answer: unknown, args: Record<string, unknown>): boolean {
+    const predicate = this.#failWhen.get(grant.tool);
+    if (!predicate) return false;
+    const scope: Record<string, unknown> = {};
+    for (const name of grantInputNames(grant)) {
+      scope[name] = Object.hasOwn(args, name) ? args[name] : null;
+    }
+    return predicate(answer, scope);
+  }
+}
+
+/** The tool result for an envelope: its JSON as text and as `structuredContent`. */
+function envelopeResult(env: Envelope): CallToolResult {
+  return {
+    content: [{ type: "text", text: JSON.stringify(env) }],
+    structuredContent: env as unknown as JsonObject,
+  };
+}
