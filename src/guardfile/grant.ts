@@ -36,6 +36,8 @@ const GRANT_CHILDREN = [
   "sql",
   "scope",
 ];
+/** What a `sql` grant may hold beside `sql`: everything that shapes an HTTP request is refused. */
+const SQL_GRANT_CHILDREN = ["sql", "describe", "fail-when", "scope"];
 /** Input names the reference reserves (its CLI flags); reach such an upstream name with an alias. */
 export const RESERVED_INPUTS: readonly string[] = ["dry-run", "query", "output", "body-file"];
 const PARAM = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -158,18 +160,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
   for (const scope of kids.filter((k) => k.name === "scope")) readScope(scope, grant);
   if (sqlNode) {
     const others = kids.filter((k) =>
-      [
-        "path",
-        "param",
-        "query",
-        "header",
-        "body",
-        "form",
-        "set",
-        "graphql",
-        "raw-response",
-        "method",
-      ].includes(k.name)
+      GRANT_CHILDREN.includes(k.name) && !SQL_GRANT_CHILDREN.includes(k.name)
     );
     for (const other of others) {
       other.error(

@@ -685,33 +685,31 @@ Deno.test({
       `wrap ward mcp x {\n  "mcp-server" "stdio" "node" "server.js" {\n  }\n  proxy add\n}\n`,
       `wrap ward mcp x {\n  /* local */ mcp-server #"stdio"# "python3" "-m" "srv"\n  proxy add\n}\n`,
     ];
-    for (const text of stdioForms) {
+    /** Render `text` as the guardfile with `sets` (comma-separated `--set` values). */
+    const renderGuardfile = async (text: string, sets: string) => {
       const file = await tempGuardfile(text);
       try {
-        const r = await render([
-          "--set-file",
-          `guardfile=${file}`,
-          "--set",
-          "inboundAuth.existingSecret=tok",
-        ]);
-        assert.notEqual(r.code, 0, `rendered a pod that would crash-loop:\n${text}`);
-        assert.match(
-          r.stderr,
-          /the guardfile wraps an MCP server over stdio \(\S*mcp-server\S* \S*stdio/,
-        );
-        assert.match(r.stderr, /the image cannot run it: it holds only the weir binary/);
-        assert.match(r.stderr, /Wrap the server over HTTP instead \(mcp-server http/);
-        assert.match(r.stderr, /set image\.carriesStdioCommand=true/);
-        const own = await render([
-          "--set-file",
-          `guardfile=${file}`,
-          "--set",
-          "inboundAuth.existingSecret=tok,image.carriesStdioCommand=true,image.repository=example.com/weir-with-node",
-        ]);
-        assert.equal(own.code, 0, own.stderr);
+        return await render(["--set-file", `guardfile=${file}`, "--set", sets]);
       } finally {
         await Deno.remove(file);
       }
+    };
+    for (const text of stdioForms) {
+      const r = await renderGuardfile(text, "inboundAuth.existingSecret=tok");
+      assert.notEqual(r.code, 0, `rendered a pod that would crash-loop:\n${text}`);
+      assert.match(
+        r.stderr,
+        /the guardfile wraps an MCP server over stdio \(\S*mcp-server\S* \S*stdio/,
+      );
+      assert.match(r.stderr, /the image cannot run it: it holds only the weir binary/);
+      assert.match(r.stderr, /Wrap the server over HTTP instead \(mcp-server http/);
+      assert.match(r.stderr, /set image\.carriesStdioCommand=true/);
+      const own = await renderGuardfile(
+        text,
+        "inboundAuth.existingSecret=tok,image.carriesStdioCommand=true," +
+          "image.repository=example.com/weir-with-node",
+      );
+      assert.equal(own.code, 0, own.stderr);
     }
     // Over HTTP (the same server, or a slashdashed stdio node beside it) renders.
     for (
@@ -720,18 +718,8 @@ Deno.test({
         `wrap ward mcp x {\n  /-mcp-server stdio "npx" "x"\n  mcp-server http "https://mcp.example/mcp"\n  proxy add\n}\n`,
       ]
     ) {
-      const file = await tempGuardfile(text);
-      try {
-        const r = await render([
-          "--set-file",
-          `guardfile=${file}`,
-          "--set",
-          "inboundAuth.existingSecret=tok",
-        ]);
-        assert.equal(r.code, 0, `${r.stderr}\n${text}`);
-      } finally {
-        await Deno.remove(file);
-      }
+      const r = await renderGuardfile(text, "inboundAuth.existingSecret=tok");
+      assert.equal(r.code, 0, `${r.stderr}\n${text}`);
     }
     // preStop.sleep needs Kubernetes 1.30: the chart says so, and helm refuses an older cluster.
     const chart = parse(await Deno.readTextFile(`${CHART}/Chart.yaml`)) as { kubeVersion?: string };
