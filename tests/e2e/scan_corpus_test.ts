@@ -44,16 +44,35 @@ interface Real {
   env?: Record<string, string>;
 }
 
+/** The reference servers from npm, at their pinned versions (deno.json's tests scope). */
+const FILESYSTEM = "npm:@modelcontextprotocol/server-filesystem@2026.8.31";
+const MEMORY = "npm:@modelcontextprotocol/server-memory@2026.8.31";
+
 async function realServers(dir: string): Promise<Record<string, Real>> {
   await cacheEverything();
+  // Downloaded before any server starts, so a cold cache costs no handshake its deadline.
+  const cached = await new Deno.Command(deno, {
+    args: [
+      "cache",
+      "--quiet",
+      "--config",
+      CONFIG,
+      FILESYSTEM,
+      MEMORY,
+      `${ROOT}/bench/servers/github_official.ts`,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.ok(cached.success, new TextDecoder().decode(cached.stderr));
   return {
     everything: { command: everythingCommand() },
     github: { command: [...run, `${ROOT}/bench/servers/github_official.ts`] },
     filesystem: {
-      command: [...run, "npm:@modelcontextprotocol/server-filesystem@2026.8.31", dir],
+      command: [...run, FILESYSTEM, dir],
     },
     memory: {
-      command: [...run, "npm:@modelcontextprotocol/server-memory@2026.8.31"],
+      command: [...run, MEMORY],
       env: { MEMORY_FILE_PATH: `${dir}/memory.jsonl` },
     },
     fetch: { command: [...run, LISTING, "fetch"] },
