@@ -32,7 +32,7 @@ export class GlobError extends Error {
  * ```ts
  * import { compileGlob } from "./glob.ts";
  * const matches = compileGlob("demo-*");
- * console.assert(matches("demo-1") && !matches("demo-1/x") && !matches("prod-1"));
+ * if (!matches("demo-1") || matches("demo-1/x") || matches("prod-1")) throw new Error();
  * ```
  */
 export function compileGlob(pattern: string): (value: string) => boolean {
@@ -51,8 +51,8 @@ export function compileGlob(pattern: string): (value: string) => boolean {
  * @example
  * ```ts
  * import { globsPattern } from "./glob.ts";
- * console.assert(globsPattern(["team-*", "ops"]) === "^(?:team-[^/]*|ops)$");
- * console.assert(globsPattern(["[😀-😎]"]) === undefined);
+ * if (globsPattern(["team-*", "ops"]) !== "^(?:team-[^/]*|ops)$") throw new Error();
+ * if (globsPattern(["[😀-😎]"]) !== undefined) throw new Error("stated only with u");
  * ```
  */
 export function globsPattern(globs: readonly string[]): string | undefined {
@@ -82,8 +82,8 @@ const ONE_NOT_SLASH = `(?:${PAIR}|[^/\\uD800-\\uDFFF])`;
  * @example
  * ```ts
  * import { globSource } from "./glob.ts";
- * console.assert(globSource("docs/**") === "^docs\\/[\\s\\S]*$");
- * console.assert(globSource("v*.md") === "^v[^/]*\\.md$");
+ * if (globSource("docs/**") !== "^docs\\/[\\s\\S]*$") throw new Error(globSource("docs/**"));
+ * if (globSource("v*.md") !== "^v[^/]*\\.md$") throw new Error(globSource("v*.md"));
  * ```
  */
 export function globSource(pattern: string): string {

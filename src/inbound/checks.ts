@@ -121,6 +121,15 @@ export interface InboundOptions {
  * The `Host` values of a server bound to loopback on `port`: `localhost`,
  * `127.0.0.1` and `[::1]`, with and without the port, and the bound address
  * itself when it is another loopback address (`127.0.0.2`, any of 127/8).
+ *
+ * @example The Host values of 127.0.0.1:8787
+ * ```ts
+ * import { loopbackHosts } from "./checks.ts";
+ * const hosts = loopbackHosts(8787);
+ * if (!hosts.includes("localhost:8787") || !hosts.includes("[::1]") || hosts.includes("evil.example")) {
+ *   throw new Error(hosts.join());
+ * }
+ * ```
  */
 export function loopbackHosts(port: number, bound?: string): string[] {
   const names = ["localhost", "127.0.0.1", "[::1]"];
@@ -132,7 +141,15 @@ export function loopbackHosts(port: number, bound?: string): string[] {
   return names.flatMap((h) => [h, `${h}:${port}`]);
 }
 
-/** Whether a listen address is a loopback address (so `Host` should be checked). */
+/**
+ * Whether a listen address is a loopback address (so `Host` should be checked).
+ *
+ * @example Which listen addresses are loopback
+ * ```ts
+ * import { isLoopback } from "./checks.ts";
+ * if (!isLoopback("127.0.0.1") || !isLoopback("[::1]") || isLoopback("0.0.0.0")) throw new Error();
+ * ```
+ */
 export function isLoopback(hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1");
   return h === "localhost" || h === "::1" || /^(?:::ffff:)?127\.\d+\.\d+\.\d+$/.test(h);

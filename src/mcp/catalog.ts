@@ -17,7 +17,26 @@ import { parseUriTemplate, type UriTemplate, UriTemplateError } from "./uri_temp
 import { ProfileError, profileSchema, type SchemaProfile } from "./schema_profile.ts";
 import { wireProblem } from "./wire_fields.ts";
 
-/** A catalog the core refuses to serve; the message names the entry and what to change. */
+/**
+ * A catalog the core refuses to serve; the message names the entry and what to change.
+ *
+ * @example A tool with no name is refused when the server is made
+ * ```ts
+ * import { CatalogError } from "./catalog.ts";
+ * import { McpServer } from "./server.ts";
+ * let refused: unknown;
+ * try {
+ *   new McpServer({
+ *     name: "x",
+ *     version: "1.0.0",
+ *     catalog: { tools: [{ name: "" }], resources: [], prompts: [] },
+ *   });
+ * } catch (error) {
+ *   refused = error;
+ * }
+ * if (!(refused instanceof CatalogError)) throw new Error(`expected a CatalogError: ${refused}`);
+ * ```
+ */
 export class CatalogError extends Error {
   /**
    * Make the error.
@@ -387,6 +406,18 @@ function preparePrompt(spec: PromptSpec, index: number): PreparedPrompt {
  * argument, `required` from the flags, nothing undeclared admitted.
  *
  * @throws {CatalogError} on a malformed or repeated argument
+ *
+ * @example A prompt's arguments as the schema they are held to
+ * ```ts
+ * import { promptArgumentSchema } from "./catalog.ts";
+ * const schema = promptArgumentSchema({
+ *   name: "triage",
+ *   arguments: [{ name: "id", required: true }, { name: "note" }],
+ * });
+ * if (JSON.stringify(schema.required) !== '["id"]' || schema.additionalProperties !== false) {
+ *   throw new Error(JSON.stringify(schema));
+ * }
+ * ```
  */
 export function promptArgumentSchema(spec: PromptSpec): JsonObject {
   const properties: JsonObject = {};

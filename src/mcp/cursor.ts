@@ -28,7 +28,20 @@ const decoder = new TextDecoder();
 const MAC_BYTES = 16;
 const PURPOSE = "cursor";
 
-/** Signs and checks cursors. One per server; replicas behind one URL share its keys. */
+/**
+ * Signs and checks cursors. One per server; replicas behind one URL share its keys.
+ *
+ * @example A cursor read back by a replica with the same key, not by another caller
+ * ```ts
+ * import { CursorCodec } from "./cursor.ts";
+ * const key = new TextEncoder().encode("an example key of at least 32 bytes!!");
+ * const cursor = await new CursorCodec(key).encode("tools/list", "get_issue", "alice");
+ * const replica = new CursorCodec(key);
+ * if (await replica.decode("tools/list", cursor, "alice") !== "get_issue") throw new Error();
+ * const refused = await replica.decode("tools/list", cursor, "bob").then(() => false, () => true);
+ * if (!refused) throw new Error("another caller's cursor was read");
+ * ```
+ */
 export class CursorCodec {
   readonly #keys: StateKeys;
 

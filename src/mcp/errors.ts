@@ -17,6 +17,21 @@ import type { JsonObject } from "./jsonrpc.ts";
  * Only meaningful when {@link CallContext.input} is present; elsewhere the
  * core turns it into an `isError` result (status 403 on the tool API) saying
  * the input could not be asked for.
+ *
+ * @example Ask the person before closing (2026-07-28)
+ * ```ts
+ * import { InputRequiredError } from "./errors.ts";
+ * const ask = new InputRequiredError(
+ *   {
+ *     confirm: {
+ *       method: "elicitation/create",
+ *       params: { message: "Close ticket 7?", requestedSchema: { type: "object", properties: {} } },
+ *     },
+ *   },
+ *   "signed-state",
+ * );
+ * if (ask.requestState !== "signed-state" || !("confirm" in ask.inputRequests)) throw new Error("no");
+ * ```
  */
 export class InputRequiredError extends Error {
   /** Request id -> `elicitation/create` (or another input request) object. */
@@ -39,7 +54,16 @@ export class InputRequiredError extends Error {
   }
 }
 
-/** A failure a tool reports to the model: becomes `isError: true` with `message` as text. */
+/**
+ * A failure a tool reports to the model: becomes `isError: true` with `message` as text.
+ *
+ * @example A refusal the tool API answers with 404
+ * ```ts
+ * import { ToolError } from "./errors.ts";
+ * const error = new ToolError("no ticket 7 on board demo-team", { status: 404 });
+ * if (error.status !== 404 || error.name !== "ToolError") throw new Error("unexpected");
+ * ```
+ */
 export class ToolError extends Error {
   /** HTTP status the tool API (`POST /api/<tool>`) answers with. */
   readonly status: number;
@@ -63,7 +87,25 @@ export class ToolError extends Error {
   }
 }
 
-/** Thrown by a resource or prompt reader: nothing there. `reason` goes to the client as data. */
+/**
+ * Thrown by a resource or prompt reader: nothing there. `reason` goes to the client as data.
+ *
+ * @example A resource reader with nothing at that URI
+ * ```ts
+ * import { NotFoundError } from "./errors.ts";
+ * const read = (uri: string) => {
+ *   if (uri !== "docs://policy") throw new NotFoundError(uri);
+ *   return { contents: [{ uri, text: "Be kind." }] };
+ * };
+ * let reason = "";
+ * try {
+ *   read("docs://other");
+ * } catch (error) {
+ *   if (error instanceof NotFoundError) reason = error.message;
+ * }
+ * if (reason !== "docs://other") throw new Error("not refused");
+ * ```
+ */
 export class NotFoundError extends Error {
   /**
    * Make the error.

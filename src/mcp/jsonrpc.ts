@@ -117,6 +117,17 @@ const spellings = new WeakMap<object, Record<string, unknown>>();
  * {@link parseMessage} or {@link parseArguments} (the same object, not a copy).
  * A host that forwards arguments to another server (serve-upstream) sends
  * this twin; one that computes with the values reads `args` itself.
+ *
+ * @example A number forwarded with the digits received
+ * ```ts
+ * import { parseMessage, spelledArguments } from "./jsonrpc.ts";
+ * const message = parseMessage(
+ *   '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"price":1.50}}}',
+ * ) as { params: { arguments: Record<string, unknown> } };
+ * const args = message.params.arguments;
+ * if (JSON.stringify(args) !== '{"price":1.5}') throw new Error("the value");
+ * if (JSON.stringify(spelledArguments(args)) !== '{"price":1.50}') throw new Error("the spelling");
+ * ```
  */
 export function spelledArguments(args: object): Record<string, unknown> | undefined {
   return spellings.get(args);
@@ -321,7 +332,16 @@ export interface JsonRpcErrorObject {
   data?: unknown;
 }
 
-/** JSON-RPC error codes used by MCP, by name. Numbers per both revisions' schemas. */
+/**
+ * JSON-RPC error codes used by MCP, by name. Numbers per both revisions' schemas.
+ *
+ * @example A code by name
+ * ```ts
+ * import { ErrorCode, McpError } from "./jsonrpc.ts";
+ * const error = new McpError(ErrorCode.InvalidParams, "Unknown tool: nope");
+ * if (error.toJSON().code !== -32602) throw new Error("wrong code");
+ * ```
+ */
 export const ErrorCode = {
   ParseError: -32700,
   InvalidRequest: -32600,
@@ -342,6 +362,14 @@ export const ErrorCode = {
  * A protocol-level failure. Throw it from anywhere inside request handling and
  * the server turns it into a JSON-RPC error response with the same `code`,
  * `message` and `data`.
+ *
+ * @example Its wire form
+ * ```ts
+ * import { ErrorCode, McpError } from "./jsonrpc.ts";
+ * const error = new McpError(ErrorCode.MethodNotFound, "Method not found", { method: "x/y" });
+ * const wire = error.toJSON();
+ * if (wire.code !== -32601 || (wire.data as { method: string }).method !== "x/y") throw new Error();
+ * ```
  */
 export class McpError extends Error {
   /** JSON-RPC error code (see {@link ErrorCode}). */

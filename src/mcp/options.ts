@@ -236,7 +236,15 @@ export function createdTaskResult(task: JsonObject): CallToolResult {
 /** Where the core writes log events; the default writes JSON lines to stderr. */
 export type Logger = (event: LogEvent) => void;
 
-/** The default logger: one JSON object per line on stderr (stdout is the stdio wire). */
+/**
+ * The default logger: one JSON object per line on stderr (stdout is the stdio wire).
+ *
+ * @example One JSON line on stderr
+ * ```ts
+ * import { stderrLogger } from "./options.ts";
+ * stderrLogger({ level: "info", event: "example", tool: "echo" });
+ * ```
+ */
 export const stderrLogger: Logger = (event) => {
   console.error(JSON.stringify({ time: new Date().toISOString(), ...event }));
 };

@@ -99,7 +99,16 @@ export function cleanResult(result: CallToolResult, name: string): CallToolResul
   }
 }
 
-/** A `CallToolResult` reporting a failure as text. */
+/**
+ * A `CallToolResult` reporting a failure as text.
+ *
+ * @example A failure as the text a model reads
+ * ```ts
+ * import { errorResult } from "./results.ts";
+ * const result = errorResult("ticket 7 is closed: reopen it first");
+ * if (result.isError !== true || result.content[0].type !== "text") throw new Error("not an error result");
+ * ```
+ */
 export function errorResult(message: string): CallToolResult {
   return { content: [{ type: "text", text: cleanText(message) }], isError: true };
 }

@@ -17,21 +17,64 @@
  */
 import { ErrorCode } from "./jsonrpc.ts";
 
-/** The stateless revision. */
+/**
+ * The stateless revision.
+ *
+ * @example The newer revision
+ * ```ts
+ * import { MODERN_VERSION, SUPPORTED_VERSIONS } from "./revisions.ts";
+ * if (MODERN_VERSION !== "2026-07-28" || SUPPORTED_VERSIONS[0] !== MODERN_VERSION) throw new Error();
+ * ```
+ */
 export const MODERN_VERSION = "2026-07-28";
-/** The newest handshake revision; what `initialize` answers when it cannot echo. */
+/**
+ * The newest handshake revision; what `initialize` answers when it cannot echo.
+ *
+ * @example The handshake revision
+ * ```ts
+ * import { LEGACY_VERSION, LEGACY_VERSIONS } from "./revisions.ts";
+ * if (LEGACY_VERSION !== "2025-11-25" || !LEGACY_VERSIONS.includes(LEGACY_VERSION)) throw new Error();
+ * ```
+ */
 export const LEGACY_VERSION = "2025-11-25";
-/** Handshake revisions `initialize` echoes back, newest first. */
+/**
+ * Handshake revisions `initialize` echoes back, newest first.
+ *
+ * @example What an initialize may ask for
+ * ```ts
+ * import { LEGACY_VERSIONS } from "./revisions.ts";
+ * if (!LEGACY_VERSIONS.includes("2025-11-25") || LEGACY_VERSIONS.includes("2026-07-28")) {
+ *   throw new Error(LEGACY_VERSIONS.join());
+ * }
+ * ```
+ */
 export const LEGACY_VERSIONS: readonly string[] = [
   "2025-11-25",
   "2025-06-18",
   "2025-03-26",
   "2024-11-05",
 ];
-/** What `server/discover` lists and a `-32022` error carries in `data.supported`. */
+/**
+ * What `server/discover` lists and a `-32022` error carries in `data.supported`.
+ *
+ * @example Both revisions, newest first
+ * ```ts
+ * import { SUPPORTED_VERSIONS } from "./revisions.ts";
+ * if (SUPPORTED_VERSIONS.join() !== "2026-07-28,2025-11-25") throw new Error(SUPPORTED_VERSIONS.join());
+ * ```
+ */
 export const SUPPORTED_VERSIONS: readonly string[] = [MODERN_VERSION, LEGACY_VERSION];
 
-/** `params._meta` keys of the modern revision. */
+/**
+ * `params._meta` keys of the modern revision.
+ *
+ * @example A 2026-07-28 request's _meta
+ * ```ts
+ * import { MetaKey } from "./revisions.ts";
+ * const meta = { [MetaKey.protocolVersion]: "2026-07-28", [MetaKey.clientCapabilities]: {} };
+ * if (!("io.modelcontextprotocol/protocolVersion" in meta)) throw new Error();
+ * ```
+ */
 export const MetaKey = {
   protocolVersion: "io.modelcontextprotocol/protocolVersion",
   clientCapabilities: "io.modelcontextprotocol/clientCapabilities",

@@ -262,7 +262,21 @@ function valueProblem(keyword: string, value: unknown, draft: Draft): string | n
 /** How deep subschemas may nest before a schema is refused (bounds validation time). */
 export const MAX_SCHEMA_DEPTH = 32;
 
-/** A schema the validator cannot enforce exactly as written. */
+/**
+ * A schema the validator cannot enforce exactly as written.
+ *
+ * @example A schema no validator should guess at
+ * ```ts
+ * import { compileSchema, SchemaError } from "./schema.ts";
+ * let refused: unknown;
+ * try {
+ *   compileSchema({ type: "object", properties: { id: { type: "whole number" } } });
+ * } catch (error) {
+ *   refused = error;
+ * }
+ * if (!(refused instanceof SchemaError)) throw new Error(`expected a SchemaError: ${refused}`);
+ * ```
+ */
 export class SchemaError extends Error {
   /**
    * Make the error.
@@ -452,6 +466,20 @@ export type ValidateFn = (value: unknown) => string[];
  *
  * @param schema the schema exactly as advertised (it is cloned, never mutated)
  * @throws {SchemaError} as {@link checkSchema}
+ *
+ * @example Problems in words a model can act on
+ * ```ts
+ * import { compileSchema } from "./schema.ts";
+ * const validate = compileSchema({
+ *   type: "object",
+ *   properties: { id: { type: "integer" } },
+ *   required: ["id"],
+ *   additionalProperties: false,
+ * });
+ * if (validate({ id: 7 }).length !== 0) throw new Error("valid");
+ * if (validate({})[0] !== 'missing required argument "id"') throw new Error(validate({}).join());
+ * if (validate({ id: 7, x: 1 })[0] !== 'unexpected argument "x" (not declared)') throw new Error();
+ * ```
  */
 export function compileSchema(schema: unknown): ValidateFn {
   const draft = checkSchema(schema);

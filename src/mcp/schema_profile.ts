@@ -37,15 +37,49 @@ import type { JsonObject } from "./jsonrpc.ts";
 /** A schema profile's name. */
 export type SchemaProfile = "full" | "gemini" | "openai-strict";
 
-/** The profiles, default first. */
+/**
+ * The profiles, default first.
+ *
+ * @example The default first
+ * ```ts
+ * import { SCHEMA_PROFILES } from "./schema_profile.ts";
+ * if (SCHEMA_PROFILES[0] !== "full" || !SCHEMA_PROFILES.includes("openai-strict")) throw new Error();
+ * ```
+ */
 export const SCHEMA_PROFILES: readonly SchemaProfile[] = ["full", "gemini", "openai-strict"];
 
-/** Whether `name` is a profile. */
+/**
+ * Whether `name` is a profile.
+ *
+ * @example A command-line value checked
+ * ```ts
+ * import { isSchemaProfile } from "./schema_profile.ts";
+ * if (!isSchemaProfile("gemini") || isSchemaProfile("yaml")) throw new Error("wrong");
+ * ```
+ */
 export function isSchemaProfile(name: unknown): name is SchemaProfile {
   return typeof name === "string" && (SCHEMA_PROFILES as readonly string[]).includes(name);
 }
 
-/** A schema a profile cannot list without admitting what the server refuses unsaid. */
+/**
+ * A schema a profile cannot list without admitting what the server refuses unsaid.
+ *
+ * @example gemini cannot list a string-or-number input
+ * ```ts
+ * import { ProfileError, profileSchema } from "./schema_profile.ts";
+ * let refused: unknown;
+ * try {
+ *   profileSchema(
+ *     { type: "object", properties: { n: { type: ["string", "number"] } } },
+ *     "gemini",
+ *     'tool "t"',
+ *   );
+ * } catch (error) {
+ *   refused = error;
+ * }
+ * if (!(refused instanceof ProfileError)) throw new Error("expected a ProfileError");
+ * ```
+ */
 export class ProfileError extends Error {
   /**
    * Make the error.
@@ -128,6 +162,23 @@ const WORDS: Record<
  * @param where names the tool in messages, e.g. `tool "get_issue"`
  * @returns the schema to advertise (the same object for `full`)
  * @throws {ProfileError} when the profile cannot list it soundly
+ *
+ * @example Bounds in words for gemini
+ * ```ts
+ * import { profileSchema } from "./schema_profile.ts";
+ * const listed = profileSchema(
+ *   {
+ *     type: "object",
+ *     properties: { n: { type: "integer", minimum: 1, maximum: 50 } },
+ *     required: ["n"],
+ *     additionalProperties: false,
+ *   },
+ *   "gemini",
+ *   'tool "t"',
+ * );
+ * const n = (listed.properties as Record<string, { description?: string }>).n;
+ * if (n.description !== "1 to 50.") throw new Error(JSON.stringify(listed));
+ * ```
  */
 export function profileSchema(
   schema: JsonObject,

@@ -15,6 +15,13 @@ import { isObject } from "./results.ts";
  * Per-connection state a transport keeps for a stdio process: the version an
  * `initialize` negotiated, and the requests in flight (for cancellation).
  * HTTP is stateless and passes none.
+ *
+ * @example One per stdio connection, fresh
+ * ```ts
+ * import { Session } from "./session.ts";
+ * const session = new Session();
+ * if (session.legacyVersion !== undefined || session.inFlight.size !== 0) throw new Error("not fresh");
+ * ```
  */
 export class Session {
   /** Set by `initialize`: this connection then speaks the handshake revision. */

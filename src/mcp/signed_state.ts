@@ -80,7 +80,15 @@ export interface SingleUseStore {
   close?(): Promise<void>;
 }
 
-/** How long a spent record outlives its value's expiry: covers clocks that disagree between replicas. */
+/**
+ * How long a spent record outlives its value's expiry: covers clocks that disagree between replicas.
+ *
+ * @example Five minutes
+ * ```ts
+ * import { SPENT_RECORD_SLACK_MS } from "./signed_state.ts";
+ * if (SPENT_RECORD_SLACK_MS !== 300_000) throw new Error(String(SPENT_RECORD_SLACK_MS));
+ * ```
+ */
 export const SPENT_RECORD_SLACK_MS = 5 * 60_000;
 
 /** Random unpadded base64url text of `bytes` random bytes. */
@@ -98,6 +106,18 @@ export function generationOf(id: string): string {
  * Single use within this process: a map of spent ids, pruned as they expire.
  * Its generation is made when it is, so values issued by an earlier process
  * (this one restarted, with keys from configuration) are `"unrecorded"`.
+ *
+ * @example A value spent once
+ * ```ts
+ * import { InProcessSingleUse } from "./signed_state.ts";
+ * const store = new InProcessSingleUse();
+ * const id = await store.issue();
+ * const until = Date.now() + 60_000;
+ * if (await store.spend(id, until) !== "spent" || await store.spend(id, until) !== "used") {
+ *   throw new Error("spent twice");
+ * }
+ * if (await store.spend("forged.value", until) !== "unrecorded") throw new Error("forged");
+ * ```
  */
 export class InProcessSingleUse implements SingleUseStore {
   readonly kind = "process";
@@ -335,6 +355,12 @@ export class StateKeys {
  * `authorize` verdict (`auth`): its `caller` property when that is a
  * non-empty string (weir's bearer-token and OAuth checks set one), else none
  * (an unauthenticated request binds to nobody in particular).
+ *
+ * @example The identity an authorize verdict carries
+ * ```ts
+ * import { callerOf } from "./signed_state.ts";
+ * if (callerOf({ caller: "alice" }) !== "alice" || callerOf(true) !== undefined) throw new Error();
+ * ```
  */
 export function callerOf(auth: unknown): string | undefined {
   const caller = (auth as { caller?: unknown } | null | undefined)?.caller;

@@ -29,7 +29,21 @@ export interface UriTemplate {
   match(uri: string): Record<string, string> | null;
 }
 
-/** A template that uses something this module does not claim to match. */
+/**
+ * A template that uses something this module does not claim to match.
+ *
+ * @example An expression this module does not claim to match
+ * ```ts
+ * import { parseUriTemplate, UriTemplateError } from "./uri_template.ts";
+ * let refused: unknown;
+ * try {
+ *   parseUriTemplate("docs://{?q}");
+ * } catch (error) {
+ *   refused = error;
+ * }
+ * if (!(refused instanceof UriTemplateError)) throw new Error(`expected a UriTemplateError: ${refused}`);
+ * ```
+ */
 export class UriTemplateError extends Error {
   /**
    * Make the error.
@@ -49,6 +63,14 @@ const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
  *
  * @param template an RFC 6570 template using only `{var}` and `{+var}`
  * @throws {UriTemplateError} naming the offending expression or brace
+ *
+ * @example A resource template matched
+ * ```ts
+ * import { parseUriTemplate } from "./uri_template.ts";
+ * const template = parseUriTemplate("docs://{name}");
+ * if (template.match("docs://intro")?.name !== "intro") throw new Error("no match");
+ * if (template.match("other://intro") !== null) throw new Error("matched another scheme");
+ * ```
  */
 export function parseUriTemplate(template: string): UriTemplate {
   let pattern = "^";

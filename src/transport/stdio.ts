@@ -66,6 +66,24 @@ const NEWLINE = 0x0a;
  * Serve one stdio connection until end of input or `signal`.
  *
  * @returns when input has ended and every request read has been answered
+ *
+ * @example One ping over a stdio connection
+ * ```ts
+ * import { serveStdio } from "./stdio.ts";
+ * import { McpServer } from "../mcp/server.ts";
+ * const server = new McpServer({
+ *   name: "x",
+ *   version: "1.0.0",
+ *   catalog: { tools: [], resources: [], prompts: [] },
+ * });
+ * const input = new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+ * let out = "";
+ * await serveStdio(server, {
+ *   readable: new Blob([input]).stream(),
+ *   writable: new WritableStream({ write: (chunk) => void (out += new TextDecoder().decode(chunk)) }),
+ * });
+ * if (JSON.parse(out).id !== 1) throw new Error(out);
+ * ```
  */
 export async function serveStdio(
   server: Pick<McpServer, "handle" | "parseError">,

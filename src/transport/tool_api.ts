@@ -66,6 +66,37 @@ function json(status: number, body: unknown): Response {
  * Build the tool API handler.
  *
  * @throws {TypeError} at construction when `authorize` or `allowedOrigins` is missing
+ *
+ * @example POST /api/echo
+ * ```ts
+ * import { createToolApiHandler } from "./tool_api.ts";
+ * import { loopbackHosts } from "../inbound/checks.ts";
+ * import { McpServer } from "../mcp/server.ts";
+ * const server = new McpServer({
+ *   name: "echo",
+ *   version: "1.0.0",
+ *   catalog: {
+ *     tools: [{ name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }],
+ *     resources: [],
+ *     prompts: [],
+ *   },
+ *   dispatch: (_tool, { text }) => ({ content: [{ type: "text", text: String(text) }] }),
+ * });
+ * const api = createToolApiHandler(server, {
+ *   authorize: () => true,
+ *   allowedOrigins: [],
+ *   allowedHosts: loopbackHosts(8787),
+ * });
+ * const response = await api(
+ *   new Request("http://127.0.0.1:8787/api/echo", {
+ *     method: "POST",
+ *     headers: { host: "127.0.0.1:8787", "content-type": "application/json" },
+ *     body: JSON.stringify({ text: "hi" }),
+ *   }),
+ * );
+ * const body = await response.json();
+ * if (response.status !== 200 || body.content[0].text !== "hi") throw new Error(JSON.stringify(body));
+ * ```
  */
 export function createToolApiHandler(
   server: McpServer,
