@@ -228,7 +228,17 @@ export interface TaskHost {
 /** The `_meta` key of the result a host answers a task-augmented call with. */
 export const CREATED_TASK_META = "weir.dev/created-task";
 
-/** What a host's dispatch answers for a task-augmented call (see {@link CallContext.task}). */
+/**
+ * What a host's dispatch answers for a task-augmented call (see {@link CallContext.task}).
+ *
+ * @example A task the host started
+ * ```ts
+ * import { CREATED_TASK_META, createdTaskResult } from "./options.ts";
+ * const answer = createdTaskResult({ taskId: "t-1", status: "working" });
+ * const task = answer._meta?.[CREATED_TASK_META] as { taskId: string };
+ * if (task.taskId !== "t-1" || answer.content.length !== 0) throw new Error(JSON.stringify(answer));
+ * ```
+ */
 export function createdTaskResult(task: JsonObject): CallToolResult {
   return { content: [], _meta: { [CREATED_TASK_META]: task } };
 }
