@@ -597,3 +597,40 @@ Deno.test("diffSurfaces(): each of issue 35's four misses widens, and its revers
     ),
   );
 });
+
+Deno.test("weir diff compares AWS policies: another prefix or bucket widens, read-only narrows", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "weir-diff-aws-" });
+  try {
+    const shipped = await Deno.readTextFile(`${ROOT}guardfiles/s3-assets.mcp.kdl`);
+    await Deno.writeTextFile(`${dir}/old.mcp.kdl`, shipped);
+    await Deno.writeTextFile(
+      `${dir}/wide.mcp.kdl`,
+      shipped.replace(`prefix "charts"`, `prefix "c"`),
+    );
+    await Deno.writeTextFile(`${dir}/ro.mcp.kdl`, `surface read-only=#true\n${shipped}`);
+    const wide = await weir([
+      "diff",
+      "--fail-on",
+      "widen",
+      `${dir}/old.mcp.kdl`,
+      `${dir}/wide.mcp.kdl`,
+    ]);
+    assert.equal(wide.code, 1, wide.stderr);
+    assert.match(
+      wide.stdout,
+      /\+ WIDENS +\(server\): aws policy .*"prefix":"charts\/".* -> .*"prefix":"c\/"/,
+    );
+    const ro = await weir([
+      "diff",
+      "--fail-on",
+      "widen",
+      `${dir}/old.mcp.kdl`,
+      `${dir}/ro.mcp.kdl`,
+    ]);
+    assert.equal(ro.code, 0, ro.stdout + ro.stderr);
+    assert.match(ro.stdout, /- narrows +\(server\): read-only mode turned on/);
+    assert.match(ro.stdout, /- narrows +put_object: was granted \(PutObject .*\), now withheld/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
