@@ -312,7 +312,10 @@ pinned, allowed values as sent; nothing for a withheld or unnamed tool; a person
 before a gated call; no byte of a credential or secret pin in any answer, log line or
 telemetry event.
 Credentials, pins and DSNs are generated stand-ins (verify reads none of yours); the
-rate limit is lifted so the calls do not queue.
+rate limit is lifted so the calls do not queue. A file that exchanges each caller's token
+(token exchange) is served with OAuth against a stand-in identity provider and called by
+several callers: each request upstream must carry its own caller's exchanged token, and a
+caller whose token cannot be exchanged reaches nothing and is asked nothing.
 
   --cases N           Calls per tool (default 200).
   --seed S            Draw the calls from seed S: a report's seed replays its run.

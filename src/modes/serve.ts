@@ -30,6 +30,7 @@ import { guardfileTokens, unknownGrantTools } from "../ops/flags.ts";
 import { singleUseProblem } from "../ops/state_keys.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
+import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
 
@@ -232,6 +233,8 @@ export interface OAuthSetup {
  * (RFC 8414 / OpenID discovery) and set up the token check in the identity
  * provider's profile; with `exchange`, the per-call token exchange too. The
  * token modules (and `npm:jose`) are loaded only here.
+ * @param given `weir verify`'s stand-ins: the issuer's metadata (not read from
+ *   the issuer) and where the exchange's secret or key is read from
  * @throws {Error} when the metadata cannot be read or offers no way to check
  *   tokens, or the exchange cannot work (no token endpoint, an unreadable secret)
  */
@@ -240,11 +243,12 @@ export async function oauthFor(
   options: OAuthServeOptions,
   log: Logger,
   exchange?: TokenExchangeSetting,
+  given: { metadata?: IssuerMetadata; resolver?: ValueResolver } = {},
 ): Promise<OAuthSetup> {
   const { createOAuthResourceServer } = await import("../oauth/resource_server.ts");
   const { createTokenVerifier, discoverIssuer } = await import("../oauth/access_tokens.ts");
   const { profileOf } = await import("../oauth/profiles.ts");
-  const metadata = await discoverIssuer(options.issuer);
+  const metadata = given.metadata ?? await discoverIssuer(options.issuer);
   const profile = profileOf(options.profile);
   const verify = createTokenVerifier({
     metadata,
@@ -272,7 +276,8 @@ export async function oauthFor(
   const upstreamCredential = await exchangeCredential(exchange, {
     metadata,
     profile,
-    read: async (source, what) => (await resolveValue(source, processValues, what)).value,
+    read: async (source, what) =>
+      (await resolveValue(source, given.resolver ?? processValues, what)).value,
     log,
   });
   return { server, upstreamCredential };

@@ -11,7 +11,10 @@
  * DSN the file reads from the environment or a file is a generated stand-in
  * value (verify reads none of yours); the `rate-limit` is lifted so the calls
  * do not queue. It does not check who may call (tokens, OAuth scopes): every
- * tool is called as a caller allowed all of them.
+ * tool is called as a caller allowed all of them. A file that sends each
+ * caller's identity upstream (token exchange) is served with OAuth against a
+ * stand-in identity provider and called by several callers
+ * (src/modes/verify_identity.ts).
  *
  * @module
  */
@@ -22,13 +25,14 @@ import { surfaceOfGuardfile } from "../surface/spec.ts";
 import type { ValueResolver } from "../guard/values.ts";
 import type { LogEvent } from "../mcp/server.ts";
 import { setUpstreamTracing } from "../ops/trace_hooks.ts";
-import { guardedServer } from "./serve.ts";
+import { guardedServer, toolScopesOf } from "./serve.ts";
 import { guardedHttpApp } from "./http_app.ts";
 import { startHttpStandIn } from "../verify/standin.ts";
 import { standInSecret } from "../verify/secrets.ts";
 import { checkSpecRequest, type SpecContext } from "../verify/spec_oracle.ts";
 import type { ListedTool, Target } from "../verify/run.ts";
 import { openStdioLink, type StdioLink } from "../verify/stdio_link.ts";
+import type { StandInIdentity } from "./verify_identity.ts";
 
 /** A target and what to stop when done. */
 export interface BuiltTarget {
@@ -115,9 +119,13 @@ export function watcher(): { log: (event: LogEvent) => void; lines: string[]; st
   return { log, lines, stop: () => setUpstreamTracing(undefined) };
 }
 
-/** The tools weir lists, read through its own `tools/list` (every page). */
+/**
+ * The tools weir lists, read through its own `tools/list` (every page).
+ * @param authorization the `Authorization` a caller allowed every tool sends (with OAuth)
+ */
 export async function listedTools(
   fetch: (r: Request) => Promise<Response>,
+  authorization?: string,
 ): Promise<{ name: string; inputSchema: Record<string, unknown> }[]> {
   const out: { name: string; inputSchema: Record<string, unknown> }[] = [];
   let cursor: string | undefined;
@@ -131,6 +139,7 @@ export async function listedTools(
           accept: "application/json, text/event-stream",
           "mcp-protocol-version": "2026-07-28",
           "mcp-method": "tools/list",
+          ...(authorization ? { authorization } : {}),
         },
         body: JSON.stringify({
           jsonrpc: "2.0",
@@ -146,6 +155,9 @@ export async function listedTools(
         }),
       }),
     );
+    if (response.status !== 200) {
+      throw new Error(`tools/list failed: ${response.status} ${await response.text()}`);
+    }
     const json = await response.json();
     if (!json.result) throw new Error(`tools/list failed: ${JSON.stringify(json.error)}`);
     out.push(...json.result.tools);
@@ -222,7 +234,9 @@ function standInGuardfile(given: Guardfile, url: string, values: StandInValues) 
     notes.push("the rate-limit is lifted so the calls do not queue; it is not what verify checks");
     delete guardfile.controls.rateLimit;
   }
-  if (guardfile.oauth || guardfile.inboundTokens?.length) {
+  if (
+    a.scheme !== "token-exchange" && (guardfile.oauth || guardfile.inboundTokens?.length)
+  ) {
     notes.push(
       "who may call (OAuth scopes, inbound tokens) is not checked: every tool is called as a caller allowed all",
     );
@@ -236,17 +250,49 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
   const values = new StandInValues();
   const { guardfile, basePath, auth, pins, notes } = standInGuardfile(given, standIn.url, values);
   const watch = watcher();
+  const a = guardfile.auth;
+  let identity: StandInIdentity | undefined;
+  try {
+    identity = a.scheme === "token-exchange"
+      ? await (await import("./verify_identity.ts")).standInIdentity(
+        guardfile.oauth,
+        a.exchange,
+        toolScopesOf(guardfile),
+        values,
+        watch.log,
+      )
+      : undefined;
+  } catch (error) {
+    watch.stop();
+    await standIn.stop();
+    throw error;
+  }
+  if (identity && a.scheme === "token-exchange") {
+    a.exchange = identity.setting;
+    notes.push(...identity.notes);
+  }
   const server = guardedServer(guardfile, {
     resolver: values.resolver(),
     log: watch.log,
     limits: { timeoutMs: 10_000 },
+    ...(identity
+      ? {
+        toolAccess: identity.oauth.server.toolAccess,
+        upstreamCredential: identity.oauth.upstreamCredential,
+      }
+      : {}),
   });
-  const app = guardedHttpApp(server, { port: 8080, hostname: "127.0.0.1", log: watch.log });
+  const app = guardedHttpApp(server, {
+    port: 8080,
+    hostname: "127.0.0.1",
+    log: watch.log,
+    ...(identity ? { oauth: identity.oauth.server } : {}),
+  });
   // The grants served (a read-only surface serves its reads only).
   const served = guardfile.surface.readOnly ? readOnlyView(guardfile) : guardfile;
   const grants = new Map<string, Grant>(served.grants.map((g) => [g.tool, g]));
   const context: SpecContext = { guardfile: served, basePath, auth, pins };
-  const listed = await listedTools(app);
+  const listed = await listedTools(app, identity?.listing);
   const tools: ListedTool[] = listed.map((t) => ({
     name: t.name,
     inputSchema: t.inputSchema,
@@ -262,15 +308,19 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
     stdio: () => link ??= openStdioLink(server),
     tools,
     received: () => standIn.received.length,
-    check: (tool, args, from) => {
+    check: (tool, args, from, caller) => {
       const grant = grants.get(tool)!;
       const record = typeof args === "object" && args !== null && !Array.isArray(args)
         ? args as Record<string, unknown>
         : {};
-      return standIn.received.slice(from).flatMap((r) =>
-        checkSpecRequest(grant, record, r, context)
-      );
+      return standIn.received.slice(from).flatMap((r) => [
+        ...checkSpecRequest(grant, record, r, context),
+        ...(identity && caller
+          ? identity.check(r.headers, r.target + "\n" + r.body, caller, tool)
+          : []),
+      ]);
     },
+    ...(identity ? { callerOf: identity.callerOf, findings: identity.findings } : {}),
     secrets: values.secrets,
     watched: () => watch.lines,
   };
@@ -283,6 +333,7 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
       if (link) await (await link).close();
       watch.stop();
       await standIn.stop();
+      await identity?.stop();
     },
   };
 }

@@ -4,7 +4,9 @@
  * or read from `--definitions F`, a saved `tools/list` result) are served by
  * a recording MCP stand-in (src/verify/standin.ts), and the file is served
  * against it exactly as `weir serve FILE` serves it (`buildWrapSurface`),
- * with its header secrets and pins replaced by generated stand-ins.
+ * with its header secrets and pins replaced by generated stand-ins. With
+ * `token-exchange`, with OAuth against a stand-in identity provider and
+ * several callers (src/modes/verify_identity.ts).
  *
  * @module
  */
@@ -23,6 +25,7 @@ import { checkWrapCall, type PinnedArgument } from "../verify/wrap_oracle.ts";
 import type { ListedTool, Target } from "../verify/run.ts";
 import { openStdioLink, type StdioLink } from "../verify/stdio_link.ts";
 import { readBoundedText } from "../ops/bounded_file.ts";
+import type { StandInIdentity } from "./verify_identity.ts";
 
 /**
  * The wrapped server's definitions: from `file` (a saved `tools/list` result,
@@ -109,6 +112,7 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
   for (const h of headers) {
     if ("source" in h.value) h.value = { source: values.source(`header ${h.name}`, true).source };
   }
+  const exchange = given.server.transport === "http" ? given.server.exchange : undefined;
   wrap.server = { transport: "http", url: standIn.url, headers };
   const pins: Record<string, PinnedArgument[]> = {};
   for (const [tool, list] of Object.entries(wrap.controls.pins)) {
@@ -135,30 +139,57 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
     notes.push("the rate-limit is lifted so the calls do not queue; it is not what verify checks");
     delete wrap.controls.rateLimit;
   }
-  if (wrap.oauth || wrap.inboundTokens.length > 0) {
+  if (!exchange && (wrap.oauth || wrap.inboundTokens.length > 0)) {
     notes.push(
       "who may call (OAuth scopes, inbound tokens) is not checked: every tool is called as a caller allowed all",
     );
   }
-  for (const [name, value] of values.values) Deno.env.set(name, value);
   const watch = watcher();
+  let identity: StandInIdentity | undefined;
   const stopAll = async () => {
     watch.stop();
     for (const name of values.values.keys()) Deno.env.delete(name);
     await standIn.stop();
+    await identity?.stop();
   };
   let surface;
   try {
-    surface = await buildWrapSurface(wrap, { log: watch.log });
+    if (exchange) {
+      const scopes = new Map(wrap.proxies.map((p) => [p.name, p.scopes]));
+      identity = await (await import("./verify_identity.ts")).standInIdentity(
+        wrap.oauth,
+        exchange,
+        scopes,
+        values,
+        watch.log,
+      );
+      wrap.server.exchange = identity.setting;
+      notes.push(...identity.notes);
+    }
+    for (const [name, value] of values.values) Deno.env.set(name, value);
+    surface = await buildWrapSurface(wrap, {
+      log: watch.log,
+      ...(identity
+        ? {
+          credential: identity.oauth.upstreamCredential,
+          toolAccess: identity.oauth.server.toolAccess,
+        }
+        : {}),
+    });
   } catch (error) {
     await stopAll();
     throw error;
   }
-  const app = guardedHttpApp(surface.server, { port: 8080, hostname: "127.0.0.1", log: watch.log });
+  const app = guardedHttpApp(surface.server, {
+    port: 8080,
+    hostname: "127.0.0.1",
+    log: watch.log,
+    ...(identity ? { oauth: identity.oauth.server } : {}),
+  });
   const served = new Map(
     surface.host.served().flatMap((s) => s.kind === "served" ? [[s.entry.name, s] as const] : []),
   );
-  const listed = await listedTools(app);
+  const listed = await listedTools(app, identity?.listing);
   const schemas = new Map(listed.map((t) => [t.name, t.inputSchema]));
   const tools: ListedTool[] = listed.map((t) => ({
     name: t.name,
@@ -175,7 +206,7 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
     stdio: () => link ??= openStdioLink(surface.server),
     tools,
     received: () => standIn.received.length,
-    check: (tool, args, from) => {
+    check: (tool, args, from, caller) => {
       const proxy = wrap.proxies.find((p) => p.name === tool)!;
       const schema = schemas.get(tool) ?? {};
       const declared = new Set(Object.keys((schema.properties ?? {}) as object));
@@ -183,10 +214,14 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
       const record = typeof args === "object" && args !== null && !Array.isArray(args)
         ? args as Record<string, unknown>
         : {};
-      return standIn.received.slice(from).flatMap((c) =>
-        checkWrapCall(proxy, record, c, declared, admitsOthers, pins[tool] ?? [])
-      );
+      return standIn.received.slice(from).flatMap((c) => [
+        ...checkWrapCall(proxy, record, c, declared, admitsOthers, pins[tool] ?? []),
+        ...(identity && caller
+          ? identity.check(c.headers, JSON.stringify(c.arguments ?? null), caller, tool)
+          : []),
+      ]);
     },
+    ...(identity ? { callerOf: identity.callerOf, findings: identity.findings } : {}),
     secrets: values.secrets,
     watched: () => watch.lines,
   };

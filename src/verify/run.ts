@@ -5,7 +5,9 @@
  * call of anything but a served tool reaches nothing; the request is the one
  * the grant allows (the mode's oracle); a gated call is sent only after a
  * person's confirmation; no byte of a stand-in secret in any answer, log line
- * or telemetry event.
+ * or telemetry event. Where the file sends each caller's identity upstream
+ * (token exchange), each call is made by a caller ({@link Caller}): a call
+ * whose caller's identity cannot go upstream reaches nothing and asks no one.
  *
  * @module
  */
@@ -25,6 +27,20 @@ export interface ListedTool {
   cached: boolean;
 }
 
+/** Who makes a call, where the file sends the caller's identity upstream. */
+export interface Caller {
+  /** The caller's subject. */
+  name: string;
+  /** The `Authorization` its HTTP requests carry (none over stdio). */
+  authorization?: string;
+  /**
+   * Why this caller's identity cannot go upstream (its exchange refused, no
+   * token to exchange): its calls must be refused before any person is asked
+   * or any request sent. Absent: its calls may go through.
+   */
+  refused?: string;
+}
+
 /** What verify drives and watches, for one guardfile. */
 export interface Target {
   /** weir's HTTP app, as `weir serve --http` answers (`/mcp`, `/api/<tool>`). */
@@ -36,7 +52,11 @@ export interface Target {
   /** How many requests (or MCP calls) the stand-in has received so far. */
   received(): number;
   /** The violations of the stand-in's records `[from, received())` for one call. */
-  check(tool: string, args: unknown, from: number): string[];
+  check(tool: string, args: unknown, from: number, caller?: Caller): string[];
+  /** Who makes case `index` (absent: no caller identity; calls carry no credential). */
+  callerOf?(index: number, via: Via): Caller;
+  /** What the other stand-ins (the identity provider) found wrong since last asked. */
+  findings?(): string[];
   /** The stand-in secrets, by what they are (`credential`, `pin site_id`, ...). */
   secrets: [string, string][];
   /** Log lines and telemetry events written so far, as text. */
@@ -93,6 +113,52 @@ async function rpcAnswer(
   return { text, json: undefined };
 }
 
+/**
+ * A reused answer must be its own caller's: the stand-in's `served` numbers
+ * it quotes (raw, or inside JSON text) name requests of this caller only.
+ * @param madeBy whose call made each request the stand-in received
+ */
+function reusedFromOthers(text: string, caller: Caller, madeBy: readonly string[]): string[] {
+  return [...text.matchAll(/\\*"served\\*":\s*(\d+)/g)].flatMap(([, n]) => {
+    const owner = madeBy[Number(n)];
+    return owner !== undefined && owner !== caller.name
+      ? [`${caller.name} was answered with the answer kept for ${owner}'s call`]
+      : [];
+  });
+}
+
+/**
+ * The same call again by another caller who may call (a tool whose answers
+ * are kept): with the caller's identity upstream, it must get its own answer,
+ * never the one kept for the first caller.
+ */
+async function byAnother(
+  target: Target,
+  index: number,
+  via: Via,
+  c: Case,
+  first: Caller,
+  madeBy: string[],
+): Promise<{ problems: string[]; text: string; made: number }> {
+  let other: Caller | undefined;
+  for (let j = index + 1; j <= index + 10 && !other; j++) {
+    const candidate = target.callerOf?.(j, via);
+    if (candidate && candidate.name !== first.name && candidate.refused === undefined) {
+      other = candidate;
+    }
+  }
+  if (!other) return { problems: [], text: "", made: 0 };
+  const from = target.received();
+  const answer = await send(target, via, c.tool, c.args, other);
+  const made = target.received() - from;
+  for (let at = from; at < from + made; at++) madeBy[at] = other.name;
+  const problems = made === 0 && answer.outcome === "ok"
+    ? reusedFromOthers(answer.text, other, madeBy)
+    : [];
+  if (made === 1) problems.push(...target.check(c.tool, JSON.parse(c.args), from, other));
+  return { problems, text: answer.text, made };
+}
+
 /** Whether a header value can carry `text` as it is (else the client sends it another way). */
 function headerSafe(text: string): boolean {
   return /^[\x21-\x7e]+$/.test(text);
@@ -103,13 +169,17 @@ async function send(
   via: Via,
   tool: string,
   args: string,
+  caller: Caller | undefined,
   extra = "",
 ): Promise<{ text: string; outcome: "ok" | "refused" | "ask"; ask?: Record<string, unknown> }> {
+  const authorization: Record<string, string> = caller?.authorization
+    ? { authorization: caller.authorization }
+    : {};
   if (via === "tool API") {
     const response = await target.fetch(
       new Request(`http://${HOST}/api/${encodeURIComponent(tool)}`, {
         method: "POST",
-        headers: { host: HOST, "content-type": "application/json" },
+        headers: { host: HOST, "content-type": "application/json", ...authorization },
         body: args,
       }),
     );
@@ -129,6 +199,7 @@ async function send(
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
     "mcp-protocol-version": modern ? "2026-07-28" : "2025-11-25",
+    ...authorization,
   };
   if (modern) {
     headers["mcp-method"] = "tools/call";
@@ -158,6 +229,8 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
     violations: [],
   };
   const byName = new Map(target.tools.map((t) => [t.name, t]));
+  // Whose call made each request the stand-in received (a reused answer must be its caller's own).
+  const madeBy: string[] = [];
   for (const [index, c] of cases.entries()) {
     // A name a header cannot carry goes as a 2025-11-25 client sends it (no Mcp-Name header).
     const via: Via = c.via === "mcp 2026-07-28" && !headerSafe(c.tool) ? "mcp 2025-11-25" : c.via;
@@ -166,11 +239,12 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
     const seen = target.watched().length;
     const texts: string[] = [];
     const listed = byName.get(c.tool);
+    const caller = target.callerOf?.(index, via);
     let answer: Awaited<ReturnType<typeof send>>;
+    let asked = false;
     if (via === "stdio 2025-11-25") {
       // A person is asked over the session (elicitation) and says yes.
       const link = await target.stdio();
-      let asked = false;
       const said = await link.call(c.tool, c.args, () => {
         asked = true;
         report.confirmed++;
@@ -183,9 +257,10 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
       if (!asked && listed?.confirm && target.received() > from) {
         problems.push(`the call was sent upstream without asking a person (confirm)`);
       }
-    } else answer = await send(target, via, c.tool, c.args);
+    } else answer = await send(target, via, c.tool, c.args, caller);
     texts.push(answer.text);
     if (answer.outcome === "ask") {
+      asked = true;
       report.confirmed++;
       if (!listed?.confirm) problems.push(`a person was asked to confirm a tool with no confirm`);
       if (target.received() > from) problems.push(`a request was sent before the person answered`);
@@ -198,6 +273,7 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
         via,
         c.tool,
         c.args,
+        caller,
         `,"inputResponses":${JSON.stringify(responses)},"requestState":${
           JSON.stringify(answer.ask?.requestState)
         }`,
@@ -211,6 +287,10 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
     if (c.tool === tool) report.requests += made;
     if (answer.outcome !== "ok" && made === 0) report.refused++;
     if (made > 1) problems.push(`${made} upstream requests for one call (at most one)`);
+    if (caller) { for (let at = from; at < from + made; at++) madeBy[at] = caller.name; }
+    if (made === 0 && answer.outcome === "ok" && listed?.cached && caller) {
+      problems.push(...reusedFromOthers(texts.at(-1) ?? "", caller, madeBy));
+    }
     if (made === 0 && answer.outcome === "ok" && listed?.reaches && !listed.cached) {
       problems.push(
         `a call answered as done, and no request reached the upstream (sent somewhere else?)`,
@@ -228,8 +308,27 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
         try {
           args = JSON.parse(c.args);
         } catch { /* the case's JSON is always well-formed */ }
-        problems.push(...target.check(c.tool, args, from));
+        problems.push(...target.check(c.tool, args, from, caller));
       }
+    }
+    if (caller?.refused !== undefined) {
+      const who =
+        `a call by ${caller.name}, whose identity cannot go upstream (${caller.refused}),`;
+      if (made > 0) problems.push(`${who} reached the upstream`);
+      // weir answers the info tool itself: only a call that would reach the upstream is refused.
+      if (listed?.reaches && answer.outcome === "ok") problems.push(`${who} was answered as done`);
+      if (listed?.reaches && asked) {
+        problems.push(
+          `${who} asked a person to confirm it: the caller's identity is settled before anyone is asked`,
+        );
+      }
+    }
+    problems.push(...(target.findings?.() ?? []));
+    if (made === 1 && answer.outcome === "ok" && caller && listed?.cached && !listed.confirm) {
+      const again = await byAnother(target, index, via, c, caller, madeBy);
+      if (c.tool === tool) report.requests += again.made;
+      problems.push(...again.problems);
+      texts.push(again.text);
     }
     const watched = target.watched().slice(seen);
     for (const [what, secret] of target.secrets) {

@@ -52,7 +52,8 @@ function echoes(text: string): Record<string, string> {
 
 /**
  * Start the HTTP stand-in: every request is recorded and answered 200 with a
- * JSON echo of its method, target, headers and body.
+ * JSON echo of its method, target, headers and body, and its place in
+ * `received` (`served`: whose request a reused answer came from).
  */
 export function startHttpStandIn(): StandIn<RecordedRequest> {
   const received: RecordedRequest[] = [];
@@ -68,6 +69,7 @@ export function startHttpStandIn(): StandIn<RecordedRequest> {
       };
       received.push(recorded);
       return Response.json({
+        served: received.length - 1,
         echo: recorded,
         headers: Object.fromEntries(recorded.headers.map(([k, v]) => [k, echoes(v)])),
       });
@@ -83,7 +85,7 @@ export function startHttpStandIn(): StandIn<RecordedRequest> {
 /**
  * Start the MCP stand-in listing `tools` (the wrapped server's definitions):
  * each `tools/call` is recorded and answered with a text echo of its name,
- * arguments and the request's headers.
+ * arguments and the request's headers, and its place in `received` (`served`).
  * @throws {Error} when weir's core cannot list the definitions (it names the tool and why)
  */
 export function startMcpStandIn(tools: ToolSpec[]): StandIn<RecordedCall> {
@@ -96,6 +98,7 @@ export function startMcpStandIn(tools: ToolSpec[]): StandIn<RecordedCall> {
     catalog: { tools, resources: [], prompts: [] },
     dispatch: (name, args) => {
       const echo = {
+        served: received.length - 1,
         name,
         arguments: args,
         headers: Object.fromEntries(headers.map(([k, v]) => [k, echoes(v)])),

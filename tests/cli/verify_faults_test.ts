@@ -5,7 +5,8 @@
  * replays it, and exits 1; the same file verified by the unmutated weir
  * passes. The faults are the kinds a guard must never have: a path value sent
  * unencoded, a pin skipped (spec mode, and a wrapped call's), a secret echoed
- * back, a confirmation skipped.
+ * back, a confirmation skipped, and with token exchange the caller's own token
+ * sent upstream or one caller's exchanged token sent for another.
  *
  * A mutation names the code it changes by a pattern; when the code moves (a
  * refactor), the test fails saying which mutation lost its target, rather
@@ -23,6 +24,22 @@ interface Mutation {
 }
 
 const MUTATIONS: Record<string, Mutation> = {
+  callerTokenUpstream: {
+    fault: "the caller's own token sent upstream instead of the exchanged one",
+    edits: [[
+      "src/oauth/upstream_credential.ts",
+      /return token\.accessToken;/,
+      "return held.token;",
+    ]],
+  },
+  exchangeShared: {
+    fault: "exchanged tokens kept per scope set only, shared between callers",
+    edits: [[
+      "src/oauth/exchange_cache.ts",
+      /await sha256Hex\(subjectToken\),/,
+      '"",',
+    ]],
+  },
   unencoded: {
     fault: "a path value sent without percent-encoding",
     edits: [[
@@ -122,6 +139,18 @@ const CONFIRM_FILE = Deno.readTextFileSync(`${ROOT}guardfiles/demo.mcp.kdl`).rep
   `confirm "close_ticket" message="Close it?"\ninstructions {`,
 );
 
+/** A spec-mode file whose calls carry each caller's exchanged token (verify's stand-in provider). */
+const EXCHANGE_FILE = `wrap ward mcp tickets {
+    base-url "https://tickets.example.com/api"
+    auth token-exchange {
+        audience "https://tickets.example.com/api"
+        client-id "weir"
+        client-secret { value env "WEIR_CLIENT_SECRET"; }
+    }
+    can get ticket { path "/tickets/{id}"; scope "tickets:read"; }
+}
+`;
+
 const CASES: {
   mutation: keyof typeof MUTATIONS;
   file: () => Promise<string>;
@@ -130,6 +159,18 @@ const CASES: {
   /** More arguments (a wrap file's definitions). */
   extra?: string[];
 }[] = [
+  {
+    mutation: "callerTokenUpstream",
+    file: () => tempGuardfile(EXCHANGE_FILE),
+    tool: "get_ticket",
+    expect: /(alice|bob)'s own access token reached the upstream/,
+  },
+  {
+    mutation: "exchangeShared",
+    file: () => tempGuardfile(EXCHANGE_FILE),
+    tool: "get_ticket",
+    expect: /(alice|bob)'s call carried the token exchanged for (alice|bob)/,
+  },
   {
     mutation: "unencoded",
     file: () => Promise.resolve("guardfiles/demo.mcp.kdl"),
