@@ -11,6 +11,7 @@ import type { Argument, Surface, Tool } from "../surface/model.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 import {
   authWords,
+  oauthProfileWords,
   oneLine,
   operationWords,
   rateStateWords,
@@ -171,7 +172,6 @@ function toolLines(t: Tool): string[] {
 
 /** `oauth tokens from ISSUER for RESOURCE (profile P, audience A)`. */
 function oauthLine(o: NonNullable<Surface["callers"]["oauth"]>): string {
-  const profile = [o.profile && `profile ${o.profile}`, o.audience && `audience ${o.audience}`]
-    .filter(Boolean).join(", ");
+  const profile = oauthProfileWords(o);
   return `oauth tokens from ${o.issuer} for ${o.resource}${profile ? ` (${profile})` : ""}`;
 }

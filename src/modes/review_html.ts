@@ -16,6 +16,7 @@
 import type { Argument, Surface, Tool } from "../surface/model.ts";
 import {
   authWords,
+  oauthProfileWords,
   oneLine,
   operationWords,
   rateStateWords,
@@ -312,7 +313,7 @@ export function surfaceHtml(surface: Surface, options: PageOptions): string {
       "callers",
       `OAuth access tokens from <code>${h(oauth.issuer)}</code> for <code>${
         h(oauth.resource)
-      }</code>`,
+      }</code>${oauthProfileWords(oauth) ? ` (${h(oauthProfileWords(oauth))})` : ""}`,
     ]);
   }
   for (const c of surface.callers.inboundTokens) {

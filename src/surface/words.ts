@@ -77,6 +77,15 @@ function exchangeWords(c: Credential, e: ExchangeCredential): string {
     (e.tokenEndpoint ? ` at ${e.tokenEndpoint}` : "");
 }
 
+/**
+ * How callers' OAuth tokens are checked, beyond issuer and resource:
+ * `profile entra, audience api://...` (empty for a generic profile with no audience).
+ */
+export function oauthProfileWords(o: { profile?: string; audience?: string }): string {
+  return [o.profile && `profile ${o.profile}`, o.audience && `audience ${o.audience}`]
+    .filter(Boolean).join(", ");
+}
+
 /** How weir authenticates upstream, in words (`none` when it sends no credential). */
 export function authWords(surface: Pick<Surface, "credentials" | "upstream">): string {
   if (surface.credentials.length === 0) {

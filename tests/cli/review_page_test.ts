@@ -305,3 +305,25 @@ Deno.test("htmlText(): no markup, quote or invisible reordering survives; the re
     ),
   );
 });
+
+Deno.test("describe --format html names the callers' OAuth profile and audience and the token exchange, as the text does", async () => {
+  const file = await tempGuardfile(`oauth issuer="https://example.okta.com/oauth2/default" \\
+    resource="https://mcp.example.com/mcp" profile="okta" audience="api://default"
+wrap ward mcp tickets {
+    base-url "https://tickets.example.com/api"
+    auth token-exchange {
+        audience "api://tickets"
+        client-id "0oa1weirexample"
+        client-secret { value env "OKTA_WEIR_SECRET"; }
+    }
+    can get ticket { path "/tickets/{id}"; scope "tickets:read"; }
+}
+`);
+  const text = await runCli(["describe", file]);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /\(profile okta, audience api:\/\/default\)/);
+  const { html } = await describeBoth(file);
+  // Before, the page named the issuer and resource only: a reviewer saw no profile or audience.
+  assert.match(html, /<\/code> \(profile okta, audience api:\/\/default\)/);
+  assert.match(html, /exchanged per caller \(RFC 8693\) for audience api:\/\/tickets/);
+});
