@@ -88,8 +88,11 @@ export async function runServeUpstream(
     throw new StartupError("OAuth applies to --http only");
   }
   const toolScopes = options.toolScopes ?? new Map<string, readonly string[]>();
+  // The issuer's metadata unreadable, an exchange that cannot work: a start-up error, said as such.
   const oauth = options.oauth
-    ? await oauthFor(() => toolScopes, options.oauth, log, options.exchange)
+    ? await oauthFor(() => toolScopes, options.oauth, log, options.exchange).catch((error) => {
+      throw new StartupError((error as Error).message);
+    })
     : undefined;
   // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
   let telemetry;

@@ -24,6 +24,7 @@ import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { MAX_ANSWER_BYTES as MAX_METADATA_BYTES, readJson, refusalOf } from "./answers.ts";
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
 import { clientFor } from "../outbound/once.ts";
+import { connectFailure } from "../outbound/connect_failure.ts";
 import { checkInbound, type IdentityProfile, type InboundSettings, profileOf } from "./profiles.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 import {
@@ -162,10 +163,13 @@ export async function discoverIssuer(
       return found;
     } catch (error) {
       if (error instanceof Error && error.message.startsWith(source)) throw error;
-      problems.push(`${source}: ${(error as Error).message}`);
+      problems.push(`${source}: ${connectFailure(error) ?? (error as Error).message}`);
     }
   }
-  throw new Error(`no authorization server metadata for ${issuer}: ${problems.join("; ")}`);
+  throw new Error(
+    `no authorization server metadata for ${issuer}: ${problems.join("; ")}; weir reads it ` +
+      `at start: check the issuer URL (exactly the tokens' iss) and that weir can reach it`,
+  );
 }
 
 /** Options of {@link createTokenVerifier}. */

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { exportPKCS8, generateKeyPair } from "jose";
 import { runCli, tempGuardfile } from "../support/cli.ts";
+import { freePort } from "../support/oidc.ts";
 
 const ISSUER = "https://id.example.com";
 const RESOURCE = "https://mcp.example.com/mcp";
@@ -259,4 +260,63 @@ Deno.test("diff: another exchange target, a credential swapped for token exchang
     two.stdout,
     /WIDENS .*oauth .*\(profile okta, audience api:\/\/default\) -> .*\(profile okta, audience api:\/\/other\)/,
   );
+});
+
+Deno.test("an OAuth issuer whose metadata cannot be read stops every serving command with a message, never a stack trace", async () => {
+  // Nothing listens there (an issuer that is down), and a name that does not resolve.
+  const down = `http://127.0.0.1:${freePort()}`;
+  const files = {
+    spec: await tempGuardfile(spec(EXCHANGE(`client-secret { value env "WEIR_X_SECRET"; }`))),
+    wrap: await tempGuardfile(`wrap ward mcp tickets {
+    mcp-server http "http://127.0.0.1:9/mcp" {
+        token-exchange { audience "a"; client-id "w"; client-secret { value env "WEIR_X_SECRET"; }; }
+    }
+    proxy find { upstream "search"; }
+}
+`),
+  };
+  for (const issuer of [down, "https://issuer.invalid"]) {
+    const oauth = ["--oauth-issuer", issuer, "--oauth-resource", RESOURCE];
+    const runs: [string, string[]][] = [
+      ["serve-upstream", [
+        "serve-upstream",
+        "--tool",
+        "search",
+        "--http",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:9/mcp",
+        ...oauth,
+      ]],
+      ["serve-upstream --token-exchange-*", [
+        "serve-upstream",
+        "--tool",
+        "search",
+        "--http",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:9/mcp",
+        ...oauth,
+        "--token-exchange-audience",
+        "a",
+        "--token-exchange-client-id",
+        "w",
+        "--token-exchange-secret-env",
+        "WEIR_X_SECRET",
+      ]],
+      ["serve (spec)", ["serve", files.spec, "--http", "127.0.0.1:0", ...oauth]],
+      ["serve (wrap)", ["serve", files.wrap, "--http", "127.0.0.1:0", ...oauth]],
+    ];
+    for (const [what, args] of runs) {
+      const r = await runCli(args, { env: { WEIR_X_SECRET: SECRET } });
+      assert.equal(r.code, 1, `${what} ${issuer}: ${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /^weir: serve(-upstream)?: no authorization server metadata for .*: (connection refused|the host name does not resolve).*check the issuer URL/,
+        `${what} ${issuer}`,
+      );
+      assert.doesNotMatch(r.stderr, /Uncaught|\n\s+at /, `${what}: no stack trace`);
+      assert.ok(!r.stderr.includes(SECRET));
+    }
+  }
 });
