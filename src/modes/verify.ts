@@ -18,17 +18,16 @@
  *
  * @module
  */
-import type { Grant, Guardfile, ValueSource } from "../guardfile/model.ts";
+import type { Grant, Guardfile } from "../guardfile/model.ts";
 import { readOnlyView } from "../guardfile/surface.ts";
 import type { Surface } from "../surface/model.ts";
 import { surfaceOfGuardfile } from "../surface/spec.ts";
-import type { ValueResolver } from "../guard/values.ts";
 import type { LogEvent } from "../mcp/server.ts";
 import { setUpstreamTracing } from "../ops/trace_hooks.ts";
 import { guardedServer, toolScopesOf } from "./serve.ts";
 import { guardedHttpApp } from "./http_app.ts";
 import { startHttpStandIn } from "../verify/standin.ts";
-import { standInSecret } from "../verify/secrets.ts";
+import { StandInValues } from "./verify_values.ts";
 import { checkSpecRequest, type SpecContext } from "../verify/spec_oracle.ts";
 import type { ListedTool, Target } from "../verify/run.ts";
 import { openStdioLink, type StdioLink } from "../verify/stdio_link.ts";
@@ -68,35 +67,6 @@ export function hintsOf(surface: Surface): Pick<BuiltTarget, "restricts" | "also
     }
   }
   return { restricts, alsoTwin };
-}
-
-/** Stand-in values: every environment or file source of the file mapped to a generated value. */
-export class StandInValues {
-  readonly values = new Map<string, string>();
-  readonly secrets: [string, string][] = [];
-  #next = 0;
-
-  /** A fresh secret-looking value. */
-  fresh(): string {
-    return standInSecret(crypto.getRandomValues(new Uint8Array(16)));
-  }
-
-  /** A fresh stand-in for `what`: an environment variable name verify answers, and its value. */
-  source(what: string, secret: boolean, value?: string): { source: ValueSource; value: string } {
-    const name = `WEIR_VERIFY_VALUE_${this.#next++}`;
-    const v = value ?? (secret ? this.fresh() : `pinned-${this.fresh().slice(3, 15)}`);
-    this.values.set(name, v);
-    if (secret) this.secrets.push([what, v]);
-    return { source: { chain: [{ provider: "env", address: name }] }, value: v };
-  }
-
-  /** The resolver the guard reads them through (no real variable, no file). */
-  resolver(): ValueResolver {
-    return {
-      env: (name) => this.values.get(name),
-      readFile: () => Promise.reject(new Error("verify reads no file")),
-    };
-  }
 }
 
 /** Capture of log events and telemetry hook calls, as JSON text. */

@@ -23,7 +23,7 @@
 import type { OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
 import type { Logger } from "../mcp/server.ts";
 import { oauthFor, type OAuthSetup } from "./serve.ts";
-import type { StandInValues } from "./verify.ts";
+import type { StandInValues } from "./verify_values.ts";
 import type { Caller } from "../verify/run.ts";
 import type { Via } from "../verify/cases.ts";
 import { checkIdentity, type ExchangeRules, standInKey, startStandInIdp } from "../verify/idp.ts";
