@@ -284,6 +284,13 @@ function readSsm(wrap: NodeReader, file: string): Omit<SsmPolicy, "surface"> {
       continue;
     }
     const minted = `get_${resource.replaceAll("-", "_")}`;
+    if (minted.length > 128) {
+      can.error(
+        `"can get ${resource.slice(0, 20)}..." mints a tool name of ${minted.length} characters; ` +
+          `an MCP tool name is at most 128: shorten the resource to 124 characters or fewer`,
+      );
+      continue;
+    }
     const twin = convenience.find((c) => `get_${c.resource.replaceAll("-", "_")}` === minted);
     if (twin) {
       can.error(

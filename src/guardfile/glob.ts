@@ -15,6 +15,8 @@
  * @module
  */
 
+import { patternProblem, shownPattern } from "./pattern.ts";
+
 /** Thrown by {@link compileGlob} for a malformed pattern. */
 export class GlobError extends Error {
   constructor(message: string) {
@@ -27,7 +29,8 @@ export class GlobError extends Error {
  * Compile a glob into a matcher.
  *
  * @throws {GlobError} for an unclosed class, an empty class or a trailing `\`
- *   (Go reports `ErrBadPattern`; weir refuses such a pattern when loading)
+ *   (Go reports `ErrBadPattern`; weir refuses such a pattern when loading), or
+ *   a glob whose regular expression the engine cannot use (src/guardfile/pattern.ts)
  * @example
  * ```ts
  * import { compileGlob } from "./glob.ts";
@@ -36,7 +39,12 @@ export class GlobError extends Error {
  * ```
  */
 export function compileGlob(pattern: string): (value: string) => boolean {
-  const regex = new RegExp(globSource(pattern), "u");
+  const source = globSource(pattern);
+  const problem = patternProblem(source);
+  if (problem) {
+    throw new GlobError(`pattern ${shownPattern(pattern)}: its regular expression ${problem}`);
+  }
+  const regex = new RegExp(source, "u");
   return (value) => regex.test(value);
 }
 

@@ -40,6 +40,7 @@ import type { McpWrap, McpWrapControls, McpWrapResult, ProxyTool } from "./mcp_w
 import type { Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readIcons, readPrompts, readResources } from "./siblings.ts";
+import { uriProblem } from "./uri.ts";
 import { readOAuth } from "./oauth.ts";
 import { checkExchangeProfile } from "./token_exchange.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
@@ -211,6 +212,16 @@ export function readMcpWrap(nodes: readonly KdlNode[], file: string): McpWrapRes
   const withholds = readWithholds(top, proxies, infoTool);
   const instructions = readInstructions(top);
   const resources = readResources(top);
+  // serve lists a proxy-resource as the MCP server's: the file's own under that URI would clash.
+  for (const node of top.filter((n) => n.name === "resource")) {
+    const uri = node.node.properties.uri;
+    if (typeof uri === "string" && body.resourceUris.includes(uri)) {
+      node.error(
+        `resource uri "${uri}" is also a proxy-resource, which serves the MCP server's resource ` +
+          `under that URI: rename the file's resource, or remove the proxy-resource`,
+      );
+    }
+  }
   const prompts = readPrompts(top);
   const icons = readIcons(top);
   const controls = readWrapControls(top, proxies);
@@ -320,10 +331,11 @@ function readWrapBody(wrap: NodeReader): WrapBody {
     }
     const uri = node.stringArg(0, "the resource URI");
     if (uri === undefined) continue;
-    if (!/^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/.test(uri) || /[\x00-\x1f\x7f]/.test(uri)) {
+    const wrong = uriProblem(uri);
+    if (wrong) {
       node.error(
-        `proxy-resource ${show(uri)} is not an absolute URI with a scheme: write the URI the ` +
-          `MCP server lists, e.g. "ui://dashboard/app"`,
+        `proxy-resource ${show(uri)} ${wrong} (weir lists it as a resource; write the URI the ` +
+          `MCP server lists, e.g. "ui://dashboard/app")`,
       );
     } else if (resourceUris.includes(uri)) {
       node.error(`proxy-resource "${uri}" is listed twice: keep one`);

@@ -9,7 +9,8 @@
  */
 import type { AnnotationOverrides, ArgumentRule, ProxyTool } from "./mcp_wrap_model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
-import { compileGlob, type GlobError } from "./glob.ts";
+import { compileGlob, type GlobError, globsPattern } from "./glob.ts";
+import { patternProblem, shownPattern } from "./pattern.ts";
 import { checkEnumAgainstRules, RULE_PROPERTIES } from "./rules.ts";
 
 import { foldName } from "./name_fold.ts";
@@ -264,6 +265,14 @@ function readArgument(node: NodeReader): ArgumentRule | undefined {
       }
     }
   }
+  const joined = rule.restrict && globsPattern(rule.restrict);
+  const combined = joined && patternProblem(joined, Infinity);
+  if (combined) {
+    restricts[0].error(
+      `the globs of argument "${name}" together make one regular expression (the served ` +
+        `schema's pattern) that ${combined}`,
+    );
+  }
   if (restricts.length > 1) {
     restricts[1].error(
       `argument "${name}" has two restrict nodes: put every allowed glob in one restrict node`,
@@ -315,20 +324,16 @@ function readArgument(node: NodeReader): ArgumentRule | undefined {
 function readStringRules(node: NodeReader, rule: ArgumentRule): void {
   const pattern = node.stringProp("pattern");
   if (pattern !== undefined) {
-    try {
-      new RegExp(pattern, "u");
+    const problem = patternProblem(pattern);
+    if (problem) node.error(`pattern ${shownPattern(pattern)} ${problem}`);
+    else {
       rule.pattern = pattern;
       if (!pattern.startsWith("^") || !pattern.endsWith("$")) {
         node.warn(
-          `pattern ${JSON.stringify(pattern)} is not anchored with ^...$, so it accepts any ` +
+          `pattern ${shownPattern(pattern)} is not anchored with ^...$, so it accepts any ` +
             `value that merely contains a match (JSON Schema patterns are unanchored): add ^ and $`,
         );
       }
-    } catch (error) {
-      node.error(
-        `pattern ${JSON.stringify(pattern)} is not a valid regular expression ` +
-          `(${(error as Error).message}): fix it`,
-      );
     }
   }
   for (const [key, slot] of [["min-length", "minLength"], ["max-length", "maxLength"]] as const) {

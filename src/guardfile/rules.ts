@@ -18,6 +18,7 @@
  */
 import type { Grant, Metacharacters, PathParam, ScalarType, Slashes, ValueRules } from "./model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
+import { patternProblem, shownPattern } from "./pattern.ts";
 
 /** Properties of value rules, for `onlyProperties` lists. */
 export const RULE_PROPERTIES: readonly string[] = ["pattern", "min-length", "max-length"];
@@ -46,21 +47,16 @@ export function readValueRules(
     if (type !== "string") {
       node.error(`pattern= applies to string values, not ${type}; remove it`);
     } else {
-      try {
-        new RegExp(pattern, "u");
+      const problem = patternProblem(pattern);
+      if (problem) node.error(`pattern ${shownPattern(pattern)} ${problem}`);
+      else {
         rules.pattern = pattern;
         if (!pattern.startsWith("^") || !pattern.endsWith("$")) {
           node.warn(
-            `pattern ${JSON.stringify(pattern)} is not anchored with ^...$, so it accepts any ` +
+            `pattern ${shownPattern(pattern)} is not anchored with ^...$, so it accepts any ` +
               `value that merely contains a match (JSON Schema patterns are unanchored); write ^...$ around it`,
           );
         }
-      } catch (error) {
-        node.error(
-          `pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${
-            (error as Error).message
-          }; fix it (JavaScript syntax, "u" flag)`,
-        );
       }
     }
   }

@@ -21,6 +21,7 @@ import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { formatDuration, parseDuration } from "./duration.ts";
 import { readQueryPin } from "./query_pin.ts";
 import { grantInputNames } from "./grant.ts";
+import { uriProblem } from "./uri.ts";
 
 const ROLES = ["assistant", "user"] as const;
 /** `extract` kinds: their bound, its default and ceiling (the reference's numbers). */
@@ -55,11 +56,9 @@ export function readResources(top: NodeReader[]): StaticResource[] {
       node.error(`uri=${show(uri)} must be an absolute URI with a scheme, e.g. "docs://policy"`);
       continue;
     }
-    if (!/^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/.test(uri)) {
-      node.error(
-        `uri=${show(uri)} is not an RFC 3986 URI: percent-encode anything but ASCII letters, ` +
-          `digits and -._~:/?#[]@!$&'()*+,;=`,
-      );
+    const wrong = uriProblem(uri);
+    if (wrong) {
+      node.error(`uri=${show(uri)} ${wrong}`);
       continue;
     }
     if (out.some((r) => r.uri === uri)) {
@@ -198,6 +197,12 @@ export function readIcons(top: NodeReader[]): ServerIcon[] {
     if (!node.argCount(1, 1, "the icon source (a URL or data: URI)")) continue;
     const src = node.stringArg(0, "icon source");
     if (!src) continue;
+    // The core lists it as serverInfo.icons[].src, an absolute URI (a data: URI is one).
+    const wrong = uriProblem(src);
+    if (wrong) {
+      node.error(`icon source ${show(src)} ${wrong}`);
+      continue;
+    }
     const icon: ServerIcon = { src };
     const mime = node.stringProp("mime") ?? /^data:([^;,]+)[;,]/.exec(src)?.[1];
     if (mime) icon.mimeType = mime;

@@ -10,7 +10,8 @@ import type { Auth, Database, Grant, Guardfile, Restrict, ValueSource } from "./
 import { type NodeReader, onlyOnce, suggest } from "./nodes.ts";
 import { readGrant } from "./grant.ts";
 import { readValue } from "./value.ts";
-import { compileGlob, type GlobError } from "./glob.ts";
+import { compileGlob, type GlobError, globsPattern } from "./glob.ts";
+import { patternProblem } from "./pattern.ts";
 import { SQL_DRIVERS } from "./sql.ts";
 import { foldName } from "./name_fold.ts";
 import { readTokenExchange } from "./token_exchange.ts";
@@ -457,9 +458,18 @@ function readRestricts(kids: NodeReader[], grants: Grant[]): Restrict[] {
       );
       continue;
     }
-    if (globs.length === node.node.values.length - 2) {
-      out.push({ param, globs, position: node.node.position });
+    if (globs.length !== node.node.values.length - 2) continue;
+    // The globs are the parameter's advertised pattern, one expression the core compiles.
+    const joined = globsPattern(globs);
+    const problem = joined && patternProblem(joined, Infinity);
+    if (problem) {
+      node.error(
+        `the globs of restrict ${param} together make one regular expression (the advertised ` +
+          `schema's pattern) that ${problem}`,
+      );
+      continue;
     }
+    out.push({ param, globs, position: node.node.position });
   }
   return out;
 }

@@ -378,6 +378,8 @@ function walk(
     } else if (SCHEMA_MAP.has(keyword)) {
       if (!isObject(value)) throw new SchemaError(`${at} must be an object of schemas`);
       for (const [name, sub] of Object.entries(value)) {
+        // patternProperties' names are regular expressions the validator compiles.
+        if (keyword === "patternProperties") checkRegExp(name, at);
         walk(sub, `${at}/${escapePointer(name)}`, depth + 1, lookup, draft);
       }
     } else if (keyword === "items") {
@@ -423,17 +425,31 @@ function walk(
         );
       }
     } else if (keyword === "pattern") {
-      try {
-        new RegExp(String(value), "u");
-      } catch {
-        throw new SchemaError(`${at} ${JSON.stringify(value)} is not a valid regular expression`);
-      }
+      checkRegExp(String(value), at);
     } else if (!ASSERTIONS.has(keyword)) {
       throw new SchemaError(
         `${at}: keyword "${keyword}" cannot be enforced by this server's validator; ` +
           `remove it or rename it "x-${keyword}" if it is only an annotation`,
       );
     }
+  }
+}
+
+/**
+ * Refuse a regular expression the validator could not use (ECMA-262, `u`
+ * flag). It is run once: the engine compiles an expression at its first use,
+ * and only then refuses one too large or too deep for it, which would fail
+ * the first call instead of the start.
+ */
+function checkRegExp(source: string, at: string): void {
+  try {
+    new RegExp(source, "u").test("");
+  } catch (error) {
+    const message = (error as Error).message;
+    const why = /(?:too large|Stack overflow)$/i.test(message)
+      ? ` (the engine cannot compile it: ${message.slice(message.lastIndexOf(": ") + 2)})`
+      : "";
+    throw new SchemaError(`${at} ${shown(source)} is not a valid regular expression${why}`);
   }
 }
 

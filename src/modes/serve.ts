@@ -9,7 +9,6 @@
  * @module
  */
 import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
-import { CatalogError } from "../mcp/catalog.ts";
 import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
 import type { Guardfile, OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
 import type { ProfileName } from "../guardfile/idp_profiles.ts";
@@ -21,6 +20,7 @@ import type { UpstreamCredential, UpstreamLimits } from "../guard/send.ts";
 import { processValues, resolveValue, type ValueResolver } from "../guard/values.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
+import { buildRefusal } from "./build_check.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
 import { surfaceOfGuardfile } from "../surface/spec.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
@@ -105,16 +105,11 @@ export async function loadGuardfileFile(
   if (loaded.guardfile) checkStoreUrl(loaded);
   if (loaded.guardfile) {
     // lint is serve minus the listener: build the very server serve would run,
-    // so a catalog the MCP core refuses is a lint error too.
-    try {
-      guardedServer(loaded.guardfile, { log: () => {} });
-    } catch (error) {
-      if (!(error instanceof CatalogError)) throw error;
-      loaded.diagnostics.push({
-        severity: "error",
-        path: "",
-        message: `the MCP server core refuses what this guardfile describes: ${error.message}`,
-      });
+    // so a catalog the MCP core refuses is a lint error too (src/modes/build_check.ts).
+    const guardfile = loaded.guardfile;
+    const refused = buildRefusal(guardfile, () => guardedServer(guardfile, { log: () => {} }));
+    if (refused) {
+      loaded.diagnostics.push(refused);
       loaded.guardfile = undefined;
     }
   }

@@ -171,6 +171,25 @@ Deno.test("an inputSchema the validator cannot enforce is refused, naming tool a
       { type: "object", properties: { a: { type: "string", pattern: "(" } } },
       /tool "t" inputSchema: #\/properties\/a\/pattern "\(" is not a valid regular expression/,
     ],
+    // Parsed by new RegExp, refused by the engine only at its first use (issue 34 item 9):
+    // the first call would have failed, not the start.
+    [
+      { type: "object", properties: { a: { type: "string", pattern: "a".repeat(70_000) } } },
+      /#\/properties\/a\/pattern "a{5}.* is not a valid regular expression \(the engine cannot compile it: Regular expression too large\)/,
+    ],
+    [
+      { type: "object", properties: { a: { type: "string", pattern: "[^/]*a".repeat(10_000) } } },
+      /#\/properties\/a\/pattern .* is not a valid regular expression \(the engine cannot compile it: Stack overflow\)/,
+    ],
+    // patternProperties' names are regular expressions too.
+    [
+      { type: "object", patternProperties: { "(": { type: "string" } } },
+      /tool "t" inputSchema: #\/patternProperties "\(" is not a valid regular expression/,
+    ],
+    [
+      { type: "object", patternProperties: { ["a".repeat(70_000)]: { type: "string" } } },
+      /#\/patternProperties "a{5}.* is not a valid regular expression \(the engine cannot compile it/,
+    ],
     [
       { type: "array" },
       /tool "t" inputSchema must be a JSON Schema object whose root has "type": "object"/,

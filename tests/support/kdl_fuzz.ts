@@ -181,6 +181,50 @@ const STRINGS: readonly string[] = [
   "x".repeat(600),
 ];
 
+/**
+ * Values the MCP core or the guard check when a server is built, each a
+ * boundary a loader could miss: text that is not a URI (a space, a
+ * non-ASCII letter, no scheme), names past 128 characters or outside the
+ * tool-name alphabet, control characters, regular expressions that parse but
+ * are too large or too deep for the engine to compile, globs whose regular
+ * expression is.
+ */
+export const HOSTILE_STRINGS: readonly string[] = [
+  "é",
+  "ä://x",
+  "https://exa mple.com/i.png",
+  "https://example.com/é.png",
+  "//example.com/i.png",
+  "i.png",
+  "data:image/png;base64,iVBORw0KGgo=",
+  "data:image/svg+xml,<svg/>",
+  "x:",
+  "a".repeat(129),
+  "a b",
+  "a/b",
+  "a\u0000b",
+  "line\nbreak",
+  "\t",
+  "\u202e",
+  "%zz",
+  "%41",
+  "{",
+  "{}",
+  "{a}{a}",
+  "[^/]*a".repeat(8000),
+  "a".repeat(70000),
+  "*a".repeat(8000),
+  "(?:".repeat(5000) + "a" + ")*".repeat(5000),
+  "(?<a>x)(?<a>y)",
+  "\\p{Foo}",
+  "[z-a]",
+  "^[a-z]+$",
+  "1.0",
+  "-1",
+  "NaN",
+  "Infinity",
+];
+
 const value: fc.Arbitrary<KdlValue> = fc.oneof(
   fc.constantFrom(...STRINGS),
   fc.string({ maxLength: 8, unit: fc.constantFrom(..."ab_-./{}*$?# 1é") }),
@@ -223,33 +267,101 @@ const clone = (nodes: KdlNode[]): KdlNode[] =>
     children: clone(n.children),
   }));
 
-/** One mutation: which kind, and the choices it needs. */
-const mutation = fc.record({
+/** One mutation of a kind, with the choices it needs, its values drawn from `values`. */
+const mutationOf = (values: fc.Arbitrary<KdlValue>) =>
+  fc.record({
+    kind: fc.constantFrom(
+      "drop-node",
+      "duplicate-node",
+      "rename-node",
+      "set-arg",
+      "drop-arg",
+      "add-arg",
+      "set-prop",
+      "drop-prop",
+      "add-child",
+      "drop-children",
+      "hoist",
+    ),
+    at: fc.nat(),
+    index: fc.nat(),
+    name: fc.constantFrom(...NODE_NAMES),
+    prop: fc.constantFrom(...PROPERTY_NAMES),
+    value: values,
+  });
+
+const mutation = mutationOf(value);
+
+/**
+ * A hostile mutation: mostly a value changed where the grammar reads one
+ * (an argument, a property the node has, a property or child nodes of that
+ * name have somewhere in the seeds), so the file stays close to one that loads.
+ */
+const hostileMutation = fc.record({
   kind: fc.constantFrom(
-    "drop-node",
-    "duplicate-node",
-    "rename-node",
     "set-arg",
-    "drop-arg",
-    "add-arg",
+    "set-arg",
     "set-prop",
-    "drop-prop",
-    "add-child",
-    "drop-children",
-    "hoist",
+    "set-prop",
+    "add-known-prop",
+    "add-known-prop",
+    "add-known-child",
+    "add-arg",
+    "duplicate-node",
+    "drop-node",
   ),
   at: fc.nat(),
   index: fc.nat(),
   name: fc.constantFrom(...NODE_NAMES),
   prop: fc.constantFrom(...PROPERTY_NAMES),
-  value,
+  value: fc.oneof(
+    { arbitrary: value, weight: 1 },
+    { arbitrary: fc.constantFrom(...HOSTILE_STRINGS), weight: 2 },
+  ),
 });
 
-type Mutation = typeof mutation extends fc.Arbitrary<infer T> ? T : never;
+/** The property and child names each node name has somewhere in the seeds. */
+interface Known {
+  props: Map<string, string[]>;
+  children: Map<string, string[]>;
+}
+
+function knownNames(seeds: KdlNode[][]): Known {
+  const props = new Map<string, Set<string>>();
+  const children = new Map<string, Set<string>>();
+  const add = (map: Map<string, Set<string>>, key: string, names: string[]) => {
+    const set = map.get(key) ?? new Set();
+    names.forEach((n) => set.add(n));
+    map.set(key, set);
+  };
+  const walk = (list: KdlNode[]) =>
+    list.forEach((n) => {
+      add(props, n.name, Object.keys(n.properties));
+      add(children, n.name, n.children.map((c) => c.name));
+      walk(n.children);
+    });
+  seeds.forEach(walk);
+  const sorted = (map: Map<string, Set<string>>) =>
+    new Map([...map].map(([k, v]) => [k, [...v].sort()]));
+  return { props: sorted(props), children: sorted(children) };
+}
+
+type Mutation =
+  & Omit<
+    typeof mutation extends fc.Arbitrary<infer T> ? T : never,
+    "kind"
+  >
+  & {
+    kind:
+      | (typeof mutation extends fc.Arbitrary<infer T> ? T : never)["kind"]
+      | "add-known-prop"
+      | "add-known-child";
+  };
 
 function mutate(
   nodes: KdlNode[],
   m: Mutation,
+  known?: Known,
 ): void {
   const all = slots(nodes);
   if (all.length === 0) {
@@ -283,6 +395,17 @@ function mutate(
       node.properties[keys.length > 0 && m.index % 2 === 0 ? keys[m.index % keys.length] : m.prop] =
         m.value;
       break;
+    case "add-known-prop": {
+      const names = known?.props.get(node.name) ?? [];
+      node.properties[names.length > 0 ? names[m.index % names.length] : m.prop] = m.value;
+      break;
+    }
+    case "add-known-child": {
+      const names = known?.children.get(node.name) ?? [];
+      const name = names.length > 0 ? names[m.index % names.length] : m.name;
+      node.children.push({ name, values: [m.value], properties: {}, children: [] });
+      break;
+    }
     case "drop-prop":
       if (keys.length > 0) delete node.properties[keys[m.index % keys.length]];
       break;
@@ -303,7 +426,12 @@ function kdlValue(v: KdlValue): string {
   if (v === null) return "#null";
   if (typeof v === "boolean") return v ? "#true" : "#false";
   if (typeof v === "number") return String(v);
-  return `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+  // Control characters and the code points KDL v2 disallows literally, as escapes.
+  const escaped = v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(
+    /[\u0000-\u001f\u007f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g,
+    (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`,
+  );
+  return `"${escaped}"`;
 }
 
 /** KDL v2 text of a node tree. */
@@ -319,14 +447,25 @@ export function writeKdl(nodes: KdlNode[], indent = ""): string {
   }).join("");
 }
 
-/** Guardfile texts: a seed with one to four mutations. */
-export function mutatedGuardfile(seeds: KdlNode[][]): fc.Arbitrary<string> {
+/**
+ * Guardfile texts: a seed with one to four mutations (`maxMutations`); with
+ * `hostile`, mostly values changed where the grammar reads them, drawn from
+ * {@link HOSTILE_STRINGS} too ({@link hostileMutation}).
+ */
+export function mutatedGuardfile(
+  seeds: KdlNode[][],
+  options: { hostile?: boolean; maxMutations?: number } = {},
+): fc.Arbitrary<string> {
+  const known = options.hostile ? knownNames(seeds) : undefined;
   return fc.tuple(
     fc.nat({ max: seeds.length - 1 }),
-    fc.array(mutation, { minLength: 1, maxLength: 4 }),
+    fc.array<Mutation>(options.hostile ? hostileMutation : mutation, {
+      minLength: 1,
+      maxLength: options.maxMutations ?? 4,
+    }),
   ).map(([seed, mutations]) => {
     const nodes = clone(seeds[seed]);
-    for (const m of mutations) mutate(nodes, m);
+    for (const m of mutations) mutate(nodes, m, known);
     return writeKdl(nodes);
   });
 }
