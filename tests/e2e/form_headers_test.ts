@@ -16,7 +16,8 @@ import {
   StreamableHTTPClientTransport as HttpV2,
 } from "@modelcontextprotocol/client";
 import fc from "../support/property.ts";
-import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
+import { callApi, serveHttp, tempGuardfile, weirCommand } from "../support/cli.ts";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { type Recorded, startRecorder } from "../support/upstream.ts";
 
 const upstream = await startRecorder(() => Response.json({ ok: true }));
@@ -280,6 +281,35 @@ Deno.test("both MCP revisions: the header and the form body arrive as the tool A
   } finally {
     await v1.close();
     await v2.close();
+  }
+});
+
+Deno.test("over stdio (2025-11-25): the same form body and header reach the upstream", async () => {
+  const { command, args } = weirCommand();
+  const client = new ClientV1({ name: "weir-test", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command,
+      args: [...args, "serve", file, "--stdio"],
+      env: { ...Deno.env.toObject(), FORM_TEST_TOKEN: "a-long-enough-test-token" },
+      stderr: "ignore",
+    }),
+  );
+  try {
+    const result = await client.callTool({
+      name: "create_order",
+      arguments: { lines: [{ sku: "a b&c", qty: 2 }], if_match: `W/"7"` },
+    });
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.deepEqual(qs.parse(last().body), { lines: [{ sku: "a b&c", qty: "2" }] });
+    assert.equal(last().headers.get("if-match"), `W/"7"`);
+    const refused = await client.callTool({
+      name: "create_order",
+      arguments: { lines: [], if_match: "x" },
+    });
+    assert.equal(refused.isError, true, "an empty array is refused over stdio too");
+  } finally {
+    await client.close();
   }
 });
 
