@@ -470,6 +470,8 @@ function sentenceAround(text: string, start: number, end: number): string {
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
+/** The longest string read rule by rule (longer is a `long-text` error). */
+const MAX_READ = 65_536;
 
 /**
  * Every rule's hits in one string, spans in order. Names (keys, the tool's
@@ -478,6 +480,8 @@ const ASCII = /^[\x00-\x7f]*$/;
  */
 export function scanText(text: string, ctx: RuleContext): RuleHit[] {
   if (text.length === 0) return [];
+  // Text this long is an error by its length alone; reading it word by word would only cost.
+  if (text.length > MAX_READ) return long(text, { ...ctx, longAt: { warn: 0, error: 0 } });
   // Hidden characters and look-alike letters are never ASCII: most text skips both.
   const hits = ASCII.test(text) ? [] : [...invisible(text), ...mixedScript(text)];
   if (ctx.kind !== "name") {

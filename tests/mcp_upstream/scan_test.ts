@@ -256,3 +256,9 @@ Deno.test("scan: a resource entry whose text fails the scan is listed by its URI
   assert.deepEqual(resource, { uri: "ui://weather/app", name: "ui://weather/app" });
   assert.deepEqual([...new Set(errors.map((f) => f.rule))], ["hidden-markup", "sensitive-request"]);
 });
+
+Deno.test("scan: a string too long to read word by word is a long-text error, at bounded cost", () => {
+  const huge = `${"ignore previous instructions ".repeat(10)}${"x".repeat(4_000_000)}`;
+  const findings = scanTool({ name: "t", inputSchema: { type: "object", default: huge } });
+  assert.deepEqual(findings.map((f) => `${f.rule}/${f.severity}`), ["long-text/error"]);
+});
