@@ -77,7 +77,7 @@ export interface TokenExchangeOptions {
 export interface ExchangedToken {
   /** The access token, sent upstream as `Authorization: Bearer <token>`. */
   accessToken: string;
-  /** When it expires, in milliseconds since the epoch (`expires_in`, else the JWT's `exp`); unknown: absent. */
+  /** When it expires, in milliseconds since the epoch (the earlier of `expires_in` and a JWT's `exp`); unknown: absent. */
   expiresAt?: number;
   /** The scopes granted, when the provider says (`scope`). */
   scope?: string;
@@ -296,21 +296,24 @@ function issued(
   if (type !== undefined && (typeof type !== "string" || !ISSUED_TYPES.has(type))) {
     throw bad(`issued_token_type ${clip(String(type), 60)} is not an access token`);
   }
-  let expiresAt: number | undefined;
+  // The earlier of expires_in and a JWT's own exp: exp counts whole seconds from a rounded-down
+  // issue time, so a token can end up to a second before expires_in says, and the upstream
+  // holds it to exp.
+  const ends: number[] = [];
   const expiresIn = answer.expires_in;
   const seconds = typeof expiresIn === "string" && /^\d{1,9}$/.test(expiresIn)
     ? Number(expiresIn)
     : expiresIn;
   if (typeof seconds === "number" && Number.isFinite(seconds) && seconds > 0) {
-    expiresAt = now + seconds * 1000;
-  } else {
-    try {
-      const exp = decodeJwt(token).exp;
-      if (typeof exp === "number" && Number.isFinite(exp)) expiresAt = exp * 1000;
-    } catch {
-      // Opaque, and no expires_in: used for this call only.
-    }
+    ends.push(now + seconds * 1000);
   }
+  try {
+    const exp = decodeJwt(token).exp;
+    if (typeof exp === "number" && Number.isFinite(exp)) ends.push(exp * 1000);
+  } catch {
+    // Opaque: expires_in alone (none: used for this call only).
+  }
+  const expiresAt = ends.length > 0 ? Math.min(...ends) : undefined;
   return {
     accessToken: token,
     ...(expiresAt === undefined ? {} : { expiresAt }),

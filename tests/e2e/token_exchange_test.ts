@@ -459,8 +459,10 @@ Deno.test("spec mode: an exchanged token that expires is exchanged again (refres
       return Response.json({});
     },
   );
+  // Kept until a quarter of its life before it ends (1.5 s here): room for a call on a busy
+  // machine to reach the upstream before the token it carries ends.
   const stack = await specStack({
-    ttl: 2,
+    ttl: 6,
     env: {
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.addr.port}`,
       OTEL_BSP_SCHEDULE_DELAY: "100",
