@@ -262,3 +262,30 @@ Deno.test("scan: a string too long to read word by word is a long-text error, at
   const findings = scanTool({ name: "t", inputSchema: { type: "object", default: huge } });
   assert.deepEqual(findings.map((f) => `${f.rule}/${f.severity}`), ["long-text/error"]);
 });
+
+Deno.test("scan: a poisoned description stays caught inside any real description, at any place", () => {
+  const real = Object.values(REAL).flatMap(({ tools }) =>
+    tools.flatMap((t) => typeof t.description === "string" ? [t.description] : [])
+  );
+  const poisoned = POISONED.filter((p) => typeof p.tool.description === "string");
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...poisoned),
+      fc.constantFrom(...real),
+      fc.boolean(),
+      (p, text, before) => {
+        const description = before
+          ? `${text} ${p.tool.description}`
+          : `${p.tool.description} ${text}`;
+        const findings = scanTool({ ...p.tool, description } as unknown as ToolSpec, {
+          listed: [p.tool.name],
+        });
+        assert.ok(
+          findings.some((f) => f.rule === p.rule && f.severity === "error"),
+          `${p.tool.name} beside "${text.slice(0, 40)}"`,
+        );
+      },
+    ),
+    { numRuns: 200 },
+  );
+});
