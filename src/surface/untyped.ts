@@ -9,8 +9,9 @@
  * integerForm}): `type: ["string", "integer"]`, the string keywords as they
  * are (they constrain strings only), and for integers the bounds and enum
  * values the string rules imply (`maxLength: 3` -> `maximum: 999`). A
- * `pattern` that does not accept the decimal forms of sample integers keeps
- * the input a string only. The guard checks the decimal text against the
+ * `pattern` admits integers only when weir can state exactly which (one
+ * character class holding the digits, repeated: `^[0-9]+$`, `^-?\d+$`,
+ * `^[0-9]{1,6}$`); any other keeps the input a string only. The guard checks the decimal text against the
  * rules again before anything is sent ({@link decimalProblem}).
  *
  * @module
@@ -27,10 +28,38 @@ export interface IntegerForm {
   enum?: number[];
 }
 
-/** Decimal integers a `pattern` must accept for integers to be admitted. */
-const NON_NEGATIVE_SAMPLES = ["0", "7", "42", "100", "12345", "9007199254740991"];
-/** And the negative ones, for negative integers. */
-const NEGATIVE_SAMPLES = ["-1", "-42", "-9007199254740991"];
+/**
+ * The `pattern`s whose language over decimal integer texts weir can state
+ * exactly: one character class (or `\d`), optionally after `-?`, repeated
+ * `+`, `*` or `{m,n}` times, anchored: `^[0-9]+$`, `^-?\d+$`,
+ * `^[A-Za-z0-9._-]+$`, `^[0-9]{1,6}$`. Any other pattern admits no integer
+ * (a sample of integers cannot prove that a pattern takes them all).
+ */
+const COUNTABLE = /^\^(-\?)?(\[(?:[^\]\\]|\\.)+\]|\\d)(\+|\*|\{(\d+),(\d+)?\})\$$/u;
+
+/** The integers a {@link COUNTABLE} pattern admits, as digit counts and signs; null: none. */
+function patternIntegers(
+  pattern: string,
+): { negatives: boolean; minDigits: number; maxDigits?: number } | null {
+  const m = COUNTABLE.exec(pattern);
+  if (!m) return null;
+  const [, sign, cls, , min, max] = m;
+  let inClass: RegExp;
+  try {
+    inClass = new RegExp(`^${cls}$`, "u");
+  } catch {
+    return null;
+  }
+  if (![..."0123456789"].every((d) => inClass.test(d))) return null;
+  const bounded = min !== undefined;
+  const minDigits = bounded ? Number(min) : m[3] === "+" ? 1 : 0;
+  const maxDigits = bounded && max !== undefined ? Number(max) : undefined;
+  // A negative's text is "-" and its digits: under "-?" the digits alone
+  // count; in the class itself "-" counts as one of them (so only an
+  // unbounded repetition takes every negative exactly).
+  const negatives = sign !== undefined ? true : inClass.test("-") && !bounded;
+  return { negatives, minDigits: Math.max(minDigits, 1), maxDigits };
+}
 
 /** A canonical decimal integer text (what `decimalText` writes). */
 const DECIMAL = /^-?(?:0|[1-9][0-9]*)$/;
@@ -42,12 +71,21 @@ const DECIMAL = /^-?(?:0|[1-9][0-9]*)$/;
  */
 export function integerForm(rules: ValueRules): IntegerForm | null {
   let negatives = true;
-  if (rules.pattern !== undefined) {
-    const re = new RegExp(rules.pattern, "u");
-    if (!NON_NEGATIVE_SAMPLES.every((s) => re.test(s))) return null;
-    negatives = NEGATIVE_SAMPLES.every((s) => re.test(s));
-  }
   const form: IntegerForm = {};
+  if (rules.pattern !== undefined) {
+    const counted = patternIntegers(rules.pattern);
+    if (counted === null) return null;
+    negatives = counted.negatives;
+    if (counted.minDigits > 1 || counted.maxDigits !== undefined) {
+      // Digit counts bound the non-negative integers only.
+      negatives = false;
+      if (counted.maxDigits !== undefined && counted.maxDigits < 1) return null;
+      if (counted.minDigits > 1) form.minimum = 10 ** (counted.minDigits - 1);
+      if (counted.maxDigits !== undefined && counted.maxDigits <= 15) {
+        form.maximum = 10 ** counted.maxDigits - 1;
+      }
+    }
+  }
   if (rules.minLength !== undefined || rules.maxLength !== undefined) {
     // Lengths are counted on the decimal text: only non-negative integers,
     // whose length is their digit count, are admitted under a length rule.
@@ -55,10 +93,12 @@ export function integerForm(rules: ValueRules): IntegerForm | null {
     const min = rules.minLength ?? 0;
     const max = rules.maxLength;
     if (max !== undefined && max < 1) return null;
-    if (min > 1) form.minimum = 10 ** (min - 1);
+    if (min > 1) form.minimum = Math.max(form.minimum ?? 0, 10 ** (min - 1));
     // Past 15 digits the bound is beyond what a double holds exactly (the
     // core refuses such integers anyway): no maximum.
-    if (max !== undefined && max <= 15) form.maximum = 10 ** max - 1;
+    if (max !== undefined && max <= 15) {
+      form.maximum = Math.min(form.maximum ?? Infinity, 10 ** max - 1);
+    }
   }
   if (!negatives && form.minimum === undefined) form.minimum = 0;
   if (rules.enum !== undefined) {
