@@ -62,6 +62,29 @@ Deno.test("Redactor: a secret that is itself base64 of text is redacted decoded 
   assert.equal(r.text(`Basic ${credential}`), "Basic [redacted]");
 });
 
+Deno.test("Redactor: HTML numeric character references (&#60;, &#x3C;) of any character are redacted", () => {
+  const secret = "tk<9f8e>'7d\"6c&\u{1f600}";
+  const r = new Redactor();
+  r.add(secret);
+  const spelled = (ref: (code: number) => string) =>
+    [...secret].map((c) => ref(c.codePointAt(0)!)).join("");
+  for (
+    const echo of [
+      "tk&#60;9f8e&#62;&#39;7d&#34;6c&#38;\u{1f600}",
+      "tk&#x3C;9f8e&#x3E;&#x27;7d&#x22;6c&#x26;\u{1f600}",
+      "tk&#x3c;9f8e&#X3e;&#0039;7d&#x0022;6c&amp;&#128512;",
+      spelled((n) => `&#${n};`),
+      spelled((n) => `&#x${n.toString(16)};`),
+      spelled((n) => `&#X${n.toString(16).toUpperCase()};`),
+      spelled((n) => `&#000${n};`),
+    ]
+  ) {
+    assert.equal(r.text(`before ${echo} after`), "before [redacted] after", echo);
+  }
+  // A reference that is not the secret's character stays as it is.
+  assert.equal(r.text("tk&#61;9f8e"), "tk&#61;9f8e");
+});
+
 const TOKEN = "tk+9f8e/7d6c==secret&<key>";
 
 Deno.test("weir serve: an upstream echoing the credential in every encoding shows none of them", async () => {

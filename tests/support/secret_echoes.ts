@@ -25,6 +25,19 @@ export function secretEchoes(secret: string): Record<string, string> {
     "HTML-safe JSON": JSON.stringify(secret).slice(1, -1)
       .replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`),
     "HTML-escaped": secret.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;"),
+    // Numeric character references (HTML 5, 13.1.4): escapers that write the
+    // specials as numbers (Go's html/template &#34;, Python's &#x27;), and an
+    // echo that writes every character so, in either base, with leading zeros.
+    "HTML decimal references": secret.replace(/[&<>"']/g, (c) => `&#${c.codePointAt(0)};`),
+    "HTML hex references": secret.replace(
+      /[&<>"']/g,
+      (c) => `&#x${c.codePointAt(0)!.toString(16).toUpperCase()};`,
+    ),
+    "HTML references, every character": [...secret].map((c, i) =>
+      i % 2 === 0
+        ? `&#00${c.codePointAt(0)};`
+        : `&#X${c.codePointAt(0)!.toString(16).toLowerCase()};`
+    ).join(""),
     base64: b64(bytes),
     "base64 unpadded": b64(bytes).replace(/=+$/, ""),
     base64url: b64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, ""),
