@@ -43,7 +43,11 @@ const CHILDREN = [
   "client-secret",
   "private-key-jwt",
 ];
-const ALGORITHMS = [
+/**
+ * Asymmetric JWS algorithms a `private_key_jwt` client assertion may use (RFC 7518, RFC 8037):
+ * what `alg=` accepts, and what the exchange client signs with (src/oauth/token_exchange.ts).
+ */
+export const ASSERTION_ALGORITHMS: readonly string[] = [
   "RS256",
   "RS384",
   "RS512",
@@ -194,9 +198,11 @@ export function readTokenExchange(node: NodeReader): TokenExchangeSetting | unde
     const kid = keyNode.stringProp("kid");
     const x5t = keyNode.stringProp("x5t");
     let ok = true;
-    if (alg !== undefined && !ALGORITHMS.includes(alg)) {
+    if (alg !== undefined && !ASSERTION_ALGORITHMS.includes(alg)) {
       keyNode.error(
-        `private-key-jwt alg=${show(alg)}: use an asymmetric algorithm (${ALGORITHMS.join(", ")})`,
+        `private-key-jwt alg=${show(alg)}: use an asymmetric algorithm (${
+          ASSERTION_ALGORITHMS.join(", ")
+        })`,
       );
       ok = false;
     }

@@ -33,6 +33,7 @@ import { decodeJwt, importJWK, importPKCS8, type JWK, SignJWT } from "jose";
 import { clientFor } from "../outbound/once.ts";
 import { connectFailure } from "../outbound/connect_failure.ts";
 import { readJson, refusalOf } from "./answers.ts";
+import { ASSERTION_ALGORITHMS } from "../guardfile/token_exchange.ts";
 import type { ExchangeTarget, IdentityProfile } from "./profiles.ts";
 
 /** How weir authenticates to the token endpoint. */
@@ -122,20 +123,6 @@ const CALLER_ERRORS: ReadonlySet<string> = new Set([
   "consent_required",
   "interaction_required",
 ]);
-
-/** Asymmetric JWS algorithms a client assertion may use (RFC 7518, RFC 8037). */
-export const ASSERTION_ALGORITHMS: readonly string[] = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-];
 
 /** RFC 7523 section 2.2 `client_assertion_type`. */
 const ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

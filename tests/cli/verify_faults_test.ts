@@ -139,18 +139,6 @@ const CONFIRM_FILE = Deno.readTextFileSync(`${ROOT}guardfiles/demo.mcp.kdl`).rep
   `confirm "close_ticket" message="Close it?"\ninstructions {`,
 );
 
-/** A spec-mode file whose calls carry each caller's exchanged token (verify's stand-in provider). */
-const EXCHANGE_FILE = `wrap ward mcp tickets {
-    base-url "https://tickets.example.com/api"
-    auth token-exchange {
-        audience "https://tickets.example.com/api"
-        client-id "weir"
-        client-secret { value env "WEIR_CLIENT_SECRET"; }
-    }
-    can get ticket { path "/tickets/{id}"; scope "tickets:read"; }
-}
-`;
-
 const CASES: {
   mutation: keyof typeof MUTATIONS;
   file: () => Promise<string>;
@@ -161,13 +149,13 @@ const CASES: {
 }[] = [
   {
     mutation: "callerTokenUpstream",
-    file: () => tempGuardfile(EXCHANGE_FILE),
+    file: () => Promise.resolve("tests/fixtures/verify_exchange.mcp.kdl"),
     tool: "get_ticket",
     expect: /(alice|bob)'s own access token reached the upstream/,
   },
   {
     mutation: "exchangeShared",
-    file: () => tempGuardfile(EXCHANGE_FILE),
+    file: () => Promise.resolve("tests/fixtures/verify_exchange.mcp.kdl"),
     tool: "get_ticket",
     expect: /(alice|bob)'s call carried the token exchanged for (alice|bob)/,
   },

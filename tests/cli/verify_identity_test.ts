@@ -83,17 +83,7 @@ Deno.test("weir verify: a wrapped server's token-exchange is served, each call c
   assert.ok(find.requests >= 20, JSON.stringify(find));
 });
 
-const SPEC = `wrap ward mcp tickets {
-    base-url "https://tickets.example.com/api"
-    auth token-exchange {
-        audience "https://tickets.example.com/api"
-        client-id "weir"
-        client-secret { value env "WEIR_CLIENT_SECRET"; }
-    }
-    can get ticket { path "/tickets/{id}"; scope "tickets:read"; }
-    can create ticket { path "/tickets"; body "title"; scope "tickets:write"; }
-}
-`;
+const SPEC = Deno.readTextFileSync(`${ROOT}tests/fixtures/verify_exchange.mcp.kdl`);
 
 Deno.test("weir verify: a kept answer is its own caller's, with token exchange (both forms)", async () => {
   const spec = await tempGuardfile(`${SPEC}cache "get_ticket" ttl="15m"\n`);
