@@ -128,20 +128,14 @@ export function entryState(
   } catch (error) {
     if (!(error instanceof ProfileError)) throw error;
     // Listed under the profile it would admit arguments the MCP server's schema refuses.
-    return {
-      kind: "stubbed",
+    return entryStub(
       entry,
-      stub: {
-        status: "stubbed",
-        name: entry.name,
-        why: "unservable",
-        reason: `the ${profile} schema profile cannot list it: ${error.message}`,
-        remedy: `serve with --schema-profile full (or schema-profile="full" in the ` +
-          `guardfile's surface node), or stop serving the tool`,
-        definition: state.decision.definition,
-        fingerprint: state.decision.fingerprint,
-      },
-    };
+      state.decision,
+      "unservable",
+      `the ${profile} schema profile cannot list it: ${error.message}`,
+      `serve with --schema-profile full (or schema-profile="full" in the guardfile's surface ` +
+        `node), or stop serving the tool`,
+    );
   }
   return state;
 }
@@ -158,20 +152,8 @@ function decidedState(
   if (!entry.override && !entry.pins?.length && entry.name === entry.upstream) {
     return scanned(entry, decision.served, decision, readOnlyReason);
   }
-  const unservable = (reason: string, remedy: string): EntryState => ({
-    kind: "stubbed",
-    entry,
-    byRules: true,
-    stub: {
-      status: "stubbed",
-      name: entry.name,
-      why: "unservable",
-      reason,
-      remedy,
-      definition: decision.definition,
-      fingerprint: decision.fingerprint,
-    },
-  });
+  const unservable = (reason: string, remedy: string): EntryState =>
+    entryStub(entry, decision, "unservable", reason, remedy, { byRules: true });
   const overridden = overrideTool(decision.served, {
     arguments: [],
     ...entry.override,
@@ -218,20 +200,9 @@ function scanned(
   const findings = scanTool(spec, { listed: decision.listed }).filter((f) => !skip.has(f.pointer));
   const scan = judgeFindings(findings, entry.accept);
   if (scan.errors.length > 0) {
-    return {
-      kind: "stubbed",
-      entry,
+    return entryStub(entry, decision, "flagged", flaggedReason(scan.errors), FLAGGED_REMEDY, {
       scan,
-      stub: {
-        status: "stubbed",
-        name: entry.name,
-        why: "flagged",
-        reason: flaggedReason(scan.errors),
-        remedy: FLAGGED_REMEDY,
-        definition: decision.definition,
-        fingerprint: decision.fingerprint,
-      },
-    };
+    });
   }
   return readOnly(entry, spec, decision, readOnlyReason) ??
     { kind: "served", entry, decision, spec, translation, scan };
@@ -265,15 +236,28 @@ function readOnly(
   if (reason === undefined || mcpToolAccess({ upstream: spec.annotations?.readOnlyHint }).reads) {
     return undefined;
   }
+  return entryStub(entry, decision, "withheld", reason, "serve without read-only mode to call it");
+}
+
+/** An entry listed as a stub in place of a tool the MCP server defines (its definition kept). */
+function entryStub(
+  entry: ServedEntry,
+  decision: ServedTool,
+  why: StubbedTool["why"],
+  reason: string,
+  remedy: string,
+  more: { byRules?: true; scan?: ScanVerdict } = {},
+): EntryState {
   return {
     kind: "stubbed",
     entry,
+    ...more,
     stub: {
       status: "stubbed",
       name: entry.name,
-      why: "withheld",
+      why,
       reason,
-      remedy: "serve without read-only mode to call it",
+      remedy,
       definition: decision.definition,
       fingerprint: decision.fingerprint,
     },
