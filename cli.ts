@@ -345,6 +345,7 @@ enforce, a pin that does not fit), whose definition drifted, or whose definition
 the tool-poisoning scan (hidden instructions, invisible characters, requests for files
 or secrets, addresses to send data to...) is listed as a NOT AVAILABLE stub saying why;
 the others keep serving. Calls go out once, arguments as sent; no redirect is followed.
+MCP 2025-11-25 tasks of tools that allow them are carried, each task bound to its caller.
 
 The same, reviewable and reloadable, with renames and argument rules: a guardfile
 with "mcp-server" and "proxy" nodes, served by "weir serve FILE" (see
