@@ -13,8 +13,9 @@
  * so that a parser reads it back the same is refused before anything is sent
  * (`policy_denied`, naming the field): `null`, an empty array or object, an
  * object or array inside an array unless `arrays="indexed"`, a key that is
- * empty, holds `[` or `]`, or names a member of `Object.prototype` (parsers
- * drop those), an unpaired surrogate, more than {@link MAX_FORM_DEPTH} levels
+ * empty, holds `[` or `]`, names a member of `Object.prototype` (parsers
+ * drop those) or, inside an object, is an array index (`7`: `qs` reads
+ * `a[7]=x` as an array), an unpaired surrogate, more than {@link MAX_FORM_DEPTH} levels
  * of brackets or more than {@link MAX_FORM_FIELDS} fields (the defaults of
  * `qs`, past which it reads the body otherwise).
  *
@@ -120,7 +121,7 @@ export function formFields(
     }
     for (const [key, inner] of entries) {
       const at = `${path}.${key}`;
-      const problem = formKeyProblem(key);
+      const problem = formKeyProblem(key, true);
       if (problem) throw refused(`body field "${at}": the key ${JSON.stringify(key)} ${problem}`);
       walk(`${name}[${key}]`, inner, depth + 1, at);
     }

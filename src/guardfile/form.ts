@@ -13,10 +13,17 @@ const PROTOTYPE_KEYS = new Set([...Object.getOwnPropertyNames(Object.prototype),
 /**
  * Why a key cannot name a field of a form body as written, or undefined: empty,
  * holding `[` or `]` (weir writes the brackets of nested objects and arrays),
- * or a member of `Object.prototype`, which form parsers such as `qs` drop.
+ * a member of `Object.prototype`, which form parsers such as `qs` drop, or,
+ * for a member of a nested object (`nested`), an array index (`0`, `7`):
+ * `a[0]=x` is an array item to `qs` (Express's `urlencoded({extended: true})`),
+ * so `{"a": {"7": "x"}}` would arrive as `{"a": ["x"]}`.
  */
-export function formKeyProblem(key: string): string | undefined {
+export function formKeyProblem(key: string, nested = false): string | undefined {
   if (key === "") return "is empty; name the field";
+  if (nested && /^(?:0|[1-9][0-9]*)$/.test(key)) {
+    return `is a number, which form parsers (qs, behind Express) read as an array index, ` +
+      `turning the object into an array; use a key that is not a number, or send an array`;
+  }
   if (/[[\]]/.test(key)) {
     return `holds "[" or "]"; weir writes the brackets of nested objects and arrays itself ` +
       `(declare an object instead)`;
@@ -27,24 +34,27 @@ export function formKeyProblem(key: string): string | undefined {
   return undefined;
 }
 
-/** Every key a grant's body may send, at any depth (set, fields, map targets). */
-export function formKeys(grant: Grant): string[] {
-  const keys: string[] = grant.bodyMap.map((m) => m.target);
-  const fields = (list: Grant["body"]) => {
+/**
+ * Every key a grant's body may send, at any depth (set, fields, map targets),
+ * each with whether it names a member of a nested object (see {@link formKeyProblem}).
+ */
+export function formKeys(grant: Grant): [key: string, nested: boolean][] {
+  const keys: [string, boolean][] = grant.bodyMap.map((m) => [m.target, false]);
+  const fields = (list: Grant["body"], nested: boolean) => {
     for (const f of list) {
-      keys.push(f.name);
-      if (f.fields) fields(f.fields);
+      keys.push([f.name, nested]);
+      if (f.fields) fields(f.fields, true);
     }
   };
-  fields(grant.body);
-  const set = (value: unknown) => {
+  fields(grant.body, false);
+  const set = (value: unknown, nested: boolean) => {
     if (typeof value !== "object" || value === null) return;
     for (const [k, v] of Object.entries(value)) {
-      if (!Array.isArray(value)) keys.push(k);
-      set(v);
+      if (!Array.isArray(value)) keys.push([k, nested]);
+      set(v, true);
     }
   };
-  set(grant.set);
+  set(grant.set, false);
   return keys;
 }
 

@@ -206,8 +206,8 @@ export function readGrant(can: NodeReader): Grant | undefined {
           `(body { field ... }) or set, or remove "form"`,
       );
     }
-    for (const key of formKeys(grant)) {
-      const problem = formKeyProblem(key);
+    for (const [key, nested] of formKeys(grant)) {
+      const problem = formKeyProblem(key, nested);
       if (problem) form.error(`form body key ${JSON.stringify(key)} ${problem}`);
     }
   }
