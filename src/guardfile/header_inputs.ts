@@ -12,21 +12,34 @@ import type { NodeReader } from "./nodes.ts";
 import { readGate, RULE_PROPERTIES } from "./rules.ts";
 import { readScalarInput } from "./inputs.ts";
 
+/** Why a client-address header is never a caller input. */
+const CLIENT_ADDRESS = "it speaks for the client's address, which the caller does not choose";
+
 /** RFC 9110 section 5.1: a field name is a token. */
 export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /**
  * Header names a caller may never supply, with why: what weir sets itself,
  * what frames or routes the request (RFC 9110, RFC 9112), credentials, the
- * W3C Trace Context weir propagates, and what proxies add about the client.
+ * W3C Trace Context weir propagates, what proxies add about the client, and
+ * what asks the upstream for another method or path than the grant's.
+ * Compared by {@link headerKey}.
  */
 const NEVER: readonly [string[], string][] = [
   [
-    ["host", "content-length", "content-type", "transfer-encoding", "connection", "keep-alive"],
+    [
+      "host",
+      "content-length",
+      "content-type",
+      "content-encoding",
+      "transfer-encoding",
+      "connection",
+      "keep-alive",
+    ],
     "weir frames the request itself",
   ],
   [
-    ["te", "trailer", "upgrade", "expect", "proxy-connection"],
+    ["te", "trailer", "upgrade", "expect", "proxy-connection", "http2-settings"],
     "it changes how the request is sent",
   ],
   [
@@ -35,14 +48,41 @@ const NEVER: readonly [string[], string][] = [
   ],
   [["traceparent", "tracestate", "baggage"], "weir propagates the trace itself"],
   [
-    ["forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip"],
-    "it speaks for the client's address, which the caller does not choose",
+    [
+      "forwarded",
+      "via",
+      "x-real-ip",
+      "x-client-ip",
+      "client-ip",
+      "true-client-ip",
+      "cf-connecting-ip",
+      "fastly-client-ip",
+      "x-cluster-client-ip",
+      "x-originating-ip",
+      "x-remote-ip",
+      "x-remote-addr",
+    ],
+    CLIENT_ADDRESS,
   ],
   [
     ["x-http-method-override", "x-http-method", "x-method-override"],
     "it asks the upstream to run another HTTP method than the grant's",
   ],
+  [
+    ["x-original-url", "x-rewrite-url"],
+    "it asks the upstream to serve another path than the grant's (IIS, Symfony)",
+  ],
 ];
+
+/**
+ * A header name as every server reads it: case ignored (RFC 9110), and `_`
+ * the same as `-`, as servers that hand headers to the application as
+ * CGI-style variables (`HTTP_X_FORWARDED_FOR`: WSGI, Rack, PHP) read
+ * `X_Forwarded_For` and `X-Forwarded-For` alike (Puma's CVE-2024-45614).
+ */
+export function headerKey(name: string): string {
+  return name.toLowerCase().replaceAll("_", "-");
+}
 
 /**
  * Whether a header name reads as a credential (`X-Api-Key`, `Api-Key`,
@@ -52,7 +92,8 @@ const NEVER: readonly [string[], string][] = [
  */
 export function isCredentialHeader(name: string): boolean {
   const n = name.toLowerCase();
-  return /(^|[-_])(api[-_]?key|apikey|access[-_]?key|secret|password|passwd)([-_]|$)/.test(n) ||
+  return /api[-_]?key([-_]|$)/.test(n) ||
+    /(^|[-_])(subscription[-_]?key|access[-_]?key|secret|password|passwd)([-_]|$)/.test(n) ||
     /(^|[-_])(auth|access|private|session|id|bearer|csrf|xsrf)?[-_]?token$/.test(n) ||
     /^x[-_]auth([-_]|$)/.test(n);
 }
@@ -64,8 +105,9 @@ export function headerInputName(header: string): string {
 
 /** Why a header name may not be a caller input, or undefined when it may. */
 export function reservedHeaderReason(name: string): string | undefined {
-  const lower = name.toLowerCase();
+  const lower = headerKey(name);
   for (const [names, why] of NEVER) if (names.includes(lower)) return `${why}; remove it`;
+  if (lower.startsWith("x-forwarded")) return `${CLIENT_ADDRESS}; remove it`;
   if (lower.startsWith("sec-") || lower.startsWith("proxy-")) {
     return "browsers and proxies reserve the Sec- and Proxy- prefixes; remove it";
   }
@@ -102,8 +144,11 @@ export function readHeaderInput(node: NodeReader, grant: Grant): void {
     node.error(`header "${wire}" cannot be a caller input: ${why}`);
     return;
   }
-  if (grant.headers.some((h) => h.wire.toLowerCase() === wire.toLowerCase())) {
-    node.error(`header "${wire}" is declared twice in this grant (names ignore case); keep one`);
+  if (grant.headers.some((h) => headerKey(h.wire) === headerKey(wire))) {
+    node.error(
+      `header "${wire}" is declared twice in this grant (names ignore case, and servers read ` +
+        `"_" as "-"); keep one`,
+    );
     return;
   }
   const name = node.stringProp("input") ?? headerInputName(wire);
@@ -144,11 +189,12 @@ export function checkHeaderInputClashes(
 ): void {
   for (const grant of grants) {
     for (const h of grant.headers) {
-      const clash = fixed.find((f) => f.toLowerCase() === h.wire.toLowerCase());
+      const clash = fixed.find((f) => headerKey(f) === headerKey(h.wire));
       if (clash) {
         at.error(
           `${grant.tool}: header input "${h.wire}" would replace the header "${clash}" this ` +
-            `wrap sends on every request; remove one`,
+            `wrap sends on every request (names ignore case, and servers read "_" as "-"); ` +
+            `remove one`,
         );
       }
     }
