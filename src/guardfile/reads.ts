@@ -10,10 +10,16 @@
  *   a GET body's meaning to the server) and nothing else says it writes (a
  *   verb whose method is not GET, `delete`, a GraphQL document).
  * - A sql grant reads when it runs in a read-only transaction (PostgreSQL
- *   refuses every write there): its verb names a read, or its statement is
- *   proven to read ({@link sqlStatementClass}). A statement is classified by
- *   its words outside literals and comments; what cannot be proven to read
- *   is not called a read.
+ *   refuses every write to the database there): its verb names a read, or
+ *   its statement is proven to read ({@link sqlStatementClass}). A statement
+ *   is classified by its words outside literals and comments; what cannot be
+ *   proven to read is not called a read. What a function does outside the
+ *   transaction, a read-only one does not stop (`dblink_exec` on another
+ *   connection, a session's advisory lock or setting, `pg_notify`,
+ *   `pg_terminate_backend`): a statement calling one writes, so a grant named
+ *   as a read cannot hold it. A view or a function the statement reaches may
+ *   call one unseen: the database role weir connects as should not be able to
+ *   (docs/guardfile.md, "sql").
  * - A tool of a wrapped MCP server reads when its `readOnlyHint` is true: the
  *   guardfile's `annotations read-only=` when stated, else the server's own.
  *
@@ -238,6 +244,57 @@ const PURE_FUNCTIONS = new Set([
 ]);
 
 /**
+ * PostgreSQL functions whose effect a read-only transaction does not stop:
+ * they act on another connection (dblink), on the session past the
+ * transaction (an advisory lock, a setting), on other sessions or the server
+ * (a notification, ending a backend, reloading the configuration, resetting
+ * statistics, WAL and replication state), or on the server's files. Each name
+ * ending in `*` stands for every name it starts. A call of any of them, in any
+ * schema, writes.
+ */
+const OUTSIDE_TRANSACTION = [
+  "dblink*",
+  "pg_advisory_lock*",
+  "pg_try_advisory_lock*",
+  "set_config",
+  "pg_notify",
+  "pg_cancel_backend",
+  "pg_terminate_backend",
+  "pg_signal_backend",
+  "pg_reload_conf",
+  "pg_rotate_logfile*",
+  "pg_log_backend_memory_contexts",
+  "pg_stat_reset*",
+  "pg_stat_statements_reset",
+  "pg_switch_wal",
+  "pg_create_restore_point",
+  "pg_logical_emit_message",
+  "pg_promote",
+  "pg_wal_replay_pause",
+  "pg_wal_replay_resume",
+  "pg_backup_start",
+  "pg_backup_stop",
+  "pg_create_physical_replication_slot",
+  "pg_create_logical_replication_slot",
+  "pg_copy_physical_replication_slot",
+  "pg_copy_logical_replication_slot",
+  "pg_drop_replication_slot",
+  "pg_replication_slot_advance",
+  "pg_replication_origin_*",
+  "pg_file_*",
+  "lo_export",
+];
+
+/** The function of {@link OUTSIDE_TRANSACTION} a called name is, if any. */
+function outsideTransaction(call: string): string | undefined {
+  const name = call.startsWith(".") ? call.slice(1) : call;
+  const hit = OUTSIDE_TRANSACTION.some((f) =>
+    f.endsWith("*") ? name.startsWith(f.slice(0, -1)) : name === f
+  );
+  return hit ? name : undefined;
+}
+
+/**
  * SQL words that may stand before `(` without calling a function: keywords,
  * type names and clauses.
  */
@@ -287,8 +344,9 @@ const NOT_CALLS = new Set([
  * What a statement does, from its words outside literals, quoted
  * identifiers and comments (the lexer of src/guardfile/sql_scan.ts).
  * Proven to write: it starts with a writing statement, or holds a
- * data-modifying word, `SELECT ... INTO`, or a row lock (`FOR UPDATE`,
- * `FOR SHARE`). Proven to read: a single `SELECT`, `WITH`, `VALUES` or
+ * data-modifying word, `SELECT ... INTO`, a row lock (`FOR UPDATE`,
+ * `FOR SHARE`), or a call of a function that acts outside the transaction
+ * (`dblink_exec`, `pg_advisory_lock`, `set_config`, ...). Proven to read: a single `SELECT`, `WITH`, `VALUES` or
  * `TABLE` with none of those that calls only functions known to change
  * nothing. Anything else is unproven (and not called a read).
  * @example
@@ -297,6 +355,7 @@ const NOT_CALLS = new Set([
  * console.assert(sqlStatementClass("SELECT id FROM t WHERE lower(name) = $1").class === "reads");
  * console.assert(sqlStatementClass("DELETE FROM t").class === "writes");
  * console.assert(sqlStatementClass("SELECT nextval('s')").class === "unproven");
+ * console.assert(sqlStatementClass("SELECT dblink_exec('db', 'DELETE FROM t')").class === "writes");
  * ```
  */
 export function sqlStatementClass(statement: string | StatementScan): StatementClass {
@@ -310,6 +369,23 @@ export function sqlStatementClass(statement: string | StatementScan): StatementC
   for (let i = 0; i + 1 < words.length; i++) {
     if (words[i] === "for" && ["update", "share", "no", "key"].includes(words[i + 1])) {
       return { class: "writes", why: `it locks rows (FOR ${words[i + 1].toUpperCase()} ...)` };
+    }
+  }
+  for (const call of scan.calls) {
+    if (call === "U&") {
+      return {
+        class: "writes",
+        why: `it calls a function named with Unicode escapes (U&"..."), which weir does not ` +
+          `read: write its name plainly`,
+      };
+    }
+    const outside = outsideTransaction(call);
+    if (outside) {
+      return {
+        class: "writes",
+        why: `it calls ${outside}(), which acts outside the transaction (a read-only ` +
+          `transaction does not stop it)`,
+      };
     }
   }
   const hit = words.find((w) => WRITE_WORDS.includes(w));

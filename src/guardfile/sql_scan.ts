@@ -20,18 +20,47 @@ export interface StatementScan {
   placeholders: number[];
   /** Count of `?` characters (the reference's other placeholder style). */
   questionMarks: number;
-  /** Lower-cased words. */
+  /** Words, their ASCII letters lower-cased (as PostgreSQL folds an unquoted name). */
   words: string[];
   /**
-   * Names called as functions (a word followed by `(`), lower-cased; a
-   * schema-qualified name keeps its `.` before it (`.lower`), and a quoted
-   * one is `"` (neither is a built-in weir knows).
+   * Names called as functions: a name whose next token, past whitespace and
+   * comments, is `(`. An unquoted name has its ASCII letters lower-cased; a
+   * quoted one is its text exactly (`"Lower"` is `Lower`); one written with
+   * Unicode escapes (`U&"..."`) is `U&`. A schema-qualified name keeps its
+   * `.` before it (`.lower`).
    */
   calls: string[];
   /** A `;` followed by more than whitespace or comments. */
   multiple: boolean;
   /** An unterminated literal, identifier or comment. */
   unterminated?: string;
+}
+
+/** A token the call detection reads: a name (unquoted or quoted), or one character. */
+type Token = { name: string } | { char: string };
+
+/**
+ * PostgreSQL's identifier characters: ASCII letters, `_` and every character
+ * past ASCII (its lexer takes each byte from 0x80 as a letter), then digits
+ * and `$` (PostgreSQL documentation, "Identifiers and Key Words").
+ */
+const IDENTIFIER = /[A-Za-z_\u0080-\uFFFF][A-Za-z0-9_$\u0080-\uFFFF]*/y;
+/** `$n`. */
+const PLACEHOLDER = /\$(\d+)/y;
+/** A dollar quote's tag: an identifier without `$`, any character past ASCII included. */
+const DOLLAR_TAG = /\$(?:[A-Za-z_\u0080-\uFFFF][A-Za-z0-9_\u0080-\uFFFF]*)?\$/y;
+/** A number, as one token (`1e5(` calls nothing). */
+const NUMBER = /[0-9][0-9A-Za-z_.]*/y;
+
+/** The match of a sticky expression at `at`, or null. */
+function matchAt(re: RegExp, text: string, at: number): RegExpExecArray | null {
+  re.lastIndex = at;
+  return re.exec(text);
+}
+
+/** ASCII letters lower-cased only: PostgreSQL folds no other letter of an unquoted name. */
+function foldAscii(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
 /** Scan a statement the way PostgreSQL's lexer splits it. */
@@ -43,22 +72,23 @@ export function scanStatement(text: string): StatementScan {
     calls: [],
     multiple: false,
   };
+  const tokens: Token[] = [];
   let i = 0;
   let ended = false; // a `;` was seen
   const n = text.length;
   while (i < n) {
     const c = text[i];
-    const rest = text.slice(i);
+    const rest = text.slice(i, i + 2);
     if (/\s/.test(c)) {
       i++;
       continue;
     }
-    if (rest.startsWith("--")) {
+    if (rest === "--") {
       const nl = text.indexOf("\n", i);
       i = nl === -1 ? n : nl + 1;
       continue;
     }
-    if (rest.startsWith("/*")) {
+    if (rest === "/*") {
       let depth = 0;
       let j = i;
       while (j < n) {
@@ -81,6 +111,7 @@ export function scanStatement(text: string): StatementScan {
     }
     if (c === ";") {
       ended = true;
+      tokens.push({ char: c });
       i++;
       continue;
     }
@@ -105,55 +136,81 @@ export function scanStatement(text: string): StatementScan {
         j++;
       }
       if (!closed) out.unterminated = "a string literal";
+      tokens.push({ char: "'" });
       i = j;
       continue;
     }
-    if (c === '"') {
-      const close = text.indexOf('"', i + 1);
-      if (close === -1) {
-        out.unterminated = "a quoted identifier";
-        i = n;
-      } else {
-        i = close + 1;
-        if (/^\s*\(/.test(text.slice(i))) out.calls.push('"');
+    const unicode = (c === "U" || c === "u") && text[i + 1] === "&" && text[i + 2] === '"';
+    if (c === '"' || unicode) {
+      const open = unicode ? i + 2 : i;
+      let j = open + 1;
+      let name = "";
+      let closed = false;
+      while (j < n) {
+        if (text[j] === '"') {
+          if (text[j + 1] === '"') {
+            name += '"';
+            j += 2;
+            continue;
+          }
+          closed = true;
+          j++;
+          break;
+        }
+        name += text[j++];
       }
+      if (!closed) out.unterminated = "a quoted identifier";
+      tokens.push({ name: unicode ? "U&" : name });
+      i = j;
       continue;
     }
     if (c === "$") {
-      const num = /^\$(\d+)/.exec(rest);
+      const num = matchAt(PLACEHOLDER, text, i);
       if (num) {
         out.placeholders.push(Number(num[1]));
+        tokens.push({ char: "$" });
         i += num[0].length;
         continue;
       }
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(rest);
+      const tag = matchAt(DOLLAR_TAG, text, i);
       if (tag) {
         const close = text.indexOf(tag[0], i + tag[0].length);
         if (close === -1) {
           out.unterminated = `a ${tag[0]} quoted body`;
           i = n;
         } else i = close + tag[0].length;
+        tokens.push({ char: "'" });
         continue;
       }
+      tokens.push({ char: c });
       i++;
       continue;
     }
     if (c === "?") {
       out.questionMarks++;
+      tokens.push({ char: c });
       i++;
       continue;
     }
-    const word = /^[A-Za-z_][A-Za-z0-9_$]*/.exec(rest);
+    const word = matchAt(IDENTIFIER, text, i);
     if (word) {
-      const lower = word[0].toLowerCase();
-      out.words.push(lower);
-      if (/^\s*\(/.test(text.slice(i + word[0].length))) {
-        out.calls.push(/\.\s*$/.test(text.slice(0, i)) ? `.${lower}` : lower);
-      }
+      const folded = foldAscii(word[0]);
+      out.words.push(folded);
+      tokens.push({ name: folded });
       i += word[0].length;
       continue;
     }
-    i++;
+    const number = matchAt(NUMBER, text, i);
+    tokens.push({ char: number ? "0" : c });
+    i += number ? number[0].length : 1;
   }
+  // A call is a name whose next token is "(", wherever comments and space put it.
+  tokens.forEach((t, k) => {
+    const next = tokens[k + 1];
+    if (!("name" in t) || !next || !("char" in next) || next.char !== "(") return;
+    const before = tokens[k - 1];
+    const qualified = before !== undefined && "char" in before && before.char === ".";
+    out.calls.push(qualified ? `.${t.name}` : t.name);
+  });
   return out;
 }

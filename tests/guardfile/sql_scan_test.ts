@@ -44,9 +44,8 @@ Deno.test("what cannot be proven to read is not called a read", () => {
   for (
     const sql of [
       "SELECT nextval('ids')",
-      "SELECT set_config('role', 'admin', false)",
       "SELECT public.lower(name) FROM t",
-      'SELECT "lower"(name) FROM t',
+      'SELECT "Lower"(name) FROM t',
       "SELECT 1; SELECT 2",
     ]
   ) {
@@ -76,4 +75,45 @@ Deno.test("a sql guardfile with a database and no auth or base-url loads and lis
   assert.equal(guardfile?.baseUrl, "");
   assert.equal(guardfile?.grants[0].sql?.reads, true);
   assert.equal(guardfile?.grants[0].sql?.maxRows, 200);
+});
+
+Deno.test("a call is seen wherever PostgreSQL sees one: comments, line breaks, quotes, any letters", () => {
+  const calls = (sql: string) => scanStatement(sql).calls;
+  assert.deepEqual(calls("SELECT nextval /* x */ ('s')"), ["nextval"]);
+  assert.deepEqual(calls("SELECT nextval -- x\n('s')"), ["nextval"]);
+  assert.deepEqual(calls("SELECT pg_catalog . /* x */ nextval\n\t('s')"), [".nextval"]);
+  assert.deepEqual(calls(`SELECT "dblink_exec" /**/ ('a', 'b')`), ["dblink_exec"]);
+  assert.deepEqual(calls(`SELECT "we""ird"('a')`), ['we"ird']);
+  assert.deepEqual(calls(`SELECT U&"\\0064blink_exec"('a', 'b')`), ["U&"]);
+  // PostgreSQL folds only ASCII letters, and every character past ASCII is a letter.
+  assert.deepEqual(calls("SELECT RAN\u212A() FROM t"), ["ran\u212a"]);
+  assert.deepEqual(calls("SELECT évil('x'), lowerñ(x)"), ["évil", "lowerñ"]);
+  // A dollar quote's tag may hold letters past ASCII: its body is a literal.
+  assert.deepEqual(calls("SELECT $é$ ' $é$, dblink_exec('a', 'b') --'"), ["dblink_exec"]);
+  assert.deepEqual(calls("SELECT 1e5, x.nextval FROM t x"), []);
+});
+
+Deno.test("a function that acts outside the transaction writes, however its call is written", () => {
+  for (
+    const sql of [
+      "SELECT dblink_exec('dbname=x', 'DELETE FROM t')",
+      "SELECT * FROM public.dblink /**/ ('dbname=x', 'DELETE FROM t RETURNING 1') AS d(n int)",
+      `SELECT "dblink_exec"('a', 'b')`,
+      "SELECT pg_advisory_lock(1)",
+      "SELECT PG_TRY_ADVISORY_LOCK_SHARED(1)",
+      "SELECT pg_catalog.set_config('search_path', $1, false)",
+      "SELECT set_config -- x\n('role', 'admin', false)",
+      "SELECT pg_notify('c', 'x')",
+      "SELECT pg_terminate_backend($1)",
+      "SELECT pg_stat_reset()",
+      "VALUES (pg_reload_conf())",
+      `SELECT U&"\\0064blink_exec"('a', 'b')`,
+    ]
+  ) {
+    const verdict = sqlStatementClass(sql);
+    assert.equal(verdict.class, "writes", sql);
+  }
+  // The advisory lock a transaction releases, and functions that only read, are not writes.
+  assert.equal(sqlStatementClass("SELECT pg_advisory_xact_lock(1)").class, "unproven");
+  assert.equal(sqlStatementClass("SELECT lower(name) FROM t").class, "reads");
 });
