@@ -89,6 +89,10 @@ export const S3_OUTPUT_SCHEMAS: Record<S3Tool, JsonObject> = {
         },
       },
       truncated: { type: "boolean" },
+      unlisted: {
+        type: "integer",
+        description: "Objects left out: their keys break the key rules, so no tool can name them",
+      },
     },
     required: ["objects", "truncated"],
     additionalProperties: false,
@@ -134,7 +138,8 @@ export function s3Tools(policy: S3Policy): ToolSpec[] {
       title: "List published assets",
       description: `List published objects${under}, optionally under a further prefix; at most ` +
         `${LIST_MAX_KEYS}. Returns {objects: [{key, object_key, url, bytes}], truncated}; each ` +
-        `key is what get_object_url takes, as is.`,
+        `key is what get_object_url takes, as is (objects whose keys no tool can take are left ` +
+        `out and counted in unlisted).`,
       inputSchema: {
         type: "object",
         // Optional, so it also takes null ("not given"), as spec mode's optional inputs do.
@@ -377,14 +382,19 @@ export function createS3Host(
     if (!result) {
       throw new AwsCallError("aws_unexpected", `ListObjectsV2 did not answer a ListBucketResult`);
     }
-    const objects = (result.Contents ?? [])
+    const under = (result.Contents ?? [])
       .filter((c) => typeof c.Key === "string" && c.Key.startsWith(prefix))
-      .slice(0, LIST_MAX_KEYS)
-      .map((c) => entry(c.Key as string, Number(c.Size) || 0));
+      .slice(0, LIST_MAX_KEYS);
+    // A key written behind weir's back may break the key rules (a space, "a//b", a folder
+    // marker "dir/"): no tool takes it back, and its URL would not be one; left out, counted.
+    const named = under.filter((c) => !keyFault((c.Key as string).slice(policy.prefix.length)));
+    const objects = named.map((c) => entry(c.Key as string, Number(c.Size) || 0));
+    const unlisted = under.length - named.length;
     // What the endpoint wrote goes into the result: a credential it echoes is redacted.
     return answer.redactor.deep({
       objects,
       truncated: String(result.IsTruncated) === "true",
+      ...(unlisted > 0 ? { unlisted } : {}),
     }) as JsonObject;
   };
 

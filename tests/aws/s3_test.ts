@@ -185,7 +185,11 @@ async function publishes(
       truncated: false,
     });
     const all = await client.call("list_objects", {});
-    const listed = (all.structured as { objects: { key: string; object_key: string }[] }).objects;
+    const { objects: listed, unlisted } = all.structured as {
+      objects: { key: string; object_key: string }[];
+      unlisted?: number;
+    };
+    assert.equal(unlisted, 2, "the two keys no tool takes are left out and counted");
     assert.ok(listed.some((o) => o.key === `${run}/latency.png`));
     assert.ok(
       !listed.some((o) => o.object_key === "outside.png"),
@@ -224,8 +228,11 @@ async function publishes(
 async function withS3(body: (s3: TestS3, file: string) => Promise<void>): Promise<void> {
   const s3 = await startS3([BUCKET, OTHER]);
   const file = await tempGuardfile(POLICY);
-  // An object outside the prefix, put there behind weir's back.
+  // An object outside the prefix, put there behind weir's back, and two under it whose keys
+  // break the key rules (no tool could name them back).
   await s3.seed(BUCKET, "outside.png", png(16));
+  await s3.seed(BUCKET, "charts/with%20space.png", png(16));
+  await s3.seed(BUCKET, "charts/caf%C3%A9.png", png(16));
   try {
     await body(s3, file);
   } finally {
@@ -340,7 +347,11 @@ Deno.test("serve-s3: a wrong secret is refused by the verifying hop, nothing lan
       assert.equal(out.status, 502);
       assert.match(out.text, /aws_error: PutObject -> 403 SignatureDoesNotMatch/);
       assert.ok(!out.text.includes(wrong.secretAccessKey));
-      assert.deepEqual(await s3.keys(BUCKET), ["outside.png"], "only the seeded object");
+      assert.deepEqual(
+        await s3.keys(BUCKET),
+        ["charts/café.png", "charts/with space.png", "outside.png"],
+        "only the seeded objects",
+      );
     } finally {
       await served.stop();
     }
