@@ -684,6 +684,10 @@ Deno.test({
       `wrap ward mcp x { mcp-server stdio "uvx" "some-server"; proxy add; }\n`,
       `wrap ward mcp x {\n  "mcp-server" "stdio" "node" "server.js" {\n  }\n  proxy add\n}\n`,
       `wrap ward mcp x {\n  /* local */ mcp-server #"stdio"# "python3" "-m" "srv"\n  proxy add\n}\n`,
+      // KDL lets a line continuation or a block comment sit between a node's name and its value.
+      `wrap ward mcp x {\n  mcp-server \\\n    stdio "npx" "-y" "srv"\n  proxy add\n}\n`,
+      `wrap ward mcp x {\n  mcp-server \\ // the local one\n    stdio "npx"\n  proxy add\n}\n`,
+      `wrap ward mcp x {\n  mcp-server /* a\n  b */ "stdio" "npx"\n  proxy add\n}\n`,
     ];
     /** Render `text` as the guardfile with `sets` (comma-separated `--set` values). */
     const renderGuardfile = async (text: string, sets: string) => {
@@ -699,7 +703,7 @@ Deno.test({
       assert.notEqual(r.code, 0, `rendered a pod that would crash-loop:\n${text}`);
       assert.match(
         r.stderr,
-        /the guardfile wraps an MCP server over stdio \(\S*mcp-server\S* \S*stdio/,
+        /the guardfile wraps an MCP server over stdio \(\S*mcp-server\S* (.* )?\S*stdio/,
       );
       assert.match(r.stderr, /the image cannot run it: it holds only the weir binary/);
       assert.match(r.stderr, /Wrap the server over HTTP instead \(mcp-server http/);
@@ -716,6 +720,7 @@ Deno.test({
       const text of [
         await Deno.readTextFile(`${ROOT}guardfiles/github-mcp.mcp.kdl`),
         `wrap ward mcp x {\n  /-mcp-server stdio "npx" "x"\n  mcp-server http "https://mcp.example/mcp"\n  proxy add\n}\n`,
+        `wrap ward mcp x {\n  mcp-server /* not stdio */ \\\n    http "https://mcp.example/mcp"\n  proxy add\n}\n`,
       ]
     ) {
       const r = await renderGuardfile(text, "inboundAuth.existingSecret=tok");

@@ -47,10 +47,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail "spec mode needs the guardfile: --set-file guardfile=path/to/file.mcp.kdl" -}}
 {{- end -}}
 {{- /* An mcp-server stdio node (name and first argument bare, quoted or raw, after a line start,
-  ";", "{" or a block comment): weir would start a command, which the default image cannot. */ -}}
-{{- $stdio := regexFind "(?m)(^|[;{}]|\\*/)[ \\t]*(mcp-server|\"mcp-server\"|#+\"mcp-server\"#+)[ \\t\\\\]+(stdio|\"stdio\"|#+\"stdio\"#+)[ \\t\\\\]+[^\\n]*" (toString .Values.guardfile) -}}
+  ";", "{" or a block comment; between them spaces, block comments or a line continuation): weir
+  would start a command, which the default image cannot. */ -}}
+{{- $gap := "(?:[ \\t]|\\\\[ \\t]*(?://[^\\n]*)?\\n|/\\*(?:[^*]|\\*+[^*/])*\\*+/)+" -}}
+{{- $stdio := regexFind (printf "(?m)(^|[;{}]|\\*/)[ \\t]*(mcp-server|\"mcp-server\"|#+\"mcp-server\"#+)%s(stdio|\"stdio\"|#+\"stdio\"#+)[ \\t\\\\]+[^\\n]*" $gap) (toString .Values.guardfile) -}}
 {{- if and (eq $mode "spec") $stdio (not .Values.image.carriesStdioCommand) -}}
-{{- fail (printf "the guardfile wraps an MCP server over stdio (%s): weir would start that command in the pod, and the image cannot run it: it holds only the weir binary (no npx, node, python or shell), built without --allow-run, so the pod would crash-loop. Wrap the server over HTTP instead (mcp-server http \"https://.../mcp\" in the guardfile, or runtime.mode=upstream with upstream.url), or use an image of your own that carries the command and a weir built with --allow-run, and set image.carriesStdioCommand=true" (trimAll " \t;{" (regexReplaceAll "^([;{}]|\\*/)[ \t]*" (trim $stdio) ""))) -}}
+{{- fail (printf "the guardfile wraps an MCP server over stdio (%s): weir would start that command in the pod, and the image cannot run it: it holds only the weir binary (no npx, node, python or shell), built without --allow-run, so the pod would crash-loop. Wrap the server over HTTP instead (mcp-server http \"https://.../mcp\" in the guardfile, or runtime.mode=upstream with upstream.url), or use an image of your own that carries the command and a weir built with --allow-run, and set image.carriesStdioCommand=true" (trimAll " \t;{" (regexReplaceAll "\\s+" (regexReplaceAll "^([;{}]|\\*/)[ \t]*" (trim $stdio) "") " "))) -}}
 {{- end -}}
 {{- if eq $mode "upstream" -}}
 {{- if not .Values.upstream.url -}}
