@@ -20,7 +20,7 @@ import { Deadline } from "../outbound/deadline.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 import { clipText } from "../mcp/text.ts";
 import { Redactor } from "../guard/secrets.ts";
-import type { AwsCredentials } from "./config.ts";
+import type { AwsCredentials, EnvReader } from "./config.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { type ErrorKind, WeirError } from "../errors/kinds.ts";
 
@@ -88,6 +88,21 @@ export class AwsCallError extends WeirError<AwsCallKind> {
     super(kind, detail, options);
     this.name = "AwsCallError";
   }
+}
+
+/**
+ * A redactor of the AWS secrets as the environment holds them now (the secret
+ * access key and session token; not the key id, which is no secret): no
+ * argument may hold one (src/guard/secret_arguments.ts). Unset ones are
+ * skipped; the call then fails for want of credentials.
+ */
+export function awsSecrets(env: EnvReader): Redactor {
+  const redactor = new Redactor();
+  for (const name of ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]) {
+    const value = env(name);
+    if (value) redactor.add(value);
+  }
+  return redactor;
 }
 
 /** A redactor that knows the credentials of one call. */

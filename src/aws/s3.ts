@@ -34,7 +34,8 @@ import {
 import { contentProblem } from "./sniff.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { withheldStub } from "../guard/tools.ts";
-import { AwsCallError, type AwsRequest } from "./request.ts";
+import { AwsCallError, type AwsRequest, awsSecrets } from "./request.ts";
+import { refuseSecretArguments, refuseSecretBytes } from "../guard/secret_arguments.ts";
 import {
   auditFinished,
   awsHost,
@@ -322,6 +323,8 @@ export function createS3Host(
         { status: 400 },
       );
     }
+    // The bytes as published: no AWS secret written into the object either.
+    refuseSecretBytes("put_object", awsSecrets(options.env), 'argument "content_base64"', body);
     const problem = contentProblem(type, body);
     if (problem) {
       throw new WeirError("policy_denied", `${problem}; nothing was written`, {
@@ -439,6 +442,7 @@ export function createS3Host(
     const started = performance.now();
     try {
       if (!granted.has(tool)) throw new ToolError(`unknown tool "${tool}"`, { status: 404 });
+      refuseSecretArguments(tool, awsSecrets(options.env), args);
       if (tool === "put_object" && policy.surface.readOnly) {
         throw new WeirError(
           "verb_withheld",

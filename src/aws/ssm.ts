@@ -23,7 +23,8 @@ import {
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import type { SsmPolicy } from "../guardfile/aws.ts";
-import { AwsCallError } from "./request.ts";
+import { AwsCallError, awsSecrets } from "./request.ts";
+import { refuseSecretArguments } from "../guard/secret_arguments.ts";
 import {
   auditFinished,
   awsHost,
@@ -160,6 +161,7 @@ export function createSsmHost(
     const started = performance.now();
     let parameter: string | undefined = fixed.get(tool);
     try {
+      refuseSecretArguments(tool, awsSecrets(options.env), args);
       if (parameter === undefined) {
         if (tool !== "get_parameter" || !policy.getParameter) {
           throw new ToolError(`unknown tool "${tool}"`, { status: 404 });

@@ -48,6 +48,7 @@ export type KindRule =
   | "media_type"
   | "content"
   | "name_twin"
+  | "secret_argument"
   | "token_exchange";
 
 /** What one kind means to the tool API, the audit log and telemetry. */

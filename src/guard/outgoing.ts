@@ -28,48 +28,89 @@ export const USER_AGENT = "weir/0.1.0 (guarded MCP server)";
 export const MAX_URL_BYTES = 8192;
 
 /**
- * Settle everything about a planned request before it may be sent: the base
- * URL, the pins and credential resolved now (each secret registered with
- * `redactor`), the URL's length and that it stays on the granted upstream,
- * and that the process can send at all. Nothing is sent.
- *
- * @param redactor receives every secret resolved for this call (credentials,
- *   pins from `env`/`file`), so the caller can redact them from what it returns
- * @throws {ToolError} 400 when the URL is too long, 403 when it would leave
- *   the upstream, 500 when a credential, pin or base URL is unset or unusable
+ * What weir itself puts into a grant's request, resolved at call time before
+ * the call's arguments are looked at (so no check can quote one of its secrets
+ * before stage (a) knows them): the base URL, the pins and the credential.
  */
-export async function buildUpstreamRequest(
+export interface CallValues {
+  base: string;
+  /** The grant's `pin` query parameters. */
+  pins: [string, string][];
+  /** `auth query-param`: parameters that replace any of the same name. */
+  authQuery: [string, string][];
+  /** `auth header-token` / `bearer`: the header field (lower-case name) and its value. */
+  authField?: [string, string];
+}
+
+/**
+ * Resolve what weir adds to a grant's request: the base URL, the pins and the
+ * credential, each secret registered with `redactor` (which then refuses an
+ * argument holding one: src/guard/secret_arguments.ts, and redacts them from
+ * what the call returns). Nothing is sent.
+ * @throws {ToolError} 500 when a credential, pin or base URL is unset or unusable
+ */
+export async function resolveCallValues(
   guardfile: Guardfile,
   grant: Grant,
-  planned: PlannedRequest,
   resolver: ValueResolver,
   redactor: Redactor,
-): Promise<OutgoingRequest> {
+): Promise<CallValues> {
   const base = await baseUrlOf(guardfile, resolver);
-  // Header fields by lower-case name; a `Headers` object is made only for
-  // `fetch` or a tracing hook (building one costs a few µs a call).
-  const fields = new Map<string, string>();
-  const query = [...planned.query];
+  const pins: [string, string][] = [];
   for (const pin of forTool(guardfile.controls.pins, grant.tool) ?? []) {
-    query.push([pin.name, await resolvePin(pin, resolver, redactor)]);
+    pins.push([pin.name, await resolvePin(pin, resolver, redactor)]);
   }
+  const values: CallValues = { base, pins, authQuery: [] };
   const auth = guardfile.auth;
   if (auth.scheme === "header-token") {
-    fields.set(
+    values.authField = [
       auth.header.toLowerCase(),
       auth.prefix + await credential(auth.value, resolver, redactor),
-    );
+    ];
   } else if (auth.scheme === "bearer") {
-    fields.set("authorization", `Bearer ${await credential(auth.value, resolver, redactor)}`);
+    values.authField = [
+      "authorization",
+      `Bearer ${await credential(auth.value, resolver, redactor)}`,
+    ];
   } else if (auth.scheme === "token-exchange") {
     // The caller's identity: its exchanged token is set once the caller is known
     // (`withExchangedToken`, stage (b)); a request without one is never sent.
   } else if (auth.scheme === "query-param") {
     for (const p of auth.params) {
-      const value = await credential(p.value, resolver, redactor, ` "${p.name}"`);
-      for (let i = query.length - 1; i >= 0; i--) if (query[i][0] === p.name) query.splice(i, 1);
-      query.push([p.name, value]);
+      values.authQuery.push([
+        p.name,
+        await credential(p.value, resolver, redactor, ` "${p.name}"`),
+      ]);
     }
+  }
+  return values;
+}
+
+/**
+ * Settle everything about a planned request before it may be sent: weir's
+ * own values (`values`, from {@link resolveCallValues}) put in, the URL's
+ * length and that it stays on the granted upstream, and that the process can
+ * send at all. Nothing is sent.
+ *
+ * @throws {ToolError} 400 when the URL is too long, 403 when it would leave
+ *   the upstream, 500 when the process cannot send (a proxy setting)
+ */
+export function buildUpstreamRequest(
+  guardfile: Guardfile,
+  grant: Grant,
+  planned: PlannedRequest,
+  values: CallValues,
+): OutgoingRequest {
+  const { base } = values;
+  // Header fields by lower-case name; a `Headers` object is made only for
+  // `fetch` or a tracing hook (building one costs a few µs a call).
+  const fields = new Map<string, string>();
+  const query = [...planned.query];
+  for (const pin of values.pins) query.push(pin);
+  if (values.authField) fields.set(values.authField[0], values.authField[1]);
+  for (const p of values.authQuery) {
+    for (let i = query.length - 1; i >= 0; i--) if (query[i][0] === p[0]) query.splice(i, 1);
+    query.push(p);
   }
   query.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   for (const [name, value] of guardfile.headers) fields.set(name.toLowerCase(), value);

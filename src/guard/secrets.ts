@@ -265,6 +265,21 @@ export class Redactor {
   }
 
   /**
+   * Whether `text` holds any registered secret, in any form {@link text}
+   * redacts (src/guard/secret_arguments.ts refuses such an argument).
+   * Text shorter than {@link MIN_SECRET_LENGTH} holds none: every form is at
+   * least that long.
+   */
+  finds(text: string): boolean {
+    if (this.#secrets.size === 0 || text.length < MIN_SECRET_LENGTH) return false;
+    this.#pattern ??= combined([...this.#secrets]);
+    if (holds(this.#pattern, text)) return true;
+    if (!HAS_BREAK.test(text)) return false;
+    this.#wrapped ??= new RegExp([...this.#secrets].flatMap(wrappedPatterns).join("|"), "g");
+    return holds(this.#wrapped, text);
+  }
+
+  /**
    * Redact every string and object key inside a decoded JSON value. The value
    * must already be known to nest at most {@link MAX_ANSWER_DEPTH} levels.
    */
@@ -289,6 +304,14 @@ export class Redactor {
     };
     return walk(value);
   }
+}
+
+/** Whether a global regex (shared: its `lastIndex` is left at 0) matches `text`. */
+function holds(re: RegExp, text: string): boolean {
+  re.lastIndex = 0;
+  const found = re.test(text);
+  re.lastIndex = 0;
+  return found;
 }
 
 /** The alternation of several secrets' patterns, compiled once per set of secrets. */

@@ -2,12 +2,16 @@
  * Spec mode's part of the control pipeline (src/guard/pipeline.ts): what a
  * grant plugs into the stages.
  *
- * - (a) {@link SpecMode.check}: optional inputs sent as `null` dropped, then
- *   the request planned from the grant (src/guard/request.ts: path values in
- *   every decoded form, `restrict`, metacharacters, exclusive inputs, the
- *   body) and built (src/guard/outgoing.ts: base URL, pins and credential
- *   resolved, the URL's length, the granted upstream). A sql grant binds its
- *   parameters only at (e).
+ * - (a) {@link SpecMode.check}: optional inputs sent as `null` dropped; weir's
+ *   own values resolved (src/guard/outgoing.ts: base URL, pins and
+ *   credential; a sql grant's DSN) and no argument holding one of their
+ *   secrets (src/guard/secret_arguments.ts); then the request planned from
+ *   the grant (src/guard/request.ts: path values in every decoded form,
+ *   `restrict`, metacharacters, exclusive inputs, the body) and built (the
+ *   URL's length, the granted upstream). A sql grant binds its parameters
+ *   only at (e).
+ * - (b) {@link SpecMode.identify}: with `auth token-exchange`, the caller's
+ *   exchanged token, which no argument may hold either.
  * - (e) {@link SpecMode.send}: the request, once (or the statement).
  * - (f) {@link SpecMode.answer}: a status other than 2xx judged, the answer's
  *   cap, extraction, JSON read exactly, depth, `fail-when`, redaction of
@@ -38,7 +42,8 @@ import {
   type UpstreamCredential,
   type UpstreamLimits,
 } from "./send.ts";
-import { buildUpstreamRequest, withExchangedToken } from "./outgoing.ts";
+import { buildUpstreamRequest, resolveCallValues, withExchangedToken } from "./outgoing.ts";
+import { refuseSecretArguments } from "./secret_arguments.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { isEmpty } from "./controls.ts";
@@ -73,6 +78,8 @@ export class SpecCall implements CallState {
   request?: OutgoingRequest;
   /** (a) Receives every secret the call resolves; (f) redacts them from the answer. */
   readonly redactor = new Redactor();
+  /** (a) A sql grant's database, as its DSN read at the start of the call. */
+  dsn?: string;
   /** (e) The upstream's answer (an HTTP grant), or the statement's (a sql grant). */
   answer?: UpstreamAnswer;
   rows?: SqlAnswer;
@@ -196,12 +203,24 @@ export class SpecMode implements CallMode<SpecCall> {
     return new SpecCall(grant, args, ctx, started, this.#options.limits);
   }
 
-  /** (a) Nulls dropped; an HTTP grant's request planned and built (nothing is sent). */
+  /**
+   * (a) Nulls dropped; weir's own values resolved (the credential and pins of
+   * an HTTP grant, a sql grant's DSN) and no argument holding one of their
+   * secrets; an HTTP grant's request planned and built (nothing is sent).
+   */
   async check(call: SpecCall): Promise<void> {
     const { grant } = call;
     // An optional input sent as null was not given: no check, cache key or request sees it.
     call.args = withoutNulls(grant, call.original);
-    if (grant.sql) return;
+    if (grant.sql) {
+      call.dsn = await this.#sql!.dsn(call.redactor);
+      refuseSecretArguments(grant.tool, call.redactor, call.original);
+      return;
+    }
+    const { resolver } = this.#options;
+    const values = await resolveCallValues(this.#guardfile, grant, resolver, call.redactor);
+    // Before any check that may quote a value.
+    refuseSecretArguments(grant.tool, call.redactor, call.original);
     // What is sent carries each number as the agent wrote it (1e21, 1.0, -0):
     // the arguments' spelled twin (src/mcp/jsonrpc.ts), nulls dropped alike.
     const spelled = spelledArguments(call.original);
@@ -210,13 +229,7 @@ export class SpecMode implements CallMode<SpecCall> {
       spelled ? withoutNulls(grant, spelled) : call.args,
       this.#restricts,
     );
-    call.request = await buildUpstreamRequest(
-      this.#guardfile,
-      grant,
-      planned,
-      this.#options.resolver,
-      call.redactor,
-    );
+    call.request = buildUpstreamRequest(this.#guardfile, grant, planned, values);
   }
 
   /**
@@ -235,6 +248,7 @@ export class SpecMode implements CallMode<SpecCall> {
         await credential(ctx.auth, call.tool, call.grant.scopes, call.signal))
       : undefined;
     withExchangedToken(call.request!, call.tool, token, call.redactor);
+    refuseSecretArguments(call.tool, call.redactor, call.original);
   }
 
   shown(call: SpecCall): ShownCall {
@@ -253,7 +267,14 @@ export class SpecMode implements CallMode<SpecCall> {
   async send(call: SpecCall): Promise<void> {
     if (call.grant.sql) {
       const spelled = spelledArguments(call.original);
-      call.rows = await this.#sql!.run(call.grant, call.args, call.signal, call, spelled);
+      call.rows = await this.#sql!.run(
+        call.grant,
+        call.args,
+        call.dsn!,
+        call.signal,
+        call,
+        spelled,
+      );
       return;
     }
     call.phase(UPSTREAM_ANSWER, false);

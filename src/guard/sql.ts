@@ -29,6 +29,7 @@ import { toHex } from "../transport/bytes.ts";
 import type { Sql, TransactionSql } from "postgres";
 import { WeirError } from "../errors/kinds.ts";
 import { clipText, isRawJson } from "../mcp/text.ts";
+import type { Redactor } from "./secrets.ts";
 
 /**
  * postgres.js, loaded only when a `sql` grant first runs. Held in a constant so
@@ -154,22 +155,16 @@ export class SqlRunner {
   }
 
   /**
-   * Run a grant's statement with the call's arguments.
-   * @throws {ToolError} `sql_unavailable` 503 (no connection), `sql_error` 400 (the
-   *   database refused the statement or a value), `sql_timeout` 504, `cancelled` 499
+   * The DSN as it reads now (stage (a): before a person is asked or a slot
+   * taken), its password registered with `redactor` when it comes from the
+   * environment or a file (no argument may then hold it).
+   * @throws {ToolError} `dsn_missing` 500 (unset), `dsn_invalid` 500 (not a URL the driver reads)
    */
-  async run(
-    grant: Grant,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-    budget?: SqlBudget,
-    spelled?: Record<string, unknown>,
-  ): Promise<SqlAnswer> {
-    const spec = grant.sql!;
-    const values = spec.params.map((p) => toParam(p, args[p.name], spelled?.[p.name]));
-    const dsn = (await resolveValue(this.#database.dsn, this.#resolver, "the database DSN", {
+  async dsn(redactor?: Redactor): Promise<string> {
+    const resolved = await resolveValue(this.#database.dsn, this.#resolver, "the database DSN", {
       code: "dsn_missing",
-    })).value;
+    });
+    const dsn = resolved.value;
     const problem = dsnProblem(dsn);
     if (problem) {
       throw new WeirError(
@@ -177,6 +172,30 @@ export class SqlRunner {
         `the database DSN (from ${dsnOrigin(this.#database)}) ${problem}; nothing was run`,
       );
     }
+    if (resolved.secret && redactor) {
+      const password = new URL(dsn).password;
+      redactor.add(password);
+      redactor.add(decodeURIComponent(password));
+    }
+    return dsn;
+  }
+
+  /**
+   * Run a grant's statement with the call's arguments, on the database `dsn`
+   * names (from {@link dsn}).
+   * @throws {ToolError} `sql_unavailable` 503 (no connection), `sql_error` 400 (the
+   *   database refused the statement or a value), `sql_timeout` 504, `cancelled` 499
+   */
+  async run(
+    grant: Grant,
+    args: Record<string, unknown>,
+    dsn: string,
+    signal: AbortSignal,
+    budget?: SqlBudget,
+    spelled?: Record<string, unknown>,
+  ): Promise<SqlAnswer> {
+    const spec = grant.sql!;
+    const values = spec.params.map((p) => toParam(p, args[p.name], spelled?.[p.name]));
     const sql = await this.#connect(dsn);
     // The statement may run only as long as the call has left.
     const timeout = () =>

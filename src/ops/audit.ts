@@ -52,6 +52,9 @@ import { WeirError } from "../errors/kinds.ts";
  *   characters, a `content_type` the policy does not list, bytes that are markup or not what
  *   their type says (a key's `dot_segment`, `separator`, `empty_value`, `value_too_long`, an
  *   empty object's `empty_value`, an object's `size` are named as in spec mode)
+ * - `secret_argument`: an argument holds, in some encoding, a secret weir itself holds for the
+ *   call (a credential, a secret pin or header, a database password, an exchanged token, the AWS
+ *   secret key: src/guard/secret_arguments.ts); nothing was sent
  * - `token_exchange`: the identity provider refused to exchange the caller's token for the
  *   upstream's (403), or could not be asked (503); nothing was sent upstream
  */
@@ -90,6 +93,7 @@ export type RefusalRule =
   | "media_type"
   | "content"
   | "name_twin"
+  | "secret_argument"
   | "token_exchange";
 
 /** A call let through and what came of it. */

@@ -8,7 +8,8 @@
  *   drifted tool, `tool_unavailable` otherwise); the header secrets are read;
  *   the MCP server's definitions are verified again when the last
  *   verification is too old (src/mcp_upstream/freshness.ts), and the stub
- *   check repeated; then the arguments: each `restrict` in every form it
+ *   check repeated; then the arguments: none may hold a header secret or a
+ *   secret pin (src/guard/secret_arguments.ts), each `restrict` in every form it
  *   decodes to (src/guard/restricted_value.ts), the file's overrides and
  *   pins (`entries.ts`, src/mcp_upstream/overrides.ts) or the command line's
  *   `--pin` values (src/mcp_upstream/pins.ts); then no key of what would be
@@ -52,6 +53,7 @@ import { clip, failureOf } from "./failures.ts";
 import { sendCall } from "./tasks.ts";
 import { forwarder } from "./progress.ts";
 import { nameTwinRefusal } from "../guard/name_twins.ts";
+import { refuseSecretArguments } from "../guard/secret_arguments.ts";
 import { headerSecrets, type UpstreamHost } from "./host.ts";
 
 /** One call of a wrapped tool, as the stages fill it in. */
@@ -124,14 +126,22 @@ export class WrapMode implements CallMode<WrapCall> {
     const args = call.args;
     const state = host.servedState(name);
     call.state = state;
+    // The file's pins read (a secret one registered), then no argument may hold a secret
+    // (before any check that may quote a value).
+    const pins = state.translation ? pinValues(state, call.redactor) : undefined;
+    refuseSecretArguments(name, call.redactor, args);
     if (state.translation) {
-      const pins = pinValues(state, call.redactor);
       for (const [key, globs] of state.translation.restricted) {
         if (!Object.hasOwn(args, key)) continue;
         // The served schema takes strings only here; anything else is refused too.
         checkRestrictedValue(`argument "${key}" of "${name}"`, args[key], globs);
       }
-      const translated = toUpstreamArguments(args, spelledArguments(args), state.translation, pins);
+      const translated = toUpstreamArguments(
+        args,
+        spelledArguments(args),
+        state.translation,
+        pins!,
+      );
       if (!translated.ok) {
         throw new WeirError("policy_denied", translated.message, {
           rule: "pin",
@@ -167,6 +177,7 @@ export class WrapMode implements CallMode<WrapCall> {
     const token = await identity.credential(ctx.auth, call.tool, scopes, ctx.signal);
     call.redactor.add(token);
     call.headers = { authorization: `Bearer ${token}` };
+    refuseSecretArguments(call.tool, call.redactor, call.args);
   }
 
   /** (d) The MCP server's tool; the restricted arguments first. */

@@ -595,3 +595,36 @@ Deno.test("wrap form: an MCP server that refuses the exchanged token (401, 403) 
     await stack.close();
   }
 });
+
+Deno.test("the caller's exchanged token in an argument is refused at (b): nothing sent, never quoted (spec mode and the wrap form)", async () => {
+  for (const form of ["spec", "wrap"] as const) {
+    const stack = form === "spec" ? await specStack() : await wrapStack("2026-07-28");
+    try {
+      const alice = await login(stack, "alice");
+      const client = await clientOf(stack, "2026-07-28", alice);
+      try {
+        const tool = form === "spec" ? "get_ticket" : "whoami";
+        const ok = await client.call(tool, form === "spec" ? { id: "T-1" } : {});
+        assert.equal(ok.isError, false, ok.text);
+        const token = stack.seen[0].token;
+        const reached = stack.reached();
+        for (
+          const args of form === "spec" ? [{ id: token }] : [{ note: token }, { n: btoa(token) }]
+        ) {
+          const refused = await client.call(tool, args);
+          assert.equal(refused.isError, true, `${form}: ${refused.text}`);
+          assert.match(refused.text, /^policy_denied: argument "(id|note|n)" of .* holds a secret/);
+          assert.ok(!refused.text.includes(token.slice(-24)), "the refusal quotes the token");
+        }
+        assert.equal(stack.reached(), reached, `${form}: nothing reached the upstream`);
+        const audit = await logged(stack, "refused", (e) => e.rule === "secret_argument", 1);
+        assert.equal(audit[0].subject, "alice");
+        assert.ok(!stack.weir.stderr().includes(token.slice(-24)), "the log holds the token");
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await stack.close();
+    }
+  }
+});

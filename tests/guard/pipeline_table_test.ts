@@ -55,10 +55,17 @@ reject-empty "get_empty"
 
 type Store = Parameters<typeof controls>[0];
 
+/** The upstream credential weir holds (from the environment, so a secret): no argument may carry it. */
+const TOKEN_VAR = "PIPELINE_TABLE_TOKEN";
+const TOKEN = "tk-table-5e1f0c9a7b3d";
+Deno.env.set(TOKEN_VAR, TOKEN);
+
 const specFile = (upstream: string, store: Store) =>
   `${controls(store)}wrap ward mcp tickets {
     base-url "${upstream}"
-    auth none
+    auth bearer {
+        value env "${TOKEN_VAR}"
+    }
     can close ticket { path "/tickets/{id}" }
     can get ticket { path "/tickets/{id}" }
     can get empty { path "/empty/{id}" }
@@ -67,7 +74,12 @@ const specFile = (upstream: string, store: Store) =>
 
 const wrapFile = (url: string, store: Store) =>
   `${controls(store)}wrap ward mcp tickets {
-    mcp-server http "${url}"
+    mcp-server http "${url}" {
+        header "Authorization" {
+            prefix "Bearer "
+            value env "${TOKEN_VAR}"
+        }
+    }
     proxy close_ticket {
         argument "id" {
             restrict "T-*"
@@ -129,6 +141,11 @@ const TABLE: Row[] = [
       upstream: 0,
       budgetLeft: true,
     }),
+  },
+  {
+    stage: "refused at (a): an argument holding weir's own upstream credential (base64)",
+    call: { tool: "close_ticket", args: { id: `T-${btoa(TOKEN)}` }, person: "accept" },
+    expect: () => ({ audit: "refused secret_argument", asked: 0, upstream: 0, budgetLeft: true }),
   },
   {
     stage: "refused at (b): a tool the caller may not call",

@@ -6,6 +6,9 @@
 import { Client as ClientV2 } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPClientTransport as HttpV2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ROOT, serveHttp, weirCommand } from "./cli.ts";
 
 /** An elicitation answer (MCP `ElicitResult.action`). */
 export type ElicitAction = "accept" | "decline" | "cancel";
@@ -57,4 +60,51 @@ export function confirmingClientV1<A extends ElicitAction>(
     return reply(answer);
   });
   return { client, answer };
+}
+
+/** A confirming official client connected to `weir serve FILE`, and how to stop both. */
+export interface ServedConfirming {
+  client: ClientV1 | ClientV2;
+  answer: Confirmations<"accept">;
+  close(): Promise<void>;
+}
+
+/**
+ * Serve `file` with the shipped CLI and connect a client that accepts every
+ * question: on 2026-07-28 the v2 client over HTTP (`input_required`), on
+ * 2025-11-25 the v1 client over stdio (elicitation). `env` is weir's.
+ */
+export async function serveConfirming(
+  revision: "2026-07-28" | "2025-11-25",
+  file: string,
+  env: Record<string, string>,
+): Promise<ServedConfirming> {
+  const weir = revision === "2026-07-28" ? await serveHttp(file, { env }) : undefined;
+  const { client, answer } = weir
+    ? confirmingClientV2("confirming", "accept")
+    : confirmingClientV1("confirming", "accept");
+  const { command, args } = weirCommand();
+  try {
+    // deno-lint-ignore no-explicit-any
+    await (client as any).connect(
+      weir ? new HttpV2(new URL(`${weir.url}/mcp`)) : new StdioV1({
+        command,
+        args: [...args, "serve", file, "--stdio"],
+        cwd: ROOT,
+        env: { ...Deno.env.toObject(), ...env },
+        stderr: "ignore",
+      }),
+    );
+  } catch (error) {
+    await weir?.stop();
+    throw error;
+  }
+  return {
+    client,
+    answer,
+    close: async () => {
+      await client.close();
+      await weir?.stop();
+    },
+  };
 }
