@@ -67,6 +67,19 @@ export interface ShownCall {
   request: string;
   /** Argument names shown first, in this order (path values, then query); the rest follow sorted. */
   identifying: readonly string[];
+  /**
+   * The names the tool's schema declares, when it takes others too (an open
+   * schema of a wrapped MCP server): a key outside them is listed after every
+   * declared one, under its own heading, so no number of extra keys pushes a
+   * declared argument out of sight. Absent: every key is declared.
+   */
+  declared?: ReadonlySet<string>;
+  /**
+   * What weir itself puts into the request besides the arguments (`pin`s),
+   * by the name the upstream reads: a value, or `undefined` for a secret one
+   * (shown as such, never its value).
+   */
+  pinned?: readonly (readonly [string, unknown])[];
 }
 
 interface State {
@@ -256,9 +269,14 @@ export class ConfirmGate {
 
 /**
  * The text a person reads: the file's question, then the tool, the upstream
- * request and one line per argument (`"key": value`): the identifying ones
- * first, then the rest by name with cut values last; each value's JSON cut
- * at {@link VALUE_SHOWN} characters with its full length said, never a key.
+ * request, the values weir sets itself (`pin`s; a secret one named, not
+ * shown), and one line per argument (`"key": value`): the identifying ones
+ * first, then the rest by name with cut values last, then (under their own
+ * heading) keys the tool does not declare; each value's JSON cut at
+ * {@link VALUE_SHOWN} characters with its full length said, never a key.
+ * Keys and values are written so that nothing in them hides or reorders
+ * what follows ({@link visible}): no line breaks, bidirectional controls,
+ * invisible or look-alike spaces.
  */
 export function question(
   asked: string,
@@ -268,22 +286,65 @@ export function question(
 ): string {
   const first = call ? call.identifying.filter((k) => Object.hasOwn(args, k)) : [];
   const shown = new Map(Object.keys(args).map((k) => [k, valueShown(args[k])]));
-  // The rest sorted by name, a cut (long) value after every whole one.
+  const declared = call?.declared;
+  const undeclared = (k: string) => declared !== undefined && !declared.has(k);
+  // The rest sorted by name, a cut (long) value after every whole one; undeclared keys last.
   const rest = [...shown.keys()].filter((k) => !first.includes(k)).sort((a, b) =>
+    Number(undeclared(a)) - Number(undeclared(b)) ||
     Number(shown.get(a)!.cut) - Number(shown.get(b)!.cut) || (a < b ? -1 : a > b ? 1 : 0)
   );
-  const lines = [...first, ...rest].map((k) => `  ${JSON.stringify(k)}: ${shown.get(k)!.text}`);
-  return `${asked}\n\nTool: ${tool}\n` + (call ? `Request: ${call.request}\n` : "") +
+  const line = (k: string) => `  ${visible(JSON.stringify(k))}: ${shown.get(k)!.text}`;
+  const lines = [...first, ...rest.filter((k) => !undeclared(k))].map(line);
+  const extra = rest.filter(undeclared).map(line);
+  if (extra.length > 0) {
+    lines.push(`Not declared by the tool (${extra.length}):`, ...extra);
+  }
+  const pinned = (call?.pinned ?? []).map(([k, v]) =>
+    `  ${visible(JSON.stringify(k))}: ${v === undefined ? "(a secret)" : valueShown(v).text}`
+  );
+  return `${asked}\n\nTool: ${tool}\n` + (call ? `Request: ${visible(call.request)}\n` : "") +
+    (pinned.length > 0 ? `Set by the server:\n${pinned.join("\n")}\n` : "") +
     (lines.length > 0 ? `Arguments:\n${lines.join("\n")}` : "Arguments: none");
 }
 
 function valueShown(value: unknown): { text: string; cut: boolean } {
-  const text = JSON.stringify(canonical(value)) ?? "null";
+  const text = visible(JSON.stringify(canonical(value)) ?? "null");
   if (text.length <= VALUE_SHOWN) return { text, cut: false };
   return {
     text: `${clipText(text, VALUE_SHOWN)}... (cut: ${text.length} characters in all)`,
     cut: true,
   };
+}
+
+/**
+ * Characters a person cannot see, or that move, break or overlay what they
+ * see: format characters (bidirectional controls, zero-width characters, the
+ * soft hyphen, tag characters), line and paragraph separators, control
+ * characters JSON leaves as they are (C1, DEL), spaces other than U+0020,
+ * variation selectors, letters that render blank (Hangul fillers, the
+ * braille blank), and a combining mark past the second on one character.
+ */
+const HIDDEN =
+  /[\p{Cf}\p{Zl}\p{Zp}\p{Cc}\p{Zs}\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}]|(?<=\p{M}{2})\p{M}/gu;
+
+/**
+ * JSON text as a person is shown it: each {@link HIDDEN} character (but the
+ * plain space) as its JSON escape (`\u202e`; a pair of escapes past U+FFFF),
+ * so a value cannot hide, reorder or break the lines of the question.
+ * @example
+ * ```ts
+ * import { visible } from "./confirm.ts";
+ * console.assert(visible(JSON.stringify("evil\u202e.txt")) === '"evil\\u202e.txt"');
+ * console.assert(visible(JSON.stringify("a b")) === '"a b"');
+ * ```
+ */
+export function visible(json: string): string {
+  return json.replace(HIDDEN, (c) => {
+    if (c === " ") return c;
+    let out = "";
+    for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+    return out;
+  });
 }
 
 /** What a refused `requestState` tells the caller, by why it was refused. */

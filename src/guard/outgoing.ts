@@ -34,8 +34,8 @@ export const MAX_URL_BYTES = 8192;
  */
 export interface CallValues {
   base: string;
-  /** The grant's `pin` query parameters. */
-  pins: [string, string][];
+  /** The grant's `pin` query parameters (a secret one: redacted, never shown to a person). */
+  pins: { name: string; value: string; secret: boolean }[];
   /** `auth query-param`: parameters that replace any of the same name. */
   authQuery: [string, string][];
   /** `auth header-token` / `bearer`: the header field (lower-case name) and its value. */
@@ -56,9 +56,10 @@ export async function resolveCallValues(
   redactor: Redactor,
 ): Promise<CallValues> {
   const base = await baseUrlOf(guardfile, resolver);
-  const pins: [string, string][] = [];
+  const pins: CallValues["pins"] = [];
   for (const pin of forTool(guardfile.controls.pins, grant.tool) ?? []) {
-    pins.push([pin.name, await resolvePin(pin, resolver, redactor)]);
+    const { value, secret } = await resolvePin(pin, resolver, redactor);
+    pins.push({ name: pin.name, value, secret });
   }
   const values: CallValues = { base, pins, authQuery: [] };
   const auth = guardfile.auth;
@@ -106,7 +107,7 @@ export function buildUpstreamRequest(
   // `fetch` or a tracing hook (building one costs a few µs a call).
   const fields = new Map<string, string>();
   const query = [...planned.query];
-  for (const pin of values.pins) query.push(pin);
+  for (const pin of values.pins) query.push([pin.name, pin.value]);
   if (values.authField) fields.set(values.authField[0], values.authField[1]);
   for (const p of values.authQuery) {
     for (let i = query.length - 1; i >= 0; i--) if (query[i][0] === p[0]) query.splice(i, 1);
@@ -265,22 +266,24 @@ function checkSameUpstream(base: string, url: string): URL {
 
 /**
  * A `pin` value: the source's value, or one query parameter of it when the
- * source holds a URL (`from="query:<p>"`). Secret ones are registered for
- * redaction; errors never echo the value.
+ * source holds a URL (`from="query:<p>"`), and whether the file calls it
+ * secret (`secret=#true` or `from=`: registered for redaction when read from
+ * the environment or a file, never shown to a person); errors never echo the value.
  */
 async function resolvePin(
   pin: QueryPin,
   resolver: ValueResolver,
   redactor: Redactor,
-): Promise<string> {
+): Promise<{ value: string; secret: boolean }> {
   const resolved = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`, {
     code: "pin_missing",
   });
   // A pin is policy, not a secret: redacted only when the file says so
   // (secret=#true), or when it is taken out of a URL-valued secret (from=).
-  const secret = resolved.secret && (pin.secret === true || pin.fromQuery !== undefined);
+  const hidden = pin.secret === true || pin.fromQuery !== undefined;
+  const secret = resolved.secret && hidden;
   if (secret) redactor.add(resolved.value);
-  if (!pin.fromQuery) return resolved.value;
+  if (!pin.fromQuery) return { value: resolved.value, secret: hidden };
   let extracted: string | null = null;
   try {
     extracted = new URL(resolved.value).searchParams.get(pin.fromQuery);
@@ -296,5 +299,5 @@ async function resolvePin(
     );
   }
   if (secret) redactor.add(extracted);
-  return extracted;
+  return { value: extracted, secret: hidden };
 }

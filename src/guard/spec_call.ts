@@ -42,7 +42,12 @@ import {
   type UpstreamCredential,
   type UpstreamLimits,
 } from "./send.ts";
-import { buildUpstreamRequest, resolveCallValues, withExchangedToken } from "./outgoing.ts";
+import {
+  buildUpstreamRequest,
+  type CallValues,
+  resolveCallValues,
+  withExchangedToken,
+} from "./outgoing.ts";
 import { refuseSecretArguments } from "./secret_arguments.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
@@ -78,6 +83,8 @@ export class SpecCall implements CallState {
   request?: OutgoingRequest;
   /** (a) Receives every secret the call resolves; (f) redacts them from the answer. */
   readonly redactor = new Redactor();
+  /** (a) The grant's pins as read for this call (shown to a person, a secret one by name only). */
+  pins?: CallValues["pins"];
   /** (a) A sql grant's database, as its DSN read at the start of the call. */
   dsn?: string;
   /** (e) The upstream's answer (an HTTP grant), or the statement's (a sql grant). */
@@ -230,6 +237,7 @@ export class SpecMode implements CallMode<SpecCall> {
       this.#restricts,
     );
     call.request = buildUpstreamRequest(this.#guardfile, grant, planned, values);
+    call.pins = values.pins;
   }
 
   /**
@@ -260,6 +268,7 @@ export class SpecMode implements CallMode<SpecCall> {
         ? `${request.method} ${request.target.pathname}`
         : `SQL ${clipText(call.grant.sql!.statement.replace(/\s+/g, " ").trim(), 200)}`,
       identifying: this.#identifying.get(call.tool)!,
+      pinned: call.pins?.map((p) => [p.name, p.secret ? undefined : p.value] as const),
     };
   }
 

@@ -52,7 +52,7 @@ import { argumentNames, type EntryState, pinValues } from "./entries.ts";
 import { clip, failureOf } from "./failures.ts";
 import { sendCall } from "./tasks.ts";
 import { forwarder } from "./progress.ts";
-import { nameTwinRefusal } from "../guard/name_twins.ts";
+import { declaredArguments, nameTwinRefusal } from "../guard/name_twins.ts";
 import { refuseSecretArguments } from "../guard/secret_arguments.ts";
 import { headerSecrets, type UpstreamHost } from "./host.ts";
 
@@ -180,12 +180,20 @@ export class WrapMode implements CallMode<WrapCall> {
     refuseSecretArguments(call.tool, call.redactor, call.args);
   }
 
-  /** (d) The MCP server's tool; the restricted arguments first. */
+  /**
+   * (d) The MCP server's tool, the values weir pins (a secret one by name
+   * only); the restricted arguments first, and any key the served schema does
+   * not declare after every declared one.
+   */
   shown(call: WrapCall): ShownCall {
     const state = call.state!;
     return {
       request: `tools/call ${state.entry.upstream}`,
       identifying: state.translation ? [...state.translation.restricted.keys()] : [],
+      declared: new Set(declaredArguments(state.spec.inputSchema)),
+      pinned: state.translation
+        ? (state.entry.pins ?? []).map((p) => [p.name, p.secret ? undefined : call.sent![p.name]])
+        : this.#host.pinsOf(state.decision).pins.map((p) => [p.arg, p.value]),
     };
   }
 

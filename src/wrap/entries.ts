@@ -294,8 +294,10 @@ export function pinValues(
       if (typeof typed === "object") throw pinInvalid(state, pin, typed.problem);
       value = typed;
     }
-    if (pin.secret && typeof value === "string") {
-      if (value.length < MIN_SECRET_LENGTH) {
+    if (pin.secret) {
+      // A secret the MCP server types as a number is redacted as its digits.
+      const text = String(value);
+      if (text.length < MIN_SECRET_LENGTH) {
         throw pinInvalid(
           state,
           pin,
@@ -303,7 +305,7 @@ export function pinValues(
             `not send it`,
         );
       }
-      redactor.add(value);
+      redactor.add(text);
     }
     out.set(pin.name, value);
   }

@@ -396,3 +396,46 @@ Deno.test("serve-s3: the AWS secret key or session token in a key or in the byte
     "the log",
   );
 });
+
+Deno.test("the mcp-server form: a secret pin the MCP server types as a number is redacted from answers and refused in arguments", async () => {
+  const ACCOUNT = 40917263581;
+  const up = await startSdkUpstream({
+    revision: "2026-07-28",
+    framing: "json",
+    tools: [{
+      name: "bill",
+      description: "Bills an account.",
+      inputSchema: {
+        type: "object",
+        properties: { account: { type: "integer" }, note: {} },
+      },
+    }],
+    onCall: ({ arguments: args }) => ({
+      content: [{
+        type: "text",
+        text: `billed ${args?.account} for ${JSON.stringify(args?.note)}`,
+      }],
+    }),
+  });
+  const file = await tempGuardfile(`pin "bill" { argument "account" env "SA_ACCOUNT" secret=#true; }
+wrap ward mcp billing {
+    mcp-server http "${up.url}"
+    proxy bill
+}
+`);
+  const weir = await serveHttp(file, { env: { SA_ACCOUNT: String(ACCOUNT) } });
+  try {
+    const ok = await callApi(weir.url, "bill", { note: "march" });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.text, 'billed [redacted] for "march"');
+    for (const note of [ACCOUNT, String(ACCOUNT), { n: [ACCOUNT] }]) {
+      const refused = await callApi(weir.url, "bill", { note });
+      assertRefused(refused, 'argument "note"');
+      assert.ok(!JSON.stringify(refused.body).includes(String(ACCOUNT)));
+    }
+    assert.equal(up.calls().length, 1, "only the first call reached the MCP server");
+  } finally {
+    await weir.stop();
+    await up.stop();
+  }
+});
