@@ -3,13 +3,15 @@
  * The `weir` command line: lint a guardfile, serve it over stdio or HTTP,
  * describe its surface, or run the demo.
  *
- * Each command lives in its own module, imported only when that command runs:
- * `weir help` and `weir --version` load no guardfile parser, `weir serve`
- * loads nothing that only lint or the demo use. To add a command, add one
- * entry to {@linkcode COMMANDS} (summary, help text opening with its usage, and a `run`
- * that imports its module) and write the module, usually `src/cli/<name>.ts`
- * exporting `run(args): Promise<number>` that throws `UsageError` for a bad
- * command line.
+ * Each command lives in its own module, imported only when that command runs
+ * (and by a specifier Deno cannot follow before it runs, so no command's
+ * start walks another's modules): `weir help` and `weir --version` load no
+ * guardfile parser, `weir serve` loads nothing that only lint or the demo
+ * use. To add a command, add one entry to {@linkcode COMMANDS} (summary, help
+ * text opening with its usage, and a `run` that loads its module), its module
+ * to {@linkcode COMMAND_MODULES}, and write the module,
+ * usually `src/cli/<name>.ts` exporting `run(args): Promise<number>` that
+ * throws `UsageError` for a bad command line.
  *
  * Exit codes: 0 success; 1 a guardfile has errors, cannot be read, or serving
  * failed; 2 the command line itself is wrong (unknown command or flag, missing
@@ -45,6 +47,44 @@ interface Command {
   run: (args: string[]) => Promise<number>;
 }
 
+/**
+ * Each command's module, relative to this file, and the function it runs
+ * (`run(args)` unless named). `deno compile` embeds these modules (`INCLUDE`
+ * in scripts/build.ts), since it cannot follow {@linkcode load}'s imports;
+ * tests/release/build_definition_test.ts holds the table to the modules.
+ */
+export const COMMAND_MODULES: Readonly<Record<string, string>> = {
+  lint: "./src/cli/lint.ts",
+  serve: "./src/cli/serve.ts",
+  describe: "./src/cli/describe.ts",
+  scaffold: "./src/cli/scaffold.ts",
+  diff: "./src/cli/diff.ts",
+  verify: "./src/cli/verify.ts",
+  "serve-upstream": "./src/modes/serve_upstream.ts#serveUpstreamMain",
+  "lint-upstream": "./src/modes/lint_upstream.ts#lintUpstreamMain",
+  healthcheck: "./src/cli/healthcheck.ts",
+  demo: "./src/cli/demo.ts",
+};
+
+/** A command module's entry point: the arguments after the command's name, the exit code. */
+type Entry = (args: string[], mode?: "ssm" | "s3") => Promise<number>;
+
+/**
+ * Import a command's module when the command runs and return its entry point.
+ * The specifier is not a string literal, so Deno does not walk every
+ * command's module graph before any command starts (a literal `import()` is
+ * part of the start-up graph: about 13 ms of every start; bench/README.md,
+ * "Cold start"), and a command walks only its own. Run from source files,
+ * such an import needs read permission for them, which every command but
+ * `--version` and `help` has anyway (a guardfile, a value file); from JSR it
+ * is an import of jsr.io.
+ */
+async function load(name: string): Promise<Entry> {
+  const [path, entry = "run"] = COMMAND_MODULES[name].split("#");
+  const module = await import(new URL(path, import.meta.url).href);
+  return module[entry];
+}
+
 const COMMANDS: Record<string, Command> = {
   lint: {
     summary: `Check guardfiles with the same loader as serve (no network, no secrets).
@@ -72,7 +112,7 @@ Every finding is reported at once, errors first, then warnings (e.g. a verb that
 through to POST), even in a file that has errors. Warnings go to stderr and never change
 stdout or the exit code. Exit 1 when any file has an error, cannot be read, or is over a
 budget (the message names the largest tools).`,
-    run: async (args) => (await import("./src/cli/lint.ts")).run(args),
+    run: async (args) => (await load("lint"))(args),
   },
   serve: {
     summary: `Serve a guardfile as an MCP server over stdio or stateless Streamable HTTP
@@ -176,7 +216,7 @@ never at start-up. They are redacted from every result and error (as sent, perce
 or JSON-escaped) and never logged; a credential shorter than 8 characters, or holding a line
 break or control character, is refused by name. Pins are redacted only with secret=#true
 or from="query:...".`,
-    run: async (args) => (await import("./src/cli/serve.ts")).run(args),
+    run: async (args) => (await load("serve"))(args),
   },
   "serve-ssm": {
     summary: `serve, insisting that FILE is an AWS SSM reader policy (wrap ward mcp aws ssm).`,
@@ -188,7 +228,7 @@ other before AWS sees a request. Options as for serve ("weir help serve"); serve
 also recognises the policy. Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
 AWS_SESSION_TOKEN, read at each call. Endpoint: AWS_ENDPOINT_URL_SSM, else AWS_ENDPOINT_URL,
 else the region's public endpoint.`,
-    run: async (args) => (await import("./src/cli/serve.ts")).run(args, "ssm"),
+    run: async (args) => (await load("serve"))(args, "ssm"),
   },
   "serve-s3": {
     summary: `serve, insisting that FILE is an AWS S3 publisher policy (wrap ward mcp aws s3).`,
@@ -199,7 +239,7 @@ content-type ...; can put object; can list objects; can get object-url }). Optio
 serve ("weir help serve"); serve itself also recognises the policy. Credentials as for
 serve-ssm. Endpoint: AWS_ENDPOINT_URL_S3, else AWS_ENDPOINT_URL (path-style addressing),
 else the bucket's public endpoint.`,
-    run: async (args) => (await import("./src/cli/serve.ts")).run(args, "s3"),
+    run: async (args) => (await load("serve"))(args, "s3"),
   },
   describe: {
     summary: `Print the served surface as a person reads it: each tool's method, path,
@@ -219,7 +259,7 @@ off: every tool with its operation, arguments, constraints and controls; withhel
                                the review page.
   --read-only                  The surface serve --read-only would serve: every tool that
                                changes something becomes a withheld stub ("read-only mode").`,
-    run: async (args) => (await import("./src/cli/describe.ts")).run(args),
+    run: async (args) => (await load("describe"))(args),
   },
   scaffold: {
     summary: `Start a guardfile from an OpenAPI 3.x or Swagger 2.0 document: every
@@ -254,7 +294,7 @@ With nothing chosen the file grants nothing: lint warns, serve lists only the in
 A summary (granted, off, not expressible, the share of GET operations expressed) goes to
 stderr. Exit codes: 0 written, 1 the document or a selected operation cannot be used (or
 the chooser was left), 2 usage errors.`,
-    run: async (args) => (await import("./src/cli/scaffold.ts")).run(args),
+    run: async (args) => (await load("scaffold"))(args),
   },
   diff: {
     summary: `What an agent can do under NEW that it could not under OLD, and the
@@ -291,7 +331,7 @@ Spec-mode files, AWS policies and files that wrap an MCP server are all compared
 
 Exit codes: 0 compared, 1 a guardfile does not load, a wrapped server's tools cannot be
 had, or --fail-on matched, 2 usage errors.`,
-    run: async (args) => (await import("./src/cli/diff.ts")).run(args),
+    run: async (args) => (await load("diff"))(args),
   },
   verify: {
     summary: `Prove a guardfile's surface: a few hundred generated calls per tool, served
@@ -328,7 +368,7 @@ caller whose token cannot be exchanged reaches nothing and is asked nothing.
 
 Exit codes: 0 every call held, 1 a violation (each printed with its seed and the command
 that replays it) or the file cannot be loaded or verified, 2 usage errors.`,
-    run: async (args) => (await import("./src/cli/verify.ts")).run(args),
+    run: async (args) => (await load("verify"))(args),
   },
   "serve-upstream": {
     summary: `Serve exactly the allowlisted tools of an existing MCP server (HTTP, or a
@@ -414,7 +454,7 @@ docs/wrapping-mcp-servers.md for each flag's file equivalent).
 A stdio upstream gets weir's environment minus the variables of weir's own secrets
 (tokens, state keys, the store's URL), and needs Deno's --allow-run (deno run -A).
 Exit codes: 0 stopped cleanly, 1 start-up or serving failed, 2 usage errors.`,
-    run: async (args) => (await import("./src/modes/serve_upstream.ts")).serveUpstreamMain(args),
+    run: async (args) => (await load("serve-upstream"))(args),
   },
   "lint-upstream": {
     summary: `Check an allowlist for CI: mutation-looking names, presence upstream,
@@ -451,7 +491,7 @@ flagged: replace its text or accept the finding in the file), with fingerprints 
                                 stderr. json: one document on stdout.
 
 Exit codes: 0 clean, 1 problems found (or the upstream unreachable), 2 usage errors.`,
-    run: async (args) => (await import("./src/modes/lint_upstream.ts")).lintUpstreamMain(args),
+    run: async (args) => (await load("lint-upstream"))(args),
   },
   healthcheck: {
     summary: `Exit 0 when a running weir answers GET /healthz (for container health checks).`,
@@ -463,7 +503,7 @@ answer in time, or what it answered). For images with no shell or curl, e.g. a D
 HEALTHCHECK.
 
   --timeout MS   Give up after MS milliseconds (default 3000).`,
-    run: async (args) => (await import("./src/cli/healthcheck.ts")).run(args),
+    run: async (args) => (await load("healthcheck"))(args),
   },
   demo: {
     summary: `Serve guardfiles/demo.mcp.kdl against a small local upstream and run a
@@ -473,7 +513,7 @@ scripted session with the official MCP client.`,
 Starts a small ticket API on 127.0.0.1, serves guardfiles/demo.mcp.kdl in front of it,
 and drives it with the official MCP client: list tools, read, write, call the withheld
 tool, and break a restrict rule. Prints each exchange. Exit 0 when every step behaved.`,
-    run: async (args) => (await import("./src/cli/demo.ts")).run(args),
+    run: async (args) => (await load("demo"))(args),
   },
 };
 
@@ -538,6 +578,8 @@ export async function main(args: string[]): Promise<number> {
       }
       case "--version":
       case "-V":
+        // A literal import (four small modules, walked at start): `--version` needs no
+        // read permission, which an import by URL of a local file does.
         console.log((await import("./src/cli/version.ts")).versionText());
         return 0;
       case undefined:

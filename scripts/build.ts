@@ -18,15 +18,22 @@
  * @module
  */
 
+import { COMMAND_MODULES } from "../cli.ts";
+
 /** The program `deno compile` builds: the CLI. */
 export const ENTRY = "cli.ts";
 
 /**
  * Modules `deno compile` cannot find by following imports, so it must be told
  * to embed them (`--include`): each Web Worker module, which is loaded by URL
- * at run time. Paths are relative to the repository root.
+ * at run time, and each command's module, which `cli.ts` imports by a
+ * specifier Deno cannot follow before it runs ({@linkcode COMMAND_MODULES}).
+ * Paths are relative to the repository root.
  */
-export const INCLUDE: readonly string[] = ["src/guard/extract_worker.ts"];
+export const INCLUDE: readonly string[] = [
+  "src/guard/extract_worker.ts",
+  ...new Set(Object.values(COMMAND_MODULES).map((m) => m.replace(/^\.\/|#.*$/g, ""))),
+];
 
 /**
  * npm modules weir imports only when one command needs them, by an `import()`

@@ -8,7 +8,6 @@ import { browserFlagProblem } from "../modes/listen.ts";
 import { denoResolver, errorsOf, exchangeOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { exchangeStartProblem } from "../modes/exchange_flags.ts";
 import { upstreamClientProblem } from "../guard/send.ts";
-import { dsnOrigin, dsnProblem } from "../guard/sql.ts";
 import { resolveValue } from "../guard/values.ts";
 import type { Database } from "../guardfile/model.ts";
 import { proxySetting } from "../outbound/proxy.ts";
@@ -23,7 +22,6 @@ import {
   weirSecretVariables,
 } from "../ops/flags.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
-import { awsServedTools } from "../modes/serve_aws.ts";
 import { servedTools, wrapServedTools } from "../modes/lint.ts";
 import { OAUTH_FLAGS, oauthSettings } from "../modes/oauth_flags.ts";
 import { checkSingleUse, stateSetup } from "../ops/state_keys.ts";
@@ -87,7 +85,7 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     : { kind: "http" as const, ...parseHttpAddress(values.http as string) };
   let oauth;
   try {
-    oauth = oauthSettings(values);
+    oauth = await oauthSettings(values);
   } catch (error) {
     if (error instanceof FlagError) throw new UsageError(error.message);
     throw error;
@@ -200,8 +198,9 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       ...(auth.inboundTokens ? [{ tokens: auth.inboundTokens }] : []),
       ...(auth.toolTokens ?? []),
     ];
+    // Each mode's modules are loaded only when a file of that mode is served.
     const served = loaded.policy
-      ? awsServedTools(loaded.policy).map((t) => t.name)
+      ? (await import("../modes/serve_aws.ts")).awsServedTools(loaded.policy).map((t) => t.name)
       : wrap
       ? wrapServedTools(wrap).map((t) => t.name)
       : servedTools(loaded.guardfile!).map((t) => t.name);
@@ -303,6 +302,7 @@ async function startupDsnProblem(database: Database): Promise<string | undefined
   } catch {
     return undefined;
   }
+  const { dsnOrigin, dsnProblem } = await import("../guard/sql.ts");
   const problem = dsnProblem(dsn);
   return problem && `the database DSN (from ${dsnOrigin(database)}) ${problem}`;
 }

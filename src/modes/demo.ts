@@ -12,7 +12,8 @@ import demoText from "../../guardfiles/demo.mcp.kdl" with { type: "text" };
 import { parseGuardfile } from "../guardfile/parse.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { startDemoUpstream } from "../demo/ticket_api.ts";
-import { guardedServer, listenHttp } from "./serve.ts";
+import { guardedServer } from "./serve.ts";
+import { listenHttp } from "./listen_http.ts";
 
 const FILE = "guardfiles/demo.mcp.kdl";
 

@@ -1,23 +1,17 @@
 /**
- * The serving glue every mode shares: the `Deno.serve` listener around the
- * HTTP app (src/modes/http_app.ts: the routes and their checks), and stdio.
- * A mode builds an {@link McpServer} and hands it to {@link runOn}.
+ * The serving glue every mode shares: stdio, and the `Deno.serve` listener
+ * around the HTTP app (src/modes/listen_http.ts, loaded only to listen). A
+ * mode builds an {@link McpServer} and hands it to {@link runOn}.
  *
  * @module
  */
 import { type Logger, type McpServer, stderrLogger } from "../mcp/server.ts";
-import { isLoopback } from "../transport/http.ts";
-import { withConnectionDrop } from "../inbound/refusal.ts";
 import { serveStdio } from "../transport/stdio.ts";
-import { DEFAULT_DRAIN_MS, Drain } from "../ops/shutdown.ts";
+import { DEFAULT_DRAIN_MS, Drain, stopReason } from "../ops/shutdown.ts";
 import { Reloader } from "../ops/reload.ts";
-import { createAdminHandler } from "../ops/admin.ts";
 import { logStateSetup, type StateSetup } from "../ops/state_keys.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
-import { guardedHttpApp, type HttpAppOptions } from "./http_app.ts";
-import { TokenTable } from "../inbound/static_tokens.ts";
-
-export { guardedHttpApp, type HttpAppOptions } from "./http_app.ts";
+import type { TokenTable } from "../inbound/static_tokens.ts";
 
 /**
  * Parse a listen address as `--http` takes it: `[HOST:]PORT` (HOST defaults
@@ -37,7 +31,7 @@ export function parseListenAddress(text: string): { hostname: string; port: numb
 export interface RunOnOptions {
   transport: { kind: "stdio" } | { kind: "http"; hostname: string; port: number };
   allowedOrigins?: string[];
-  /** More `Host` values to answer (see {@link HttpAppOptions.allowedHosts}). */
+  /** More `Host` values to answer (`allowedHosts` in src/modes/http_app.ts). */
   allowedHosts?: string[];
   inboundToken?: string | readonly string[] | TokenTable;
   /**
@@ -45,7 +39,7 @@ export interface RunOnOptions {
    * serving a {@link Reloader}), each requiring one of these tokens.
    */
   adminTokens?: readonly string[];
-  /** HTTP only: the OAuth resource server to serve as (see {@link HttpAppOptions.oauth}). */
+  /** HTTP only: the OAuth resource server to serve as (`oauth` in src/modes/http_app.ts). */
   oauth?: OAuthResourceServer;
   /**
    * Stop serving when aborted: new requests are refused, calls in flight get
@@ -128,8 +122,6 @@ async function runOnce(
     ...await surfaces(server, options.inboundToken),
   };
   const drain = new Drain(options.drainMs ?? DEFAULT_DRAIN_MS, log);
-  const reasonOf = (signal?: AbortSignal) =>
-    typeof signal?.reason === "string" ? signal.reason : "stop requested";
   if (options.transport.kind === "stdio") {
     if (options.oauth) throw new Error("OAuth applies to HTTP only");
     log({ level: "info", event: "serving", transport: "stdio", ...about });
@@ -149,7 +141,7 @@ async function runOnce(
       signal: options.signal,
       cancel: drain.cancel,
       onStop: (pending) => {
-        const reason = options.signal?.aborted ? reasonOf(options.signal) : "end of input";
+        const reason = options.signal?.aborted ? stopReason(options.signal) : "end of input";
         drained = drain.run(reason, finished, pending);
       },
       maxLineBytes: options.maxBodyBytes,
@@ -159,75 +151,16 @@ async function runOnce(
     await drained;
     return;
   }
-  const { hostname, port } = options.transport;
-  const http = await listenHttp(server, {
-    hostname,
-    port,
-    allowedOrigins: options.allowedOrigins,
-    allowedHosts: options.allowedHosts,
-    inboundToken: options.inboundToken,
-    maxBodyBytes: options.maxBodyBytes,
-    oauth: options.oauth,
-    bodyDeadlineMs: options.bodyDeadlineMs,
-    maxConcurrent: options.maxConcurrent,
+  // HTTP's modules (the app, its routes and checks, admin) are loaded only to listen.
+  const { serveHttp } = await import("./listen_http.ts");
+  await serveHttp(
+    server,
+    reloader,
+    { ...options, transport: options.transport },
     log,
     drain,
-    reloader,
-    admin: reloader && options.adminTokens?.length
-      ? createAdminHandler(reloader, { tokens: options.adminTokens, log })
-      : undefined,
-  });
-  log({
-    level: "info",
-    event: "serving",
-    transport: "http",
-    ...about,
-    // An IPv6 literal is bracketed in an authority (RFC 3986 section 3.2.2).
-    addr: `${authorityHost(http.hostname)}:${http.port}`,
-    mcp: `http://${authorityHost(http.hostname)}:${http.port}/mcp`,
-    ...(options.oauth
-      ? {
-        oauth: { resource: options.oauth.metadata.resource, metadata: options.oauth.metadataUrl },
-      }
-      : {}),
-  });
-  if (!isLoopback(http.hostname) && options.inboundToken === undefined && !options.oauth) {
-    log({
-      level: "warn",
-      event: "no_inbound_auth",
-      message: "listening beyond loopback with no inbound authentication: anyone who can " +
-        "reach this port can call every served tool (set --inbound-token-env)",
-    });
-  }
-  options.onListen?.({ hostname: http.hostname, port: http.port });
-  const signal = options.signal;
-  if (signal) {
-    const stopped = new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-    if (await Promise.race([stopped.then(() => true), http.finished.then(() => false)])) {
-      drain.unready();
-      const grace = options.shutdownGraceMs ?? 0;
-      if (grace > 0) {
-        log({
-          level: "info",
-          event: "shutdown_grace",
-          reason: reasonOf(signal),
-          grace_ms: grace,
-          message: "GET /readyz answers 503; still serving until the grace ends, then draining",
-        });
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([
-          new Promise((resolve) => (timer = setTimeout(resolve, grace))),
-          http.finished,
-        ]);
-        clearTimeout(timer);
-      }
-      await drain.run(reasonOf(signal), http.shutdown());
-    }
-  }
-  await http.finished;
+    about,
+  );
 }
 
 /**
@@ -244,7 +177,11 @@ async function surfaces(
     const out: { surface?: string; surfaces?: Record<string, string> } = {
       surface: await server.surfaceDigest(),
     };
-    const limited = inbound instanceof TokenTable ? inbound.limitedCallers() : [];
+    // A TokenTable (its type only is imported: its module loads only where tokens are).
+    const limited =
+      inbound !== undefined && typeof inbound !== "string" && "limitedCallers" in inbound
+        ? inbound.limitedCallers()
+        : [];
     if (limited.length > 0) {
       out.surfaces = {};
       for (const caller of limited) {
@@ -258,89 +195,6 @@ async function surfaces(
     // A host's catalog that cannot be read yet: the line goes out without it.
     return {};
   }
-}
-
-/** A listening HTTP server. */
-export interface Listening {
-  hostname: string;
-  port: number;
-  /** Resolves when the server has shut down (after `signal` aborts or `shutdown`). */
-  finished: Promise<void>;
-  /** Stop accepting; resolves once requests in flight are answered. */
-  shutdown(): Promise<void>;
-}
-
-/**
- * Listen with `Deno.serve` and serve the HTTP app; resolves once bound.
- * @throws {Deno.errors.AddrInUse} (or the runtime's other bind errors, same
- *   class) when the address cannot be bound, the message naming
- *   `HOST:PORT` and what to do
- */
-export function listenHttp(
-  server: McpServer,
-  options: Omit<HttpAppOptions, "port"> & {
-    port: number;
-    signal?: AbortSignal;
-    /** When given, the routes are rebuilt on each swap (requests in flight keep theirs). */
-    reloader?: Reloader;
-  },
-): Promise<Listening> {
-  // The app needs the bound port (for the Host check), known only once bound.
-  const bound: { app?: (request: Request) => Promise<Response> } = {};
-  let http: Deno.HttpServer;
-  try {
-    // Refusals marked to drop their connection are ended so here, at the
-    // listener (src/inbound/refusal.ts): the app's Responses stay ordinary.
-    const app = withConnectionDrop((request) => bound.app!(request));
-    http = Deno.serve({
-      hostname: options.hostname,
-      port: options.port,
-      signal: options.signal,
-      onListen: () => {},
-    }, app);
-  } catch (error) {
-    throw bindError(error, options.hostname, options.port);
-  }
-  const addr = http.addr as Deno.NetAddr;
-  // The Host check follows the address actually bound, however it was spelled.
-  const appOptions = { ...options, hostname: addr.hostname, port: addr.port };
-  bound.app = guardedHttpApp(server, appOptions);
-  options.reloader?.onSwap((next) => (bound.app = guardedHttpApp(next.server, appOptions)));
-  return Promise.resolve({
-    hostname: addr.hostname,
-    port: addr.port,
-    finished: http.finished,
-    shutdown: () => http.shutdown(),
-  });
-}
-
-/**
- * The runtime's bind error (`Address already in use (os error 98)`) names
- * neither the address nor a way out: the same error class, with both.
- */
-function bindError(error: unknown, hostname: string, port: number): unknown {
-  const at = `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
-  if (error instanceof Deno.errors.AddrInUse) {
-    return new Deno.errors.AddrInUse(
-      `cannot listen on ${at}: another process is using that port; stop it, or pick another ` +
-        `port (--http ${at.slice(0, at.lastIndexOf(":"))}:0 takes any free one and logs it)`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.AddrNotAvailable) {
-    return new Deno.errors.AddrNotAvailable(
-      `cannot listen on ${at}: no network interface of this machine has that address`,
-      { cause: error },
-    );
-  }
-  if (error instanceof Deno.errors.PermissionDenied) {
-    return new Deno.errors.PermissionDenied(
-      `cannot listen on ${at}: the system refused (ports below 1024 need privileges); ` +
-        `pick a port of 1024 or more`,
-      { cause: error },
-    );
-  }
-  return error;
 }
 
 /**
@@ -363,9 +217,4 @@ export function browserFlagProblem(origins: string[] = [], hosts: string[] = [])
     }
   }
   return null;
-}
-
-/** A host as it is written in a URL's authority: an IPv6 literal in brackets. */
-function authorityHost(hostname: string): string {
-  return hostname.includes(":") && !hostname.startsWith("[") ? `[${hostname}]` : hostname;
 }

@@ -8,7 +8,6 @@
  * @module
  */
 import type { OAuthServeOptions } from "./serve.ts";
-import { isAcceptableIssuerUrl, resourceProblem } from "../oauth/resource_server.ts";
 import { FlagError as UsageError } from "../ops/flags.ts";
 import {
   inboundProblem,
@@ -35,7 +34,7 @@ export const OAUTH_FLAGS = {
  *   canonical URI, a non-https issuer beyond loopback, half of the
  *   introspection pair, or an unset secret variable
  */
-export function oauthSettings(values: {
+export async function oauthSettings(values: {
   stdio?: boolean;
   "inbound-token-env"?: string;
   "tool-token-env"?: string[];
@@ -45,7 +44,7 @@ export function oauthSettings(values: {
   "oauth-introspection-secret-env"?: string;
   "oauth-profile"?: string;
   "oauth-audience"?: string;
-}): OAuthServeOptions | undefined {
+}): Promise<OAuthServeOptions | undefined> {
   const issuer = values["oauth-issuer"];
   const resource = values["oauth-resource"];
   const clientId = values["oauth-introspection-client-id"];
@@ -79,6 +78,8 @@ export function oauthSettings(values: {
         "(limit OAuth callers with each tool's scope)",
     );
   }
+  // The resource server's module is loaded only when OAuth is asked for.
+  const { isAcceptableIssuerUrl, resourceProblem } = await import("../oauth/resource_server.ts");
   const problem = resourceProblem(resource);
   if (problem) throw new UsageError(`--oauth-resource ${resource} ${problem}`);
   if (!URL.canParse(issuer) || !isAcceptableIssuerUrl(new URL(issuer))) {

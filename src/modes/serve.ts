@@ -22,7 +22,6 @@ import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { runOn, type RunOnOptions } from "./listen.ts";
 import { buildRefusal } from "./build_check.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
-import { surfaceOfGuardfile } from "../surface/spec.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";
@@ -34,14 +33,7 @@ import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
 
-export {
-  guardedHttpApp,
-  type HttpAppOptions,
-  listenHttp,
-  type Listening,
-  runOn,
-  type RunOnOptions,
-} from "./listen.ts";
+export { runOn, type RunOnOptions } from "./listen.ts";
 
 /**
  * The process environment and file system, read at call time (value files
@@ -325,7 +317,8 @@ export function guardfileSurface(
   return {
     server,
     tools: servedTools(guardfile).map((t) => t.name),
-    describe: () => surfaceOfGuardfile(guardfile),
+    // The surface model is loaded only when `GET /admin/describe` asks.
+    describe: async () => (await import("../surface/spec.ts")).surfaceOfGuardfile(guardfile),
   };
 }
 

@@ -206,7 +206,7 @@ export async function serveUpstreamMain(args: string[]): Promise<number> {
       );
     }
     try {
-      oauth = oauthSettings(values);
+      oauth = await oauthSettings(values);
       auth = authSettings(values, transport.kind === "http" ? transport : undefined);
       state = await stateSetup(values);
     } catch (error) {

@@ -104,7 +104,7 @@ export function createAdminHandler(
     }
     if (route === "GET") {
       const surface = reloader.current;
-      return json(200, surface.describe ? surface.describe() : { tools: surface.tools });
+      return json(200, surface.describe ? await surface.describe() : { tools: surface.tools });
     }
     await request.body?.cancel().catch(() => {});
     const result = await reloader.reload("POST /admin/reload");

@@ -12,7 +12,7 @@ import { DEFAULT_DRAIN_MS } from "./shutdown.ts";
 import { parseTokens, type TokenGrant } from "../inbound/static_tokens.ts";
 import type { InboundToken } from "../guardfile/model.ts";
 import { FileRefused, MAX_VALUE_FILE_BYTES, readBoundedTextSync } from "./bounded_file.ts";
-import { DEFAULT_BODY_DEADLINE_MS } from "../inbound/checks.ts";
+import { DEFAULT_BODY_DEADLINE_MS } from "../inbound/body.ts";
 
 /** `node:util` `parseArgs` options of the shared flags. */
 export const OPS_FLAGS = {

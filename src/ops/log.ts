@@ -47,6 +47,17 @@ export const LIFECYCLE_EVENTS: ReadonlySet<string> = new Set([
   "shutdown",
 ]);
 
+/**
+ * Lines logged once while a server starts, before `serving`: written at once
+ * like {@link LIFECYCLE_EVENTS} (so start-up arms no timer), but filtered by
+ * level like any other line.
+ */
+const STARTUP_EVENTS: ReadonlySet<string> = new Set([
+  "state_keys",
+  "state_store_down",
+  "scopes_unenforced",
+]);
+
 /** A batch is written as soon as it reaches this many bytes (64 KiB). */
 const BATCH_BYTES = 64 * 1024;
 
@@ -212,11 +223,15 @@ export function createLogger(options: LoggerOptions = {}): OpsLogger {
     }
     pending.push(line);
     pendingBytes += line.length + 1;
-    // A lifecycle line (rare: start, reload, stop) is written at once, in order
-    // behind any batch: an operator sees "serving" as soon as it is true, and
-    // start-up arms no timer (the first timer loads Deno's timer module, about
-    // 3 ms of a cold start; bench/README.md, "Cold start").
-    if (pendingBytes >= BATCH_BYTES || LIFECYCLE_EVENTS.has(event.event)) flushNow();
+    // A lifecycle line (rare: start, reload, stop) or a start-up line is written
+    // at once, in order behind any batch: an operator sees "serving" as soon as
+    // it is true, and start-up arms no timer (the first timer loads Deno's timer
+    // module and Node's error and inspect modules with it, about 3 ms of a cold
+    // start; bench/README.md, "Cold start").
+    if (
+      pendingBytes >= BATCH_BYTES || LIFECYCLE_EVENTS.has(event.event) ||
+      STARTUP_EVENTS.has(event.event)
+    ) flushNow();
     else if (!scheduled) {
       scheduled = true;
       setTimeout(flushNow, 0);

@@ -23,7 +23,10 @@ export interface Surface {
   server: McpServer;
   /** The tool names served (for the `reloaded` line's added/removed). */
   tools: string[];
-  /** `weir describe --format json` of this surface (no secrets). */
+  /**
+   * `weir describe --format json` of this surface (no secrets), or a promise
+   * of it (a mode may load its describer only when asked).
+   */
   describe?: () => unknown;
 }
 

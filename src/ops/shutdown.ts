@@ -23,6 +23,11 @@ import { WeirError } from "../errors/kinds.ts";
 /** The default drain deadline: 10 s (`--drain-timeout`). */
 export const DEFAULT_DRAIN_MS = 10_000;
 
+/** The `reason` of a `shutdown` line: the abort reason when a string (`"SIGTERM"`). */
+export function stopReason(signal?: AbortSignal): string {
+  return typeof signal?.reason === "string" ? signal.reason : "stop requested";
+}
+
 /** After the deadline, how long cancelled calls get to answer before the process goes anyway. */
 const CUT_GRACE_MS = 2_000;
 

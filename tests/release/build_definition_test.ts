@@ -29,6 +29,7 @@ import {
   TARGETS,
 } from "../../scripts/build.ts";
 import { CONFIG, ROOT, runCommand } from "../support/cli.ts";
+import { COMMAND_MODULES } from "../../cli.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
 const read = (path: string) => Deno.readTextFile(`${ROOT}${path}`);
@@ -67,7 +68,7 @@ function assertCompile(argv: string[], permissions: readonly string[], target?: 
   assert.deepEqual(targets, target ? [target] : []);
 }
 
-Deno.test("INCLUDE is exactly the Web Worker modules the code loads by URL", async () => {
+Deno.test("INCLUDE is exactly the Web Worker modules and the command modules loaded by URL", async () => {
   const workers = new Set<string>();
   for await (const file of sourceFiles("src")) {
     const text = await read(file);
@@ -82,7 +83,25 @@ Deno.test("INCLUDE is exactly the Web Worker modules the code loads by URL", asy
     );
   }
   assert.ok(workers.size > 0, "the extract worker is found");
-  assert.deepEqual([...INCLUDE].sort(), [...workers].sort());
+  // cli.ts loads each command's module by a specifier Deno cannot follow: each is
+  // there, exports the function named, and nothing in cli.ts imports around load().
+  const commands = new Set<string>();
+  for (const [name, spec] of Object.entries(COMMAND_MODULES)) {
+    const [path, entry = "run"] = spec.split("#");
+    const module = await import(new URL(path, `file://${ROOT}`).href);
+    assert.equal(typeof module[entry], "function", `${name}: ${path} exports ${entry}`);
+    commands.add(path.replace(/^\.\//, ""));
+  }
+  const cli = await read("cli.ts");
+  assert.deepEqual(
+    [...cli.matchAll(/await import\("([^"]+)"\)/g)].map((m) => m[1]),
+    ["./src/cli/version.ts"],
+    "cli.ts imports commands through load() only (--version by a literal: it needs no read)",
+  );
+  for (const m of cli.matchAll(/await load\("([^"]+)"\)/g)) {
+    assert.ok(Object.hasOwn(COMMAND_MODULES, m[1]), `cli.ts loads ${m[1]}, not in COMMAND_MODULES`);
+  }
+  assert.deepEqual([...INCLUDE].sort(), [...workers, ...commands].sort());
   for (const path of INCLUDE) await Deno.stat(`${ROOT}${path}`);
 });
 
