@@ -6,7 +6,8 @@
  * passes. The faults are the kinds a guard must never have: a path value sent
  * unencoded, a pin skipped (spec mode, and a wrapped call's), a secret echoed
  * back, a confirmation skipped, and with token exchange the caller's own token
- * sent upstream or one caller's exchanged token sent for another.
+ * sent upstream, one caller's exchanged token sent for another, or one caller's
+ * kept answer given to another.
  *
  * A mutation names the code it changes by a pattern; when the code moves (a
  * refactor), the test fails saying which mutation lost its target, rather
@@ -30,6 +31,14 @@ const MUTATIONS: Record<string, Mutation> = {
       "src/oauth/upstream_credential.ts",
       /return token\.accessToken;/,
       "return held.token;",
+    ]],
+  },
+  answerShared: {
+    fault: "a kept answer shared between callers though each has their own identity upstream",
+    edits: [[
+      "src/guard/pipeline.ts",
+      /\$\{ResponseCache\.key\(call\.args\)\}\\n\$\{ctx\.caller \?\? ""\}/,
+      "${ResponseCache.key(call.args)}",
     ]],
   },
   exchangeShared: {
@@ -139,6 +148,9 @@ const CONFIRM_FILE = Deno.readTextFileSync(`${ROOT}guardfiles/demo.mcp.kdl`).rep
   `confirm "close_ticket" message="Close it?"\ninstructions {`,
 );
 
+/** A spec-mode file with token exchange (verify's stand-in identity provider is its issuer). */
+const EXCHANGE = Deno.readTextFileSync(`${ROOT}tests/fixtures/verify_exchange.mcp.kdl`);
+
 const CASES: {
   mutation: keyof typeof MUTATIONS;
   file: () => Promise<string>;
@@ -152,6 +164,12 @@ const CASES: {
     file: () => Promise.resolve("tests/fixtures/verify_exchange.mcp.kdl"),
     tool: "get_ticket",
     expect: /(alice|bob)'s own access token reached the upstream/,
+  },
+  {
+    mutation: "answerShared",
+    file: () => tempGuardfile(`${EXCHANGE}cache "get_ticket" ttl="15m"\n`),
+    tool: "get_ticket",
+    expect: /(alice|bob) was answered with the answer kept for (alice|bob)'s call/,
   },
   {
     mutation: "exchangeShared",

@@ -12,7 +12,8 @@
  *   secret in Basic and form fields, private_key_jwt) passes, its calls
  *   reaching the upstream;
  * - the wrap form's `token-exchange` passes, its calls reaching the server;
- * - a kept (`cache`d) answer is its caller's own, in both forms.
+ * - a kept (`cache`d) answer is its caller's own, in both forms;
+ * - a call whose exchange is refused asks no person (`confirm`), both forms.
  *
  * That these checks fail on a faulty weir is tests/cli/verify_faults_test.ts.
  */
@@ -92,4 +93,14 @@ Deno.test("weir verify: a kept answer is its own caller's, with token exchange (
   const wrap = await tempGuardfile(`${WRAP}cache "find" ttl="15m"\n`);
   const w = await verify([wrap, ...DEFINITIONS, "--tool", "find", "--seed", "11"]);
   assert.ok(w.tools[0].requests > 20, JSON.stringify(w.tools[0]));
+});
+Deno.test("weir verify: a call whose exchange is refused asks no person (confirm), both forms", async () => {
+  // The stand-in issuer when the file has no oauth node (serve takes --oauth-issuer).
+  const spec = await tempGuardfile(`${SPEC}confirm "create_ticket" message="Create it?"\n`);
+  const r = await verify([spec, "--tool", "create_ticket", "--seed", "5"]);
+  assert.ok(r.tools[0].requests > 0, JSON.stringify(r.tools[0]));
+  assert.match(r.notes.join("\n"), /the OAuth issuer is the stand-in/);
+  const wrap = await tempGuardfile(`${WRAP}confirm "find"\n`);
+  const w = await verify([wrap, ...DEFINITIONS, "--tool", "find", "--seed", "5"]);
+  assert.ok(w.tools[0].requests > 0, JSON.stringify(w.tools[0]));
 });

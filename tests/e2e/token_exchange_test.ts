@@ -43,6 +43,7 @@ import {
 } from "../support/oidc_exchange.ts";
 import { type SdkUpstream, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { until } from "../support/wait.ts";
+import { confirmingClientV1, confirmingClientV2 } from "../support/elicit.ts";
 
 const SCOPES = "tickets:read tickets:write";
 
@@ -94,7 +95,7 @@ interface Stack {
 
 /** Spec mode: a tickets API that answers with the claims of the token it got. */
 async function specStack(
-  options: { ttl?: number; env?: Record<string, string> } = {},
+  options: { ttl?: number; env?: Record<string, string>; controls?: string } = {},
 ): Promise<Stack> {
   const port = freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
@@ -125,6 +126,7 @@ async function specStack(
     can get ticket { path "/tickets/{id}"; scope "tickets:read"; }
     can create ticket { path "/tickets"; body "title"; scope "tickets:write"; }
 }
+${options.controls ?? ""}
 `);
     const weir = await serveHttp(file, {
       address: `127.0.0.1:${port}`,
@@ -162,6 +164,7 @@ async function specStack(
 async function wrapStack(
   revision: "2025-11-25" | "2026-07-28",
   refuse?: (headers: Headers, body: string) => Response | undefined,
+  controls = "",
 ): Promise<Stack> {
   const port = freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
@@ -205,6 +208,7 @@ async function wrapStack(
     }
     proxy whoami { scope "tickets:read"; }
 }
+${controls}
 `);
     const weir = await serveHttp(file, {
       address: `127.0.0.1:${port}`,
@@ -448,6 +452,65 @@ Deno.test("spec mode: exchange refused (403) and exchange down (503): nothing se
     await stack.close();
   }
 });
+
+for (const mode of ["spec mode", "wrap form"] as const) {
+  Deno.test(`${mode}: a refused exchange spends no rate-limit slot and asks no person (the caller's identity is settled first)`, async () => {
+    // One call an hour for everyone, and a person confirms each call of the gated tool.
+    const gatedTool = mode === "spec mode" ? "create_ticket" : "whoami";
+    const controls = `rate-limit "1/1h"\nconfirm "${gatedTool}" message="Go ahead?"`;
+    const stack = mode === "spec mode"
+      ? await specStack({ controls })
+      : await wrapStack("2026-07-28", undefined, controls);
+    try {
+      // bob may call every tool, and the provider refuses to exchange his token.
+      (stack.provider.oidc.accounts as Record<string, string[]>).bob = SCOPES.split(" ");
+      stack.provider.refuse.add("bob");
+      const bob = await login(stack, "bob", SCOPES);
+      const alice = await login(stack, "alice");
+      const as = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+      const args = mode === "spec mode" ? { title: "t" } : {};
+      for (let i = 0; i < 3; i++) {
+        const refused = await callApi(stack.weir.url, gatedTool, args, as(bob));
+        assert.equal(refused.status, 403, JSON.stringify(refused.body));
+        assert.match(JSON.stringify(refused.body), /token_exchange_refused/);
+      }
+      // Clients that would say yes to any question: none is asked, under either revision.
+      const requestInit = { headers: { authorization: `Bearer ${bob}` } };
+      const url = new URL(stack.resource);
+      const v1 = confirmingClientV1("bob-v1", "accept");
+      await v1.client.connect(new TransportV1(url, { requestInit }));
+      const v2 = confirmingClientV2("bob-v2", "accept");
+      await v2.client.connect(new TransportV2(url, { requestInit }));
+      for (const client of [v1.client, v2.client] as ClientV1[]) {
+        const result = await client.callTool({ name: gatedTool, arguments: args });
+        const text = (result.content as { text?: string }[]).map((c) => c.text ?? "").join("");
+        assert.equal(result.isError, true);
+        assert.match(text, /^token_exchange_refused: /, text);
+      }
+      await v1.client.close();
+      await v2.client.close();
+      assert.deepEqual([...v1.answer.asked, ...v2.answer.asked], [], "no person was asked");
+      assert.equal(stack.reached(), 0, "nothing reached the upstream");
+      // The hour's one slot is still there: bob's refused calls did not spend it.
+      const tool = mode === "spec mode" ? "get_ticket" : "whoami";
+      const c = confirmingClientV2("alice-v2", "accept");
+      await c.client.connect(
+        new TransportV2(url, { requestInit: { headers: { authorization: `Bearer ${alice}` } } }),
+      );
+      const served = await c.client.callTool({
+        name: tool,
+        arguments: mode === "spec mode" ? { id: "1" } : {},
+      });
+      await c.client.close();
+      assert.equal(served.isError, undefined, JSON.stringify(served));
+      assert.equal(stack.seen.length, 1);
+      const refusals = await logged(stack, "refused", (e) => e.subject === "bob", 5);
+      assert.deepEqual([...new Set(refusals.map((e) => e.rule))], ["token_exchange"]);
+    } finally {
+      await stack.close();
+    }
+  });
+}
 
 Deno.test("spec mode: an exchanged token that expires is exchanged again (refresh); spans carry the subject", async () => {
   const spans: unknown[] = [];
