@@ -53,6 +53,9 @@ export const READ_WORDS: readonly string[] = [
   "browse",
   "count",
   "describe",
+  "display",
+  "download",
+  "enumerate",
   "fetch",
   "find",
   "get",
@@ -60,8 +63,11 @@ export const READ_WORDS: readonly string[] = [
   "inspect",
   "list",
   "lookup",
+  "ls",
+  "preview",
   "query",
   "read",
+  "retrieve",
   "search",
   "show",
   "stat",
@@ -100,11 +106,13 @@ export function methodForVerb(
 
 /**
  * The read word a compound verb outside the table starts with (`get-open`,
- * `find_by_tag`: `get`, `find`), which a reader takes for a read though it
- * would fall through to POST; `undefined` for any other verb.
+ * `find_by_tag`, `getOpen`: `get`, `find`, `get`), which a reader takes for a
+ * read though it would fall through to POST; `undefined` for any other verb.
  */
 export function readLikePrefix(verb: string): string | undefined {
-  const first = foldCaseAndWidth(verb).split(/[-_.]/)[0];
-  if (first === foldCaseAndWidth(verb) || !methodForVerb(verb).inferred) return undefined;
+  if (!methodForVerb(verb).inferred) return undefined;
+  const parts = verb.normalize("NFKC").split(/[-_.]|(?<=\p{Ll})(?=\p{Lu})/u);
+  if (parts.length < 2) return undefined;
+  const first = foldCaseAndWidth(parts[0]);
   return READ_WORDS.includes(first) ? first : undefined;
 }

@@ -64,6 +64,12 @@ Deno.test("weir lint: a read-like compound verb, or a read word with a body, mus
       /the verb "get-open" reads as a read \(it starts with "get"\) but is not in the verb table, so it would send POST, a write: state the method/,
     ],
     [`can find_by_tag pet { path "/pets"; }`, /the verb "find_by_tag" reads as a read/],
+    // camelCase is a compound too.
+    [
+      `can getOpen issue { path "/issues"; }`,
+      /the verb "getOpen" reads as a read \(it starts with "get"\)/,
+    ],
+    [`can Retrieve-all invoice { path "/invoices"; }`, /it starts with "retrieve"/],
     [`can get-open issue { path "/issues"; method "GET"; }`, null],
     [`can approve request { path "/r"; }`, null],
     [
@@ -91,13 +97,23 @@ Deno.test("weir serve: a read verb's call reaches the upstream as GET", async ()
   });
   const file = await tempGuardfile(
     `wrap ward mcp t {\n    base-url "http://127.0.0.1:${upstream.addr.port}"\n    auth none\n` +
-      `    can read file { path "/files/{id}/content"; }\n    can Show report { path "/r/{id}"; }\n}\n`,
+      `    can read file { path "/files/{id}/content"; }\n    can Show report { path "/r/{id}"; }\n` +
+      // Stripe's own word for a read: POST to this path would update the customer.
+      `    can retrieve customer { path "/v1/customers/{id}"; }\n` +
+      `    can download report { path "/r/{id}/pdf"; }\n}\n`,
   );
   const server = await serveHttp(file);
   try {
     assert.equal((await callApi(server.url, "read_file", { id: "1" })).status, 200);
     assert.equal((await callApi(server.url, "Show_report", { id: "2" })).status, 200);
-    assert.deepEqual(seen, ["GET /files/1/content", "GET /r/2"]);
+    assert.equal((await callApi(server.url, "retrieve_customer", { id: "cus_1" })).status, 200);
+    assert.equal((await callApi(server.url, "download_report", { id: "3" })).status, 200);
+    assert.deepEqual(seen, [
+      "GET /files/1/content",
+      "GET /r/2",
+      "GET /v1/customers/cus_1",
+      "GET /r/3/pdf",
+    ]);
   } finally {
     await server.stop();
     await upstream.shutdown();
