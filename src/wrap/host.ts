@@ -36,6 +36,7 @@ import { type ToolPins, toolPins } from "../mcp_upstream/pins.ts";
 import {
   type EntryState,
   entryState,
+  pinValues,
   sameListing,
   scanAuditLine,
   type ServedEntry,
@@ -384,6 +385,22 @@ export function secretsRedactor(headers: readonly HeaderTemplate[]): Redactor {
     for (const secret of resolveHeaders(headers).secrets) redactor.add(secret);
   } catch {
     // Unreadable now: no request carries it.
+  }
+  return redactor;
+}
+
+/**
+ * A {@link Redactor} of what a call of `tool` carries, as it reads now: the
+ * header secrets and the tool's secret pins (for what comes back outside the
+ * call itself: a task's status and result, src/wrap/tasks.ts). A pin that
+ * cannot be read now is on no request either.
+ */
+export function callSecrets(host: UpstreamHost, tool: string): Redactor {
+  const redactor = secretsRedactor(host.headers);
+  try {
+    pinValues(host.servedState(tool), redactor);
+  } catch {
+    // Not served, or a pin unset now: nothing of it is sent.
   }
   return redactor;
 }

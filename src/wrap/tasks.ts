@@ -10,7 +10,8 @@
  *   and its result awaited (`tasks/result`), so a 2026-07-28 caller, which
  *   has no tasks, can still call it (its cancellation cancels the task).
  * - {@link upstreamTasks}: `tasks/get`, `tasks/result`, `tasks/cancel`,
- *   relayed once each; header secrets redacted from what comes back; the
+ *   relayed once each; the secrets a call of the tool carries (header secrets,
+ *   its secret pins) redacted from what comes back; the
  *   result of `tasks/result` is held to the answer depth bound and leaves one
  *   audit line as a call does. The core has already bound the task id to the
  *   caller (a signed handle), so a caller never names another's task.
@@ -24,7 +25,7 @@ import { ErrorCode, type JsonObject, McpError } from "../mcp/jsonrpc.ts";
 import { type CallContext, createdTaskResult, type Logger, type TaskHost } from "../mcp/options.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, type Redactor } from "../guard/secrets.ts";
-import { auditAllowed, subjectOf } from "../ops/audit.ts";
+import { auditCall } from "../guard/pipeline.ts";
 import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { UpstreamFailure, UpstreamRefused } from "../mcp_upstream/errors.ts";
 import { withoutHop } from "../mcp_upstream/hop.ts";
@@ -98,11 +99,12 @@ export function tasksCarried(
 
 /**
  * The wrap mode's {@link TaskHost} (see the module doc).
- * @param redactor a fresh redactor of the header secrets as they read now
+ * @param redactor a fresh redactor of the secrets a call of `tool` carries as
+ *   they read now (the header secrets, the tool's secret pins)
  */
 export function upstreamTasks(
   connection: UpstreamConnection,
-  redactor: () => Redactor,
+  redactor: (tool: string) => Redactor,
   log: Logger,
   identity?: CallerIdentity,
 ): TaskHost {
@@ -112,7 +114,7 @@ export function upstreamTasks(
     tool: string,
     ctx: CallContext,
   ): Promise<JsonObject> => {
-    const r = redactor();
+    const r = redactor(tool);
     // The caller's identity upstream, as on the call that made the task (token exchange).
     const headers = await identityHeaders(identity, tool, ctx, r, log);
     try {
@@ -136,13 +138,15 @@ export function upstreamTasks(
       const started = performance.now();
       const result = await relay("tasks/result", taskId, tool, ctx) as unknown as CallToolResult;
       const deep = nestsDeeperThan(result, MAX_ANSWER_DEPTH);
-      auditAllowed(log, {
+      // The pipeline's one audit-line builder (stage (g)), as for the call that made the task.
+      auditCall(
+        log,
         tool,
-        outcome: deep ? "upstream_too_deep" : result.isError ? "tool_error" : "ok",
-        status: deep ? 502 : result.isError ? 500 : 200,
-        durationMs: performance.now() - started,
-        subject: subjectOf(ctx.auth),
-      });
+        ctx,
+        started,
+        deep ? "upstream_too_deep" : result.isError ? "tool_error" : "ok",
+        deep ? 502 : result.isError ? 500 : 200,
+      );
       if (deep) {
         throw new McpError(
           ErrorCode.InternalError,

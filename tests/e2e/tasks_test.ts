@@ -38,6 +38,7 @@ import {
 } from "../support/upstream_cli.ts";
 import { modernPost } from "../support/modern_http.ts";
 import { startTasksUpstream } from "../support/tasks_upstream.ts";
+import { until } from "../support/wait.ts";
 
 // deno-lint-ignore no-explicit-any
 type Any = any;
@@ -290,6 +291,48 @@ Deno.test("tasks through the guardfile form: a renamed proxy runs as a task", as
       GetTaskPayloadResultSchema,
     );
     assert.equal(result.content[0].text, "report on now; sent with none");
+  } finally {
+    await client.close();
+    await served.stop();
+    await upstream.close();
+  }
+});
+
+Deno.test("tasks through the guardfile form: a secret pin the MCP server echoes in a task's result is redacted, as in a plain call's", async () => {
+  const upstream = await startTasksUpstream();
+  const TOPIC = "topic-secret-3f9a1c7e5b";
+  const file = await tempGuardfile(
+    `pin "write_report" { argument "topic" env "REPORT_TOPIC" secret=#true; }
+wrap ward mcp tasks {
+    mcp-server http "${upstream.url}"
+    proxy write_report {
+        upstream "report"
+    }
+}
+`,
+  );
+  const served = await serveHttp(file, { env: { REPORT_TOPIC: TOPIC } });
+  const client = new Client({ name: "weir-tasks-test", version: "1.0.0" });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`)));
+    const made = await rpc(client, "tools/call", {
+      name: "write_report",
+      arguments: {},
+      task: {},
+    }, CreateTaskResultSchema);
+    await upstream.finish(TOPIC);
+    const result = await rpc(
+      client,
+      "tasks/result",
+      { taskId: made.task.taskId },
+      GetTaskPayloadResultSchema,
+    );
+    assert.equal(result.content[0].text, "report on [redacted]; sent with none");
+    // One line for the task's creation, one for its result (written as the result goes out).
+    const audit = () =>
+      served.stderr().split("\n").filter((l) => l.includes('"tool":"write_report"'));
+    await until(() => audit().length >= 2);
+    assert.deepEqual(audit().map((l) => JSON.parse(l).outcome), ["task_created", "ok"]);
   } finally {
     await client.close();
     await served.stop();
