@@ -6,14 +6,16 @@
  * - (a) {@link WrapMode.check}: the served entries, whatever the catalog says
  *   (`policy_denied`, rule `allowlist`); a stub refuses (`schema_drift` for a
  *   drifted tool, `tool_unavailable` otherwise); the header secrets are read;
- *   the MCP server's definitions are verified again when the last
- *   verification is too old (src/mcp_upstream/freshness.ts), and the stub
- *   check repeated; then the arguments: none may hold a header secret or a
+ *   then the arguments against the entry as reviewed (so a refused call sends
+ *   nothing upstream): none may hold a header secret or a
  *   secret pin (src/guard/secret_arguments.ts), each `restrict` in every form it
  *   decodes to (src/guard/restricted_value.ts), the file's overrides and
  *   pins (`entries.ts`, src/mcp_upstream/overrides.ts) or the command line's
  *   `--pin` values (src/mcp_upstream/pins.ts); then no key of what would be
- *   sent may be a twin of an argument (src/guard/name_twins.ts). Nothing is sent.
+ *   sent may be a twin of an argument (src/guard/name_twins.ts); last, the
+ *   MCP server's definitions are verified again when the last verification
+ *   is too old (src/mcp_upstream/freshness.ts), and the stub check repeated.
+ *   Nothing of the call is sent.
  * - (e) {@link WrapMode.send}: `tools/call` once, with the arguments as the
  *   caller spelled them (`spelledArguments`), the caller's cancellation and
  *   the request timeout, or as a task when the caller asked for one
@@ -100,23 +102,26 @@ export class WrapMode implements CallMode<WrapCall> {
     } catch (error) {
       throw new WeirError("upstream_auth", (error as Error).message, { cause: error });
     }
+    // The arguments against the entry as reviewed: a call refused here sends
+    // nothing upstream, not even the listing below.
+    this.#checkArguments(call);
     // Re-verify the definitions when the last verification is too old (or
     // voided by the upstream's list_changed); in the background when it is
     // getting old (src/mcp_upstream/freshness.ts).
     const freshness = host.freshness();
     if (freshness === "stale") return this.#checkListed(call, ctx);
     if (freshness === "refresh") host.reverify().catch((error) => refreshFailed(host.log, error));
-    this.#checkArguments(call);
   }
 
-  /** (a) once the MCP server's tools were listed again. */
+  /** (a) once the MCP server's tools were listed again: still served, and as checked. */
   async #checkListed(call: WrapCall, ctx: CallContext): Promise<void> {
     try {
       await this.#host.reverify(ctx.signal);
     } catch (error) {
       throw failureOf(error, "checking the upstream's tool list", call.redactor, ctx);
     }
-    this.#checkArguments(call);
+    // A drifted tool is a stub now (refused); an entry built anew is checked anew.
+    if (this.#host.servedState(call.tool) !== call.state) this.#checkArguments(call);
   }
 
   /** (a) The entry still served, then its arguments: `restrict`, overrides and pins. */

@@ -439,3 +439,48 @@ wrap ward mcp billing {
     await up.stop();
   }
 });
+
+Deno.test("a call refused at (a) sends nothing upstream, not even the tools/list that re-verifies (serve-upstream --max-staleness 0)", async () => {
+  const HEADER = "hdr-secret-2b7e9c4a1f";
+  const up = await startSdkUpstream({
+    revision: "2025-11-25",
+    framing: "json",
+    tools: [POST_TOOL],
+  });
+  const weir = await startWrapper(
+    [
+      "--upstream",
+      up.url,
+      "--tool",
+      "post",
+      "--pin",
+      "post.account=acme",
+      "--max-staleness",
+      "0",
+      "--upstream-header",
+      "Authorization=Bearer {env:SA_HEADER}",
+    ],
+    { env: { SA_HEADER: HEADER } },
+  );
+  const lists = () => up.bodies.filter((b) => JSON.parse(b).method === "tools/list").length;
+  try {
+    const before = lists();
+    for (
+      const args of [
+        { note: HEADER },
+        { account: "other" },
+        { Account: "acme" },
+      ]
+    ) {
+      const refused = await callApi(weir.url, "post", args);
+      assert.equal(refused.status, 403, refused.text);
+    }
+    assert.equal(lists(), before, "no tools/list for a refused call");
+    assert.equal(up.calls().length, 0);
+    assert.equal((await callApi(weir.url, "post", { note: "hi" })).status, 200);
+    assert.equal(lists(), before + 1, "a well-formed call re-verifies first (max-staleness 0)");
+  } finally {
+    await weir.stop();
+    await up.stop();
+  }
+});
