@@ -39,6 +39,7 @@ import {
   UpstreamHost,
   withholdingSecrets,
 } from "./host.ts";
+import { UpstreamHttpRefusal } from "../mcp_upstream/errors.ts";
 import { renamedOntoListed } from "./entries.ts";
 import type { CallerIdentity } from "./identity.ts";
 import { tasksCarried, upstreamTasks } from "./tasks.ts";
@@ -189,8 +190,11 @@ export async function openUpstreamHost(
         },
       });
     } catch (error) {
+      const refused = setup.identity ? refusedStatus(error) : undefined;
       throw new StartupError(
-        `upstream ${describeTarget(setup.target)}: ${redact((error as Error).message)}`,
+        `upstream ${describeTarget(setup.target)}: ${
+          refused ? identityFirst(refused) : redact((error as Error).message)
+        }`,
       );
     }
     opened = connection;
@@ -369,4 +373,27 @@ export function describeTarget(target: UpstreamTarget): string {
   return target.kind === "http"
     ? `${target.url.origin}${target.url.pathname}`
     : `command ${JSON.stringify(target.command)}`;
+}
+
+/** The 401 or 403 an MCP server answered, somewhere in an error's causes. */
+function refusedStatus(error: unknown): number | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; depth++) {
+    if (e instanceof UpstreamHttpRefusal && (e.status === 401 || e.status === 403)) return e.status;
+    e = e.cause;
+  }
+  return undefined;
+}
+
+/**
+ * With token exchange, an MCP server refusing weir's connection: it wants a
+ * token on every request (as the MCP authorization spec asks of a protected
+ * server), and weir connects and lists the tools before any caller is there.
+ */
+function identityFirst(status: number): string {
+  return `the MCP server answered ${status} to weir's connection, which carries no caller: with ` +
+    `token-exchange, weir connects and lists the tools before any call, with the mcp-server ` +
+    `block's own headers, and only each tools/call carries a caller's exchanged token; this ` +
+    `server wants a token on every request, which token-exchange cannot give it: wrap it ` +
+    `without token-exchange (weir's own credential: header "Authorization" in the mcp-server ` +
+    `block, or --upstream-header), or a server that lets weir list its tools without a token`;
 }

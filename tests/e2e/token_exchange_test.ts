@@ -32,7 +32,7 @@ import {
   StreamableHTTPClientTransport as TransportV2,
 } from "@modelcontextprotocol/client";
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from "jose";
-import { callApi, type Served, serveHttp, tempGuardfile } from "../support/cli.ts";
+import { callApi, runCli, type Served, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
 import { freePort, tokenFor } from "../support/oidc.ts";
 import {
@@ -689,5 +689,71 @@ Deno.test("the caller's exchanged token in an argument is refused at (b): nothin
     } finally {
       await stack.close();
     }
+  }
+});
+
+Deno.test("wrap form and serve-upstream: an MCP server that wants a token on every request stops start-up saying why, without sending to a fix weir refuses", async () => {
+  const port = freePort();
+  const resource = `http://127.0.0.1:${port}/mcp`;
+  const provider = await startExchangeProvider(resource);
+  // A protected MCP server as the MCP authorization spec asks: a bearer token on every request.
+  const inner = await startSdkUpstream({
+    revision: "2026-07-28",
+    framing: "json",
+    tools: [{ name: "whoami", description: "Who.", inputSchema: { type: "object" } }],
+    refuse: (headers) =>
+      headers.get("authorization") ? undefined : new Response(null, {
+        status: 401,
+        headers: { "www-authenticate": `Bearer resource_metadata="${inner.url}"` },
+      }),
+    onCall: () => ({ content: [{ type: "text", text: "hi" }] }),
+  });
+  try {
+    const file = await tempGuardfile(`wrap ward mcp tickets {
+    mcp-server http "${inner.url}" {
+        token-exchange {
+            audience "${provider.upstreamAudience}"
+            client-id "${EXCHANGE_CLIENT.clientId}"
+            client-secret { value env "WEIR_EXCHANGE_SECRET"; }
+        }
+    }
+    proxy whoami
+}
+`);
+    const oauth = ["--oauth-issuer", provider.oidc.issuer, "--oauth-resource", resource];
+    const env = { WEIR_EXCHANGE_SECRET: EXCHANGE_CLIENT.clientSecret };
+    const runs = [
+      ["serve", file, "--http", `127.0.0.1:${port}`, ...oauth],
+      [
+        "serve-upstream",
+        "--tool",
+        "whoami",
+        "--upstream",
+        inner.url,
+        "--http",
+        `127.0.0.1:${port}`,
+        ...oauth,
+        "--token-exchange-audience",
+        provider.upstreamAudience,
+        "--token-exchange-client-id",
+        EXCHANGE_CLIENT.clientId,
+        "--token-exchange-secret-env",
+        "WEIR_EXCHANGE_SECRET",
+      ],
+    ];
+    for (const args of runs) {
+      const r = await runCli(args, { env });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(
+        r.stderr,
+        /answered 401 to weir's connection, which carries no caller: with token-exchange, weir connects and lists the tools before any call.*wrap it without token-exchange/,
+      );
+      // Before: 'send one with ... header "Authorization"', which the loader refuses beside token-exchange.
+      assert.doesNotMatch(r.stderr, /send one with/);
+      assert.ok(!r.stderr.includes(EXCHANGE_CLIENT.clientSecret));
+    }
+  } finally {
+    await inner.stop();
+    await provider.close();
   }
 });
