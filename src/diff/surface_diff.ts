@@ -36,6 +36,7 @@ const ORDER: Record<Effect, number> = { widen: 0, narrow: 1, change: 2 };
  * @returns every change, widening ones first, then by tool name
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseGuardfile } from "../guardfile/parse.ts";
  * import { surfaceOfGuardfile } from "../surface/spec.ts";
  * import { diffSurfaces } from "./surface_diff.ts";
@@ -46,7 +47,8 @@ const ORDER: Record<Effect, number> = { widen: 0, narrow: 1, change: 2 };
  *     "t.mcp.kdl",
  *   ).guardfile!);
  * const [change] = diffSurfaces(file(10), file(100));
- * console.assert(change.effect === "widen" && change.tool === "list_item");
+ * assert.equal(change.effect, "widen");
+ * assert.equal(change.tool, "list_item");
  * ```
  */
 export function diffSurfaces(old: Surface, next: Surface): Change[] {

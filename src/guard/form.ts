@@ -44,15 +44,16 @@ function refused(message: string): ToolError {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formFields } from "./form.ts";
  * const fields = formFields({ arrays: "brackets" }, {
  *   amount: 2000,
  *   metadata: { order: "6735" },
  *   expand: ["customer", "invoice"],
  * });
- * console.assert(
- *   new URLSearchParams(fields).toString() ===
- *     "amount=2000&metadata%5Border%5D=6735&expand%5B%5D=customer&expand%5B%5D=invoice",
+ * assert.equal(
+ *   new URLSearchParams(fields).toString(),
+ *   "amount=2000&metadata%5Border%5D=6735&expand%5B%5D=customer&expand%5B%5D=invoice",
  * );
  * ```
  * @throws {ToolError} policy_denied for a value a form cannot carry exactly
@@ -135,8 +136,9 @@ export function formFields(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { formBody } from "./form.ts";
- * console.assert(formBody({ arrays: "repeat" }, { q: "a b", tag: ["x", "y"] }) === "q=a+b&tag=x&tag=y");
+ * assert.equal(formBody({ arrays: "repeat" }, { q: "a b", tag: ["x", "y"] }), "q=a+b&tag=x&tag=y");
  * ```
  * @throws {ToolError} policy_denied for a value a form cannot carry exactly
  */

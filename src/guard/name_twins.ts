@@ -27,13 +27,13 @@ import { nameTwin } from "../guardfile/name_fold.ts";
  * @throws {WeirError} `policy_denied` (audit rule `name_twin`) naming the key and the argument
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { refuseNameTwins } from "./name_twins.ts";
  * refuseNameTwins("search", { repo: "a", q: "x" }, ["repo", "q"]); // passes
- * try {
- *   refuseNameTwins("search", { Repo: "evil" }, ["repo"]);
- * } catch (e) {
- *   console.assert((e as Error).message.startsWith("policy_denied"));
- * }
+ * assert.throws(
+ *   () => refuseNameTwins("search", { Repo: "evil" }, ["repo"]),
+ *   (e) => (e as Error).message.startsWith("policy_denied"),
+ * );
  * ```
  */
 export function refuseNameTwins(

@@ -214,10 +214,11 @@ const PATTERN_CACHE_SIZE = 64;
  * plausibly echo it (see the module text).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { secretPatterns } from "./secrets.ts";
  * const re = new RegExp(secretPatterns("tk-secret-9f8e7d6c").join("|"));
- * console.assert(re.test(btoa("tk-secret-9f8e7d6c")));
- * console.assert(re.test("tk%2Dsecret\\u002d9f8e7d6c"));
+ * assert.ok(re.test(btoa("tk-secret-9f8e7d6c")));
+ * assert.ok(re.test("tk%2Dsecret\\u002d9f8e7d6c"));
  * ```
  */
 export function secretPatterns(secret: string): readonly string[] {

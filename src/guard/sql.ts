@@ -482,9 +482,10 @@ export function dsnOrigin(database: Database): string {
  * section 2.1: `%` followed by two hex digits).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { dsnProblem } from "./sql.ts";
- * console.assert(dsnProblem("postgres://app:pw@127.0.0.1:5432/shop") === undefined);
- * console.assert(dsnProblem("postgres://app:pw@127.0.0.1:99999/shop")!.includes("port"));
+ * assert.equal(dsnProblem("postgres://app:pw@127.0.0.1:5432/shop"), undefined);
+ * assert.match(dsnProblem("postgres://app:pw@127.0.0.1:99999/shop") ?? "", /port/);
  * ```
  */
 export function dsnProblem(dsn: string): string | undefined {

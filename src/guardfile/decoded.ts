@@ -35,10 +35,11 @@ export interface DecodedForms {
  * distinct; the value itself is `forms[0]`.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decodedForms } from "./decoded.ts";
- * console.assert(decodedForms("%25%32%65%25%32%65").forms.includes(".."));
- * console.assert(decodedForms("%C0%AE%C0%AE").forms.includes(".."));
- * console.assert(decodedForms("plain").forms.length === 1);
+ * assert.ok(decodedForms("%25%32%65%25%32%65").forms.includes(".."));
+ * assert.ok(decodedForms("%C0%AE%C0%AE").forms.includes(".."));
+ * assert.equal(decodedForms("plain").forms.length, 1);
  * ```
  */
 export function decodedForms(value: string): DecodedForms {
@@ -174,9 +175,10 @@ export function compatibilityForm(text: string): string {
  * {@link compatibilityForm} (`．．`, `‥`).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isDotPiece } from "./decoded.ts";
- * console.assert(isDotPiece("..;jsessionid=1") && isDotPiece("\uff0e\uff0e") && isDotPiece("\u2025"));
- * console.assert(!isDotPiece("...") && !isDotPiece("a..b"));
+ * assert.ok(isDotPiece("..;jsessionid=1") && isDotPiece("\uff0e\uff0e") && isDotPiece("\u2025"));
+ * assert.ok(!isDotPiece("...") && !isDotPiece("a..b"));
  * ```
  */
 export function isDotPiece(piece: string): boolean {

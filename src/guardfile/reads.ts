@@ -47,8 +47,9 @@ export { READ_WORDS };
  * (`get`, `list`, `list-...`), or it is one of {@link READ_WORDS}.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { namedAsRead } from "./reads.ts";
- * console.assert(namedAsRead("read") && namedAsRead("list-open") && !namedAsRead("create"));
+ * assert.ok(namedAsRead("read") && namedAsRead("list-open") && !namedAsRead("create"));
  * ```
  */
 export function namedAsRead(verb: string): boolean {
@@ -73,9 +74,10 @@ export interface HttpOperation {
  * Whether an HTTP operation reads (see the module doc).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { httpAccess } from "./reads.ts";
- * console.assert(httpAccess({ method: "GET", sendsBody: false }).reads);
- * console.assert(!httpAccess({ method: "GET", sendsBody: true }).reads);
+ * assert.ok(httpAccess({ method: "GET", sendsBody: false }).reads);
+ * assert.ok(!httpAccess({ method: "GET", sendsBody: true }).reads);
  * ```
  */
 export function httpAccess(op: HttpOperation): Access {
@@ -351,11 +353,12 @@ const NOT_CALLS = new Set([
  * nothing. Anything else is unproven (and not called a read).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { sqlStatementClass } from "./reads.ts";
- * console.assert(sqlStatementClass("SELECT id FROM t WHERE lower(name) = $1").class === "reads");
- * console.assert(sqlStatementClass("DELETE FROM t").class === "writes");
- * console.assert(sqlStatementClass("SELECT nextval('s')").class === "unproven");
- * console.assert(sqlStatementClass("SELECT dblink_exec('db', 'DELETE FROM t')").class === "writes");
+ * assert.equal(sqlStatementClass("SELECT id FROM t WHERE lower(name) = $1").class, "reads");
+ * assert.equal(sqlStatementClass("DELETE FROM t").class, "writes");
+ * assert.equal(sqlStatementClass("SELECT nextval('s')").class, "unproven");
+ * assert.equal(sqlStatementClass("SELECT dblink_exec('db', 'DELETE FROM t')").class, "writes");
  * ```
  */
 export function sqlStatementClass(statement: string | StatementScan): StatementClass {

@@ -72,12 +72,13 @@ function verbOf(folded: string): string | undefined {
  * `remove-Ticket` and `delete_ticket` all meet).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { operationKeys } from "./spellings.ts";
  * const meet = (a: string, b: string) =>
  *   operationKeys(a).some((k) => operationKeys(b).includes(k));
- * console.assert(meet("remove-Ticket", "delete_ticket"));
- * console.assert(meet("REMOVETICKET", "deleteTicket"));
- * console.assert(!meet("close_ticket", "delete_ticket"));
+ * assert.ok(meet("remove-Ticket", "delete_ticket"));
+ * assert.ok(meet("REMOVETICKET", "deleteTicket"));
+ * assert.ok(!meet("close_ticket", "delete_ticket"));
  * ```
  */
 export function operationKeys(name: string): string[] {

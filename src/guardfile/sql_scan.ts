@@ -6,9 +6,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scanStatement } from "./sql_scan.ts";
  * const scan = scanStatement("SELECT lower(name) FROM t WHERE id = $1 -- x");
- * console.assert(scan.placeholders[0] === 1 && scan.calls[0] === "lower");
+ * assert.equal(scan.placeholders[0], 1);
+ * assert.equal(scan.calls[0], "lower");
  * ```
  *
  * @module

@@ -13,8 +13,9 @@
  * Canonical JSON text of a JSON value (see the module doc).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { canonicalJson } from "./canonical_json.ts";
- * console.assert(canonicalJson({ b: [1, { d: 2, c: 3 }], a: "x" }) === '{"a":"x","b":[1,{"c":3,"d":2}]}');
+ * assert.equal(canonicalJson({ b: [1, { d: 2, c: 3 }], a: "x" }), '{"a":"x","b":[1,{"c":3,"d":2}]}');
  * ```
  */
 export function canonicalJson(value: unknown): string {

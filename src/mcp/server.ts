@@ -147,11 +147,12 @@ export class McpServer {
    * @returns 16 lowercase hex digits
    * @example
    * ```ts
+   * import assert from "node:assert/strict";
    * import { McpServer } from "./server.ts";
    * const tool = { name: "echo", inputSchema: { type: "object" } };
    * const one = new McpServer({ name: "a", catalog: { tools: [tool], resources: [], prompts: [] }, dispatch: () => ({ content: [] }) });
    * const two = new McpServer({ name: "b", catalog: { tools: [tool], resources: [], prompts: [] }, dispatch: () => ({ content: [] }) });
-   * console.assert(await one.surfaceDigest() === await two.surfaceDigest());
+   * assert.equal(await one.surfaceDigest(), await two.surfaceDigest());
    * ```
    */
   async surfaceDigest(caller?: { auth: unknown }): Promise<string> {

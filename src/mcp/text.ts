@@ -181,9 +181,10 @@ export interface IllFormedText {
  * forbids them.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { illFormedAt } from "./text.ts";
- * console.assert(illFormedAt({ a: ["ok", "x\ud800"] })?.at === "a[1]");
- * console.assert(illFormedAt({ a: "\ud83d\ude00" }) === null);
+ * assert.equal(illFormedAt({ a: ["ok", "x\ud800"] })?.at, "a[1]");
+ * assert.equal(illFormedAt({ a: "\ud83d\ude00" }), null);
  * ```
  */
 export function illFormedAt(value: unknown): IllFormedText | null {

@@ -24,8 +24,9 @@ export class AllowlistError extends Error {
  * @throws {AllowlistError} naming the offending entry
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseAllowlist } from "./allowlist.ts";
- * console.assert(parseAllowlist([" echo "]).join() === "echo");
+ * assert.equal(parseAllowlist([" echo "]).join(), "echo");
  * ```
  */
 export function parseAllowlist(names: readonly string[]): string[] {
@@ -93,9 +94,10 @@ export function nameSegments(name: string): string[] {
  * The first mutation segment in a tool name, if any.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mutationSegment } from "./allowlist.ts";
- * console.assert(mutationSegment("delete_all") === "delete");
- * console.assert(mutationSegment("get_field_values") === undefined);
+ * assert.equal(mutationSegment("delete_all"), "delete");
+ * assert.equal(mutationSegment("get_field_values"), undefined);
  * ```
  */
 export function mutationSegment(name: string): string | undefined {
@@ -119,9 +121,10 @@ export const READ_SEGMENTS: ReadonlySet<string> = new Set(READ_WORDS);
  * segment. Refuses rather than guesses: a name with no known verb is refused.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readOnlyNameProblem } from "./allowlist.ts";
- * console.assert(readOnlyNameProblem("list_notes") === undefined);
- * console.assert(readOnlyNameProblem("toggle-logging")?.includes("no read verb"));
+ * assert.equal(readOnlyNameProblem("list_notes"), undefined);
+ * assert.match(readOnlyNameProblem("toggle-logging") ?? "", /no read verb/);
  * ```
  */
 export function readOnlyNameProblem(name: string): string | undefined {

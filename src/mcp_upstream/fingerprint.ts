@@ -19,10 +19,12 @@ export { canonicalJson };
  * `sha256:<64 hex digits>` of a tool definition's canonical JSON.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fingerprint } from "./fingerprint.ts";
  * const a = await fingerprint({ name: "echo", inputSchema: { type: "object" } });
  * const b = await fingerprint({ inputSchema: { type: "object" }, name: "echo" });
- * console.assert(a === b && a.startsWith("sha256:"));
+ * assert.equal(a, b);
+ * assert.match(a, /^sha256:/);
  * ```
  */
 export async function fingerprint(tool: unknown): Promise<string> {

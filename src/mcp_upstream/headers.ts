@@ -86,9 +86,11 @@ export const RESERVED_UPSTREAM_HEADERS: ReadonlySet<string> = new Set([
  *   provider, an empty address, or a name given twice (case-insensitive)
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseHeaderTemplates } from "./headers.ts";
  * const [h] = parseHeaderTemplates(["authorization=Bearer {env:API_TOKEN}"]);
- * console.assert(h.name === "Authorization" && h.parts.length === 2);
+ * assert.equal(h.name, "Authorization");
+ * assert.equal(h.parts.length, 2);
  * ```
  */
 export function parseHeaderTemplates(specs: readonly string[]): HeaderTemplate[] {

@@ -7,10 +7,11 @@
  *
  * @example Compare two literals without showing either
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Concealed } from "./concealed.ts";
  * const a = new Concealed("token-1");
- * console.assert(a.same(new Concealed("token-1")) && !a.same(new Concealed("token-2")));
- * console.assert(JSON.stringify({ a }) === '{"a":"a literal (not shown)"}');
+ * assert.ok(a.same(new Concealed("token-1")) && !a.same(new Concealed("token-2")));
+ * assert.equal(JSON.stringify({ a }), '{"a":"a literal (not shown)"}');
  * ```
  *
  * @module

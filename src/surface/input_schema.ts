@@ -19,6 +19,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { grantInputSchema } from "./input_schema.ts";
  * import { parseGuardfile } from "../guardfile/parse.ts";
  * const { guardfile } = parseGuardfile(
@@ -26,7 +27,7 @@
  *   "t.mcp.kdl",
  * );
  * const schema = grantInputSchema(guardfile!.grants[0]);
- * console.assert(JSON.stringify(schema.required) === '["id"]');
+ * assert.equal(JSON.stringify(schema.required), '["id"]');
  * ```
  *
  * @module

@@ -49,6 +49,7 @@ export const INFO_TOOL_WORDS = "read-only: lists what this server serves; reache
  * What an agent can do with a spec-mode guardfile.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseGuardfile } from "../guardfile/parse.ts";
  * import { surfaceOfGuardfile } from "./spec.ts";
  * const { guardfile } = parseGuardfile(
@@ -57,7 +58,8 @@ export const INFO_TOOL_WORDS = "read-only: lists what this server serves; reache
  * );
  * const surface = surfaceOfGuardfile(guardfile!);
  * const tool = surface.tools.find((t) => t.name === "get_item")!;
- * console.assert(tool.access.reads && tool.arguments[0].encoding?.slashes === "refuse");
+ * assert.ok(tool.access.reads);
+ * assert.equal(tool.arguments[0].encoding?.slashes, "refuse");
  * ```
  */
 export function surfaceOfGuardfile(guardfile: Guardfile): Surface {

@@ -48,6 +48,7 @@ export type WrapDecision =
  * @param decisions the host's decision per served tool (absent: the file alone)
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { loadGuardfileText } from "../guardfile/load.ts";
  * import { surfaceOfWrap } from "./wrap.ts";
  * const { mcpWrap } = loadGuardfileText(
@@ -55,7 +56,7 @@ export type WrapDecision =
  *   "e.mcp.kdl",
  * );
  * const tool = surfaceOfWrap(mcpWrap!).tools.find((t) => t.name === "echo")!;
- * console.assert(tool.arguments[0].rules.maxLength === 10);
+ * assert.equal(tool.arguments[0].rules.maxLength, 10);
  * ```
  */
 export function surfaceOfWrap(wrap: McpWrap, decisions?: WrapDecision[]): Surface {

@@ -15,10 +15,11 @@
  * The fields of a form body as a tree, or a reason it cannot be read.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { readForm } from "./form_oracle.ts";
  * const tree = readForm("a%5Bb%5D=1&t%5B%5D=x&t%5B%5D=y", "brackets");
- * console.assert(JSON.stringify(tree) === '{"a":{"b":"1"},"t":["x","y"]}');
- * console.assert(typeof readForm("t=x&t=y", "brackets") === "string"); // not the grant's convention
+ * assert.equal(JSON.stringify(tree), '{"a":{"b":"1"},"t":["x","y"]}');
+ * assert.equal(typeof readForm("t=x&t=y", "brackets"), "string"); // not the grant's convention
  * ```
  */
 export function readForm(
