@@ -333,9 +333,10 @@ const HIDDEN =
  * so a value cannot hide, reorder or break the lines of the question.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { visible } from "./confirm.ts";
- * console.assert(visible(JSON.stringify("evil\u202e.txt")) === '"evil\\u202e.txt"');
- * console.assert(visible(JSON.stringify("a b")) === '"a b"');
+ * assert.equal(visible(JSON.stringify("evil\u202e.txt")), '"evil\\u202e.txt"');
+ * assert.equal(visible(JSON.stringify("a b")), '"a b"');
  * ```
  */
 export function visible(json: string): string {

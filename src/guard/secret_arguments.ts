@@ -34,13 +34,14 @@ const MAX_WHERE = 200;
  * spelled them (`spelledArguments`).
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Redactor } from "./secrets.ts";
  * import { secretArgument } from "./secret_arguments.ts";
  * const redactor = new Redactor();
  * redactor.add("tk-secret-9f8e7d6c");
  * const sent = { title: "hi", body: { text: `key ${btoa("tk-secret-9f8e7d6c")}` } };
- * console.assert(secretArgument(redactor, sent) === 'argument "body" at /text');
- * console.assert(secretArgument(redactor, { title: "hi" }) === undefined);
+ * assert.equal(secretArgument(redactor, sent), 'argument "body" at /text');
+ * assert.equal(secretArgument(redactor, { title: "hi" }), undefined);
  * ```
  */
 export function secretArgument(
