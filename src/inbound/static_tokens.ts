@@ -163,8 +163,8 @@ export function bearerTokenMatch(tokens: readonly string[]): (header: string | n
   const expected = tokens.map((t) => encoder.encode(t));
   return (header) => {
     const value = header ?? "";
-    // The scheme is case-insensitive (RFC 9110 section 11.1).
-    const got = encoder.encode(/^bearer /i.test(value) ? value.slice(7) : "");
+    // The scheme is case-insensitive (RFC 9110 section 11.1), then 1*SP (RFC 6750 section 2.1).
+    const got = encoder.encode(BEARER_CREDENTIAL.exec(value)?.[1] ?? "");
     let found = -1;
     for (let i = 0; i < expected.length; i++) {
       const same = sameBytes(got, expected[i]);
