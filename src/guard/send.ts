@@ -204,9 +204,18 @@ async function exchangeHttp1(
   };
 }
 
-/** A redirect's target for the operator's log (`redirectTarget`), else `undefined`. */
+/**
+ * A redirect's target for the operator's log (`redirectTarget`), else
+ * `undefined`. 304 Not Modified is no redirect (the answer to a conditional
+ * request, RFC 9110 section 15.4.5).
+ */
 function redirectTargetOf(status: number, location: string | null, url: string | URL) {
-  return status >= 300 && status < 400 ? redirectTarget(location, url) : undefined;
+  return isRedirect(status) ? redirectTarget(location, url) : undefined;
+}
+
+/** A 3xx answer other than 304 Not Modified. */
+export function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400 && status !== 304;
 }
 
 /** The answer's head arrived, its body did not: it may have taken effect. */

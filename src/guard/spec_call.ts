@@ -37,6 +37,7 @@ import { type Envelope, envelope } from "./coverage.ts";
 import { indexRestricts, planRequest, type RestrictIndex, withoutNulls } from "./request.ts";
 import {
   exchangeUpstream,
+  isRedirect,
   type OutgoingRequest,
   type UpstreamAnswer,
   type UpstreamCredential,
@@ -337,12 +338,14 @@ export class SpecMode implements CallMode<SpecCall> {
     const { grant, redactor } = call;
     const answer = call.answer!;
     const what = `${grant.method} ${grant.path}`;
-    if (answer.status >= 300) {
+    // 304 Not Modified answers a conditional request (an If-None-Match header input): no body,
+    // read as any empty answer ("304 Not Modified").
+    if (answer.status >= 300 && answer.status !== 304) {
       const excerpt = clipText(
         cleanText(redactor.text(utf8.decode(answer.body))).replace(/\s+/g, " ").trim(),
         EXCERPT_CHARS,
       );
-      if (answer.status < 400) {
+      if (isRedirect(answer.status)) {
         // Never followed: the caller hears the status; the target is for the audit line.
         throw new WeirError("upstream_redirect", `${what} ${redirectRefusal(answer.status)}`, {
           location: answer.location,

@@ -331,6 +331,32 @@ Deno.test("over stdio (2025-11-25): the same form body and header reach the upst
   }
 });
 
+Deno.test("a conditional request's 304 Not Modified is an answer, not a refused redirect", async () => {
+  const etagged = await startRecorder((req) =>
+    req.headers.get("if-none-match") === `"v1"`
+      ? new Response(null, { status: 304, headers: { etag: `"v1"` } })
+      : Response.json({ v: 1 }, { headers: { etag: `"v1"` } })
+  );
+  const conditional = await serveHttp(
+    await tempGuardfile(
+      `wrap ward mcp c {\n    base-url "${etagged.url}"\n    auth none\n` +
+        `    can get doc {\n        path "/doc"\n        header "If-None-Match"\n    }\n}\n`,
+    ),
+  );
+  try {
+    const fresh = await callApi(conditional.url, "get_doc", {});
+    assert.equal(fresh.status, 200, fresh.text);
+    const same = await callApi(conditional.url, "get_doc", { if_none_match: `"v1"` });
+    assert.equal(same.status, 200, JSON.stringify(same.body));
+    assert.match(JSON.stringify(same.body), /304 Not Modified/);
+    assert.equal(etagged.requests.at(-1)?.headers.get("if-none-match"), `"v1"`);
+  } finally {
+    await conditional.stop();
+    await etagged.close();
+  }
+  assert.doesNotMatch(conditional.stderr(), /upstream_redirect/);
+});
+
 Deno.test("the servers stop", async () => {
   await server.stop();
   await upstream.close();
