@@ -5,7 +5,8 @@
  * Kelvin sign `K` is its ASCII letter), format characters removed (soft
  * hyphen, zero-width joiners: `\p{Cf}`), letter case folded (Go's
  * `encoding/json` matches struct fields without regard to case, and so do
- * many binders), and separators removed (`_`, `-`, `.`, whitespace:
+ * many binders; upper-cased first, as Java's `equalsIgnoreCase` and .NET's
+ * `OrdinalIgnoreCase` compare, so `ıd` and `İD` are `id`), and separators removed (`_`, `-`, `.`, whitespace:
  * `repo_name`, `repo-name`, `repoName` under naming strategies).
  *
  * Used for tool names (`src/guardfile/spellings.ts`: one operation, one
@@ -20,6 +21,8 @@
  */
 
 const FORMAT = /\p{Cf}/gu;
+/** What `İ` lower-cases to in full (i and a combining dot above): a reader's simple mapping gives `i`. */
+const DOTTED_I = /i\u0307/g;
 const SEPARATORS = /[_\-.\s]+/gu;
 
 /**
@@ -28,7 +31,11 @@ const SEPARATORS = /[_\-.\s]+/gu;
  * `_method`, where `_` is part of the name.
  */
 export function foldCaseAndWidth(name: string): string {
-  return name.normalize("NFKC").replace(FORMAT, "").toLowerCase();
+  // Upper-cased first: a binder that compares upper-cased letters (Java's
+  // equalsIgnoreCase, .NET's OrdinalIgnoreCase) reads a dotless `ı` as `i`
+  // and a final `ς` as `σ`.
+  return name.normalize("NFKC").replace(FORMAT, "").toUpperCase().toLowerCase()
+    .replace(DOTTED_I, "i");
 }
 
 /**

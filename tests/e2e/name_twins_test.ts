@@ -97,6 +97,13 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
           assert.ok(r.text.includes(JSON.stringify(name)), r.text);
         }
       }
+      // Letters some binders take for an ASCII one by upper-casing it (Java's equalsIgnoreCase,
+      // .NET's OrdinalIgnoreCase): a dotless ı and a dotted İ for the i of `limit`.
+      for (const twin of ["l\u0131mit", "L\u0130MIT"]) {
+        const r = await callApi(weir.url, "search", { [twin]: 1000 });
+        assert.equal(r.status, 403, `${twin}: ${r.text}`);
+        assert.ok(r.text.includes('"limit"'), r.text);
+      }
       assert.equal(up.calls().length, 0, up.calls().join("\n"));
       for (const connect of [v1Http, v2Http]) {
         const mcp = await connect(weir.url);

@@ -55,4 +55,12 @@ Deno.test("nameTwin(): another letter is another name; an exact name is never it
     of: "kelvin",
   });
   assert.deepEqual(nameTwin(["\u017Fort"], ["sort"]), { key: "\u017Fort", of: "sort" });
+  // Upper-cased to an ASCII letter by Java's equalsIgnoreCase and .NET's OrdinalIgnoreCase.
+  assert.deepEqual(nameTwin(["\u0131d"], ["id"]), { key: "\u0131d", of: "id" });
+  assert.deepEqual(nameTwin(["\u0130D"], ["id"]), { key: "\u0130D", of: "id" });
+  // A final sigma is a sigma to a case-insensitive reader.
+  assert.deepEqual(nameTwin(["\u03c3\u03c4\u03b1\u03c2"], ["\u03a3\u03a4\u0391\u03a3"]), {
+    key: "\u03c3\u03c4\u03b1\u03c2",
+    of: "\u03a3\u03a4\u0391\u03a3",
+  });
 });
