@@ -10,6 +10,7 @@
  *   nice -n 19 deno run -A scripts/mutation_run.ts              # every mutation, at HEAD
  *   deno run -A scripts/mutation_run.ts --only pin-1,secret-2   # some of them
  *   deno run -A scripts/mutation_run.ts --list                  # ids and rules
+ *   deno run -A scripts/mutation_run.ts --check                 # only: does each still apply?
  *   deno run -A scripts/mutation_run.ts --rev main --out run.json
  *
  * First the named test files run once unmutated (a test that fails already
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     out: { type: "string" },
     timeout: { type: "string", default: "900" },
     "no-baseline": { type: "boolean" },
+    check: { type: "boolean" },
   },
 });
 
@@ -118,7 +120,9 @@ try {
     console.error(`${m.id}\tstale\t${how}\t${m.file}`);
   }
   const stale = new Set(outcomes.map((o) => o.id));
-  if (!values["no-baseline"]) {
+  if (values.check) {
+    console.log(`${chosen.length - stale.size} of ${chosen.length} mutations apply`);
+  } else if (!values["no-baseline"]) {
     const files = [
       ...new Set(chosen.filter((m) => !stale.has(m.id)).flatMap((m) => m.tests)),
     ].sort();
@@ -130,7 +134,7 @@ try {
       console.error(`baseline fails: ${baselineFailed.join(", ")} (fix them first)`);
     }
   }
-  for (const m of chosen) {
+  for (const m of values.check ? [] : chosen) {
     if (stale.has(m.id)) continue;
     if (m.tests.some((t) => baselineFailed.includes(t))) {
       outcomes.push({ ...pick(m), verdict: "stale", how: "a test fails unmutated", seconds: 0 });
@@ -180,6 +184,7 @@ async function run(m: Mutation): Promise<Outcome> {
   }
 }
 
+if (values.check) Deno.exit(outcomes.length > 0 ? 1 : 0);
 const killed = outcomes.filter((o) => o.verdict === "killed").length;
 const survived = outcomes.filter((o) => o.verdict === "survived");
 const stale = outcomes.filter((o) => o.verdict === "stale");
