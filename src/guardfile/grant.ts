@@ -445,7 +445,7 @@ function readGraphql(node: NodeReader): GraphqlSpec | undefined {
       );
     } else if (variables.includes(name)) {
       v.error(`variable "${name}" is declared twice; keep one`);
-    } else if (document && !new RegExp(`\\$${name}\\b`).test(document)) {
+    } else if (document && !usesVariable(document, name)) {
       v.error(
         `variable "${name}" is not used as $${name} in the document; use it there or remove the variable`,
       );
@@ -541,4 +541,17 @@ function checkMethodTunnels(at: NodeReader, grant: Grant): void {
         `method says so with method "..."`,
     );
   }
+}
+
+/**
+ * Whether a GraphQL document uses `$name` (not as the start of a longer
+ * name): a search, not a regular expression built from the name, which may
+ * be longer than the engine compiles.
+ */
+function usesVariable(document: string, name: string): boolean {
+  const needle = `$${name}`;
+  for (let at = document.indexOf(needle); at >= 0; at = document.indexOf(needle, at + 1)) {
+    if (!/[_0-9A-Za-z]/.test(document[at + needle.length] ?? "")) return true;
+  }
+  return false;
 }

@@ -7,6 +7,7 @@
  */
 import type { ScalarType } from "../guardfile/model.ts";
 import { RESERVED_INPUTS } from "../guardfile/grant.ts";
+import { patternProblem, shownPattern } from "../guardfile/pattern.ts";
 import { isObject, type Json } from "./document.ts";
 import { type ReadSchema, readSchema } from "./schema.ts";
 import { writtenExactly } from "./kdl_text.ts";
@@ -48,14 +49,15 @@ export function copyRules(
 ): void {
   const type = to.type === "array" ? to.items : to.type;
   if (type === "string") {
-    if (s.pattern !== undefined && compiles(s.pattern) && writtenExactly(s.pattern)) {
+    // What the guardfile loader would say of it (src/guardfile/pattern.ts): it must compile
+    // with the "u" flag, at most 4096 characters, and run once.
+    const problem = s.pattern === undefined ? undefined : patternProblem(s.pattern);
+    if (s.pattern !== undefined && !problem && writtenExactly(s.pattern)) {
       to.pattern = s.pattern;
     } else if (s.pattern !== undefined) {
       s.lost.push(
-        `pattern ${JSON.stringify(s.pattern)} (${
-          compiles(s.pattern)
-            ? "it holds characters a guardfile cannot hold"
-            : `not an ECMA-262 "u" regular expression`
+        `pattern ${shownPattern(s.pattern)} (${
+          problem ? problem.replace(/: [^:]*$/, "") : "it holds characters a guardfile cannot hold"
         })`,
       );
     }
@@ -85,15 +87,6 @@ function passes(
   if (rules.minLength !== undefined && len < rules.minLength) return false;
   if (rules.maxLength !== undefined && len > rules.maxLength) return false;
   return rules.pattern === undefined || new RegExp(rules.pattern, "u").test(v);
-}
-
-function compiles(pattern: string): boolean {
-  try {
-    new RegExp(pattern, "u");
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export function lostNotes(notes: string[], what: string, s: ReadSchema): void {

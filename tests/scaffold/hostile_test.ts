@@ -593,3 +593,37 @@ Deno.test("weir scaffold | head: a reader that stops early ends it with a messag
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("buildScaffold(): a pattern the engine cannot compile is left out with a note, the rest scaffolded (issue 34 item 9)", async () => {
+  const big = "[^/]*a".repeat(10_000);
+  const doc = await readOpenApi(
+    JSON.stringify({
+      openapi: "3.1.0",
+      info: { title: "T", version: "1" },
+      servers: [{ url: "https://x.example" }],
+      paths: {
+        "/q": {
+          get: {
+            operationId: "getQ",
+            parameters: [
+              { name: "p", in: "query", schema: { type: "string", pattern: big, enum: ["a"] } },
+              { name: "s", in: "query", schema: { type: "string", pattern: "^[a-z]+$" } },
+            ],
+          },
+        },
+      },
+    }),
+    "t.json",
+  );
+  const s = buildScaffold(doc, { source: "t.json", maxBytes: 1 << 20, select: ["getQ"] });
+  const grant = parseGuardfile(s.text, "t.mcp.kdl").guardfile?.grants[0];
+  assert.ok(grant, s.text.slice(0, 2000));
+  assert.deepEqual(grant.query.map((q) => [q.name, q.pattern]), [["p", undefined], [
+    "s",
+    "^[a-z]+$",
+  ]]);
+  assert.match(
+    s.text,
+    /pattern "\[\^\/\]\*a.*"\.\.\. \(is 60000 characters long, over weir's 4096/,
+  );
+});

@@ -138,7 +138,13 @@ export async function buildOutcome(
   text: string,
   standIn?: WrapStandIn,
 ): Promise<BuildOutcome> {
-  const loaded = loadGuardfileText(text, "g.mcp.kdl");
+  let loaded: ReturnType<typeof loadGuardfileText>;
+  try {
+    loaded = loadGuardfileText(text, "g.mcp.kdl");
+  } catch (error) {
+    // The loader itself must never throw: every problem is a diagnostic.
+    return { kind: "crash", mode: "loader", error };
+  }
   if (loaded.diagnostics.some((d) => d.severity === "error")) return { kind: "diagnosed" };
   const mode = loaded.mode ?? "none";
   try {
