@@ -32,7 +32,10 @@ export async function run(args: string[]): Promise<number> {
     throw new UsageError(`--format must be text, json, openapi or html, not ${values.format}`);
   }
   // --read-only: the surface serve --read-only would serve (writes become withheld stubs).
-  const loaded = await loadGuardfileFile(positionals[0], surfaceFlags(values));
+  // describe prints where a rate-limit store's URL comes from; it never reads it.
+  const loaded = await loadGuardfileFile(positionals[0], surfaceFlags(values), {
+    storeUrl: false,
+  });
   printDiagnostics(loaded);
   if (!loaded.guardfile && !loaded.policy && !loaded.mcpWrap) return 1;
   let surface;

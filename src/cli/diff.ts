@@ -30,6 +30,9 @@ import type { McpWrap } from "../guardfile/mcp_wrap_model.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 import config from "../../deno.json" with { type: "json" };
 
+/** diff compares where a rate-limit store's URL comes from; it never reads it. */
+const NO_STORE = { storeUrl: false };
+
 /**
  * Run `weir diff`.
  * @param args the arguments after `diff`
@@ -80,16 +83,16 @@ export async function run(args: string[]): Promise<number> {
       const tmp = await Deno.makeTempFile({ prefix: "weir-diff-", suffix: ".mcp.kdl" });
       try {
         await Deno.writeTextFile(tmp, text);
-        oldLoaded = { ...(await loadGuardfileFile(tmp)), file: oldName };
+        oldLoaded = { ...(await loadGuardfileFile(tmp, {}, NO_STORE)), file: oldName };
       } finally {
         await Deno.remove(tmp).catch(() => {});
       }
     }
   } else {
     oldName = positionals[0];
-    oldLoaded = await loadGuardfileFile(oldName);
+    oldLoaded = await loadGuardfileFile(oldName, {}, NO_STORE);
   }
-  const newLoaded = await loadGuardfileFile(newFile);
+  const newLoaded = await loadGuardfileFile(newFile, {}, NO_STORE);
   const sides: Surface[] = [];
   let heldFixed = false;
   for (const loaded of [oldLoaded, newLoaded]) {

@@ -114,6 +114,13 @@ const CALLERS: Declared<Callers> = {
       c,
     ) => [{ effect: "widen", what: `inbound token ${c.name} added (tools ${c.tools.join(", ")})` }],
     removed: (c) => [{ effect: "narrow", what: `inbound token ${c.name} removed` }],
+    // With an inbound-token a call without a token is refused; with none, a
+    // server run without --inbound-token-env or OAuth answers every caller.
+    emptied: (gone) => [{
+      effect: "widen",
+      what: `every inbound token removed (${gone.map((c) => c.name).join(", ")}): a server ` +
+        `run without --inbound-token-env or OAuth now answers any caller, for every tool`,
+    }],
     label: (c) => `inbound token ${c.name}`,
     each: CALLER,
   },

@@ -41,6 +41,17 @@ export interface Context {
   label: string;
   /** Both tools being compared have a known input schema (then it states their value rules). */
   schemasKnown: boolean;
+  /**
+   * The `pattern`s the advertised schemas carry for `restrict` nodes, by
+   * argument (either side's): the restrict rule compares those, so the
+   * schema's comparison leaves them out.
+   */
+  restricted?: Record<string, string[]>;
+  /**
+   * Both tools proxy a wrapped MCP server's tool: read-only and destructive
+   * are hints the file or the server states about one fixed operation.
+   */
+  hinted?: boolean;
 }
 
 /** A rule that judges a change of a whole value. */
@@ -79,6 +90,11 @@ export interface List<I> {
   added(item: I, at: Context): Found[];
   /** What an item only OLD had does. */
   removed(item: I, at: Context): Found[];
+  /**
+   * What NEW holding none of the items OLD held does, said instead of each
+   * item's `removed` (the last inbound token gone opens the server).
+   */
+  emptied?(gone: I[], at: Context): Found[];
   /** The label for one item's fields. */
   label(item: I, at: Context): string;
   /** A declaration per field of an item. */
@@ -202,7 +218,8 @@ function compareList<I>(
     out.push(...p.found, ...compareItem(d, p.old, p.next, at));
   }
   for (const i of come) out.push(...d.added(i, at));
-  for (const i of gone) out.push(...d.removed(i, at));
+  if (d.emptied && gone.length > 0 && (next ?? []).length === 0) out.push(...d.emptied(gone, at));
+  else for (const i of gone) out.push(...d.removed(i, at));
   for (const [key, n] of after) {
     const o = before.get(key);
     if (o !== undefined) out.push(...compareItem(d, o, n, at));

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { compileGlob } from "../guardfile/glob.ts";
+import { compareRestrict, restrictedPatterns, restrictOut, showGlobs } from "./restrict.ts";
 import type {
   Argument,
   ArgumentRules,
@@ -137,43 +137,6 @@ const ARGUMENT: Declared<Argument> = {
   ),
 };
 
-/** `restrict`: NEW is as narrow when every old node has a new node each of whose globs it covers. */
-function compareRestrict(
-  o: string[][] | undefined,
-  n: string[][] | undefined,
-  at: Context,
-): Found[] {
-  const on = o ?? [];
-  const nn = n ?? [];
-  const subset = (a: string[], b: string[]) => a.every((g) => covered(g, b));
-  const asNarrow = on.every((ob) => nn.some((nb) => subset(nb, ob)));
-  const asWide = nn.every((nb) => on.some((ob) => subset(ob, nb)));
-  const name = at.label.replace(/^input "(.*)"$/, "$1");
-  const what = `restrict ${name}: ${showGlobs(on)} -> ${showGlobs(nn)}`;
-  if (!asNarrow) return [{ effect: "widen", what }];
-  if (!asWide) return [{ effect: "narrow", what }];
-  return [];
-}
-
-/** Whether every value `glob` admits is admitted by one of `globs` (sound, not complete). */
-function covered(glob: string, globs: string[]): boolean {
-  if (globs.includes(glob)) return true;
-  if (/[*?[\\]/.test(glob)) return false;
-  return globs.some((g) => {
-    try {
-      return compileGlob(g)(glob);
-    } catch {
-      return false;
-    }
-  });
-}
-
-function showGlobs(nodes: string[][]): string {
-  return nodes.length === 0
-    ? "none"
-    : nodes.map((g) => g.map((x) => JSON.stringify(x)).join(" or ")).join(" and ");
-}
-
 const ARGUMENTS: List<Argument> = {
   why: "arguments by name; one added or removed is in the input schema",
   key: (a) => a.name,
@@ -280,10 +243,20 @@ const CONTROLS: Declared<ToolControls> = {
     (f) => `blank "${f}" now refused`,
     (f) => `blank "${f}" no longer refused`,
   ),
-  extract: changes(
-    "how an answer is shown; no request changes",
-    "extract",
-    (v) => v === undefined ? "none" : `${v.as}, first ${v.max}`,
+  extract: rule(
+    "either",
+    "what of a raw answer reaches the agent: more pages or entries (or no extraction: the raw " +
+      "answer) is more, as more sql rows are",
+    (o, n, at) => {
+      const show = (v: typeof o) => v === undefined ? "none" : `${v.as}, first ${v.max}`;
+      const what = `${prefix(at)}extract ${show(o)} -> ${show(n)}`;
+      if (n === undefined) {
+        return [{ effect: "widen", what: `${what} (the raw answer reaches the agent)` }];
+      }
+      if (o === undefined) return [{ effect: "narrow", what }];
+      if (o.as !== n.as) return [{ effect: "change", what }];
+      return [{ effect: n.max > o.max ? "widen" : "narrow", what }];
+    },
   ),
   failWhen: changes("which answers are errors; no request changes", "fail-when"),
   rawResponse: changes("how an answer is shown; no request changes", "raw-response"),
@@ -295,10 +268,30 @@ const TOOL: Declared<Tool> = {
   access: {
     why: "read or write",
     fields: {
-      reads: trueNarrows(
-        "a tool that only reads changes nothing; one that writes may",
-        "now only reads",
-        "now writes",
+      reads: rule(
+        "either",
+        "a grant that only reads changes nothing, one that writes may; a proxied tool's read " +
+          "is a hint about one fixed operation: said to only read, --read-only serves it and a " +
+          "client may call it without asking",
+        (o, n, at) => {
+          if (Boolean(o) === Boolean(n)) return [];
+          if (!at.hinted) {
+            return [{
+              effect: n ? "narrow" : "widen",
+              what: `${prefix(at)}now ${n ? "only reads" : "writes"}`,
+            }];
+          }
+          return n
+            ? [{
+              effect: "widen",
+              what: `${prefix(at)}now said to only read (readOnlyHint): --read-only serves it, ` +
+                `and a client may call it without asking`,
+            }]
+            : [{
+              effect: "narrow",
+              what: `${prefix(at)}no longer said to only read: --read-only withholds it`,
+            }];
+        },
       ),
       why: ignored("the words of the rule that decided reads"),
     },
@@ -310,9 +303,17 @@ const TOOL: Declared<Tool> = {
   ),
   destructive: rule(
     "either",
-    "marked destructive is a hint a client shows; dropping the mark hides it",
+    "a grant is destructive by its operation (a DELETE: one that now deletes widens); a " +
+      "proxied tool's mark is a hint a client shows about one fixed operation: dropping it " +
+      "hides it from a client that asks before destructive calls",
     (_o, n, at) =>
-      n
+      at.hinted
+        ? n ? [{ effect: "narrow", what: `${prefix(at)}now marked destructive` }] : [{
+          effect: "widen",
+          what: `${prefix(at)}no longer marked destructive: a client that asks before ` +
+            `destructive calls may not ask`,
+        }]
+        : n
         ? [{ effect: "widen", what: `${prefix(at)}now destructive` }]
         : [{ effect: "change", what: `${prefix(at)}no longer marked destructive` }],
   ),
@@ -334,7 +335,10 @@ const TOOL: Declared<Tool> = {
     "the schema advertised and enforced: compared as widening or narrowing per keyword",
     (o, n, at) =>
       o && n
-        ? diffObjectSchema(ownPairsOut(o), ownPairsOut(n)).map((c) => ({
+        ? diffObjectSchema(
+          restrictOut(ownPairsOut(o), at.restricted),
+          restrictOut(ownPairsOut(n), at.restricted),
+        ).map((c) => ({
           ...c,
           what: `${prefix(at)}${c.what}`,
         }))
@@ -522,6 +526,8 @@ export const TOOLS: List<Tool> = {
   context: (o, n, at) => ({
     ...at,
     schemasKnown: o.inputSchema !== undefined && n.inputSchema !== undefined,
+    restricted: restrictedPatterns(o, n),
+    hinted: o.kind === "proxy" && n.kind === "proxy",
   }),
 };
 

@@ -98,25 +98,43 @@ export function globSource(pattern: string): string {
   return translate(pattern).source;
 }
 
-/** A glob's expression, and whether it reads the same without the `u` flag. */
-function translate(pattern: string): { source: string; portable: boolean } {
-  let source = "^";
-  let portable = true;
+/** One element of a glob: a character, `?`, `*`, `**` or a class. */
+export type GlobAtom =
+  | { kind: "char"; codePoint: number }
+  | { kind: "one" }
+  | { kind: "star" }
+  | { kind: "any" }
+  | { kind: "class"; ranges: [number, number][]; negate: boolean };
+
+/**
+ * A glob's elements, in order (code points): `**` (any run) is one element,
+ * `*` a run without `/`, `?` one code point but `/`, a class its ranges (a
+ * negated class never matches `/`), an escaped character itself.
+ * @throws {GlobError} for an unclosed class, an empty class, a bad range or a trailing `\`
+ * @example
+ * ```ts
+ * import { parseGlob } from "./glob.ts";
+ * const atoms = parseGlob("a*[0-9]");
+ * if (atoms.length !== 3 || atoms[1].kind !== "star") throw new Error();
+ * ```
+ */
+export function parseGlob(pattern: string): GlobAtom[] {
+  const atoms: GlobAtom[] = [];
   const chars = [...pattern];
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i];
     if (c === "*" && chars[i + 1] === "*") {
       while (chars[i + 1] === "*") i++;
-      source += "[\\s\\S]*";
+      atoms.push({ kind: "any" });
     } else if (c === "*") {
-      source += "[^/]*";
+      atoms.push({ kind: "star" });
     } else if (c === "?") {
-      source += ONE_NOT_SLASH;
+      atoms.push({ kind: "one" });
     } else if (c === "\\") {
       if (i + 1 >= chars.length) {
         throw new GlobError(`pattern ${JSON.stringify(pattern)} ends in "\\"`);
       }
-      source += escape(chars[++i]);
+      atoms.push({ kind: "char", codePoint: chars[++i].codePointAt(0)! });
     } else if (c === "[") {
       let j = i + 1;
       let negate = false;
@@ -149,11 +167,27 @@ function translate(pattern: string): { source: string; portable: boolean } {
       if (ranges.length === 0) {
         throw new GlobError(`pattern ${JSON.stringify(pattern)} has an empty "[]"`);
       }
-      if (ranges.some(([, hi]) => hi > 0xffff)) portable = false;
-      source += classSource(ranges, negate);
+      atoms.push({ kind: "class", ranges, negate });
       i = j;
     } else {
-      source += escape(c);
+      atoms.push({ kind: "char", codePoint: c.codePointAt(0)! });
+    }
+  }
+  return atoms;
+}
+
+/** A glob's expression, and whether it reads the same without the `u` flag. */
+function translate(pattern: string): { source: string; portable: boolean } {
+  let source = "^";
+  let portable = true;
+  for (const atom of parseGlob(pattern)) {
+    if (atom.kind === "any") source += "[\\s\\S]*";
+    else if (atom.kind === "star") source += "[^/]*";
+    else if (atom.kind === "one") source += ONE_NOT_SLASH;
+    else if (atom.kind === "char") source += escape(String.fromCodePoint(atom.codePoint));
+    else {
+      if (atom.ranges.some(([, hi]) => hi > 0xffff)) portable = false;
+      source += classSource(atom.ranges, atom.negate);
     }
   }
   return { source: source + "$", portable };

@@ -58,11 +58,15 @@ export interface LoadedFile extends LoadedDocument {
  *   `--schema-profile`, the budgets), folded into the model's `surface`; a
  *   read-only surface is applied here ({@link readOnlyView}), so lint, describe,
  *   serve and a reload all see the same tools
+ * @param options `storeUrl: false` skips reading the rate-limit store's URL
+ *   from the environment (`weir diff` and `describe` compare and print where
+ *   it comes from, never connect: a CI job holds no production variable)
  * @returns never throws: a read failure is reported in `readError`
  */
 export async function loadGuardfileFile(
   file: string,
   overrides: SurfaceOverrides = {},
+  options: { storeUrl?: boolean } = {},
 ): Promise<LoadedFile> {
   let text: string;
   try {
@@ -79,7 +83,7 @@ export async function loadGuardfileFile(
       ...loaded.mcpWrap,
       surface: withOverrides(loaded.mcpWrap.surface, overrides),
     };
-    checkStoreUrl(loaded);
+    if (options.storeUrl !== false) checkStoreUrl(loaded);
   }
   if (loaded.policy) {
     loaded.policy = {
@@ -94,7 +98,7 @@ export async function loadGuardfileFile(
       : { ...loaded.guardfile, surface };
   }
   if (loaded.mode !== "spec") return loaded;
-  if (loaded.guardfile) checkStoreUrl(loaded);
+  if (loaded.guardfile && options.storeUrl !== false) checkStoreUrl(loaded);
   if (loaded.guardfile) {
     // lint is serve minus the listener: build the very server serve would run,
     // so a catalog the MCP core refuses is a lint error too (src/modes/build_check.ts).
