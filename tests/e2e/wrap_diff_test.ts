@@ -28,11 +28,12 @@ Deno.test("weir diff of wrap files: held fixed, from recorded definitions, and l
   const newFile = `${dir}/new.mcp.kdl`;
   const prints = `${dir}/fingerprints.json`;
   try {
-    await Deno.writeTextFile(oldFile, wrapFile(up.url, 10));
+    // OLD says echo writes; NEW leaves it to the server, whose echo says readOnlyHint: true.
     await Deno.writeTextFile(
-      newFile,
-      wrapFile(up.url, 50, ` {\n        annotations read-only=#false\n    }`),
+      oldFile,
+      wrapFile(up.url, 10, ` {\n        annotations read-only=#false\n    }`),
     );
+    await Deno.writeTextFile(newFile, wrapFile(up.url, 50));
     // The fingerprints file records the definitions it fingerprints.
     const lint = await runWeir(["lint-upstream", oldFile, "--write-fingerprints", prints]);
     assert.equal(lint.code, 0, lint.stderr);
@@ -47,7 +48,7 @@ Deno.test("weir diff of wrap files: held fixed, from recorded definitions, and l
     const live = await runWeir(["diff", "--live", "--fail-on", "widen", oldFile, newFile]);
     assert.equal(live.code, 1, live.stderr);
     assert.match(live.stdout, /\+ WIDENS +fields: input "limit": maximum 10 -> 50/);
-    assert.match(live.stdout, /\+ WIDENS +echo: now writes/);
+    assert.match(live.stdout, /\+ WIDENS +echo: now said to only read/);
     assert.doesNotMatch(live.stdout, /held fixed/);
 
     // Recorded: the same verdicts with the server gone.
@@ -67,7 +68,10 @@ Deno.test("weir diff of wrap files: held fixed, from recorded definitions, and l
       `${c.effect} ${c.tool}: ${c.what}`
     );
     assert.ok(lines.includes(`widen fields: input "limit": maximum 10 -> 50`), lines.join("\n"));
-    assert.ok(lines.some((l: string) => /^widen echo: now writes/.test(l)), lines.join("\n"));
+    assert.ok(
+      lines.some((l: string) => /^widen echo: now said to only read/.test(l)),
+      lines.join("\n"),
+    );
     assert.equal(doc.wrappedServer, undefined);
 
     // Held fixed: the file's own rule change, and a note that the schemas were not read.
