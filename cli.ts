@@ -393,8 +393,8 @@ docs/wrapping-mcp-servers.md for each flag's file equivalent).
 
   --tool NAME                   An upstream tool to serve (repeatable, at least one).
   --name NAME                   The server name clients see (default weir-upstream).
-  --pin TOOL.ARG=VALUE          Always send VALUE for ARG; a caller sending another value is
-                                refused (repeatable).
+  --pin TOOL.ARG=VALUE          Always send VALUE for ARG, which the tool then no longer lists;
+                                a caller sending ARG is refused (repeatable).
   --accept-finding TOOL=ID      Serve TOOL despite this finding of the definition scan (the id
                                 lint-upstream prints, e.g. address:0123456789abcdef; repeatable).
   --upstream-header 'N=T'       A header for an HTTP upstream; T holds {env:VAR}, {file:PATH}

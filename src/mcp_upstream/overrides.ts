@@ -110,8 +110,15 @@ export type Overridden =
   | { ok: true; served: ToolSpec; translation: CallTranslation }
   | { ok: false; problems: string[] };
 
+/**
+ * Why a caller may not send a pinned argument, as a refusal says it after
+ * `argument "<name>"` (the guardfile's `pin` and serve-upstream's `--pin` alike).
+ */
+export const PINNED_HELD =
+  "is set by the server, not by the caller (the operator pinned its value): leave it out";
+
 /** Root keywords that may name an argument outside `properties`/`required`. */
-const COMBINING = [
+export const COMBINING: readonly string[] = [
   "allOf",
   "anyOf",
   "oneOf",
@@ -236,10 +243,7 @@ export function overrideTool(definition: ToolSpec, override: ToolOverride): Over
     }
     removed.add(pinned);
     forbidden.add(pinned);
-    held.set(
-      pinned,
-      `is set by the server, not by the caller (the operator pinned its value): leave it out`,
-    );
+    held.set(pinned, PINNED_HELD);
   }
   if (problems.length > 0) return { ok: false, problems };
 

@@ -4,17 +4,21 @@
  *
  * A pin is the one change weir makes to a caller's arguments, and it is made
  * by key and visibly: the served definition no longer lists the pinned
- * argument as `required` (weir supplies it); a caller who leaves it out gets
- * the pinned value; a caller who sends a different value is refused, naming
- * the argument, and nothing is sent; the arguments with the pins in place
- * must still satisfy the upstream's own schema, or the call is refused.
+ * argument at all (as the guardfile form's `pin` does: the server sets it, so
+ * the caller is not invited to fill it in); every call gets the pinned value;
+ * a caller who sends the argument anyway is refused, told the server sets it,
+ * and nothing is sent; the arguments with the pins in place must still
+ * satisfy the upstream's own schema, or the call is refused. A pin fits a
+ * plain `properties` schema only: a root keyword that may name the argument
+ * elsewhere (`allOf`, `patternProperties`, ... src/mcp_upstream/overrides.ts
+ * {@link COMBINING}) would keep it named where weir does not remove it.
  *
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import { compileSchema, type ValidateFn } from "../mcp/schema.ts";
-import { canonicalJson } from "./fingerprint.ts";
+import { COMBINING, PINNED_HELD } from "./overrides.ts";
 
 /** A number as JSON spells it (RFC 8259 section 6). */
 const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
@@ -22,8 +26,6 @@ const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 /** A pin as injected: the value converted to the argument's JSON type. */
 export interface InjectedPin {
   arg: string;
-  /** The value as written on the command line. */
-  written: string;
   value: string | number | boolean;
 }
 
@@ -45,6 +47,8 @@ export function fitPins(
   pins: ReadonlyMap<string, string>,
 ): InjectedPin[] | string {
   const properties = (definition.inputSchema?.properties ?? {}) as Record<string, unknown>;
+  const root = (definition.inputSchema ?? {}) as Record<string, unknown>;
+  const combining = COMBINING.filter((k) => Object.hasOwn(root, k));
   const fitted: InjectedPin[] = [];
   for (const [arg, written] of pins) {
     const property = Object.hasOwn(properties, arg)
@@ -54,6 +58,11 @@ export function fitPins(
       const declared = Object.keys(properties);
       return `--pin ${tool}.${arg}: the tool declares no argument "${arg}" ` +
         `(it declares: ${declared.length ? declared.join(", ") : "none"})`;
+    }
+    if (combining.length > 0) {
+      return `--pin ${tool}.${arg}: the tool's inputSchema uses ${combining.join(", ")} at its ` +
+        `root, which may name "${arg}" where weir would not remove it from the served schema; ` +
+        `weir pins arguments of a plain properties schema only`;
     }
     const types = [property.type].flat().filter((t) => typeof t === "string");
     let value: string | number | boolean = written;
@@ -74,23 +83,46 @@ export function fitPins(
       return `--pin ${tool}.${arg}: the argument is ${types.join(" or ")}; pins hold strings, ` +
         `numbers and booleans`;
     }
-    fitted.push({ arg, written, value });
+    fitted.push({ arg, value });
   }
   return fitted;
 }
 
-/** The upstream's definition, with pinned arguments no longer required (weir supplies them). */
+/**
+ * The upstream's definition as served: the pinned arguments neither listed
+ * nor required (weir supplies them; a caller who sends one is refused).
+ */
 export function pinnedDefinition(definition: ToolSpec, pins: readonly InjectedPin[]): ToolSpec {
-  const required = definition.inputSchema?.required;
-  if (pins.length === 0 || !Array.isArray(required)) return definition;
+  if (pins.length === 0) return definition;
   const pinned = new Set(pins.map((p) => p.arg));
-  return {
-    ...definition,
-    inputSchema: {
-      ...definition.inputSchema,
-      required: required.filter((r) => !pinned.has(r as string)),
-    },
-  };
+  const schema = definition.inputSchema;
+  const inputSchema: JsonObject = { ...schema };
+  const properties = schema?.properties;
+  if (typeof properties === "object" && properties !== null && !Array.isArray(properties)) {
+    const kept: JsonObject = {};
+    for (const [name, value] of Object.entries(properties)) {
+      if (pinned.has(name)) continue;
+      Object.defineProperty(kept, name, {
+        value,
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+    }
+    inputSchema.properties = kept;
+  }
+  if (Array.isArray(schema?.required)) {
+    inputSchema.required = schema.required.filter((r) => !pinned.has(r as string));
+  }
+  return { ...definition, inputSchema: inputSchema as ToolSpec["inputSchema"] };
+}
+
+/**
+ * The pinned arguments of a tool, each with why a caller may not send it
+ * (the core's `heldArguments`: a closed schema refuses them as undeclared).
+ */
+export function heldPins(pins: readonly InjectedPin[]): ReadonlyMap<string, string> {
+  return new Map(pins.map((p) => [p.arg, PINNED_HELD]));
 }
 
 /** Prepare a tool's fitted pins for calls (the upstream's schema compiled once). */
@@ -109,8 +141,10 @@ export type Pinned =
   };
 
 /**
- * The arguments to send: the caller's, with each pin in place.
- * @param args the arguments as validated (numbers as numbers: compared with the pins)
+ * The arguments to send: the caller's, with each pin in place. A caller who
+ * sends a pinned argument is refused (whatever the value: the served schema
+ * does not list it).
+ * @param args the arguments as validated
  * @param spelled the same arguments with numbers as the caller spelled them, if any differ
  * @returns what to send, or why the call is refused (nothing is sent then)
  */
@@ -123,15 +157,11 @@ export function withPins(
   const sent = copyOwn(spelled ?? args);
   for (const pin of pinned.pins) {
     if (Object.hasOwn(args, pin.arg)) {
-      const given = args[pin.arg];
-      if (canonicalJson(given) !== canonicalJson(pin.value) && String(given) !== pin.written) {
-        return {
-          ok: false,
-          arg: pin.arg,
-          message: `argument "${pin.arg}" of tool "${tool}" is pinned by the operator; ` +
-            `leave it out (weir sends the pinned value)`,
-        };
-      }
+      return {
+        ok: false,
+        arg: pin.arg,
+        message: `argument "${pin.arg}" of tool "${tool}" ${PINNED_HELD}`,
+      };
     }
     Object.defineProperty(sent, pin.arg, {
       value: pin.value,

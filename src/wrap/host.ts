@@ -32,7 +32,7 @@ import {
   type ToolDecision,
 } from "../mcp_upstream/decision.ts";
 import { HeaderError, type HeaderTemplate, resolveHeaders } from "../mcp_upstream/headers.ts";
-import { type ToolPins, toolPins } from "../mcp_upstream/pins.ts";
+import { heldPins, type ToolPins, toolPins } from "../mcp_upstream/pins.ts";
 import {
   type EntryState,
   entryState,
@@ -149,7 +149,10 @@ export class UpstreamHost {
   /** The arguments of tool `name` the server sets, with why (the core's `heldArguments`). */
   held(name: string): ReadonlyMap<string, string> | undefined {
     const state = this.#states.get(name);
-    return state?.kind === "served" ? state.translation?.held : undefined;
+    if (state?.kind !== "served") return undefined;
+    if (state.translation) return state.translation.held;
+    // The command-line form: its --pins (asked only of a call the schema refused).
+    return state.decision.pins.length > 0 ? heldPins(state.decision.pins) : undefined;
   }
 
   /** The MCP server's resources readable through weir now (see {@link UpstreamHostOptions.resourceUris}). */

@@ -4,7 +4,15 @@
  * `type` in the upstream's definition, never by the look of the text.
  */
 import assert from "node:assert/strict";
-import { fitPins } from "../../src/mcp_upstream/pins.ts";
+import {
+  fitPins,
+  heldPins,
+  type InjectedPin,
+  pinnedDefinition,
+  toolPins,
+  withPins,
+} from "../../src/mcp_upstream/pins.ts";
+import { PINNED_HELD } from "../../src/mcp_upstream/overrides.ts";
 import type { ToolSpec } from "../../src/mcp/types.ts";
 
 function tool(properties: Record<string, unknown>): ToolSpec {
@@ -57,4 +65,61 @@ Deno.test("pins: objects, arrays and null cannot be pinned; an undeclared argume
   }
   const fitted = fitPins("t", tool({ a: { type: "string" } }), new Map([["b", "1"]]));
   assert.equal(fitted, '--pin t.b: the tool declares no argument "b" (it declares: a)');
+});
+
+Deno.test("pins: the served definition lists a pinned argument nowhere; a schema whose root may name it elsewhere does not fit", () => {
+  const definition = {
+    name: "t",
+    inputSchema: {
+      type: "object",
+      properties: { site: { type: "string" }, q: { type: "string" } },
+      required: ["site", "q"],
+      additionalProperties: false,
+    },
+  } as ToolSpec;
+  const fitted = fitPins("t", definition, new Map([["site", "prod"]]));
+  assert.ok(Array.isArray(fitted));
+  const served = pinnedDefinition(definition, fitted);
+  assert.deepEqual(served.inputSchema, {
+    type: "object",
+    properties: { q: { type: "string" } },
+    required: ["q"],
+    additionalProperties: false,
+  });
+  assert.deepEqual(definition.inputSchema?.required, ["site", "q"], "the upstream's own is kept");
+  assert.equal(pinnedDefinition(definition, []), definition);
+  for (const keyword of ["allOf", "anyOf", "patternProperties", "dependentRequired", "$ref"]) {
+    const combined = {
+      name: "t",
+      inputSchema: { type: "object", properties: { site: {} }, [keyword]: {} },
+    } as ToolSpec;
+    assert.match(
+      String(fitPins("t", combined, new Map([["site", "x"]]))),
+      new RegExp(`uses ${keyword.replace("$", "\\$")} at its root.*plain properties schema only`),
+      keyword,
+    );
+  }
+});
+
+Deno.test("pins: a call that sends a pinned argument is refused whatever its value; one that leaves it out gets it", () => {
+  const definition = {
+    name: "t",
+    inputSchema: { type: "object", properties: { site: { type: "string" }, q: {} } },
+  } as ToolSpec;
+  const fitted = fitPins("t", definition, new Map([["site", "prod"]])) as InjectedPin[];
+  const pins = toolPins(definition, fitted);
+  for (const site of ["prod", "staging", null]) {
+    const refused = withPins("t", { q: 1, site }, undefined, pins);
+    assert.equal(refused.ok, false);
+    assert.equal(
+      !refused.ok && refused.message,
+      'argument "site" of tool "t" is set by the server, not by the caller (the operator ' +
+        "pinned its value): leave it out",
+    );
+  }
+  assert.deepEqual(withPins("t", { q: 1 }, undefined, pins), {
+    ok: true,
+    sent: { q: 1, site: "prod" },
+  });
+  assert.deepEqual([...heldPins(fitted)], [["site", PINNED_HELD]]);
 });
