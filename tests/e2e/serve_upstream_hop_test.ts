@@ -363,7 +363,10 @@ Deno.test("serve-upstream: a timeout, a stream cut off before the answer and a p
     assert.match(broken.text, /^upstream_cut_off: calling the tool: .*ended before the answer/);
     const pinned = await callApi(weir.url, "echo", { message: "other" });
     assert.equal(pinned.status, 403, pinned.text);
-    assert.match(pinned.text, /^policy_denied: argument "message" of tool "echo" is set by the server/);
+    assert.match(
+      pinned.text,
+      /^policy_denied: argument "message" of tool "echo" is set by the server/,
+    );
     const ok = await callApi(weir.url, "echo", {});
     assert.equal(ok.status, 200, ok.text);
     const outcomes = (await toolCallLines(weir, 3)).map((l) => [l.tool, l.outcome, l.status]);
