@@ -185,6 +185,8 @@ export function createLogger(options: LoggerOptions = {}): OpsLogger {
   let pendingBytes = 0;
   let dropped = 0;
   let scheduled = false;
+  /** The batch timer, made once and re-armed (`refresh`): a new timer per batch costs more. */
+  let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> = Promise.resolve();
 
   const take = (): Uint8Array | null => {
@@ -234,7 +236,8 @@ export function createLogger(options: LoggerOptions = {}): OpsLogger {
     ) flushNow();
     else if (!scheduled) {
       scheduled = true;
-      setTimeout(flushNow, 0);
+      if (timer === undefined) timer = setTimeout(flushNow, 0);
+      else timer.refresh();
     }
   }) as OpsLogger;
 
