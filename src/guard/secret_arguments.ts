@@ -84,14 +84,14 @@ export function refuseSecretArguments(
   args: Record<string, unknown>,
 ): void {
   const at = secretArgument(redactor, args);
-  if (at !== undefined) throw secretRefusal(tool, at);
+  if (at !== undefined) throw secretRefusal(`${at} of "${tool}"`, at);
 }
 
-/** The refusal of a call whose argument `at` holds a secret (never the secret itself). */
-function secretRefusal(tool: string, at: string): WeirError {
+/** The refusal of a call where `what` holds a secret (never the secret itself); `at` for the log. */
+function secretRefusal(what: string, at: string): WeirError {
   return new WeirError(
     "policy_denied",
-    `${at} of "${tool}" holds a secret this server itself holds for the upstream (a ` +
+    `${what} holds a secret this server itself holds for the upstream (a ` +
       `credential, a secret pin or header, a database password, the caller's exchanged token), ` +
       `in some encoding; weir never ` +
       `forwards one of its own secrets from an argument, so nothing was sent: leave it out ` +
@@ -123,6 +123,17 @@ export function refuseSecretBytes(
   where: string,
   bytes: Uint8Array,
 ): void {
-  if (!redactor.active || !redactor.finds(lossyUtf8.decode(bytes))) return;
-  throw secretRefusal(tool, `${where} (decoded)`);
+  if (redactor.active) {
+    refuseSecretText(`${where} (decoded) of "${tool}"`, redactor, lossyUtf8.decode(bytes));
+  }
+}
+
+/**
+ * Refuse text weir made of several arguments (spec mode's path, where
+ * `/{a}-{b}` joins two values) that holds one of the call's secrets, which
+ * no single argument held. `what` names it in the refusal (`the path of "get_x"`).
+ * @throws {WeirError} 403 `policy_denied`, rule `secret_argument`
+ */
+export function refuseSecretText(what: string, redactor: Redactor, text: string): void {
+  if (redactor.finds(text)) throw secretRefusal(what, what);
 }

@@ -49,7 +49,7 @@ import {
   resolveCallValues,
   withExchangedToken,
 } from "./outgoing.ts";
-import { refuseSecretArguments } from "./secret_arguments.ts";
+import { refuseSecretArguments, refuseSecretText } from "./secret_arguments.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { isEmpty } from "./controls.ts";
@@ -237,6 +237,15 @@ export class SpecMode implements CallMode<SpecCall> {
       spelled ? withoutNulls(grant, spelled) : call.args,
       this.#restricts,
     );
+    // Path values beside each other or the template's text (`/{a}-{b}`) may spell what no
+    // argument holds alone.
+    if (call.redactor.active && grant.pathParams.length > 0) {
+      refuseSecretText(
+        `the path of "${grant.tool}" (its path values in place)`,
+        call.redactor,
+        planned.path,
+      );
+    }
     call.request = buildUpstreamRequest(this.#guardfile, grant, planned, values);
     call.pins = values.pins;
   }

@@ -60,6 +60,9 @@ wrap ward mcp tickets {
             array "labels" items="string"
         }
     }
+    can get pair {
+        path "/pairs/{a}-{b}"
+    }
     can get issue {
         path "/repos/{owner}/{repo}/issues/{n}"
         query {
@@ -110,6 +113,15 @@ Deno.test("spec mode: an argument holding the credential or a secret pin, in any
         assertNothingOf([TOKEN, PIN], JSON.stringify(answer.body), at);
         refusals++;
       }
+    });
+    await t.step("two path values that spell the credential only side by side", async () => {
+      const at = TOKEN.indexOf("-");
+      const answer = await callApi(weir.url, "get_pair", {
+        a: TOKEN.slice(0, at),
+        b: TOKEN.slice(at + 1),
+      });
+      assertRefused(answer, 'the path of "get_pair" (its path values in place) holds a secret');
+      refusals++;
     });
     await t.step(
       "a value that is not the secret passes, with weir's own secrets sent as set",
