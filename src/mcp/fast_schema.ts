@@ -94,7 +94,10 @@ function leafCheck(schema: unknown, allowArray: boolean): Check | undefined {
         if (list.length === 0) return undefined;
         for (const t of list) {
           if (typeof t !== "string") return undefined;
-          if (!SCALARS.has(t) && !(allowArray && t === "array")) return undefined;
+          // "object" in a list of types (["object","null"]): any object, as the full
+          // validator reads it, since every keyword that would constrain one
+          // (properties, required...) sends the schema to the full validator.
+          if (!SCALARS.has(t) && !(allowArray && t === "array") && t !== "object") return undefined;
         }
         types = list as string[];
         break;
@@ -176,8 +179,8 @@ function leafCheck(schema: unknown, allowArray: boolean): Check | undefined {
  *
  * The subset: object schemas (`type: "object"`, `properties`, `required`,
  * `additionalProperties` as `false`, `true` or a schema of the subset; up to
- * four levels deep) whose leaves use only `type` (scalar names, or `array`
- * with scalar `items`), `minLength`, `maxLength`, `pattern`, `minimum`,
+ * four levels deep) whose leaves use only `type` (scalar names, `object`
+ * with no other object keyword, or `array` with scalar `items`), `minLength`, `maxLength`, `pattern`, `minimum`,
  * `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `enum` (of scalars),
  * `minItems`, `maxItems`, `items`, and annotations (a leaf of annotations
  * only admits any value).

@@ -100,6 +100,7 @@ const KEYWORDS: Record<string, unknown>[] = [
   obj({ e: { enum: ["open", "closed", 1, null] } }),
   obj({ a: { type: ["array", "null"], items: { type: "string", minLength: 1 }, maxItems: 3 } }),
   obj({ a: { type: "array", minItems: 1 } }),
+  obj({ o: { type: ["object", "null"] }, l: { type: ["array", "object"], maxItems: 2 } }),
   obj({ b: { type: "boolean" }, any: {} }),
   { type: "object", properties: { s: { type: "string" } } }, // open: extra keys admitted
   obj({
@@ -161,7 +162,9 @@ Deno.test("every shipped grant schema and every keyword case takes the fast path
 Deno.test("schemas outside the subset fall back to the full validator", () => {
   for (
     const schema of [
-      obj({ o: { type: ["object", "null"] } }),
+      obj({ o: { type: ["object", "null"], properties: { a: { type: "string" } } } }),
+      obj({ o: { type: ["object", "null"], required: ["a"] } }),
+      obj({ o: { type: ["object", "null"], minProperties: 1 } }),
       obj({ s: { type: "string", format: "email" } }),
       obj({ c: { const: 1 } }),
       { ...obj({}), additionalProperties: { type: "string", format: "date" } },
