@@ -20,6 +20,7 @@ import {
   sourceWords,
   upstreamWords,
 } from "../surface/words.ts";
+import { serverFacts, toolFacts } from "../surface/facts.ts";
 
 /** An argument's constraints in words: `one segment`, `1..50`, `length 1..40`, `one of "a"`. */
 export function constraintWords(a: Argument): string[] {
@@ -83,8 +84,8 @@ export function describeText(surface: Surface): string {
         }), ${rateStateWords(surface.rateLimit.state)}`,
       ]
       : []),
-    ...(surface.settings.readOnly ? ["read-only: only operations that change nothing"] : []),
     ...surface.readableResources.map((r) => `readable resource ${r}`),
+    ...serverFacts(surface).map(([label, words]) => `${label} ${words}`),
     "",
   ];
   for (const t of surface.tools) {
@@ -163,6 +164,7 @@ function toolLines(t: Tool): string[] {
     );
   }
   if (t.interface) lines.push(`  interface ${t.interface}`);
+  for (const [label, words] of toolFacts(t)) lines.push(`  ${label}: ${words}`);
   if (c.cacheTtlMs !== undefined) lines.push(`  cached for ${c.cacheTtlMs} ms`);
   if (c.rejectEmpty) lines.push(`  an empty answer is an error (reject-empty)`);
   if (c.rejectBlank.length > 0) lines.push(`  refused when blank: ${c.rejectBlank.join(", ")}`);

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { serverFacts, toolFacts } from "../surface/facts.ts";
 import type { Argument, Surface, Tool } from "../surface/model.ts";
 import {
   authWords,
@@ -236,6 +237,7 @@ function controls(t: Tool, surface: Surface): string[] {
   if (op?.kind === "sql") out.push(`statement <code>${h(oneLine(op.statement))}</code>`);
   if (op?.kind === "graphql") out.push(`GraphQL document <code>${h(oneLine(op.document))}</code>`);
   if (t.interface) out.push(`MCP Apps interface <code>${h(t.interface)}</code>`);
+  for (const [label, words] of toolFacts(t)) out.push(`${h(label)}: ${h(words)}`);
   if (t.kind !== "info") out.push(`${t.access.reads ? "reads" : "may write"}: ${h(t.access.why)}`);
   return out;
 }
@@ -325,6 +327,7 @@ export function surfaceHtml(surface: Surface, options: PageOptions): string {
     ]);
   }
   if (surface.rateLimit) facts.push(["rate limit", h(rateWords(surface.rateLimit))]);
+  for (const [label, words] of serverFacts(surface)) facts.push([label, h(words)]);
   const index = surface.tools.map((t) =>
     `<tr data-tool="${h(t.name)}"><td><a href="#${anchor("tool", t.name)}"><code>${
       h(t.name)

@@ -20,7 +20,12 @@ import { describeServer, describeWrap } from "../wrap/describe.ts";
 import { headerTemplates, WRAP_DEFAULTS as DEFAULTS, type WrapFlags } from "../wrap/config.ts";
 import { secretsRedactor } from "../wrap/host.ts";
 import { StartupError } from "../wrap/open.ts";
-import { buildWrapSurface, type WrapBuildOptions, type WrapSurface } from "../wrap/surface.ts";
+import {
+  buildWrapSurface,
+  forListing,
+  type WrapBuildOptions,
+  type WrapSurface,
+} from "../wrap/surface.ts";
 import type { Surface as Described } from "../surface/model.ts";
 import { listedSurface, measureSurface, type SurfaceSize } from "./surface_size.ts";
 import { runOn } from "./listen.ts";
@@ -266,7 +271,7 @@ async function withWrapSurface<T>(
 ): Promise<T | string> {
   let surface: WrapSurface;
   try {
-    surface = await buildWrapSurface(wrap, { log: quietWarnings });
+    surface = await buildWrapSurface(forListing(wrap), { log: quietWarnings });
   } catch (error) {
     return error instanceof StartupError ? error.message : (error as Error).message;
   }

@@ -16,7 +16,7 @@ import type { ToolSpec } from "../mcp/types.ts";
 import type { Logger } from "../mcp/server.ts";
 import type { WrapDecision } from "../surface/wrap.ts";
 import { startMcpStandIn } from "../verify/standin.ts";
-import { buildWrapSurface } from "../wrap/surface.ts";
+import { buildWrapSurface, forListing } from "../wrap/surface.ts";
 import { wrapDecisions } from "../wrap/describe.ts";
 
 /**
@@ -30,12 +30,9 @@ export async function decisionsFrom(
 ): Promise<WrapDecision[]> {
   const standIn = startMcpStandIn([...definitions]);
   const built: McpWrap = {
-    ...wrap,
+    ...forListing(wrap),
     server: { transport: "http", url: standIn.url, headers: [] },
-    inboundTokens: [],
-    controls: { ...wrap.controls, rateLimit: undefined },
   };
-  delete built.oauth;
   const quiet: Logger = () => {};
   try {
     const surface = await buildWrapSurface(built, { log: quiet });

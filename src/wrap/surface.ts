@@ -98,6 +98,34 @@ export interface WrapBuildOptions {
 }
 
 /**
+ * The file as built only to see what it serves (describe, lint-upstream's
+ * budget, diff from definitions): who may call and the rate limit decide no
+ * tool, so they are left out, and the build reads none of their secrets (an
+ * inbound token's variable, the store's URL, the OAuth issuer). The list is
+ * the one an unrestricted caller is shown.
+ * @example
+ * ```ts
+ * import { forListing } from "./surface.ts";
+ * import { loadGuardfileText } from "../guardfile/load.ts";
+ * const { mcpWrap } = loadGuardfileText(
+ *   `inbound-token ci { value env "CI_TOKEN"; tools "echo"; }\n` +
+ *     `wrap ward mcp e {\n  mcp-server http "http://127.0.0.1:9/mcp"\n  proxy echo\n}`,
+ *   "e.mcp.kdl",
+ * );
+ * if (forListing(mcpWrap!).inboundTokens.length !== 0) throw new Error();
+ * ```
+ */
+export function forListing(wrap: McpWrap): McpWrap {
+  const built: McpWrap = {
+    ...wrap,
+    inboundTokens: [],
+    controls: { ...wrap.controls, rateLimit: undefined },
+  };
+  delete built.oauth;
+  return built;
+}
+
+/**
  * Connect to the MCP server (or reuse a connection), decide every proxied
  * tool, and build the surface's MCP server.
  * @throws {StartupError} an unreachable server, a missing tool, an unreadable header secret
