@@ -130,10 +130,14 @@ export function buildUpstreamRequest(
   const url = base + planned.path + (query.length > 0 ? `?${encodeQuery(query)}` : "");
   const what = `${grant.method} ${grant.path}`;
   if (url.length > MAX_URL_BYTES) {
+    // Say which part to shorten: the path's values alone may be what is too long.
+    const shorten = base.length + planned.path.length > MAX_URL_BYTES
+      ? "a shorter path parameter value"
+      : "fewer or shorter query values";
     throw new WeirError(
       "request_too_large",
       `${what} would need a ${url.length}-byte URL, over the ` +
-        `${MAX_URL_BYTES}-byte limit; send fewer or shorter query values (nothing was sent)`,
+        `${MAX_URL_BYTES}-byte limit; send ${shorten} (nothing was sent)`,
       { status: 400 },
     );
   }

@@ -413,7 +413,9 @@ function untypedInteger(what: string, text: string, rules: ValueRules): void {
 export function encodePathValue(param: PathParam, value: string): string {
   if (param.slashes === "refuse") return encodeSegment(param.name, value);
   const what = `path parameter "${param.name}"`;
-  if (value.length > SEGMENTS_MAX_LENGTH) {
+  // Counted in code points, as the advertised maxLength counts (JSON Schema 2020-12 section
+  // 6.3.1), so a value the schema admits is never refused for its length here.
+  if (value.length > SEGMENTS_MAX_LENGTH && [...value].length > SEGMENTS_MAX_LENGTH) {
     throw denied("value_too_long", `${what} is longer than ${SEGMENTS_MAX_LENGTH} characters`);
   }
   const segments = value.split("/");
