@@ -1,8 +1,8 @@
 /**
  * The tool-poisoning scan: every string of a tool definition weir relays (its
  * name, title and description; every string and key of its input and output
- * schemas: property descriptions, titles, enum and const values, defaults,
- * examples; its annotations' title; `_meta`) read for what could steer an
+ * schemas: property names and descriptions, titles, enum and const values,
+ * defaults, examples, keyword values; its annotations, icons and `_meta`) read for what could steer an
  * agent that reads it: hidden-instruction markup and phrasing, invisible and
  * bidirectional characters, look-alike letters, text naming other tools or
  * servers, asking for files, secrets, credentials or the conversation,
@@ -18,8 +18,10 @@
  *
  * The scan reads the definition as weir lists it (after the guardfile
  * form's `describe`, `title`, `argument` renames and hidden arguments), so a
- * replaced description is not read. Icons are not read (their `src` is an
- * address by design). Pure apart from hashing (`node:crypto`, synchronous).
+ * replaced description is not read; each string as written and through the
+ * views of `scan_fold.ts` (look-alike letters, references, escapes, ROT13),
+ * and the prose and values together, for an instruction split across
+ * fields. Pure apart from hashing (`node:crypto`, synchronous).
  *
  * @module
  */
@@ -28,6 +30,7 @@ import type { ResourceSpec, ToolSpec } from "../mcp/types.ts";
 import {
   type RuleContext,
   type RuleHit,
+  scanAcross,
   type ScanRule,
   scanText,
   type TextKind,
@@ -56,12 +59,14 @@ export interface Finding {
 export interface ScanOptions {
   /** Every tool name the MCP server lists (naming one of them is not shadowing). */
   listed?: Iterable<string>;
+  /** JSON Pointers of strings the operator wrote (the guardfile's `describe`, `title`): not read. */
+  skip?: Iterable<string>;
 }
 
 /** The tool description's length bound; other prose is held to {@link OTHER_PROSE}. */
 const DESCRIPTION: RuleContext["longAt"] = { warn: 1500, error: 6000 };
 const OTHER_PROSE: RuleContext["longAt"] = { warn: 600, error: 3000 };
-/** Schema keywords whose values are identifiers, not text a model is steered by. */
+/** Schema keywords whose values are identifiers (read, but not as part of the prose around them). */
 const KEYWORDS = new Set([
   "$schema",
   "$id",
@@ -76,6 +81,8 @@ const KEYWORDS = new Set([
   "contentMediaType",
   "pattern",
 ]);
+/** The most text (characters of prose and values, all strings) a definition may hold. */
+const MAX_TOTAL = 65_536;
 const PROSE = new Set(["description", "title", "$comment"]);
 /** Schema keywords whose members are named by the object's keys. */
 const NAMED_MEMBERS = new Set([
@@ -105,22 +112,38 @@ const NAMED_MEMBERS = new Set([
  */
 export function scanTool(tool: ToolSpec, options: ScanOptions = {}): Finding[] {
   const listed = new Set(options.listed ?? []);
+  const skip = new Set(options.skip ?? []);
   const findings: Finding[] = [];
-  const read = (text: string, pointer: string, kind: TextKind, longAt = OTHER_PROSE) => {
+  /** The prose and values read, in order: read once more as one text (instructions split across fields). */
+  const parts: { text: string; pointer: string }[] = [];
+  /** `joined`: read again as part of the definition's prose (names and identifiers are not). */
+  const read = (
+    text: string,
+    pointer: string,
+    kind: TextKind,
+    longAt = OTHER_PROSE,
+    joined = kind !== "name",
+  ) => {
+    if (skip.has(pointer)) return;
     const ctx: RuleContext = { kind, tool: tool.name, listed, longAt };
     for (const hit of merged(scanText(text, ctx))) findings.push(finding(hit, text, pointer));
+    if (joined && text !== "") parts.push({ text, pointer });
   };
   const walk = (value: unknown, pointer: string, key?: string, schema = false) => {
     if (typeof value === "string") {
-      if (schema && key !== undefined && KEYWORDS.has(key)) read(value, pointer, "name");
-      else read(value, pointer, schema && key !== undefined && PROSE.has(key) ? "prose" : "value");
+      const keyword = schema && key !== undefined && KEYWORDS.has(key);
+      const prose = schema && key !== undefined && PROSE.has(key);
+      read(value, pointer, prose ? "prose" : "value", OTHER_PROSE, !keyword);
       return;
     }
     if (value === null || typeof value !== "object") return;
     if (Array.isArray(value)) {
-      value.forEach((v, i) =>
-        walk(v, `${pointer}/${i}`, key === "required" && schema ? "type" : undefined, schema)
-      );
+      value.forEach((v, i) => {
+        // `required` lists property names.
+        if (key === "required" && schema && typeof v === "string") {
+          read(v, `${pointer}/${i}`, "name");
+        } else walk(v, `${pointer}/${i}`, undefined, schema);
+      });
       return;
     }
     const members = schema && key !== undefined && NAMED_MEMBERS.has(key);
@@ -137,18 +160,66 @@ export function scanTool(tool: ToolSpec, options: ScanOptions = {}): Finding[] {
     read(tool.description, "/description", "prose", DESCRIPTION);
   }
   for (const [key, value] of Object.entries(tool)) {
-    if (key === "name" || key === "title" || key === "description" || key === "icons") continue;
+    if (key === "name" || key === "title" || key === "description") continue;
     const at = `/${escapePointer(key)}`;
     if (key === "inputSchema" || key === "outputSchema") walk(value, at, undefined, true);
-    else if (key === "annotations" && isObject(value)) {
-      for (const [k, v] of Object.entries(value)) {
-        if (typeof v === "string") {
-          read(v, `${at}/${escapePointer(k)}`, k === "title" ? "prose" : "value");
-        }
-      }
+    else if (key === "annotations" && isObject(value) && typeof value.title === "string") {
+      read(value.title, `${at}/title`, "prose");
+      walk({ ...value, title: undefined }, at);
     } else walk(value, at);
   }
+  findings.push(
+    ...acrossFields(parts, { kind: "prose", tool: tool.name, listed, longAt: DESCRIPTION }),
+  );
   return findings;
+}
+
+/**
+ * The hits of the phrase rules in the definition's prose and values read as
+ * one text (a line each), that begin in one string and end in another: an
+ * instruction split across fields. Pointer `""` (the whole definition); the
+ * id covers every string read.
+ */
+function acrossFields(
+  parts: readonly { text: string; pointer: string }[],
+  ctx: RuleContext,
+): Finding[] {
+  if (parts.length < 2) return [];
+  const size = parts.reduce((n, p) => n + p.text.length + 1, 0);
+  if (size > MAX_TOTAL) {
+    // Too long to read as one text at a bounded cost, and far longer than any tool needs.
+    const what = `the definition's text totals ${size} characters, far longer than a tool's ` +
+      `purpose needs (over ${MAX_TOTAL}): room for instructions a reader skims past`;
+    const id = createHash("sha256").update(`long-text\n\n${parts.map((p) => p.text).join("\n")}`)
+      .digest("hex");
+    return [{
+      rule: "long-text",
+      severity: "error",
+      pointer: "",
+      start: 0,
+      end: size,
+      excerpt: "",
+      what,
+      id: `long-text:${id.slice(0, 16)}`,
+    }];
+  }
+  const starts: number[] = [];
+  let joined = "";
+  for (const p of parts) {
+    starts.push(joined.length);
+    joined += p.text + "\n";
+  }
+  const partAt = (i: number) => starts.findLastIndex((s) => s <= i);
+  return merged(scanAcross(joined, ctx)).flatMap((hit) => {
+    const first = partAt(hit.start);
+    const last = partAt(hit.end - 1);
+    if (first === last) return [];
+    const f = finding(hit, joined, "");
+    return [{
+      ...f,
+      what: `${f.what}, split across ${parts[first].pointer} and ${parts[last].pointer}`,
+    }];
+  });
 }
 
 /** A finding's place and id. */
@@ -267,7 +338,8 @@ export function judgeFindings(
 
 /** One finding in one line: `hidden-markup in /description: a tag ... at 12-40: ...[<IMPORTANT>]... (id)`. */
 export function findingLine(f: Finding): string {
-  return `${f.rule} in ${f.pointer || "/"} at ${f.start}-${f.end}: ${f.what}: ${f.excerpt} ` +
+  const place = f.pointer === "" ? "the definition as a whole" : f.pointer;
+  return `${f.rule} in ${place} at ${f.start}-${f.end}: ${f.what}: ${f.excerpt} ` +
     `(finding ${f.id})`;
 }
 

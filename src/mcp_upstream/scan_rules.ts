@@ -16,6 +16,8 @@
  *
  * @module
  */
+import { blobs } from "./scan_blobs.ts";
+import { fold, isLookalike, originalSpan, rot13, splitName, type View } from "./scan_fold.ts";
 
 /** The rules, by the name a finding carries (and an acceptance names). */
 export type ScanRule =
@@ -117,13 +119,17 @@ function invisible(text: string): RuleHit[] {
 
 const WORD = /[\p{L}\p{M}]+/gu;
 const LATIN = /\p{Script=Latin}/u;
-const LOOKALIKE = /[\p{Script=Cyrillic}\p{Script=Greek}\p{Script=Armenian}\p{Script=Cherokee}]/u;
 
-/** A word that mixes Latin letters with Cyrillic, Greek... look-alikes (`gеt_file` with a Cyrillic е). */
+/**
+ * A word that mixes Latin letters with letters of another script that pass
+ * for Latin ones (`gеt_file` with a Cyrillic е; scan_fold.ts LOOKALIKES).
+ * Letters that look like no Latin letter are words of their own (`μs`,
+ * `kΩ`, `πr²`).
+ */
 function mixedScript(text: string): RuleHit[] {
   const hits: RuleHit[] = [];
   for (const m of text.matchAll(WORD)) {
-    if (LATIN.test(m[0]) && LOOKALIKE.test(m[0])) {
+    if (LATIN.test(m[0]) && [...m[0]].some((c) => isLookalike(c) && !LATIN.test(c))) {
       hits.push({
         rule: "mixed-script",
         severity: "error",
@@ -141,16 +147,21 @@ function mixedScript(text: string): RuleHit[] {
 /** Tags that address a model rather than format text. */
 const INSTRUCTION_TAG =
   /<\s*\/?\s*(important|system|system[-_ ]?prompt|instructions?|hidden|secret|admin|override|critical|urgent|assistant|human|user[-_ ]?instructions?|prompt|tool[-_]?call|function[-_]?call|context|ai|model|agent|note[-_]?to[-_]?(?:ai|model|assistant|agent))\b[^<>]{0,200}>/gi;
+const TAG = "a tag addressing the model (<IMPORTANT>, <system>, <instructions>...)";
 /** A shouting tag, `<ALERT>`, `<MUST_READ>`. */
 const SHOUTING_TAG = /<\s*\/?\s*[A-Z][A-Z_-]{2,}\s*>/g;
 /** Chat-template tokens and role headers of model prompts. */
 const TEMPLATE =
   /<\|[a-z_]{2,}\|>|\[\/?INST\]|<<\/?SYS>>|^\s*#{1,6}\s*(system|instructions?|assistant)\b|^\s*(system|assistant)\s*:/gim;
-/** Markup that hides text when rendered. */
+/**
+ * Markup that hides text when rendered: an HTML comment, a markdown comment
+ * (a link definition nothing links to: `[//]: # (...)`, `[comment]: <> (...)`),
+ * CSS that hides, an element's `hidden` attribute.
+ */
 const HIDING =
-  /<!--|\[\/\/\]:\s*#|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?![.\d])/gi;
-/** Whitespace that pushes what follows out of view. */
-const PADDING = /(?:[ \t]*\r?\n){12,}|[ \t\u00a0\u3000]{120,}/g;
+  /<!--|^[ \t]*\[[^\]\n]{1,40}\]:[ \t]*(?:#|<>)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?![.\d])|<[a-z][\w-]*\s[^<>]*\bhidden\b[^<>]*>/gim;
+/** Blank lines or space (any kind: line and paragraph separators, em spaces) that push what follows out of view. */
+const PADDING = /(?:[\p{Zs}\t]*(?:\r\n|[\n\r\v\f\u0085\u2028\u2029])){12,}|[\p{Zs}\t]{120,}/gu;
 
 function markup(text: string): RuleHit[] {
   const hits: RuleHit[] = [];
@@ -165,7 +176,7 @@ function markup(text: string): RuleHit[] {
       });
     }
   };
-  add(INSTRUCTION_TAG, "a tag addressing the model (<IMPORTANT>, <system>, <instructions>...)");
+  add(INSTRUCTION_TAG, TAG);
   add(SHOUTING_TAG, "an all-capitals tag (<ALERT>...), the shape of a hidden instruction");
   add(TEMPLATE, "a chat-template token or role header (<|im_start|>, [INST], system:)");
   add(HIDING, "markup that hides text when rendered (an HTML comment, display:none)");
@@ -177,7 +188,10 @@ function markup(text: string): RuleHit[] {
 
 /** Phrasing that overrides the agent's instructions or hides the call from the person. */
 const INSTRUCTION = [
-  /\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+)*(previous|prior|above|earlier|preceding|other|system|original)\s+(instructions?|prompts?|rules|directions|guidelines|messages|context)\b/gi,
+  /\b(ignore|disregard|forget|override|bypass)\s+((all|any|the|your|of|every|each|these|those|my)\s+){0,4}(previous|prior|above|earlier|preceding|other|system|original|former|existing|initial)\s+(instructions?|prompts?|rules|directions|guidelines|guidance|messages|context|commands|orders)\b/gi,
+  /\b(ignore|disregard|forget)\s+((all|any|the|your|of|every|these|those)\s+){0,4}(instructions?|rules|guidelines|directions|prompts?)\s+(above|before\s+this|(given|written)\s+(earlier|before|above)|you\s+(were|have\s+been|got)\s+(given|told))\b/gi,
+  /\b(silently|secretly|quietly|covertly|discreetly|invisibly)\s+(\w+\s+)?(include|add|send|pass|attach|append|read|call|forward|copy|upload|run|execute|collect|put|insert|embed|record|share|submit|fill)\b/gi,
+  /\bwithout\s+(the\s+)?(user|human|person|operator|owner)('?s)?\s+(noticing|knowing|knowledge|seeing|being\s+told|consent|approval|permission)\b/gi,
   /\b(do\s*n[o']?t|never|must\s+not|should\s+not)\s+(tell|inform|mention|reveal|show|notify|alert|warn|ask|let)\s+(this\s+|it\s+|that\s+|anything\s+|about\s+\w+\s+)?(to\s+)?(the\s+)?(user|human|person|operator|owner)\b/gi,
   /\bwithout\s+(telling|informing|asking|notifying|alerting|warning|mentioning\s+(it\s+|this\s+)?to|letting)\s+(the\s+)?(user|human|person|operator|owner)\b/gi,
   /\b(the\s+)?(user|human|person)\s+(must|should|need|may)\s*(not|n[o']t)\s+(know|see|notice|be\s+told|be\s+aware|find\s+out)\b/gi,
@@ -189,10 +203,40 @@ const INSTRUCTION = [
   /\b(instead\s+of|rather\s+than)\s+(the\s+)?(user'?s?|requested)\s+(recipient|address|destination|target|account)\b/gi,
 ];
 
+/**
+ * The same two shapes (override the instructions, keep it from the user) in
+ * the languages most tool text is written in besides English: French,
+ * Spanish, Portuguese, Italian, German, Dutch, Russian, Ukrainian, Polish,
+ * Chinese, Japanese, Korean. Not exhaustive: a description in another
+ * language is read by the other rules only.
+ */
+const INSTRUCTION_ELSEWHERE = [
+  // fr
+  /\b(ignore[zr]?|oublie[zr]?)\s+(toutes\s+)?(les\s+)?(instructions|consignes|directives|r[eè]gles)\s+(pr[eé]c[eé]dentes|ant[eé]rieures|ci-dessus)/giu,
+  /\bne\s+(le\s+|rien\s+)?(dis|dites|dire|mentionne[zr]?|r[eé]v[eè]le[zr]?)\s+(pas\s+|rien\s+)?(à|a)\s+l['’]utilisat(eur|rice)|\bsans\s+(le\s+)?(dire|pr[eé]venir|informer)\s+(à\s+)?l['’]utilisat(eur|rice)/giu,
+  // es, pt, it
+  /\b(ignora[rd]?|ignore|olvida[rd]?|esque[cç]a)\s+(todas\s+)?(las\s+|as\s+|le\s+|tutte\s+le\s+)?(instrucciones|instru[cç][oõ]es|istruzioni|reglas|regras|regole)\s+(anteriores|previas|pr[eé]vias|precedenti)/giu,
+  /\bno\s+(le\s+)?(digas|diga|informes|menciones|cuentes)\s+(nada\s+)?al\s+usuario|\bn[ãa]o\s+(diga|conte|informe|mencione)\s+(nada\s+)?ao\s+usu[aá]rio|\bnon\s+(dire|dirlo|informare|menzionare)\s+(nulla\s+|niente\s+)?all['’]utente|\bsin\s+(decirle|avisar|informar)\s+al\s+usuario|\bsem\s+(dizer|avisar|informar)\s+ao\s+usu[aá]rio|\bsenza\s+(dire|avvisare|informare)\s+(nulla\s+)?all['’]utente/giu,
+  // de, nl
+  /\b(ignorier(e|en|t)?|vergiss|vergessen\s+Sie|negeer)\s+(alle\s+)?(vorherigen|bisherigen|obigen|vorigen|vorangegangenen|eerdere|vorige)\s+(Anweisungen|Instruktionen|Regeln|instructies|regels)/giu,
+  /\b(sag|sage|sagen\s+Sie|erzähl|erzähle)\s+(dem|der)\s+(Benutzer(in)?|Nutzer(in)?|Anwender(in)?)\s+(nichts|nicht)|\bohne\s+(es\s+)?(dem|der)\s+(Benutzer(in)?|Nutzer(in)?)\s+zu\s+sagen|\b(vertel|zeg)\s+(het\s+)?niet\s+(aan\s+)?de\s+gebruiker/giu,
+  // ru, uk, pl
+  /(?<!\p{L})(игнорир|проигнорир|забуд|ігнор)\p{L}*\s+(все\s+|всі\s+)?(предыдущие|прежние|вышеуказанные|попередні)\s+(инструкции|указания|правила|інструкції)/giu,
+  /(?<!\p{L})не\s+(говори|сообщай|рассказывай|кажи|повідомляй)\p{L}*\s+(об\s+этом\s+)?(пользователю|користувачеві)|(?<!\p{L})zignoruj\s+(wszystkie\s+)?(poprzednie|wcześniejsze)\s+(instrukcje|polecenia)|(?<!\p{L})nie\s+(mów|informuj)\s+(o\s+tym\s+)?użytkownik/giu,
+  // zh, ja, ko
+  /(忽略|无视|無視|忽視|忘记|忘記)[^。！？\n]{0,8}(之前|以前|先前|上面|上述|前面|所有)[^。！？\n]{0,6}(指令|指示|说明|說明|规则|規則|提示)|(不要|别|別|勿)(告诉|告訴|通知|提醒|让|讓)(用户|用戶|使用者)/gu,
+  /(以前|前|これまで|上記)の(すべての)?(指示|命令|ルール)を(すべて)?無視|ユーザー(に|には)(言わ|伝え|知らせ|教え)ない/gu,
+  /(이전|앞의|위의)\s*(모든\s*)?(지시|지침|명령|규칙)(사항)?(을|를)?\s*무시|사용자에게\s*(알리지|말하지|말하지도)\s*(마|말|않)/gu,
+];
+
+/** Stems one of {@link INSTRUCTION_ELSEWHERE} needs (most text has none: those are not run). */
+const ELSEWHERE_STEMS =
+  /[^\x00-\x7f]|ignor|oubli|olvid|esque|vergi|vergess|negeer|zignor|utilisat|usuari|utente|benutzer|nutzer|anwender|gebruiker|sag|erzähl|vertel|zeg/i;
+
 function instruction(text: string): RuleHit[] {
   return matches(
     text,
-    INSTRUCTION,
+    ELSEWHERE_STEMS.test(text) ? [...INSTRUCTION, ...INSTRUCTION_ELSEWHERE] : INSTRUCTION,
     "hidden-instruction",
     "error",
     "phrasing that overrides the agent's instructions or hides what it does from the person",
@@ -203,24 +247,38 @@ function instruction(text: string): RuleHit[] {
 
 /** Files that hold credentials or a client's configuration. */
 const SENSITIVE_PATH =
-  /(~|\$HOME|%USERPROFILE%|\/home\/[^/\s]+|\/root)?\/?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\bauthorized_keys\b|\/etc\/(passwd|shadow|sudoers)\b|\.aws\/(credentials|config)\b|(^|[\s'"`(/~])\.env(\.\w+)?\b|\.(npmrc|pypirc|netrc|git-credentials|pgpass)\b|\.docker\/config\.json\b|\.kube\/config\b|\bkubeconfig\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|\.cursor\/|\.gnupg\b|\bwallet\.dat\b|\bkeychain\b|\b(keepass|1password|bitwarden)\b/gi;
+  /(~|\$HOME|%USERPROFILE%|\/home\/[^/\s]+|\/root)?\/?\.ssh\b|(?<![A-Za-z0-9])id_(rsa|dsa|ecdsa|ed25519)(?![A-Za-z0-9])|(?<![A-Za-z0-9])authorized_keys(?![A-Za-z0-9])|\/etc\/(passwd|shadow|sudoers)\b|\.aws\/(credentials|config)\b|(^|[\s'"`(/~])\.env(\.\w+)?\b|\.(npmrc|pypirc|netrc|git-credentials|pgpass)\b|\.docker\/config\.json\b|\.kube\/config\b|\bkubeconfig\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|\.cursor\/|\.gnupg\b|\bwallet\.dat\b|\bkeychain\b|\b(keepass|1password|bitwarden)\b/gi;
 /** What an agent should never hand a tool of its own accord. */
 const SECRET_NOUN =
-  "(api[-_ ]?keys?|access[-_ ]?keys?|secret[-_ ]?keys?|private[-_ ]?keys?|passwords?|passphrases?|pass[-_ ]?codes?|credentials?|(access|auth|bearer|session|refresh|api)[-_ ]?tokens?|tokens?|secrets?|cookies?|seed[-_ ]?phrases?|mnemonics?|ssh[-_ ]?keys?|environment[-_ ]?variables?|env[-_ ]?vars?)";
+  "(api[-_ ]?keys?|access[-_ ]?keys?|secret[-_ ]?keys?|private[-_ ]?keys?|passwords?|passphrases?|pass[-_ ]?codes?|credentials?|(access|auth|bearer|session|refresh|api)[-_ ]?tokens?|(?<!(page|next|continuation|pagination|cursor|sync|delta|resume|skip|start)[-_ ]?)tokens?|secrets?|cookies?|seed[-_ ]?phrases?|mnemonics?|ssh[-_ ]?keys?|environment[-_ ]?variables?|env[-_ ]?vars?)";
 const CONVERSATION =
-  "(conversation|chat|message)[-_ ]?(history|log|so[-_ ]far)|(previous|prior|earlier|all|other)\\s+(messages|conversations?|tool\\s+(results|outputs|calls|descriptions))|system[-_ ]?prompts?|(your|the\\s+agent'?s?|the\\s+assistant'?s?|the\\s+model'?s?)\\s+(instructions|prompt|rules|memory)|everything\\s+(the\\s+user|you)\\s+(said|know|have\\s+seen)";
+  "(conversations?|chats?|messages?)[-_ ]?(history|log|so[-_ ]far)|(previous|prior|earlier|other)\\s+(messages|conversations?|tool\\s+(results|outputs|calls|descriptions))|all\\s+(the\\s+)?(previous\\s+)?(messages|tool\\s+(results|outputs|calls|descriptions))|system[-_ ]?prompts?|(your|the\\s+agent'?s?|the\\s+assistant'?s?|the\\s+model'?s?)\\s+(instructions|prompt|memory)|(the\\s+agent'?s?|the\\s+assistant'?s?|the\\s+model'?s?)\\s+rules|everything\\s+(the\\s+user|you)\\s+(said|know|have\\s+seen)";
 /** A verb that has the agent hand something over. */
 const HAND_OVER =
-  "(read|include|pass|provide|send|supply|attach|append|add|insert|put|copy|paste|forward|share|give|embed|upload|submit|fill|enter|dump|list|print|cat|collect|gather)";
+  "(include|pass|provide|send|supply|attach|append|insert|put|copy|paste|forward|share|give|embed|upload|submit|fill|enter|dump|leak|exfiltrate)";
+/**
+ * A verb that has the agent fetch something: what a tool over secrets says
+ * of itself ("List repository secrets", "Read a secret"), so a secret named
+ * after one is a request only when the text goes on to hand it over.
+ */
+const FETCH = "(read|list|print|cat|collect|gather|add|get|fetch|retrieve|find|look\\s+up)";
+const ONWARD =
+  `(\\b${HAND_OVER}\\b|\\b(as|in|into|to)\\s+(the\\s+)?["'\`]?\\w+["'\`]?\\s+(argument|parameter|param|field|property)\\b)`;
 const SENSITIVE = [
   new RegExp(`\\b${HAND_OVER}\\b[^.!?\\n]{0,80}\\b${SECRET_NOUN}(?![-_\\w])`, "gi"),
+  new RegExp(
+    `\\b${FETCH}\\b[^.!?\\n]{0,80}\\b${SECRET_NOUN}(?![-_\\w])[^.!?\\n]{0,80}${ONWARD}`,
+    "gi",
+  ),
   new RegExp(
     `(?<![-_\\w])${SECRET_NOUN}\\b[^.!?\\n]{0,40}\\b(as|in|into|to)\\s+(the\\s+)?["'\`]?\\w+["'\`]?\\s+(argument|parameter|param|field|property)\\b`,
     "gi",
   ),
   new RegExp(`\\b(${CONVERSATION})\\b`, "gi"),
-  /\b(pass|put|include|send|add|attach|append|insert|copy|paste|embed)\b[^.!?\n]{0,60}\b(its|their|the|file'?s?)\s+(content|contents|text|value)\b[^.!?\n]{0,40}\b(as|in|into)\s+(the\s+)?["'`]?\w+["'`]?(\s+(argument|parameter|param|field|property))?\b/gi,
+  /\b(pass|put|include|send|add|attach|append|insert|copy|paste|embed)\b[^.!?\n]{0,60}\b(its|their|the|file'?s?|command'?s?)\s+(content|contents|text|value|output|result)\b[^.!?\n]{0,40}\b(as|in|into)\s+(the\s+)?(["'`]\w+["'`](\s+(argument|parameter|param|field|property))?|\w+\s+(argument|parameter|param|field|property)\b)/gi,
 ];
+
+const NAMED_FILE = "it names a file that holds credentials or an MCP client's configuration";
 
 function sensitive(text: string): RuleHit[] {
   return [
@@ -229,7 +287,7 @@ function sensitive(text: string): RuleHit[] {
       [SENSITIVE_PATH],
       "sensitive-request",
       "error",
-      "it names a file that holds credentials or an MCP client's configuration",
+      NAMED_FILE,
     ),
     ...matches(
       text,
@@ -253,7 +311,7 @@ const NAMED = [
     "g",
   ),
   new RegExp(
-    `\\b(?:[Cc]all|[Cc]alls|[Cc]alling|[Ii]nvoke|[Ii]nvoking|[Uu]se|[Uu]sing|[Rr]un|[Rr]unning)\\s+(?:the\\s+)?[\`"']?(${IDENT})[\`"']?\\s+(?:first|before|after|instead|with|to\\s+(?:send|forward|email|post|upload))\\b`,
+    `\\b(?:[Cc]all|[Cc]alls|[Cc]alling|[Ii]nvoke|[Ii]nvoking|[Uu]se|[Uu]sing|[Rr]un|[Rr]unning)\\s+(?:the\\s+)?[\`"']?(${IDENT})[\`"']?\\s+(?:first|before|after|instead|with|on|and|then|to\\s+(?:send|forward|email|post|upload))\\b`,
     "g",
   ),
 ];
@@ -307,8 +365,14 @@ const IPV4 = /\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d
 /** Hosts that exist to receive what is sent to them. */
 const COLLECTOR =
   /\b[\w-]+\.(?:ngrok(?:-free)?\.(?:io|app|dev)|webhook\.site|requestbin\.\w+|pipedream\.net|burpcollaborator\.net|oast(?:ify)?\.\w+|interact\.sh|beeceptor\.com|hookbin\.com|onion)\b|\bwebhook\.site\b/gi;
+/**
+ * A markdown image whose address carries a query (`![](https://x.example/p.png?d=...)`):
+ * a client that shows the answer fetches it, sending whatever the agent
+ * wrote there.
+ */
+const BEACON = /!\[[^\]\n]{0,200}\]\(\s*<?[a-z][\w+.-]*:[^\s)?]*\?[^\s)]*\)?/gi;
 const SEND =
-  /\b(send|sends|sent|post|posts|upload|uploads|forward|forwards|report|reports|submit|submits|transmit|exfiltrate|email|e-mail|mail|bcc|cc|notify|deliver|copy\s+to|share\s+with|callback|beacon|webhook)\b/i;
+  /\b(send|sends|sent|post|posts|upload|uploads|forward|forwards|report|reports|submit|submits|transmit|exfiltrate|email|e-mail|mail|bcc|cc|notify|deliver|copy\s+to|share\s+with|callback|beacon|webhook)\b|\b(envoie[zr]?|envoyez|envoyer|transmett(ez|re)|sende[nt]?|schicke[nn]?|übermittel[nt]?|env[ií]a(r|lo)?|enviar|invia(re)?|verstuur|stuur|wy[sś]lij)\b|(?<!\p{L})(отправ|перешл|надішл)\p{L}*|发送|发给|傳送|送信|전송|보내/iu;
 
 function address(text: string, ctx: RuleContext): RuleHit[] {
   const hits: RuleHit[] = [];
@@ -331,90 +395,23 @@ function address(text: string, ctx: RuleContext): RuleHit[] {
     });
   };
   for (const m of text.matchAll(COLLECTOR)) found(m, "an address", true);
+  if (ctx.kind === "prose") {
+    for (const m of text.matchAll(BEACON)) {
+      if (hits.some((h) => h.start < m.index! + m[0].length && m.index! < h.end)) continue;
+      hits.push({
+        rule: "address",
+        severity: "error",
+        start: m.index!,
+        end: m.index! + m[0].length,
+        what:
+          "a markdown image with a query: a client that shows it sends the query to that address",
+      });
+    }
+  }
   const taken = (m: RegExpMatchArray) => hits.some((h) => h.start <= m.index! && m.index! < h.end);
   for (const m of text.matchAll(URL_RE)) if (!taken(m)) found(m, "a URL");
   for (const m of text.matchAll(EMAIL)) if (!taken(m)) found(m, "an email address");
   for (const m of text.matchAll(IPV4)) if (!taken(m)) found(m, "an IP address");
-  return hits;
-}
-
-// ---------------------------------------------------------------- encoded-blob
-
-const BASE64 = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{24,}={0,2}(?![A-Za-z0-9+/_-])/g;
-const BASE64URL = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9_-]{24,}(?![A-Za-z0-9+/_-])/g;
-const HEX = /(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Za-z])/g;
-const ESCAPES = /(?:\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}|&#x?[0-9A-Fa-f]+;){8,}/g;
-const DATA_URI = /\bdata:[\w.+/-]*(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]{16,}/gi;
-
-/** Decoded bytes read as text, when most of them are printable (a hidden message). */
-function asText(bytes: Uint8Array): string | undefined {
-  if (bytes.length < 12) return undefined;
-  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
-  const printable = [...text].filter((c) => /[\p{L}\p{N}\p{P}\p{Zs}\n]/u.test(c)).length;
-  const letters = [...text].filter((c) => /\p{L}/u.test(c)).length;
-  return printable / [...text].length > 0.9 && letters / [...text].length > 0.5 && /\s/.test(text)
-    ? text
-    : undefined;
-}
-
-function fromBase64(s: string): Uint8Array | undefined {
-  try {
-    const std = s.replaceAll("-", "+").replaceAll("_", "/").replace(/=+$/, "");
-    const padded = std + "=".repeat((4 - (std.length % 4)) % 4);
-    return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
-  } catch {
-    return undefined;
-  }
-}
-
-function fromEscapes(s: string): Uint8Array {
-  const out: number[] = [];
-  for (
-    const m of s.matchAll(
-      /\\x([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|%([0-9A-Fa-f]{2})|&#(x?)([0-9A-Fa-f]+);/g,
-    )
-  ) {
-    const code = m[1] ?? m[3]
-      ? parseInt(m[1] ?? m[3], 16)
-      : m[2]
-      ? parseInt(m[2], 16)
-      : parseInt(m[5], m[4] ? 16 : 10);
-    out.push(...new TextEncoder().encode(String.fromCodePoint(Math.min(code, 0x10ffff))));
-  }
-  return new Uint8Array(out);
-}
-
-function blobs(text: string): RuleHit[] {
-  const hits: RuleHit[] = [];
-  const seen = (start: number) => hits.some((h) => h.start <= start && start < h.end);
-  const judge = (m: RegExpMatchArray, bytes: Uint8Array | undefined, long: number) => {
-    if (seen(m.index!)) return;
-    const decoded = bytes && asText(bytes);
-    if (decoded === undefined && m[0].length < long) return;
-    hits.push({
-      rule: "encoded-blob",
-      severity: decoded === undefined ? "warning" : "error",
-      start: m.index!,
-      end: m.index! + m[0].length,
-      what: decoded === undefined
-        ? "a long encoded run (base64, hex or escapes) a reader cannot check"
-        : "encoded text (it decodes to words a model can read and a reader cannot see)",
-    });
-  };
-  for (const m of text.matchAll(DATA_URI)) {
-    judge(m, fromBase64(m[0].slice(m[0].indexOf(",") + 1)), 0);
-  }
-  for (const m of text.matchAll(ESCAPES)) judge(m, fromEscapes(m[0]), 64);
-  for (const m of text.matchAll(HEX)) {
-    judge(m, Uint8Array.from(m[0].match(/../g)!, (h) => parseInt(h, 16)), 129);
-  }
-  for (const re of [BASE64, BASE64URL]) {
-    for (const m of text.matchAll(re)) {
-      // An identifier is not a blob: base64 of anything mixes cases and digits.
-      if (!/[a-z]/.test(m[0]) || !/[A-Z]/.test(m[0]) || !/\d/.test(m[0])) continue;
-      judge(m, fromBase64(m[0]), 64);
-    }
-  }
   return hits;
 }
 
@@ -472,10 +469,64 @@ function sentenceAround(text: string, start: number, end: number): string {
 const ASCII = /^[\x00-\x7f]*$/;
 /** The longest string read rule by rule (longer is a `long-text` error). */
 const MAX_READ = 65_536;
+/** A name (a property, a `$defs` entry) is an identifier: longer than this is text. */
+const NAME_LONG = { warn: 100, error: 500 };
+/** Files a name (`id_rsa_contents`, `mcp.json`) should never hold. */
+const NAME_SENSITIVE =
+  /(?<![A-Za-z0-9])(id_(rsa|dsa|ecdsa|ed25519)|authorized_keys|mcp\.json|claude_desktop_config(\.json)?)(?![A-Za-z0-9])|(^|[~/_-])\.ssh\b|\/etc\/(passwd|shadow)\b/gi;
+const SEEN_THROUGH =
+  " (read through look-alike letters, character references, escapes or hidden characters)";
 
 /**
- * Every rule's hits in one string, spans in order. Names (keys, the tool's
- * name) are read for hidden characters only; values skip the `long-text`
+ * The rules a text made of several strings (a line each) is read by again:
+ * instructions, tags and tool references written across strings.
+ */
+export function scanAcross(text: string, ctx: RuleContext): RuleHit[] {
+  return [
+    ...matches(text, [INSTRUCTION_TAG], "hidden-markup", "error", TAG),
+    ...instruction(text),
+    ...toolReference(text, ctx),
+  ];
+}
+
+/** The rules that read what a text says (not how it is written or how long it is). */
+function phrases(text: string, ctx: RuleContext): RuleHit[] {
+  return [
+    ...markup(text),
+    ...instruction(text),
+    ...sensitive(text),
+    ...toolReference(text, ctx),
+    ...address(text, ctx),
+    ...blobs(text),
+  ];
+}
+
+/**
+ * The hits of `rules` in a view of the text (scan_fold.ts), as spans of the
+ * text, that the text as written did not show (a rule's hit already there
+ * is not said twice).
+ */
+function seenThrough(
+  view: View | undefined,
+  hits: readonly RuleHit[],
+  rules: (text: string) => RuleHit[],
+  note: string,
+): RuleHit[] {
+  if (!view) return [];
+  return rules(view.text).flatMap((hit) => {
+    const [start, end] = originalSpan(view, hit.start, hit.end);
+    const shown = hits.some((h) => h.rule === hit.rule && h.start < end && start < h.end);
+    return shown ? [] : [{ ...hit, start, end, what: hit.what + note }];
+  });
+}
+
+/**
+ * Every rule's hits in one string, spans in order. Prose and values are read
+ * as written, through scan_fold.ts's fold (look-alike letters, references,
+ * escapes, hidden characters undone) and rotated (ROT13). A name (a key, the
+ * tool's name) is read for hidden characters, look-alike letters, markup,
+ * credential files, length, and its words (`ignore_previous_instructions`);
+ * a name holding a space is read as prose. Values skip the `long-text`
  * bound of prose and count a plain URL as no finding.
  */
 export function scanText(text: string, ctx: RuleContext): RuleHit[] {
@@ -484,15 +535,26 @@ export function scanText(text: string, ctx: RuleContext): RuleHit[] {
   if (text.length > MAX_READ) return long(text, { ...ctx, longAt: { warn: 0, error: 0 } });
   // Hidden characters and look-alike letters are never ASCII: most text skips both.
   const hits = ASCII.test(text) ? [] : [...invisible(text), ...mixedScript(text)];
-  if (ctx.kind !== "name") {
+  if (ctx.kind === "name" && !/\s/.test(text)) {
     hits.push(
       ...markup(text),
-      ...instruction(text),
-      ...sensitive(text),
-      ...toolReference(text, ctx),
-      ...address(text, ctx),
-      ...blobs(text),
-      ...long(text, ctx),
+      ...matches(text, [NAME_SENSITIVE], "sensitive-request", "error", NAMED_FILE),
+      ...long(text, { ...ctx, kind: "prose", longAt: NAME_LONG }),
+    );
+    const words = (t: string) => [...markup(t), ...instruction(t)];
+    hits.push(...seenThrough(splitName(text), hits, words, ""));
+    hits.push(...seenThrough(fold(text), hits, words, SEEN_THROUGH));
+  } else {
+    const read = ctx.kind === "name" ? { ...ctx, kind: "prose" as const, longAt: NAME_LONG } : ctx;
+    hits.push(...phrases(text, read), ...long(text, read));
+    hits.push(...seenThrough(fold(text), hits, (t) => phrases(t, read), SEEN_THROUGH));
+    hits.push(
+      ...seenThrough(
+        rot13(text),
+        hits,
+        (t) => [...instruction(t), ...sensitive(t)],
+        " (written in ROT13)",
+      ),
     );
   }
   return hits.sort((a, b) => a.start - b.start || a.end - b.end);

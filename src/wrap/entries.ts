@@ -197,7 +197,7 @@ function scanned(
   const skip = new Set<string>();
   if (entry.override?.title !== undefined) skip.add("/title");
   if (entry.override?.description !== undefined) skip.add("/description");
-  const findings = scanTool(spec, { listed: decision.listed }).filter((f) => !skip.has(f.pointer));
+  const findings = scanTool(spec, { listed: decision.listed, skip });
   const scan = judgeFindings(findings, entry.accept);
   if (scan.errors.length > 0) {
     return entryStub(entry, decision, "flagged", flaggedReason(scan.errors), FLAGGED_REMEDY, {
@@ -219,10 +219,74 @@ export const FLAGGED_REMEDY =
  * the rules and where, never the offending text (a stub must not relay it).
  */
 export function flaggedReason(errors: readonly Finding[]): string {
-  const places = [...new Set(errors.map((f) => `${f.rule} in ${f.pointer}`))];
+  const places = [...new Set(errors.map((f) => `${f.rule} in ${shownPlace(f.pointer)}`))];
   const shown = places.slice(0, 4).join(", ") + (places.length > 4 ? ", ..." : "");
   return `its definition failed weir's tool-poisoning scan (${shown})`;
 }
+
+/**
+ * A finding's place as a stub may say it: an index, a field or keyword of a
+ * definition, and a member the MCP server named (a property) when it is a
+ * short identifier and not the last step (the last may be the flagged name
+ * itself); anything else is `*`, so a poisoned property name does not reach
+ * the model through the stub that withholds it.
+ */
+function shownPlace(pointer: string): string {
+  if (pointer === "") return "the definition as a whole";
+  const segments = pointer.split("/").slice(1);
+  return segments.map((segment, i) =>
+    /^\d+$/.test(segment) || KNOWN_MEMBERS.has(segment) ||
+      (i < segments.length - 1 && /^[A-Za-z_][A-Za-z0-9_-]{0,31}$/.test(segment))
+      ? `/${segment}`
+      : "/*"
+  ).join("");
+}
+
+/** A tool definition's fields and the schema keywords (src/mcp_upstream/scan.ts reads them all). */
+const KNOWN_MEMBERS = new Set([
+  "name",
+  "title",
+  "description",
+  "inputSchema",
+  "outputSchema",
+  "annotations",
+  "_meta",
+  "icons",
+  "execution",
+  "src",
+  "properties",
+  "items",
+  "prefixItems",
+  "additionalProperties",
+  "patternProperties",
+  "propertyNames",
+  "contains",
+  "$defs",
+  "definitions",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "required",
+  "dependentSchemas",
+  "dependentRequired",
+  "default",
+  "examples",
+  "const",
+  "enum",
+  "pattern",
+  "format",
+  "type",
+  "$ref",
+  "$comment",
+  "$id",
+  "$schema",
+  "contentMediaType",
+  "contentEncoding",
+]);
 
 /** The read-only stub of a tool that does not say it reads only, in read-only mode. */
 function readOnly(
