@@ -332,6 +332,7 @@ export type AuditOutcome =
   | "cache_hit"
   | "confirmation_asked"
   | "task_created"
+  | "task_cancelled"
   | "tool_error"
   | "handler_error";
 

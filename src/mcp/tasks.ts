@@ -12,10 +12,19 @@
  *   without `optional` or `required` is `-32601`, as is a plain call of a
  *   `required` one; the arguments are checked against the schema first, as
  *   for any call;
+ * - `params.task` is a `TaskMetadata`: an object whose `ttl`, when there,
+ *   is a non-negative integer; the host gets `{ttl}` only (`-32602` for
+ *   anything else), so no other field reaches an upstream;
  * - a task id is bound to the caller that created it: clients see a handle
  *   signed by the server's state keys (`StateKeys`, purpose `task`, bound to
  *   the caller as cursors are), so another caller's id is unknown to it
  *   (`-32602`, "Task not found"), on every replica holding the same keys;
+ *   a caller whose access (`toolAccess`: a token's tools, OAuth scopes) no
+ *   longer lets it call the task's tool, or a tool no longer listed, finds
+ *   the task unknown too;
+ * - a `ToolError` the host throws from `tasks/result` is the tool error
+ *   result a call would have answered (the specification: "exactly what the
+ *   underlying request would have returned");
  * - `tasks/result` carries `_meta["io.modelcontextprotocol/related-task"]`;
  *   `tasks/list` is not offered: listing a caller's tasks needs a record of
  *   who made which, shared by every replica, which signed handles avoid
@@ -25,6 +34,8 @@
  */
 import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
 import { type CallContext, CREATED_TASK_META } from "./options.ts";
+import { ToolError } from "./errors.ts";
+import { errorResult } from "./results.ts";
 import type { PreparedTool } from "./catalog.ts";
 import type { ServerSetup } from "./setup.ts";
 import type { CallToolResult } from "./types.ts";
@@ -79,6 +90,29 @@ export function runsAsTask(
   return false;
 }
 
+/**
+ * The `task` of a task-augmented call as the host gets it: `{}` or `{ttl}`.
+ * @throws {McpError} `-32602` when it is not an object or its `ttl` is not a
+ *   non-negative integer (MCP 2025-11-25 `TaskMetadata`)
+ */
+export function taskMetadata(task: unknown): JsonObject {
+  if (typeof task !== "object" || task === null || Array.isArray(task)) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      "tools/call params.task must be an object (TaskMetadata: {ttl?})",
+    );
+  }
+  const ttl = (task as { ttl?: unknown }).ttl;
+  if (ttl === undefined) return {};
+  if (typeof ttl !== "number" || !Number.isSafeInteger(ttl) || ttl < 0) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      "tools/call params.task.ttl must be a non-negative integer (milliseconds)",
+    );
+  }
+  return { ttl };
+}
+
 /** The `Task` a host's dispatch answered a task-augmented call with, if it did. */
 export function createdTask(result: CallToolResult): JsonObject | undefined {
   const created = isObject(result?._meta) ? result._meta[CREATED_TASK_META] : undefined;
@@ -126,9 +160,27 @@ export async function taskMethod(
         "created it, on a server holding the same state keys)",
     );
   }
+  // The caller may still call the task's tool (its access can narrow: another token, scopes).
+  const access = s.toolAccess(call.auth);
+  if ((access && !access.allows(payload.n)) || !(await s.catalog()).toolsByName.has(payload.n)) {
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Failed to retrieve task: Task not found (its tool "${payload.n}" is not one this ` +
+        `caller may call now)`,
+    );
+  }
   const host = s.options.tasks!;
   if (method === "tasks/result") {
-    const result = cleanDeep(await host.result(payload.t, payload.n, call));
+    let answer: CallToolResult;
+    try {
+      answer = await host.result(payload.t, payload.n, call);
+    } catch (error) {
+      if (!(error instanceof ToolError)) throw error;
+      // What the call would have answered: its tool error result.
+      answer = errorResult(error.message);
+      if (error.structuredContent) answer.structuredContent = error.structuredContent;
+    }
+    const result = cleanDeep(answer);
     const meta = isObject(result._meta) ? result._meta : {};
     return { ...result, _meta: { ...meta, [RELATED_TASK]: { taskId: handle } } } as CallToolResult;
   }

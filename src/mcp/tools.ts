@@ -9,7 +9,7 @@
  */
 import type { PreparedCatalog, PreparedTool } from "./catalog.ts";
 import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
-import { createdTask, runsAsTask, taskAnswer } from "./tasks.ts";
+import { createdTask, runsAsTask, taskAnswer, taskMetadata } from "./tasks.ts";
 import { ERAS, MODERN_VERSION } from "./revisions.ts";
 import { cleanText, illFormedAt, illFormedMessage, isRawJson } from "./text.ts";
 import { isShallowAndExact, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./depth.ts";
@@ -166,7 +166,7 @@ function toolsCallIn(
   if (access) call.tools = access;
   if (runsAsTask(s, tool, params, call)) {
     // A task: the same checks and dispatch, which starts it (src/mcp/tasks.ts).
-    call.task = (isObject(params.task) ? params.task : {}) as JsonObject;
+    call.task = taskMetadata(params.task);
     return Promise.resolve(runTool(s, tool, args ?? {}, call)).then((outcome) =>
       taskAnswer(s, name, outcome.result, call)
     );

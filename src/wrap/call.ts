@@ -31,13 +31,11 @@
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import type { CallContext, Logger, ToolAccess } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
-import { cleanDeep } from "../mcp/text.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import type { Withhold } from "../guardfile/model.ts";
 import { WeirError } from "../errors/kinds.ts";
 import { checkRestrictedValue } from "../guard/restricted_value.ts";
-import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "../guard/secrets.ts";
-import { isEmpty } from "../guard/controls.ts";
+import { Redactor } from "../guard/secrets.ts";
 import { withheldTool } from "../guard/tools.ts";
 import type { ValueResolver } from "../guard/values.ts";
 import {
@@ -53,6 +51,7 @@ import { toUpstreamArguments } from "../mcp_upstream/overrides.ts";
 import { argumentNames, type EntryState, pinValues } from "./entries.ts";
 import { clip, failureOf } from "./failures.ts";
 import { sendCall } from "./tasks.ts";
+import { wrapAnswer } from "./answer.ts";
 import { forwarder } from "./progress.ts";
 import { declaredArguments, nameTwinRefusal } from "../guard/name_twins.ts";
 import { refuseSecretArguments } from "../guard/secret_arguments.ts";
@@ -225,27 +224,10 @@ export class WrapMode implements CallMode<WrapCall> {
     }
   }
 
-  /** (f) Depth, redaction, clean text, `reject-empty` (not of a task's creation). */
+  /** (f) Depth, redaction, clean text, `reject-empty` (not of a task's creation): answer.ts. */
   answer(call: WrapCall, ctx: CallContext): CallToolResult {
-    const result = call.result!;
-    if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
-      throw new WeirError(
-        "upstream_too_deep",
-        `the upstream answered a result nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,
-      );
-    }
-    // Clean text out (docs/spec-mode.md, "Clean text out"): the upstream's strings
-    // are well-formed Unicode without terminal control sequences, as in serve.
-    const redactor = call.redactor;
-    const out = cleanDeep(redactor.active ? redactor.deep(result) as CallToolResult : result);
-    if (this.#rejectEmpty.has(call.tool) && !ctx.task && !out.isError && isEmptyResult(out)) {
-      throw new WeirError(
-        "reject_empty",
-        `${call.tool} answered nothing (no content, no structuredContent); an empty answer is ` +
-          `not treated as "none found"`,
-      );
-    }
-    return out;
+    const rejectEmpty = this.#rejectEmpty.has(call.tool) && !ctx.task;
+    return wrapAnswer(call.tool, call.result!, call.redactor, rejectEmpty);
   }
 }
 
@@ -301,20 +283,6 @@ export function controlledTools(
     });
   }
   return tools;
-}
-
-/**
- * An empty tool result, as `reject-empty` means it for an MCP answer: no
- * content block with anything in it (a text block with only blanks counts as
- * empty) and no `structuredContent`, or an empty one (`{}`).
- */
-export function isEmptyResult(result: CallToolResult): boolean {
-  const blocks = result.content ?? [];
-  const contentEmpty = blocks.every((b) =>
-    b.type === "text" && typeof b.text === "string" && b.text.trim() === ""
-  );
-  const structured = result.structuredContent;
-  return contentEmpty && (structured === undefined || isEmpty(structured));
 }
 
 function refreshFailed(log: Logger, error: unknown): void {

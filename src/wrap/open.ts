@@ -344,7 +344,7 @@ export async function buildUpstreamServer(
       })),
       // MCP 2025-11-25 tasks, when the MCP server can run them (src/wrap/tasks.ts).
       tasks: tasksCarried(connection, host.served())
-        ? upstreamTasks(connection, () => secretsRedactor(config.headers), log, options.identity)
+        ? upstreamTasks(connection, host, { log, identity: options.identity })
         : undefined,
       log,
       around: options.around,

@@ -51,7 +51,7 @@ import {
   WRAP_DEFAULTS as DEFAULTS,
   type WrapFlags,
 } from "./config.ts";
-import { callSecrets, secretsRedactor, type UpstreamHost } from "./host.ts";
+import { secretsRedactor, type UpstreamHost } from "./host.ts";
 import { openUpstreamHost, StartupError } from "./open.ts";
 import type { CallerIdentity } from "./identity.ts";
 import { tasksCarried, upstreamTasks } from "./tasks.ts";
@@ -285,7 +285,11 @@ export async function buildWrapSurface(
         dispatch,
         // MCP 2025-11-25 tasks, when the MCP server can run them (src/wrap/tasks.ts).
         tasks: tasksCarried(connection, host.served())
-          ? upstreamTasks(connection, (tool) => callSecrets(host, tool), log, identity)
+          ? upstreamTasks(connection, host, {
+            log,
+            identity,
+            rejectEmpty: wrap.controls.rejectEmpty,
+          })
           : undefined,
         icons: wrap.icons,
         readResource: hasResources

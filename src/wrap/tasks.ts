@@ -10,11 +10,15 @@
  *   and its result awaited (`tasks/result`), so a 2026-07-28 caller, which
  *   has no tasks, can still call it (its cancellation cancels the task).
  * - {@link upstreamTasks}: `tasks/get`, `tasks/result`, `tasks/cancel`,
- *   relayed once each; the secrets a call of the tool carries (header secrets,
- *   its secret pins) redacted from what comes back; the
- *   result of `tasks/result` is held to the answer depth bound and leaves one
- *   audit line as a call does. The core has already bound the task id to the
- *   caller (a signed handle), so a caller never names another's task.
+ *   relayed once each while the task's tool is still served (`tasks/get` and
+ *   `tasks/result` of a tool now a stub are refused as its call would be;
+ *   `tasks/cancel` always goes); what comes back is redacted of what a call's
+ *   answer is (header secrets, the tool's secret pins, an exchanged token);
+ *   the result of `tasks/result` is answered as a call's is (`answer.ts`:
+ *   depth, redaction, clean text, `reject-empty`) and leaves one audit line
+ *   as a call does; a cancellation leaves one too. The core has already
+ *   bound the task id to the caller (a signed handle), so a caller never
+ *   names another's task.
  * - {@link tasksCarried}: weir offers tasks only when it can carry them: the
  *   MCP server speaks 2025-11-25 (2026-07-28 moved tasks to an extension
  *   neither weir nor the official SDK carries) and a served tool allows them.
@@ -24,14 +28,17 @@
 import { ErrorCode, type JsonObject, McpError } from "../mcp/jsonrpc.ts";
 import { type CallContext, createdTaskResult, type Logger, type TaskHost } from "../mcp/options.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
-import { MAX_ANSWER_DEPTH, nestsDeeperThan, type Redactor } from "../guard/secrets.ts";
-import { auditCall } from "../guard/pipeline.ts";
+import type { Redactor } from "../guard/secrets.ts";
+import { auditCall, type AuditOutcome } from "../guard/pipeline.ts";
 import type { Progress, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { UpstreamFailure, UpstreamRefused } from "../mcp_upstream/errors.ts";
 import { withoutHop } from "../mcp_upstream/hop.ts";
 import type { ServedTool } from "../mcp_upstream/decision.ts";
 import type { EntryState } from "./entries.ts";
 import { type CallerIdentity, identityHeaders } from "./identity.ts";
+import { wrapAnswer } from "./answer.ts";
+import { kindOf } from "../errors/kinds.ts";
+import { callSecrets, type UpstreamHost } from "./host.ts";
 
 /** A definition's `execution.taskSupport` (`forbidden` when absent). */
 function taskSupport(definition: ToolSpec): string {
@@ -97,24 +104,40 @@ export function tasksCarried(
     states.some((s) => s.kind === "served" && taskSupport(s.spec) !== "forbidden");
 }
 
-/**
- * The wrap mode's {@link TaskHost} (see the module doc).
- * @param redactor a fresh redactor of the secrets a call of `tool` carries as
- *   they read now (the header secrets, the tool's secret pins)
- */
+/** What {@link upstreamTasks} needs besides the connection. */
+export interface UpstreamTasksOptions {
+  log: Logger;
+  /** The caller's identity upstream (token exchange), as on the call that made the task. */
+  identity?: CallerIdentity;
+  /** Served tools whose empty result is an error (`reject-empty`). */
+  rejectEmpty?: readonly string[];
+}
+
+/** The wrap mode's {@link TaskHost} (see the module doc). */
 export function upstreamTasks(
   connection: UpstreamConnection,
-  redactor: (tool: string) => Redactor,
-  log: Logger,
-  identity?: CallerIdentity,
+  host: UpstreamHost,
+  options: UpstreamTasksOptions,
 ): TaskHost {
+  const { log, identity } = options;
+  const rejectEmpty = new Set(options.rejectEmpty ?? []);
   const relay = async (
     method: "tasks/get" | "tasks/result" | "tasks/cancel",
     taskId: string,
     tool: string,
     ctx: CallContext,
-  ): Promise<JsonObject> => {
-    const r = redactor(tool);
+  ): Promise<{ answer: JsonObject; redactor: Redactor }> => {
+    if (method !== "tasks/cancel") {
+      // A tool no longer served (a stub now) is refused as its call would be (host.ts servedState).
+      try {
+        host.servedState(tool);
+      } catch (error) {
+        throw new McpError(ErrorCode.InvalidParams, `${method}: ${(error as Error).message}`);
+      }
+    }
+    // What a call of the tool would redact: header secrets, its secret pins (host.ts), and
+    // the exchanged token (added by identityHeaders).
+    const r = callSecrets(host, tool);
     // The caller's identity upstream, as on the call that made the task (token exchange).
     const headers = await identityHeaders(identity, tool, ctx, r, log);
     try {
@@ -126,34 +149,41 @@ export function upstreamTasks(
       const answer = method === "tasks/result"
         ? withoutHop(raw as unknown as CallToolResult) as unknown as JsonObject
         : raw;
-      return (r.active ? r.deep(answer) : answer) as JsonObject;
+      return { answer, redactor: r };
     } catch (error) {
       throw relayed(error, method, r);
     }
   };
+  const redacted = ({ answer, redactor }: { answer: JsonObject; redactor: Redactor }) =>
+    (redactor.active ? redactor.deep(answer) : answer) as JsonObject;
   return {
-    get: (taskId, tool, ctx) => relay("tasks/get", taskId, tool, ctx),
-    cancel: (taskId, tool, ctx) => relay("tasks/cancel", taskId, tool, ctx),
+    get: async (taskId, tool, ctx) => redacted(await relay("tasks/get", taskId, tool, ctx)),
+    cancel: async (taskId, tool, ctx) => {
+      const started = performance.now();
+      const task = redacted(await relay("tasks/cancel", taskId, tool, ctx));
+      // The pipeline's one audit-line builder (stage (g)), as for the call that made the task.
+      auditCall(log, tool, ctx, started, "task_cancelled", 200);
+      return task;
+    },
     result: async (taskId, tool, ctx) => {
       const started = performance.now();
-      const result = await relay("tasks/result", taskId, tool, ctx) as unknown as CallToolResult;
-      const deep = nestsDeeperThan(result, MAX_ANSWER_DEPTH);
-      // The pipeline's one audit-line builder (stage (g)), as for the call that made the task.
-      auditCall(
-        log,
-        tool,
-        ctx,
-        started,
-        deep ? "upstream_too_deep" : result.isError ? "tool_error" : "ok",
-        deep ? 502 : result.isError ? 500 : 200,
-      );
-      if (deep) {
-        throw new McpError(
-          ErrorCode.InternalError,
-          `upstream_too_deep: the upstream answered a result nested deeper than ` +
-            `${MAX_ANSWER_DEPTH} levels; refused`,
+      const { answer, redactor } = await relay("tasks/result", taskId, tool, ctx);
+      const audit = (outcome: AuditOutcome, status: number) =>
+        auditCall(log, tool, ctx, started, outcome, status);
+      let result: CallToolResult;
+      try {
+        result = wrapAnswer(
+          tool,
+          answer as unknown as CallToolResult,
+          redactor,
+          rejectEmpty.has(tool),
         );
+      } catch (error) {
+        // The call's own refusal (too deep, reject-empty): the core answers it as a tool error.
+        audit(kindOf(error) ?? "tool_error", (error as { status?: number }).status ?? 502);
+        throw error;
       }
+      audit(result.isError ? "tool_error" : "ok", result.isError ? 500 : 200);
       return result;
     },
   };

@@ -9,7 +9,10 @@
  * the test calls `finish(topic)` (or at once for topic `"now"`), answering
  * `report on <topic>` and the `Authorization` header the task was created
  * with (so a test sees it redacted); `hang` (`"required"`) never completes
- * (cancel it); `plain` (forbidden). Every created task is recorded.
+ * (cancel it); `plain` (forbidden); `echo` (optional: completes at once,
+ * answering its arguments and the `task` it was created with, as JSON) and
+ * `empty` (optional: completes at once with no content). Every created task
+ * is recorded, and the `task` of every task-augmented call as sent.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -30,6 +33,21 @@ const TOOLS = [
     execution: { taskSupport: "required" },
   },
   { name: "plain", description: "Answers at once.", inputSchema: { type: "object" } },
+  {
+    name: "echo",
+    description: "Answers its arguments.",
+    inputSchema: {
+      type: "object",
+      properties: { text: { type: "string" }, key: { type: "string" } },
+    },
+    execution: { taskSupport: "optional" },
+  },
+  {
+    name: "empty",
+    description: "Answers nothing.",
+    inputSchema: { type: "object" },
+    execution: { taskSupport: "optional" },
+  },
 ];
 
 /** A running tasks upstream. */
@@ -37,6 +55,8 @@ export interface TasksUpstream {
   url: string;
   /** The upstream's task ids, in creation order. */
   created: string[];
+  /** The `task` of each task-augmented call as it came on the wire (before the SDK parses it). */
+  received: unknown[];
   /** Complete the `report` task of this topic. */
   finish(topic: string): Promise<void>;
   close(): Promise<void>;
@@ -54,6 +74,7 @@ type Call = {
 export async function startTasksUpstream(): Promise<TasksUpstream> {
   const store = new InMemoryTaskStore();
   const created: string[] = [];
+  const received: unknown[] = [];
   const waiting = new Map<string, { taskId: string; auth: string }[]>();
   const complete = async (taskId: string, topic: string, auth: string) => {
     await store.storeTaskResult(taskId, "completed", {
@@ -61,6 +82,10 @@ export async function startTasksUpstream(): Promise<TasksUpstream> {
     });
   };
   const handle = async (request: Request): Promise<Response> => {
+    const raw = await request.clone().json().catch(() => undefined);
+    if (raw?.method === "tools/call" && raw.params?.task !== undefined) {
+      received.push(raw.params.task);
+    }
     const server = new Server({ name: "tasks-upstream", version: "1.0.0" }, {
       capabilities: {
         tools: {},
@@ -77,6 +102,12 @@ export async function startTasksUpstream(): Promise<TasksUpstream> {
       }
       const made = await extra.taskStore!.createTask({ ttl: task.ttl ?? 60_000 });
       created.push(made.taskId);
+      if (name === "echo" || name === "empty") {
+        const text = JSON.stringify({ arguments: args, task });
+        await store.storeTaskResult(made.taskId, "completed", {
+          content: name === "echo" ? [{ type: "text", text }] : [],
+        });
+      }
       const auth = String(request.headers.get("authorization") ?? "none");
       if (name === "report") {
         const topic = String(args.topic);
@@ -102,6 +133,7 @@ export async function startTasksUpstream(): Promise<TasksUpstream> {
   return {
     url: `http://127.0.0.1:${await port}/mcp`,
     created,
+    received,
     async finish(topic) {
       for (const { taskId, auth } of waiting.get(topic) ?? []) await complete(taskId, topic, auth);
       waiting.delete(topic);
