@@ -11,12 +11,12 @@
  */
 import type { RuleHit } from "./scan_rules.ts";
 
-const BASE64 = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/_-])/g;
-const BASE64URL = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9_-]{16,}(?![A-Za-z0-9+/_-])/g;
-/** Base64 written in chunks (wrapped lines, groups): decoded as one run. */
-const BASE64_CHUNKS =
-  /(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{4,}[ \t\r\n]+){2,}[A-Za-z0-9+/]{4,}={0,2}/g;
-const HEX = /(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Za-z])/g;
+/** A run of base64, base64url or hex (told apart by its characters). */
+const RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+/** A word that may be a chunk of base64 written apart (wrapped lines, groups). */
+const CHUNK = /^[A-Za-z0-9+/]{4,}={0,2}$/;
+/** A chunk base64 of text would hold: a capital after a small letter, a digit, + or / by a letter. */
+const CHUNK_MIXED = /[a-z][A-Z]|[A-Za-z][0-9+/]|[0-9+/][A-Za-z]/;
 /** Hex bytes written apart: `49 67 6e`, `0x49, 0x67`, `49:67:6e`. */
 const HEX_APART =
   /(?<![0-9A-Za-z])(?:(?:0x)?[0-9A-Fa-f]{2}(?:[ \t,:;-]|\r?\n)+){11,}(?:0x)?[0-9A-Fa-f]{2}(?![0-9A-Za-z])/gi;
@@ -86,26 +86,57 @@ export function blobs(text: string): RuleHit[] {
     // An image is what a data URI usually holds: only words in one are reported.
     judge(m, bytes, /^image\//i.test(m[1]) ? Infinity : 0);
   }
-  for (const m of text.matchAll(ESCAPES)) judge(m, fromEscapes(m[0]), 64);
-  for (const m of text.matchAll(HEX)) {
-    judge(m, Uint8Array.from(m[0].match(/../g)!, (h) => parseInt(h, 16)), 129);
+  if (/[\\%&]/.test(text)) {
+    for (const m of text.matchAll(ESCAPES)) judge(m, fromEscapes(m[0]), 64);
   }
   for (const m of text.matchAll(HEX_APART)) {
     const bytes = [...m[0].matchAll(/(?:0x)?([0-9A-Fa-f]{2})/gi)].map((h) => parseInt(h[1], 16));
     judge(m, Uint8Array.from(bytes), Infinity);
   }
-  for (const re of [BASE64, BASE64URL]) {
-    for (const m of text.matchAll(re)) {
-      // An identifier is not a blob: base64 of anything mixes cases and digits. Words
-      // decoded are reported at any length.
-      const mixed = /[a-z]/.test(m[0]) && /[A-Z]/.test(m[0]) && /\d/.test(m[0]);
-      judge(m, fromBase64(m[0]), mixed ? 64 : Infinity);
+  for (const m of text.matchAll(RUN)) {
+    const run = m[0];
+    if (run.length >= 32 && run.length % 2 === 0 && /^[0-9A-Fa-f]+$/.test(run)) {
+      judge(m, Uint8Array.from(run.match(/../g)!, (h) => parseInt(h, 16)), 129);
+      continue;
     }
+    // base64 of words mixes both cases: an identifier in one case is not decoded; nor a
+    // run mixing the two alphabets (+/ and -_). Words decoded are reported at any
+    // length; a run of both cases and digits from 64 on.
+    if (!/[a-z]/.test(run) || !/[A-Z]/.test(run) || (/[+/]/.test(run) && /[-_]/.test(run))) {
+      continue;
+    }
+    judge(m, fromBase64(run), /\d/.test(run) ? 64 : Infinity);
   }
-  for (const m of text.matchAll(BASE64_CHUNKS)) {
-    // Words apart are not chunks: base64 of text holds a digit, + or / somewhere.
-    if (!/[\d+/]/.test(m[0])) continue;
-    judge(m, fromBase64(m[0]), Infinity);
+  if (CHUNK_MIXED.test(text)) {
+    for (const run of chunkRuns(text)) judge(run, fromBase64(run[0]), Infinity);
   }
   return hits;
+}
+
+/**
+ * Runs of three or more words apart (spaces, line breaks) that could be
+ * chunks of base64, one of them mixing cases, digits or `+`/`/` (words of
+ * prose do not), each as a match of the whole run.
+ */
+function chunkRuns(text: string): RegExpMatchArray[] {
+  const runs: RegExpMatchArray[] = [];
+  let words: RegExpMatchArray[] = [];
+  const close = () => {
+    if (words.length >= 3 && words.some((w) => CHUNK_MIXED.test(w[0]))) {
+      const start = words[0].index!;
+      const last = words[words.length - 1];
+      const run = [text.slice(start, last.index! + last[0].length)] as RegExpMatchArray;
+      run.index = start;
+      runs.push(run);
+    }
+    words = [];
+  };
+  for (const word of text.matchAll(/\S+/g)) {
+    const prev = words.at(-1);
+    // A chunk ends a run when padded (=); a word that is no chunk ends it too.
+    if (prev && (prev[0].endsWith("=") || !CHUNK.test(word[0]))) close();
+    if (CHUNK.test(word[0])) words.push(word);
+  }
+  close();
+  return runs;
 }

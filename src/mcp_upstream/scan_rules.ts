@@ -231,7 +231,7 @@ const INSTRUCTION_ELSEWHERE = [
 
 /** Stems one of {@link INSTRUCTION_ELSEWHERE} needs (most text has none: those are not run). */
 const ELSEWHERE_STEMS =
-  /[^\x00-\x7f]|ignor|oubli|olvid|esque|vergi|vergess|negeer|zignor|utilisat|usuari|utente|benutzer|nutzer|anwender|gebruiker|sag|erzähl|vertel|zeg/i;
+  /[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]|ignor(ez|er|a|ier)|oubli|olvid|esque|vergi|vergess|negeer|zignor|utilisat|usu[aá]ri|utente|benutzer|nutzer|anwender|gebruiker|użytkown|\bsag(e|en)?\b|erzähl|vertel|\bzeg\b/i;
 
 function instruction(text: string): RuleHit[] {
   return matches(
