@@ -41,7 +41,7 @@ import { list } from "./lists.ts";
 import { toolsCall } from "./tools.ts";
 import { readResource } from "./resources.ts";
 import { getPrompt } from "./prompts.ts";
-import { SURFACE_META, surfaceDigest } from "./surface_digest.ts";
+import { serverDigest, SURFACE_META } from "./surface_digest.ts";
 import { taskMethod } from "./tasks.ts";
 import { checkParams, MAX_PARAMS_DEPTH, tooDeepAt } from "./params.ts";
 
@@ -391,7 +391,7 @@ async function callerSurface(
   call: CallContext,
 ): Promise<{ digest: string; narrowed: boolean }> {
   const access = s.toolAccess(call.auth);
-  const digest = await surfaceDigest(await s.catalog(), access, s.options.resourceTools);
+  const digest = await serverDigest(s, access);
   return { digest, narrowed: access !== undefined };
 }
 

@@ -27,7 +27,7 @@ import type { MessageContext } from "./session.ts";
 import { ServerSetup } from "./setup.ts";
 import { classifyId, refusedMessage, type Reply, route } from "./routing.ts";
 import { callToolApi, type ToolCallOutcome } from "./tools.ts";
-import { surfaceDigest } from "./surface_digest.ts";
+import { serverDigest } from "./surface_digest.ts";
 
 export type {
   CacheHint,
@@ -138,7 +138,8 @@ export class McpServer {
 
   /**
    * A short digest of the surface a caller lists now: tools (definitions as
-   * listed), resources, resource templates and prompts (src/mcp/surface_digest.ts),
+   * listed), resources, resource templates and prompts, the instructions and
+   * whether tasks are offered (src/mcp/surface_digest.ts),
    * the same under both revisions and on every replica serving the same
    * catalog. It is also `_meta["weir.dev/surface"]` of `initialize` and
    * `server/discover` results, for the caller that asked.
@@ -157,11 +158,7 @@ export class McpServer {
    */
   async surfaceDigest(caller?: { auth: unknown }): Promise<string> {
     const s = this.#setup;
-    return await surfaceDigest(
-      await s.catalog(),
-      caller ? s.toolAccess(caller.auth) : undefined,
-      s.options.resourceTools,
-    );
+    return await serverDigest(s, caller ? s.toolAccess(caller.auth) : undefined);
   }
 
   /**
