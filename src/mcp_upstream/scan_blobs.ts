@@ -9,7 +9,16 @@
  *
  * @module
  */
-import type { RuleHit } from "./scan_rules.ts";
+/** One encoded run (a `RuleHit` of scan_rules.ts, which reads this module). */
+export interface BlobHit {
+  rule: "encoded-blob";
+  severity: "error" | "warning";
+  /** Start and end of the run, in UTF-16 code units of the string. */
+  start: number;
+  end: number;
+  /** What it is, in words. */
+  what: string;
+}
 
 /** A run of base64, base64url or hex (told apart by its characters). */
 const RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
@@ -63,8 +72,8 @@ function fromEscapes(s: string): Uint8Array {
 }
 
 /** Every encoded run of one string (see the module doc). */
-export function blobs(text: string): RuleHit[] {
-  const hits: RuleHit[] = [];
+export function blobs(text: string): BlobHit[] {
+  const hits: BlobHit[] = [];
   const seen = (start: number) => hits.some((h) => h.start <= start && start < h.end);
   /** `long`: the length from which a run that does not decode to words is still reported. */
   const judge = (m: RegExpMatchArray, bytes: Uint8Array | undefined, long: number) => {
