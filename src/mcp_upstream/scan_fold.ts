@@ -130,11 +130,13 @@ const PLAIN = /^[\x00-\x24\x27-\x5b\x5d-\x7f]*$/;
  * when that is the string itself.
  * @example
  * ```ts
- * import { fold } from "./scan_fold.ts";
+ * import assert from "node:assert/strict";
+ * import { fold, originalSpan } from "./scan_fold.ts";
  * const view = fold("&lt;IMPORTANT&gt; ｉｇｎｏｒｅ prevіous")!;
- * if (view.text !== "<IMPORTANT> ignore previous") throw new Error(view.text);
- * if (view.from[1] !== 4 || view.to[1] !== 14) throw new Error("the span of I is &lt;'s end");
- * if (fold("Adds two numbers.") !== undefined) throw new Error("plain text folds to itself");
+ * assert.equal(view.text, "<IMPORTANT> ignore previous");
+ * // "ignore" in the view is the fullwidth word in the original.
+ * assert.deepEqual(originalSpan(view, 12, 18), [18, 24]);
+ * assert.equal(fold("Adds two numbers."), undefined);
  * ```
  */
 export function fold(text: string): View | undefined {
