@@ -13,6 +13,7 @@
 import type {
   Callers,
   ConnectionSettings,
+  Credential,
   FixedHeader,
   InboundCaller,
   NamedText,
@@ -31,6 +32,7 @@ import {
   type List,
   prefix,
   rule,
+  same,
   smallerWidens,
   trueNarrows,
   widens,
@@ -209,6 +211,27 @@ const SETTINGS: Declared<SettingsSurface> = {
 };
 
 /**
+ * When the credentials differ only in a token exchange's `scope` list, and
+ * NEW's is a part of OLD's: the exchanged tokens carry less. The words, or
+ * `undefined` for any other change.
+ */
+function fewerExchangeScopes(o: Credential[], n: Credential[]): string | undefined {
+  if (o.length !== n.length || o.length === 0) return undefined;
+  const words: string[] = [];
+  for (const [i, a] of o.entries()) {
+    const b = n[i];
+    const was = a.exchange?.scopes;
+    const now = b.exchange?.scopes;
+    const rest = (c: Credential) => ({ ...c, exchange: { ...c.exchange!, scopes: undefined } });
+    if (same(a, b)) continue;
+    if (!was || !now || !same(rest(a), rest(b))) return undefined;
+    if (!now.every((s) => was.includes(s))) return undefined;
+    words.push(`token exchange asks for scopes ${now.join(" ")} (was ${was.join(" ")})`);
+  }
+  return words.length > 0 ? words.join("; ") : undefined;
+}
+
+/**
  * The declarations of every field of {@link Surface}, nested ones included.
  * `weir diff` compares two surfaces with them (src/diff/surface_diff.ts).
  */
@@ -239,16 +262,22 @@ export const SURFACE_DECLARATIONS: Declared<Surface> = {
         : `database ${w(o)} -> ${w(n)}`,
     }];
   }),
-  credentials: rule("wider", "another credential may reach more", (o, n) => {
-    const a = authWords({ credentials: o ?? [], upstream: { kind: "none" } });
-    const b = authWords({ credentials: n ?? [], upstream: { kind: "none" } });
-    return [{
-      effect: "widen",
-      what: a === b
-        ? `auth: its literal value changed (not shown; another credential may reach more)`
-        : `auth ${a} -> ${b} (another credential may reach more)`,
-    }];
-  }),
+  credentials: rule(
+    "either",
+    "another credential may reach more; a token exchange asking for fewer scopes reaches less",
+    (o, n) => {
+      const fewer = fewerExchangeScopes(o ?? [], n ?? []);
+      if (fewer) return [{ effect: "narrow", what: fewer }];
+      const a = authWords({ credentials: o ?? [], upstream: { kind: "none" } });
+      const b = authWords({ credentials: n ?? [], upstream: { kind: "none" } });
+      return [{
+        effect: "widen",
+        what: a === b
+          ? `auth: its literal value changed (not shown; another credential may reach more)`
+          : `auth ${a} -> ${b} (another credential may reach more)`,
+      }];
+    },
+  ),
   headers: HEADERS,
   callers: { why: "who may call", fields: CALLERS },
   rateLimit: RATE_LIMIT,

@@ -198,3 +198,26 @@ Deno.test("weir diff compares a shared rate-limit store without reading its vari
     if (saved !== undefined) Deno.env.set("WEIR_TEST_UNSET_REDIS", saved);
   }
 });
+
+Deno.test("weir diff: a token exchange asking for fewer scopes narrows; for more, widens", async () => {
+  const exchange = (scopes: string) =>
+    `oauth issuer="https://id.example.com" resource="https://mcp.example.com/mcp"
+wrap ward mcp tickets {
+    base-url "https://tickets.example.com/api"
+    auth token-exchange {
+        audience "https://tickets.example.com/api"
+        scope ${scopes}
+        client-id "weir"
+        client-secret { value env "WEIR_CLIENT_SECRET"; }
+    }
+    can get ticket { path "/tickets/{id}"; scope "tickets:read"; }
+}
+`;
+  const both = exchange(`"tickets:read" "tickets:write"`);
+  const one = exchange(`"tickets:read"`);
+  const changes = await noWidening(both, one);
+  assert.ok(
+    changes.some((c) => c.effect === "narrow" && /asks for scopes tickets:read \(was/.test(c.what)),
+  );
+  await widens(one, both, /scopes tickets:read tickets:write/);
+});
