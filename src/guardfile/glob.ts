@@ -11,6 +11,10 @@
  * A glob is also an anchored ECMA-262 regular expression ({@link globSource}),
  * the `pattern` the advertised input schema carries: the guard matches with
  * that same expression, so what the schema states is what the guard holds.
+ * The expression uses only what every common regular-expression engine reads
+ * alike (literal characters, `[...]`/`[^...]` classes, `*`, `(?:a|b)`, `^`,
+ * `$`, a backslash before punctuation), so a client validating with Go's
+ * RE2, Rust's `regex`, Python's `re` or Java compiles it too.
  *
  * @module
  */
@@ -52,8 +56,9 @@ export function compileGlob(pattern: string): (value: string) => boolean {
  * The globs of one `restrict` (one matching is enough) as one anchored
  * regular expression for a JSON Schema `pattern`: {@link globSource} for one
  * glob, `^(?:a|b)$` for several; `undefined` when a glob's class names a
- * character past U+FFFF, which only the `u` reading of an expression holds
- * (a validator reading it without `u` would refuse the expression itself).
+ * character past U+FFFF, which a JavaScript validator reading the pattern
+ * without the `u` flag would refuse as an expression (a range of surrogates
+ * out of order), so such globs are said in words instead.
  *
  * @throws {GlobError} as {@link compileGlob}
  * @example
@@ -70,27 +75,24 @@ export function globsPattern(globs: readonly string[]): string | undefined {
   return `^(?:${translated.map((t) => t.source.slice(1, -1)).join("|")})$`;
 }
 
-/** Lead and trail surrogates, as they pair in a string (UTF-16). */
-const PAIR = "[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]";
-/** Any one code point but `/`, read the same with and without the `u` flag. */
-const ONE_NOT_SLASH = `(?:${PAIR}|[^/\\uD800-\\uDFFF])`;
-
 /**
  * A glob as an anchored ECMA-262 regular expression source (`^...$`) with the
  * same meaning: what a JSON Schema `pattern` holds (JSON Schema 2020-12
- * section 6.3.3; ECMA-262 section 22.2). The expression means the same with
- * the `u` flag (how weir and most validators compile a `pattern`) and without
- * it, on well-formed text (weir refuses the rest before any check): a
- * character outside the Basic Multilingual Plane is one character to `?` and
- * to a negated class either way. The one exception is a class that names such
- * a character (`[😀-😎]`), which only the `u` reading holds
- * ({@link globsPattern} says so).
+ * section 6.3.3; ECMA-262 section 22.2), read as JSON Schema says to read it,
+ * character by character (the `u` flag; weir compiles it so): `?` is `[^/]`,
+ * one character however many UTF-16 units it takes. Every engine that reads
+ * text by code point agrees (RE2, Rust, Python, Java). A reader counting
+ * UTF-16 units (JavaScript without `u`, .NET) may take `?` for half of a
+ * character past U+FFFF, which weir then refuses: such readers only admit
+ * too much, never refuse what weir admits. No `\u` escape appears: RE2 and
+ * Rust refuse the expression for one (and a surrogate cannot be one).
  *
  * @throws {GlobError} as {@link compileGlob}
  * @example
  * ```ts
  * import { globSource } from "./glob.ts";
- * if (globSource("docs/**") !== "^docs\\/[\\s\\S]*$") throw new Error(globSource("docs/**"));
+ * if (globSource("docs/**") !== "^docs/[\\s\\S]*$") throw new Error(globSource("docs/**"));
+ * if (globSource("a?[^x]") !== "^a[^/][^/x]$") throw new Error(globSource("a?[^x]"));
  * if (globSource("v*.md") !== "^v[^/]*\\.md$") throw new Error(globSource("v*.md"));
  * ```
  */
@@ -176,14 +178,14 @@ export function parseGlob(pattern: string): GlobAtom[] {
   return atoms;
 }
 
-/** A glob's expression, and whether it reads the same without the `u` flag. */
+/** A glob's expression, and whether a reader without the `u` flag can compile it. */
 function translate(pattern: string): { source: string; portable: boolean } {
   let source = "^";
   let portable = true;
   for (const atom of parseGlob(pattern)) {
     if (atom.kind === "any") source += "[\\s\\S]*";
     else if (atom.kind === "star") source += "[^/]*";
-    else if (atom.kind === "one") source += ONE_NOT_SLASH;
+    else if (atom.kind === "one") source += "[^/]";
     else if (atom.kind === "char") source += escape(String.fromCodePoint(atom.codePoint));
     else {
       if (atom.ranges.some(([, hi]) => hi > 0xffff)) portable = false;
@@ -193,30 +195,10 @@ function translate(pattern: string): { source: string; portable: boolean } {
   return { source: source + "$", portable };
 }
 
-/**
- * A class as a source that means the same with and without the `u` flag (see
- * {@link globSource}), unless it names a character past U+FFFF.
- */
+/** A class as a source: its ranges; negated, `/` too is outside it. */
 function classSource(ranges: [number, number][], negate: boolean): string {
-  if (ranges.some(([, hi]) => hi > 0xffff)) {
-    // Only the u reading holds a class naming a character past U+FFFF.
-    const body = ranges.map(([lo, hi]) => classRange(lo, hi)).join("");
-    return negate ? `[^/${body}]` : `[${body}]`;
-  }
-  // Surrogates never stand alone in well-formed text: leaving them out keeps
-  // a class from matching half of a pair when read without the u flag.
-  const body = ranges.flatMap(([lo, hi]) =>
-    lo >= 0xd800 && hi <= 0xdfff
-      ? []
-      : lo < 0xd800 && hi > 0xdfff
-      ? [classRange(lo, 0xd7ff), classRange(0xe000, hi)]
-      : hi >= 0xd800 && hi <= 0xdfff
-      ? [classRange(lo, 0xd7ff)]
-      : lo >= 0xd800 && lo <= 0xdfff
-      ? [classRange(0xe000, hi)]
-      : [classRange(lo, hi)]
-  ).join("");
-  return negate ? `(?:${PAIR}|[^/${body}\\uD800-\\uDFFF])` : `[${body}]`;
+  const body = ranges.map(([lo, hi]) => classRange(lo, hi)).join("");
+  return negate ? `[^/${body}]` : `[${body}]`;
 }
 
 function classRange(lo: number, hi: number): string {
@@ -224,8 +206,9 @@ function classRange(lo: number, hi: number): string {
   return lo === hi ? one : `${one}-${escapeInClass(String.fromCodePoint(hi))}`;
 }
 
+/** A literal character: ECMA-262's syntax characters escaped (`/` needs none in a pattern). */
 function escape(c: string): string {
-  return /[\\^$.*+?()[\]{}|/]/.test(c) ? `\\${c}` : c;
+  return /[\\^$.*+?()[\]{}|]/.test(c) ? `\\${c}` : c;
 }
 
 function escapeInClass(c: string): string {
