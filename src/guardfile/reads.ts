@@ -28,7 +28,7 @@
  * @module
  */
 import type { Grant, HttpMethod } from "./model.ts";
-import { methodForVerb, READ_WORDS } from "./verbs.ts";
+import { methodForVerb, READ_WORDS, readLikePrefix } from "./verbs.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
 
 /** Read or write, and the rule that decided, in words. */
@@ -44,18 +44,22 @@ export { READ_WORDS };
 
 /**
  * Whether a grant's verb names a read: the verb table maps it to GET
- * (`get`, `list`, `list-...`), or it is one of {@link READ_WORDS}.
+ * (`get`, `list`, `list-...`, a word of {@link READ_WORDS}), or it is a
+ * compound verb a reader takes for a read (`get-open`, `find_by_tag`:
+ * `readLikePrefix`), which an HTTP grant must give a method and a sql grant
+ * runs as a read.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { namedAsRead } from "./reads.ts";
  * assert.ok(namedAsRead("read") && namedAsRead("list-open") && !namedAsRead("create"));
+ * assert.ok(namedAsRead("get-open") && namedAsRead("find_by_tag") && !namedAsRead("getall"));
  * ```
  */
 export function namedAsRead(verb: string): boolean {
   const byTable = methodForVerb(verb);
   if (!byTable.inferred) return byTable.method === "GET";
-  return READ_WORDS.includes(verb.toLowerCase());
+  return readLikePrefix(verb) !== undefined;
 }
 
 /** What an HTTP operation is, for {@link httpAccess}. */

@@ -1,13 +1,14 @@
 /**
  * The surface model: one typed value that says what an agent can do with a
  * guardfile, for every form of file (spec mode's grants, a wrapped MCP
- * server, the AWS policies). `weir describe` (text, JSON, OpenAPI), `weir
- * diff`, `--read-only`, scaffold's reads, lint's budgets and the advertised
- * input schemas read it; builders: `surfaceOfGuardfile` (src/surface/spec.ts),
- * `surfaceOfWrap` (src/surface/wrap.ts), `surfaceOfAws` (src/surface/aws.ts).
+ * server, the AWS policies). `weir describe` (text, JSON, OpenAPI, HTML),
+ * `weir diff`, `--read-only` and lint's budgets read it (the advertised input
+ * schema is built beside it from the grant: src/surface/input_schema.ts);
+ * builders: `surfaceOfGuardfile` (src/surface/spec.ts),
+ * `surfaceOfWrap` (src/surface/wrap.ts), `describeAws` (src/modes/serve_aws.ts).
  *
  * Every field declares how a change to it moves what an agent can do (wider,
- * narrower, or either) in src/surface/declarations.ts, whose type requires a
+ * narrower, or either) in src/diff/declarations.ts, whose type requires a
  * declaration for every field here: adding a field without one does not
  * compile, and tests/surface/declarations_test.ts walks real surfaces for
  * any key that slipped past.

@@ -169,6 +169,15 @@ Deno.test("weir lint refuses a read that calls dblink; --read-only withholds a c
     /named as a read \(verb "list"\).*it calls dblink\(\), which acts outside the transaction/,
   );
 
+  // A compound verb a reader takes for a read (issue 34 item 8) is a read for sql too.
+  const compound = await tempGuardfile(`wrap ward mcp shop {
+    database pgx { value env "DSN"; }
+    can get-open orders { sql { statement "DELETE FROM orders WHERE open"; }; }
+}`);
+  const refused = await runCli(["lint", compound]);
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /named as a read \(verb "get-open"\)/);
+
   const hidden = await tempGuardfile(`wrap ward mcp shop {
     database pgx { value env "DSN"; }
     can run cleanup {
