@@ -22,24 +22,8 @@ import {
   GetTaskResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
-import { startTasksUpstream } from "../support/tasks_upstream.ts";
+import { refused, rpc, startTasksUpstream } from "../support/tasks_upstream.ts";
 import { until } from "../support/wait.ts";
-
-// deno-lint-ignore no-explicit-any
-type Any = any;
-
-function rpc(client: Client, method: string, params: Record<string, unknown>, schema: Any) {
-  return client.request({ method, params } as Any, schema);
-}
-
-async function refused(run: () => Promise<unknown>): Promise<string> {
-  try {
-    await run();
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error("it did not fail");
-}
 
 const PIN = "pin-secret-0123456789abcdef";
 const TOKEN = "ci-token-0123456789abcdefghij";

@@ -37,26 +37,8 @@ import {
   weirAll,
 } from "../support/upstream_cli.ts";
 import { modernPost } from "../support/modern_http.ts";
-import { startTasksUpstream } from "../support/tasks_upstream.ts";
+import { refused, rpc, startTasksUpstream } from "../support/tasks_upstream.ts";
 import { until } from "../support/wait.ts";
-
-// deno-lint-ignore no-explicit-any
-type Any = any;
-
-/** One raw request of the v1 client (its typed helpers do not cover tasks/*). */
-function rpc(client: Client, method: string, params: Record<string, unknown>, schema: Any) {
-  return client.request({ method, params } as Any, schema);
-}
-
-/** The message of a request that must fail. */
-async function refused(run: () => Promise<unknown>): Promise<string> {
-  try {
-    await run();
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error("it did not fail");
-}
 
 async function v1Token(url: string, token: string): Promise<Client> {
   const client = new Client({ name: "weir-tasks-test", version: "1.0.0" });

@@ -13,11 +13,14 @@
  * answering its arguments and the `task` it was created with, as JSON) and
  * `empty` (optional: completes at once with no content). Every created task
  * is recorded, and the `task` of every task-augmented call as sent.
+ *
+ * Also the client side of a tasks test: {@link rpc} and {@link refused}.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 
 const TOOLS = [
   {
@@ -143,4 +146,28 @@ export async function startTasksUpstream(): Promise<TasksUpstream> {
       await http.shutdown();
     },
   };
+}
+
+// deno-lint-ignore no-explicit-any
+type Any = any;
+
+/** One raw request of the v1 client (its typed helpers do not cover tasks/*). */
+export function rpc(
+  client: Client,
+  method: string,
+  params: Record<string, unknown>,
+  schema: Any,
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  return client.request({ method, params } as Any, schema);
+}
+
+/** The message of a request that must fail. */
+export async function refused(run: () => Promise<unknown>): Promise<string> {
+  try {
+    await run();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("it did not fail");
 }
