@@ -81,8 +81,12 @@ const KEYWORDS = new Set([
   "contentMediaType",
   "pattern",
 ]);
-/** The most text (characters of prose and values, all strings) a definition may hold. */
+/**
+ * The most text a definition may hold: characters of every string read
+ * (names too), each string counting {@link PER_STRING} more.
+ */
 const MAX_TOTAL = 65_536;
+const PER_STRING = 16;
 const PROSE = new Set(["description", "title", "$comment"]);
 /** Schema keywords whose members are named by the object's keys. */
 const NAMED_MEMBERS = new Set([
@@ -113,9 +117,8 @@ const NAMED_MEMBERS = new Set([
 export function scanTool(tool: ToolSpec, options: ScanOptions = {}): Finding[] {
   const listed = new Set(options.listed ?? []);
   const skip = new Set(options.skip ?? []);
-  const findings: Finding[] = [];
-  /** The prose and values read, in order: read once more as one text (instructions split across fields). */
-  const parts: { text: string; pointer: string }[] = [];
+  /** Every string to read, in the definition's order. */
+  const strings: Read[] = [];
   /** `joined`: read again as part of the definition's prose (names and identifiers are not). */
   const read = (
     text: string,
@@ -124,10 +127,7 @@ export function scanTool(tool: ToolSpec, options: ScanOptions = {}): Finding[] {
     longAt = OTHER_PROSE,
     joined = kind !== "name",
   ) => {
-    if (skip.has(pointer)) return;
-    const ctx: RuleContext = { kind, tool: tool.name, listed, longAt };
-    for (const hit of merged(scanText(text, ctx))) findings.push(finding(hit, text, pointer));
-    if (joined && text !== "") parts.push({ text, pointer });
+    if (!skip.has(pointer)) strings.push({ text, pointer, kind, longAt, joined });
   };
   const walk = (value: unknown, pointer: string, key?: string, schema = false) => {
     if (typeof value === "string") {
@@ -168,10 +168,50 @@ export function scanTool(tool: ToolSpec, options: ScanOptions = {}): Finding[] {
       walk({ ...value, title: undefined }, at);
     } else walk(value, at);
   }
+  // Past the bound nothing is read rule by rule: the cost of a scan stays bounded whatever
+  // an MCP server lists, and no tool needs that much text.
+  const size = strings.reduce((n, r) => n + r.text.length + PER_STRING, 0);
+  if (size > MAX_TOTAL) return [tooLong(strings, size)];
+  const findings: Finding[] = [];
+  for (const { text, pointer, kind, longAt } of strings) {
+    const ctx: RuleContext = { kind, tool: tool.name, listed, longAt };
+    for (const hit of merged(scanText(text, ctx))) findings.push(finding(hit, text, pointer));
+  }
+  const parts = strings.filter((r) => r.joined && r.text !== "");
   findings.push(
     ...acrossFields(parts, { kind: "prose", tool: tool.name, listed, longAt: DESCRIPTION }),
   );
   return findings;
+}
+
+/** One string of a definition to read, where it is and how. */
+interface Read {
+  text: string;
+  pointer: string;
+  kind: TextKind;
+  longAt: RuleContext["longAt"];
+  /** Read again with the definition's other prose and values. */
+  joined: boolean;
+}
+
+/** The `long-text` error of a definition whose text is over {@link MAX_TOTAL}: nothing else of it is read. */
+function tooLong(strings: readonly Read[], size: number): Finding {
+  const what = `the definition's text (its ${strings.length} strings) weighs ${size} ` +
+    `characters, far more than a tool's purpose needs (over ${MAX_TOTAL}): no rule read it, ` +
+    `review it whole before accepting this`;
+  const id = createHash("sha256");
+  id.update("long-text\n\n");
+  for (const r of strings) id.update(`${r.pointer}\n${r.text}\n`);
+  return {
+    rule: "long-text",
+    severity: "error",
+    pointer: "",
+    start: 0,
+    end: size,
+    excerpt: "",
+    what,
+    id: `long-text:${id.digest("hex").slice(0, 16)}`,
+  };
 }
 
 /**
@@ -185,24 +225,6 @@ function acrossFields(
   ctx: RuleContext,
 ): Finding[] {
   if (parts.length < 2) return [];
-  const size = parts.reduce((n, p) => n + p.text.length + 1, 0);
-  if (size > MAX_TOTAL) {
-    // Too long to read as one text at a bounded cost, and far longer than any tool needs.
-    const what = `the definition's text totals ${size} characters, far longer than a tool's ` +
-      `purpose needs (over ${MAX_TOTAL}): room for instructions a reader skims past`;
-    const id = createHash("sha256").update(`long-text\n\n${parts.map((p) => p.text).join("\n")}`)
-      .digest("hex");
-    return [{
-      rule: "long-text",
-      severity: "error",
-      pointer: "",
-      start: 0,
-      end: size,
-      excerpt: "",
-      what,
-      id: `long-text:${id.slice(0, 16)}`,
-    }];
-  }
   const starts: number[] = [];
   let joined = "";
   for (const p of parts) {

@@ -166,14 +166,26 @@ export function fold(text: string): View | undefined {
   return view.text === text ? undefined : view;
 }
 
+/** Characters already read by {@link letter} (text repeats its letters; bounded). */
+const LETTERS = new Map<string, string>();
+
 /** One character as fold reads it: hidden -> nothing, spaces -> " ", look-alikes -> ASCII. */
 function letter(c: string): string {
+  if (c.charCodeAt(0) < 0x80) return c === "\t" ? " " : LINE.test(c) ? "\n" : c;
+  let read = LETTERS.get(c);
+  if (read === undefined) {
+    if (LETTERS.size >= 4096) LETTERS.clear();
+    LETTERS.set(c, read = unmemoized(c));
+  }
+  return read;
+}
+
+function unmemoized(c: string): string {
   if (HIDDEN.test(c)) return "";
   if (SPACE.test(c)) return " ";
   if (LINE.test(c)) return "\n";
   const alike = ASCII_OF.get(c);
   if (alike) return alike;
-  if (c.charCodeAt(0) < 0x80) return c;
   const plain = c.normalize("NFKD").replace(MARK, "");
   return [...plain].map((p) => ASCII_OF.get(p) ?? p).join("");
 }

@@ -149,17 +149,17 @@ const INSTRUCTION_TAG =
   /<\s*\/?\s*(important|system|system[-_ ]?prompt|instructions?|hidden|secret|admin|override|critical|urgent|assistant|human|user[-_ ]?instructions?|prompt|tool[-_]?call|function[-_]?call|context|ai|model|agent|note[-_]?to[-_]?(?:ai|model|assistant|agent))\b[^<>]{0,200}>/gi;
 const TAG = "a tag addressing the model (<IMPORTANT>, <system>, <instructions>...)";
 /** A shouting tag, `<ALERT>`, `<MUST_READ>`. */
-const SHOUTING_TAG = /<\s*\/?\s*[A-Z][A-Z_-]{2,}\s*>/g;
+const SHOUTING_TAG = /<[ \t]*\/?[ \t]*[A-Z][A-Z_-]{2,40}[ \t]*>/g;
 /** Chat-template tokens and role headers of model prompts. */
 const TEMPLATE =
-  /<\|[a-z_]{2,}\|>|\[\/?INST\]|<<\/?SYS>>|^\s*#{1,6}\s*(system|instructions?|assistant)\b|^\s*(system|assistant)\s*:/gim;
+  /<\|[a-z_]{2,40}\|>|\[\/?INST\]|<<\/?SYS>>|^[ \t]*#{1,6}[ \t]*(system|instructions?|assistant)\b|^[ \t]*(system|assistant)[ \t]*:/gim;
 /**
  * Markup that hides text when rendered: an HTML comment, a markdown comment
  * (a link definition nothing links to: `[//]: # (...)`, `[comment]: <> (...)`),
  * CSS that hides, an element's `hidden` attribute.
  */
 const HIDING =
-  /<!--|^[ \t]*\[[^\]\n]{1,40}\]:[ \t]*(?:#|<>)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?![.\d])|<[a-z][\w-]*\s[^<>]*\bhidden\b[^<>]*>/gim;
+  /<!--|^[ \t]*\[[^\]\n]{1,40}\]:[ \t]*(?:#|<>)|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?![.\d])|<[a-z][\w-]{0,40}\s[^<>]{0,200}\bhidden\b[^<>]{0,200}>/gim;
 /** Blank lines or space (any kind: line and paragraph separators, em spaces) that push what follows out of view. */
 const PADDING = /(?:[\p{Zs}\t]*(?:\r\n|[\n\r\v\f\u0085\u2028\u2029])){12,}|[\p{Zs}\t]{120,}/gu;
 
@@ -304,7 +304,10 @@ function sensitive(text: string): RuleHit[] {
 /** Words around a name that make it a tool (or server) the text talks about. */
 const TOOL_WORD = "(tools?|functions?|servers?|mcp|plugins?|actions?|commands?)";
 /** An identifier: snake_case, kebab-case, dotted or camelCase, or any word in backticks or quotes. */
-const IDENT = "[A-Za-z][A-Za-z0-9]*(?:[_.-][A-Za-z0-9]+|[a-z0-9][A-Z][a-z0-9]*)+";
+/** An identifier (bounded: one start never reads far); {@link SEVERAL_WORDS} tells a name from a word. */
+const IDENT = "[A-Za-z](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?";
+/** An identifier of several words: snake, kebab, dotted or camel case. */
+const SEVERAL_WORDS = /[A-Za-z0-9][_.-][A-Za-z0-9]|[a-z0-9][A-Z]/;
 const NAMED = [
   new RegExp(
     `(?:the|a|an)\\s+[\`"']?(${IDENT})[\`"']?\\s+${TOOL_WORD}\\b|\\b${TOOL_WORD}\\s+(?:named|called)\\s+[\`"']?(${IDENT}|\\w+)[\`"']?|[\`"'](\\w[\\w.-]*)[\`"']\\s+${TOOL_WORD}\\b`,
@@ -327,6 +330,8 @@ function toolReference(text: string, ctx: RuleContext): RuleHit[] {
   const hits: RuleHit[] = [];
   for (const re of NAMED) {
     for (const m of text.matchAll(re)) {
+      // "the X tool", "call X first": X names a tool when it is an identifier of several words.
+      if (m[1] !== undefined && !SEVERAL_WORDS.test(m[1])) continue;
       const name = m.slice(1).find((g) =>
         g !== undefined &&
         !/^(tools?|functions?|servers?|mcp|plugins?|actions?|commands?)$/i.test(g)
@@ -360,17 +365,20 @@ function toolReference(text: string, ctx: RuleContext): RuleHit[] {
 
 const URL_RE =
   /\b(?:https?|ftps?|wss?|file|gopher|ldaps?|smb|sftp|ssh|telnet):\/\/[^\s"'<>`)\]]+/gi;
-const EMAIL = /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g;
+/** Local part and labels bounded as RFC 5321 bounds them (64, 63): one start never reads far. */
+const EMAIL =
+  /\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b/g;
 const IPV4 = /\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?::\d{1,5})?\b/g;
 /** Hosts that exist to receive what is sent to them. */
 const COLLECTOR =
-  /\b[\w-]+\.(?:ngrok(?:-free)?\.(?:io|app|dev)|webhook\.site|requestbin\.\w+|pipedream\.net|burpcollaborator\.net|oast(?:ify)?\.\w+|interact\.sh|beeceptor\.com|hookbin\.com|onion)\b|\bwebhook\.site\b/gi;
+  /\b[\w-]{1,63}\.(?:ngrok(?:-free)?\.(?:io|app|dev)|webhook\.site|requestbin\.\w+|pipedream\.net|burpcollaborator\.net|oast(?:ify)?\.\w+|interact\.sh|beeceptor\.com|hookbin\.com|onion)\b|\bwebhook\.site\b/gi;
 /**
  * A markdown image whose address carries a query (`![](https://x.example/p.png?d=...)`):
  * a client that shows the answer fetches it, sending whatever the agent
  * wrote there.
  */
-const BEACON = /!\[[^\]\n]{0,200}\]\(\s*<?[a-z][\w+.-]*:[^\s)?]*\?[^\s)]*\)?/gi;
+const BEACON =
+  /!\[[^\]\n]{0,200}\]\([ \t]*<?[a-z][\w+.-]{0,31}:[^\s)?]{0,2048}\?[^\s)]{0,2048}\)?/gi;
 const SEND =
   /\b(send|sends|sent|post|posts|upload|uploads|forward|forwards|report|reports|submit|submits|transmit|exfiltrate|email|e-mail|mail|bcc|cc|notify|deliver|copy\s+to|share\s+with|callback|beacon|webhook)\b|\b(envoie[zr]?|envoyez|envoyer|transmett(ez|re)|sende[nt]?|schicke[nn]?|übermittel[nt]?|env[ií]a(r|lo)?|enviar|invia(re)?|verstuur|stuur|wy[sś]lij)\b|(?<!\p{L})(отправ|перешл|надішл)\p{L}*|发送|发给|傳送|送信|전송|보내/iu;
 

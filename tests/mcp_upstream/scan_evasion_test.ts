@@ -244,3 +244,31 @@ Deno.test("scan evasions: fold undoes each disguise and maps every unit back", (
     }),
   );
 });
+
+Deno.test("scan evasions: strings built against a rule's backtracking are read in one pass", () => {
+  // Each was quadratic in a rule (an e-mail local part, a template header's \s*, a hidden
+  // attribute, an identifier, a collector host, a markdown image, a definition of many
+  // strings): a 65,000-character string took 10 to 30 seconds. Now each is read at once.
+  const n = 64_000;
+  const hostile = [
+    "%4".repeat(n / 2),
+    "a.".repeat(n / 2),
+    " \n".repeat(n / 2),
+    "<a ".repeat(n / 3),
+    `the ${"aaB".repeat(n / 3)}`,
+    `call ${"aaB".repeat(n / 3)}`,
+    "a-".repeat(n / 2),
+    `![x](h:${"a".repeat(50)}`.repeat(n / 57),
+    "忽略".repeat(n / 2),
+  ];
+  for (const text of hostile) {
+    const findings = scanTool({ name: "t", description: text });
+    assert.ok(findings.every((f) => f.pointer === "/description"), text.slice(0, 20));
+  }
+  // Many strings: past 65,536 characters in all, one long-text error and nothing read.
+  const many = withProperty("a", { enum: Array.from({ length: 5_000 }, () => "%4".repeat(8)) });
+  assert.deepEqual(
+    scanTool(many).map((f) => `${f.rule}/${f.severity}/${f.pointer}`),
+    ["long-text/error/"],
+  );
+});
