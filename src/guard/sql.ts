@@ -10,7 +10,9 @@
  *   `max-rows + 1` rows through a portal (so a huge result is never read), and
  *   answers `{rows, columns, truncated}`; `truncated` is lifted into
  *   `coverage.truncated`. A writing grant answers `{rows_affected}`.
- * - Every statement runs under `SET LOCAL statement_timeout` (the upstream
+ * - Every statement runs with `standard_conforming_strings` on (as the
+ *   guardfile's lint read it: src/guardfile/sql_scan.ts) and under
+ *   `SET LOCAL statement_timeout` (the upstream
  *   deadline, `--upstream-timeout`), and a cancelled call cancels its query.
  * - The host refuses an answer larger than the upstream answer cap
  *   (`--max-response-bytes`) as `sql_too_large`.
@@ -202,10 +204,16 @@ export class SqlRunner {
       budget ? budget.remainingMs() : this.#timeoutMs > 0 ? Math.ceil(this.#timeoutMs) : 0;
     // Nothing runs once the call is over: checked in the transaction, before the
     // statement, since a connection can come free (or connect) after the deadline.
+    // The statement is read as weir's lint read it (src/guardfile/sql_scan.ts):
+    // with standard_conforming_strings on (PostgreSQL's default since 9.1), as
+    // a database set to off would end a literal at \' where the scan does not,
+    // and run code the scan took for text.
     const start = (tx: Tx) => {
       signal.throwIfAborted();
       budget?.phase("running the statement", true);
-      return tx.unsafe(`set local statement_timeout = ${timeout()}`);
+      return tx.unsafe(
+        `set local statement_timeout = ${timeout()}; set local standard_conforming_strings = on`,
+      );
     };
     budget?.phase("waiting for a database connection", false);
     let release: () => void;

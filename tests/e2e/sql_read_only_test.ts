@@ -18,7 +18,7 @@ import fc from "../support/property.ts";
 import { postgresMissing, startPostgres } from "../support/postgres.ts";
 import { sqlStatementClass } from "../../src/guardfile/reads.ts";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
-import { runCli, tempGuardfile } from "../support/cli.ts";
+import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 
 const missing = postgresMissing();
 if (missing) console.error(`SKIP sql_read_only_test: ${missing}`);
@@ -192,4 +192,46 @@ Deno.test("weir lint refuses a read that calls dblink; --read-only withholds a c
   assert.equal(tool.kind, "withheld", "a write is not served in read-only mode");
   const plain = await runCli(["describe", hidden]);
   assert.match(plain.stdout, /run_cleanup {2}SQL write/);
+});
+
+Deno.test({
+  name: "a database with standard_conforming_strings off reads a statement as weir's lint did",
+  ignore: missing !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const pg = await startPostgres();
+    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
+    let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
+    try {
+      await admin.unsafe(`CREATE EXTENSION dblink`);
+      await admin.unsafe(`CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)`);
+      await admin.unsafe(`CREATE ROLE app LOGIN PASSWORD '${APP_PASSWORD}'`);
+      await admin.unsafe(`GRANT SELECT, DELETE ON t TO app`);
+      // A legacy setting: a backslash then escapes a quote inside '...'.
+      await admin.unsafe(`ALTER DATABASE postgres SET standard_conforming_strings = off`);
+      const libpq =
+        `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${APP_PASSWORD}`;
+      // The scan (standard strings) sees two literals and no call: a read. With the
+      // setting off, PostgreSQL sees one literal, then dblink_exec.
+      const statement = `SELECT 'x\\' AS a, ' AS b, dblink_exec($q$${libpq}$q$, ` +
+        `$q$DELETE FROM t$q$) AS c --'`;
+      assert.equal(sqlStatementClass(statement).class, "reads");
+      const file = await tempGuardfile(`wrap ward mcp shop {
+    database pgx { value env "SHOP_DSN"; }
+    can run report { sql { statement ${JSON.stringify(statement)}; }; }
+}`);
+      server = await serveHttp(file, {
+        env: { SHOP_DSN: `postgres://app:${APP_PASSWORD}@127.0.0.1:${pg.port}/postgres` },
+      });
+      const r = await callApi(server.url, "run_report", {});
+      assert.equal(r.status, 200, r.text);
+      const rows = (await admin`SELECT count(*)::int AS n FROM t`)[0].n;
+      assert.equal(rows, 3, "the statement ran dblink_exec, which the lint read as text");
+    } finally {
+      await server?.stop();
+      await admin.end({ timeout: 1 }).catch(() => {});
+      await pg.close();
+    }
+  },
 });
