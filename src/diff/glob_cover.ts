@@ -31,10 +31,13 @@ type State = Set<string>;
  * Malformed globs (never loaded) answer false.
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { nodesWithin } from "./glob_cover.ts";
- * console.assert(nodesWithin([["demo-a*"]], ["demo-*"]));
- * console.assert(!nodesWithin([["demo-**"]], ["demo-*"]));
- * console.assert(nodesWithin([["demo-*"], ["*-x"]], ["demo-*-x"]));
+ * assert.equal(nodesWithin([["demo-a*"]], ["demo-*"]), true);
+ * assert.equal(nodesWithin([["demo-**"]], ["demo-*"]), false);
+ * // "demo-x" passes both nodes but not demo-*-x (which needs "demo--x" at least)
+ * assert.equal(nodesWithin([["demo-*"], ["*-x"]], ["demo-*-x"]), false);
+ * assert.equal(nodesWithin([["demo-*"], ["*-x"]], ["demo-*x"]), true);
  * ```
  */
 export function nodesWithin(
