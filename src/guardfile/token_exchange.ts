@@ -237,7 +237,10 @@ export function readTokenExchange(node: NodeReader): TokenExchangeSetting | unde
     );
   }
   if (clientId === undefined && !kids.some((k) => k.name === "client-id")) {
-    node.error(`token exchange needs client-id: weir's client ID at the identity provider`);
+    node.error(
+      `token exchange needs client-id: add client-id "<id>", weir's client ID at the identity ` +
+        `provider`,
+    );
   }
   if (
     audience === undefined && resource === undefined &&
