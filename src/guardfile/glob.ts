@@ -100,6 +100,86 @@ export function globSource(pattern: string): string {
   return translate(pattern).source;
 }
 
+/**
+ * What a reader who knows other glob dialects would misread in a well-formed
+ * glob, each as a warning to show at the `restrict` (the glob is still used as
+ * written): `[!...]`, which shells, `fnmatch` and `.gitignore` read as a
+ * negated class but weir (as Go's `path.Match`) reads as a class holding `!`,
+ * so `[!.]*` admits `.env`; and `{a,b}`, which shells and minimatch read as
+ * alternatives but a glob here matches literally; and a part no restricted
+ * value can ever match (a literal `\\` or `%XX`: the guard refuses the first
+ * and matches every decoded form, src/guard/restricted_value.ts).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { globWarnings } from "./glob.ts";
+ * assert.match(globWarnings("[!.]*")[0], /holds "!"/);
+ * assert.match(globWarnings("{api,web}-*")[0], /braces/);
+ * assert.deepEqual(globWarnings("[^.]*"), []);
+ * assert.deepEqual(globWarnings("\\[!x]"), []);
+ * ```
+ */
+export function globWarnings(glob: string): string[] {
+  const out: string[] = [];
+  const chars = [...glob];
+  let inClass = false;
+  let braces = false;
+  for (let i = 0; i < chars.length; i++) {
+    const c = chars[i];
+    if (c === "\\") {
+      i++;
+    } else if (inClass) {
+      if (c === "]") inClass = false;
+    } else if (c === "[") {
+      inClass = true;
+      if (chars[i + 1] === "!") {
+        out.push(
+          `glob ${JSON.stringify(glob)}: "[!" starts a class that holds "!", not a negated ` +
+            `class (shells read it so; weir negates with "[^"): write "[^" to exclude, or ` +
+            `put "!" later in the class to keep it as a character`,
+        );
+      }
+    } else if (c === "{" && chars.slice(i + 1).join("").match(/^[^}]*,[^}]*\}/)) {
+      braces = true;
+    }
+  }
+  if (braces) {
+    out.push(
+      `glob ${JSON.stringify(glob)}: braces match themselves here, they are not alternatives ` +
+        `(as in a shell): write each alternative as its own glob ("{a,b}-*" is "a-*" "b-*")`,
+    );
+  }
+  // Characters no restricted value may hold: the glob's part that needs them matches nothing.
+  const atoms = parseGlob(glob);
+  const literal = (i: number, test: (c: number) => boolean) => {
+    const a = atoms[i];
+    return a?.kind === "char" && test(a.codePoint);
+  };
+  const hex = (c: number) => /^[0-9A-Fa-f]$/.test(String.fromCodePoint(c));
+  if (atoms.some((_, i) => literal(i, (c) => c === 0x5c))) {
+    out.push(
+      `glob ${JSON.stringify(glob)} needs a "\\", which weir refuses in a restricted value ` +
+        `(a path separator to some servers), so no value passes it: drop it`,
+    );
+  }
+  if (
+    atoms.some((_, i) =>
+      literal(i, (c) => c === 0x25) && literal(i + 1, hex) && literal(i + 2, hex)
+    )
+  ) {
+    out.push(
+      `glob ${JSON.stringify(glob)} needs a percent-encoded character ("%XX"), but a value must ` +
+        `match in every form it decodes to, so no value passes it: write the character itself`,
+    );
+  }
+  return out;
+}
+
+/** Whether every value a glob matches holds a `/` (a literal `/` outside any class). */
+export function globNeedsSlash(glob: string): boolean {
+  return parseGlob(glob).some((a) => a.kind === "char" && a.codePoint === 0x2f);
+}
+
 /** One element of a glob: a character, `?`, `*`, `**` or a class. */
 export type GlobAtom =
   | { kind: "char"; codePoint: number }

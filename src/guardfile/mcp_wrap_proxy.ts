@@ -9,7 +9,7 @@
  */
 import type { AnnotationOverrides, ArgumentRule, ProxyTool } from "./mcp_wrap_model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
-import { compileGlob, type GlobError, globsPattern } from "./glob.ts";
+import { compileGlob, type GlobError, globsPattern, globWarnings } from "./glob.ts";
 import { patternProblem, shownPattern } from "./pattern.ts";
 import { checkEnumAgainstRules, RULE_PROPERTIES } from "./rules.ts";
 
@@ -260,6 +260,7 @@ function readArgument(node: NodeReader): ArgumentRule | undefined {
         compileGlob(glob);
         // Several restrict nodes on one argument would have to AND; one node ORs its globs.
         (rule.restrict ??= []).push(glob);
+        for (const warning of globWarnings(glob)) r.warn(warning);
       } catch (error) {
         r.error(`${(error as GlobError).message}; a malformed glob would match nothing: fix it`);
       }

@@ -10,7 +10,7 @@ import type { Auth, Database, Grant, Guardfile, Restrict, ValueSource } from "./
 import { type NodeReader, onlyOnce, suggest } from "./nodes.ts";
 import { readGrant } from "./grant.ts";
 import { readValue } from "./value.ts";
-import { compileGlob, type GlobError, globsPattern } from "./glob.ts";
+import { compileGlob, type GlobError, globNeedsSlash, globsPattern, globWarnings } from "./glob.ts";
 import { patternProblem } from "./pattern.ts";
 import { SQL_DRIVERS } from "./sql.ts";
 import { foldName } from "./name_fold.ts";
@@ -446,6 +446,7 @@ function readRestricts(kids: NodeReader[], grants: Grant[]): Restrict[] {
       try {
         compileGlob(glob);
         globs.push(glob);
+        for (const warning of globWarnings(glob)) node.warn(warning);
       } catch (error) {
         node.error(`${(error as GlobError).message}; a malformed glob would match nothing: fix it`);
       }
@@ -468,6 +469,15 @@ function readRestricts(kids: NodeReader[], grants: Grant[]): Restrict[] {
           `schema's pattern) that ${problem}`,
       );
       continue;
+    }
+    const oneSegment = grants.flatMap((g) => g.params).filter((p) => p.name === param)
+      .every((p) => p.slashes === "refuse");
+    for (const glob of oneSegment ? globs.filter(globNeedsSlash) : []) {
+      node.warn(
+        `glob ${JSON.stringify(glob)} needs a "/", which path parameter "${param}" refuses (it ` +
+          `fills one segment), so no value passes it: declare param "${param}" ` +
+          `slashes="segments", or drop the "/"`,
+      );
     }
     out.push({ param, globs, position: node.node.position });
   }

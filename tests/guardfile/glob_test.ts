@@ -10,6 +10,8 @@
 import assert from "node:assert/strict";
 import fc from "../support/property.ts";
 import { compileGlob, GlobError, globSource, globsPattern } from "../../src/guardfile/glob.ts";
+import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { checkRestrictedValue } from "../../src/guard/restricted_value.ts";
 
 type Token =
   | { kind: "char"; cp: number }
@@ -213,4 +215,74 @@ Deno.test("a pattern holds only what RE2, Rust, Python and Java compile alike (n
   // The shapes the translation writes, each once.
   assert.equal(globsPattern(["a?[^x]*"]), "^a[^/][^/x][^/]*$");
   assert.equal(globsPattern(["docs/**", "[\\]-]"]), "^(?:docs/[\\s\\S]*|[\\]\\-])$");
+});
+
+/** The warnings a spec-mode file and a wrap-form file get for `restrict` globs. */
+function restrictWarnings(globs: string[], slashes = "refuse"): { spec: string[]; wrap: string[] } {
+  const list = globs.map((g) => JSON.stringify(g)).join(" ");
+  const spec = parseGuardfile(
+    `wrap ward mcp t {\n  base-url "https://x.example"\n  auth none\n` +
+      `  restrict p matches ${list}\n  can get p { path "/p/{p}"; param "p" slashes="${slashes}"; }\n}\n`,
+    "t.mcp.kdl",
+  );
+  const wrap = parseGuardfile(
+    `wrap ward mcp t {\n  mcp-server http "https://x.example/mcp"\n` +
+      `  proxy get { argument "p" { restrict ${list}; }; }\n}\n`,
+    "t.mcp.kdl",
+  );
+  const warnings = (r: typeof spec) => {
+    assert.deepEqual(r.diagnostics.filter((d) => d.severity === "error"), []);
+    return r.diagnostics.filter((d) => d.severity === "warning").map((d) => d.message);
+  };
+  return { spec: warnings(spec), wrap: warnings(wrap) };
+}
+
+Deno.test("lint warns of a glob a reader of other dialects misreads, or no value can pass; the glob is used as written", () => {
+  const cases: [string, RegExp][] = [
+    ["[!.]*", /"\[!" starts a class that holds "!", not a negated class/],
+    ["{api,web}-*", /braces match themselves here, they are not alternatives/],
+    ["x%2Fy", /needs a percent-encoded character/],
+    ["a\\\\b", /needs a "\\", which weir refuses in a restricted value/],
+  ];
+  for (const [g, said] of cases) {
+    const { spec, wrap } = restrictWarnings([g, "ok-*"]);
+    assert.equal(spec.length, 1, `${g}: ${spec}`);
+    assert.match(spec[0], said);
+    assert.equal(wrap.length, 1, `${g}: ${wrap}`);
+    assert.match(wrap[0], said);
+  }
+  // Said only where it holds.
+  for (const g of ["[^.]*", "\\[!x]", "[a!]", "{x}", "a%zz", "100%", "a{1}", "[{,}]"]) {
+    assert.deepEqual(restrictWarnings([g]), { spec: [], wrap: [] }, g);
+  }
+  // A "/" the parameter refuses (spec mode: a one-segment path parameter).
+  assert.match(
+    restrictWarnings(["acme/*"]).spec[0],
+    /needs a "\/", which path parameter "p" refuses/,
+  );
+  assert.deepEqual(restrictWarnings(["acme/*"], "segments").spec, []);
+  assert.deepEqual(
+    restrictWarnings(["[/]x", "a*"]).spec,
+    [],
+    "a class may hold / (and other values)",
+  );
+});
+
+Deno.test("what the warnings say holds: no value passes a glob needing %XX or a backslash", () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom("x%2Fy", "%41*", "*%2e%2E*", "a\\\\b", "*\\\\*"),
+      fc.array(fc.constantFrom("a", "x", "y", "%", "2", "F", "4", "1", "e", "E", "/", "\\", "."), {
+        maxLength: 8,
+      }),
+      (g, parts) => {
+        const value = parts.join("");
+        for (const v of [value, g.replace(/\\(.)/g, "$1").replaceAll("*", value)]) {
+          if (!compileGlob(g)(v)) continue;
+          assert.throws(() => checkRestrictedValue("argument p", v, [g]), /policy_denied/, v);
+        }
+      },
+    ),
+    { numRuns: 500 },
+  );
 });
