@@ -599,4 +599,27 @@ export async function main(args: string[]): Promise<number> {
   }
 }
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+/**
+ * `deno task weir` runs cli.ts in the checkout (a task's working directory is
+ * its deno.json's); the task passes the directory it was started from
+ * (`INIT_CWD`) as `WEIR_TASK_CWD`, so relative paths (a guardfile, `--output`,
+ * a stdio MCP server's command) read as the user typed them. Nothing else sets
+ * it: the binary and `deno run cli.ts` keep their working directory.
+ */
+function enterTaskDirectory(): void {
+  const variable = "WEIR_TASK_CWD";
+  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return;
+  const dir = Deno.env.get(variable);
+  if (!dir) return;
+  Deno.env.delete(variable); // not passed on to a stdio MCP server weir starts
+  try {
+    Deno.chdir(dir);
+  } catch {
+    // A directory that went away: paths stay relative to the checkout, as before the task set it.
+  }
+}
+
+if (import.meta.main) {
+  enterTaskDirectory();
+  Deno.exit(await main(Deno.args));
+}
