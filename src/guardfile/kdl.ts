@@ -102,7 +102,19 @@ export function parseKdl(text: string): { nodes: KdlNode[] } | { errors: KdlSynt
     document = parse(shimmed, { as: "document", storeLocations: true });
   } catch (error) {
     if (error instanceof InvalidKdlError) {
-      const errors = [...error.flat()].map((e) => ({
+      const found = [...error.flat()];
+      const first = Math.min(...found.map((e) => e.start ? toOriginal(e.start.offset) : Infinity));
+      const open = stringOverLineBreak(text);
+      if (open !== undefined && open <= first) {
+        return {
+          errors: [{
+            message: `this string runs past the end of its line: add its closing quote (a ` +
+              `string of several lines is written between ${'"'.repeat(3)} and ${'"'.repeat(3)})`,
+            position: locate(lines, open),
+          }],
+        };
+      }
+      const errors = found.map((e) => ({
         message: describeSyntaxError(e.message),
         position: position(e.start?.offset) ?? locate(lines, text.length),
       }));
@@ -236,7 +248,31 @@ function locate(starts: number[], offset: number): SourcePosition {
  * report it).
  */
 function codeSpans(text: string): [number, number][] {
+  return scanSpans(text).code;
+}
+
+/** KDL v2 line breaks. */
+const BREAK = /[\n\r\u0085\u000c\u2028\u2029]/;
+
+/**
+ * The offset of the first quoted string (`"..."`: not raw, not triple-quoted)
+ * holding a line break outside a whitespace escape (`\` then whitespace),
+ * which KDL v2 forbids: almost always a missing closing quote, which the
+ * parser reports only where it next trips, often lines further on.
+ */
+function stringOverLineBreak(text: string): number | undefined {
+  for (const [from, to] of scanSpans(text).quoted) {
+    // Whitespace escapes may cross lines; any other escape is two characters.
+    const body = text.slice(from + 1, to).replace(/\\(?:[\s\ufeff]+|[^])/g, "");
+    if (BREAK.test(body)) return from;
+  }
+  return undefined;
+}
+
+/** codeSpans, and the `[from, to)` of each single-quoted (not raw, not triple) string. */
+function scanSpans(text: string): { code: [number, number][]; quoted: [number, number][] } {
   const spans: [number, number][] = [];
+  const quoted: [number, number][] = [];
   const TRIPLE = '"'.repeat(3);
   let start = 0;
   let i = 0;
@@ -248,7 +284,7 @@ function codeSpans(text: string): [number, number][] {
   while (i < text.length) {
     const c = text[i];
     if (c === "/" && text[i + 1] === "/") {
-      const end = text.slice(i).search(/[\n\r\u0085\u000c\u2028\u2029]/);
+      const end = text.slice(i).search(BREAK);
       skip(end === -1 ? text.length : i + end);
     } else if (c === "/" && text[i + 1] === "*") {
       let depth = 0;
@@ -273,9 +309,10 @@ function codeSpans(text: string): [number, number][] {
       const quote = text.startsWith(TRIPLE, i) ? TRIPLE : '"';
       let j = i + quote.length;
       while (j < text.length && !text.startsWith(quote, j)) j += text[j] === "\\" ? 2 : 1;
+      if (quote === '"') quoted.push([i, Math.min(text.length, j)]);
       skip(Math.min(text.length, j + quote.length));
     } else i++;
   }
   if (start < text.length) spans.push([start, text.length]);
-  return spans;
+  return { code: spans, quoted };
 }
