@@ -290,42 +290,10 @@ function readPath(path: NodeReader, grant: Grant): void {
   if (!path.argCount(1, 1, "the path template")) return;
   const template = path.stringArg(0, "path");
   if (!template) return;
-  if (!template.startsWith("/")) {
-    path.error(
-      `path ${JSON.stringify(template)} must start with "/"; write it as "/${
-        template.replace(/^\/*/, "")
-      }"`,
-    );
-    return;
-  }
-  if (/[?#]/.test(template)) {
-    path.error(
-      `path ${JSON.stringify(template)} contains "?" or "#": declare query inputs with "query" ` +
-        `instead of writing them into the path`,
-    );
-    return;
-  }
-  if (/[\s\x00-\x1f\x7f]/.test(template)) {
-    path.error(
-      `path ${
-        JSON.stringify(template)
-      } contains whitespace or a control character; percent-encode it or remove it`,
-    );
-    return;
-  }
-  const literalSegments = template.split("/").map((seg) => seg.replace(/\{[^{}]*\}/g, "x"));
-  // A dot segment in any form an upstream might decode it to (src/guardfile/decoded.ts).
-  const dotted = (seg: string) =>
-    decodedForms(seg).forms.some((f) =>
-      [f, compatibilityForm(f)].some((g) => g.split(/[/\\]/).some(isDotPiece))
-    );
-  if (literalSegments.some(dotted)) {
-    path.error(
-      `path ${JSON.stringify(template)} has a "." or ".." segment (also percent-encoded, ` +
-        `in any form an upstream decodes); write the path it means`,
-    );
-    return;
-  }
+  // A template of the wrong shape is an error, and its parameters are still read, so the
+  // nodes naming them (param, restrict, reject-empty-argument) do not fail a second time.
+  const shape = pathShapeProblem(template);
+  if (shape) path.error(shape);
   const params: string[] = [];
   const re = /\{([^{}]*)\}/g;
   for (const m of template.matchAll(re)) {
@@ -351,9 +319,38 @@ function readPath(path: NodeReader, grant: Grant): void {
       `path ${JSON.stringify(template)} has an unmatched "{" or "}"; close the parameter as {name}`,
     );
   }
-  grant.path = template;
+  if (!shape) grant.path = template;
   grant.pathParams = params;
   grant.params = params.map(defaultParam);
+}
+
+/** What is wrong with a path template's shape (where it starts, what it holds), if anything. */
+function pathShapeProblem(template: string): string | undefined {
+  if (!template.startsWith("/")) {
+    return `path ${JSON.stringify(template)} must start with "/"; write it as "/${
+      template.replace(/^\/*/, "")
+    }"`;
+  }
+  if (/[?#]/.test(template)) {
+    return `path ${JSON.stringify(template)} contains "?" or "#": declare query inputs with ` +
+      `"query" instead of writing them into the path`;
+  }
+  if (/[\s\x00-\x1f\x7f]/.test(template)) {
+    return `path ${
+      JSON.stringify(template)
+    } contains whitespace or a control character; percent-encode it or remove it`;
+  }
+  const literalSegments = template.split("/").map((seg) => seg.replace(/\{[^{}]*\}/g, "x"));
+  // A dot segment in any form an upstream might decode it to (src/guardfile/decoded.ts).
+  const dotted = (seg: string) =>
+    decodedForms(seg).forms.some((f) =>
+      [f, compatibilityForm(f)].some((g) => g.split(/[/\\]/).some(isDotPiece))
+    );
+  if (literalSegments.some(dotted)) {
+    return `path ${JSON.stringify(template)} has a "." or ".." segment (also percent-encoded, ` +
+      `in any form an upstream decodes); write the path it means`;
+  }
+  return undefined;
 }
 
 function readMethod(method: NodeReader, grant: Grant): void {

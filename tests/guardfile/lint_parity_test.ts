@@ -990,6 +990,32 @@ Deno.test("several errors are reported at once", () => {
   assert.ok(errors.length >= 3, errors.join("\n"));
 });
 
+Deno.test("a grant with an error still counts for restrict: one error, at the grant, not a second at the restrict", () => {
+  for (
+    const grant of [
+      `can get issue { path "repos/{owner}/issues"; }`, // no leading "/"
+      `can get issue { path "/repos/{owner}/issues?all=1"; }`,
+      `can get issue { path "/repos/{owner}/../issues"; param "owner" type="string"; }`,
+      `can get issue { path "/repos/{owner}/issues"; colour "red"; }`, // an unknown child
+      `can get issue { path "/repos/{owner}/issues"; param "owner" type="int"; }`,
+    ]
+  ) {
+    const errors = errorsOf(
+      file(
+        `restrict owner matches "me"\n  ${grant}`,
+        `reject-empty-argument "get_issue" field="owner"`,
+      ),
+    );
+    assert.equal(errors.length, 1, errors.join("\n"));
+    assert.match(errors[0], /^6:.* > can get issue/, errors[0]);
+  }
+  // A restrict that names no grant's parameter at all is still refused, naming the ones there are.
+  assert.match(
+    errorsOf(file(`restrict ownr matches "me"\n  can get issue { path "repos/{owner}"; }`)).join(),
+    /restrict names "ownr", which no grant's path uses.*path parameters: owner/,
+  );
+});
+
 Deno.test("the boolean shim: required=true and raw=true are read as #true", () => {
   const g = load(
     file(
