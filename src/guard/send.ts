@@ -14,6 +14,7 @@ import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
 import { clientFor, redirectTarget } from "../outbound/once.ts";
 import { fetchHeadTooLarge } from "../outbound/fetch_head.ts";
+import { connectFailureWords, isNameFailure } from "../outbound/connect_failure.ts";
 import { WeirError } from "../errors/kinds.ts";
 
 /** Limits of one upstream exchange. */
@@ -334,17 +335,18 @@ function abortOrNetwork(
     }
     return new WeirError("cancelled", `${what} was cancelled by the caller`, { status: 499 });
   }
-  // weir's client says what failed in fixed words; fetch's messages can hold
-  // the URL (and a query credential), so only its error's name is given.
+  // Both clients' failures are said in fixed words; fetch's own messages can
+  // hold the URL (and a query credential), so past those only its error's name.
   const detail = error instanceof Http1Error
     ? error.message
-    : error instanceof Error
-    ? error.name
-    : "error";
+    : connectFailureWords(error) ?? (error instanceof Error ? error.name : "error");
   const proxy = route?.proxy;
+  const fix = isNameFailure(detail)
+    ? "check the host name of the guardfile's base-url"
+    : "check that the upstream is up";
   return new WeirError(
     "upstream_unreachable",
-    `${what} could not be sent (${detail}); check that the upstream is up` +
+    `${what} could not be sent (${detail}); ${fix}` +
       (proxy ? ` and that the proxy in ${proxy} is reachable` : ""),
     { status: 502 },
   );

@@ -90,6 +90,7 @@ import {
   TOKEN,
 } from "./http1_answer.ts";
 import { withinDeadline } from "./deadline.ts";
+import { connectFailureWords } from "./connect_failure.ts";
 
 export { Http1Error, type Http1Request, type Http1Response, MAX_CHUNK_LINE_BYTES, MAX_HEAD_BYTES };
 
@@ -289,7 +290,8 @@ async function connect(url: URL, signal: AbortSignal | undefined): Promise<Conne
     conn = signal ? await raceAbort(opening, signal) : await opening;
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    const why = error instanceof Error ? error.name : "error";
+    // Fixed words only: the message reaches the caller, so no host or address.
+    const why = connectFailureWords(error) ?? (error instanceof Error ? error.name : "error");
     throw new Http1Error(`could not connect (${why})`, "send");
   }
   if (!tls) (conn as Deno.TcpConn).setNoDelay?.(true);
