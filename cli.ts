@@ -443,6 +443,10 @@ docs/wrapping-mcp-servers.md for each flag's file equivalent).
   --token-exchange-subject-token-type URI
                                 subject_token_type (default: an access token; Auth0 needs its
                                 custom exchange profile's).
+  --token-exchange-client-credentials [--token-exchange-client-credentials-scope SCOPE]
+                                weir's own requests (handshake, listings) carry weir's own
+                                token from the same provider (client credentials grant), for
+                                an MCP server that wants a token on every request.
   --log-level LEVEL             debug, info (default), warn or error; else WEIR_LOG_LEVEL.
   --drain-timeout MS            On SIGTERM/SIGINT or the end of stdin: let calls in flight
                                 finish this long (default 10000), then exit 0.

@@ -71,6 +71,8 @@ export interface ExchangeProfileTarget {
   audience?: string;
   resource?: string;
   subjectTokenType?: string;
+  /** weir's own token for its connection (client credentials grant), when asked for. */
+  clientCredentials?: { scopes: readonly string[] };
 }
 
 /** What each profile's `aud` is, for the message when `audience` is missing. */
@@ -135,6 +137,16 @@ export function exchangeProblem(
     return target.audience || target.resource
       ? null
       : "say which upstream the exchanged token is for: set audience or resource (RFC 8693)";
+  }
+  const own = target.clientCredentials;
+  if (own && profile === "entra" && own.scopes.length > 0) {
+    return "profile entra: an application's own token (client credentials) is asked for " +
+      "<application ID URI>/.default and carries the application roles granted to weir's " +
+      "client: remove the scopes under client-credentials and grant the roles in Entra";
+  }
+  if (own && profile === "okta" && own.scopes.length === 0) {
+    return "profile okta: Okta's client credentials grant needs at least one custom scope of " +
+      "the authorization server: add scope under client-credentials";
   }
   if (!target.audience) {
     return `profile ${profile} exchanges for an audience, not a resource URI: set audience to ` +

@@ -82,7 +82,7 @@ export function readServer(
     }
     const headers = readHeaders(kids.filter((k) => k.name === "header"));
     const exchangeNode = onlyOnce(kids, "token-exchange");
-    const exchange = exchangeNode && readTokenExchange(exchangeNode);
+    const exchange = exchangeNode && readTokenExchange(exchangeNode, { connection: true });
     if (exchangeNode) {
       exchangeNode.onlyProperties();
       exchangeNode.argCount(0, 0, "no arguments (the settings go in the block)");
@@ -90,7 +90,9 @@ export function readServer(
       if (clash) {
         exchangeNode.error(
           `token-exchange sends each caller's exchanged token as Authorization; remove ` +
-            `header "${clash.name}"`,
+            `header "${clash.name}" (an MCP server that wants a token on weir's own requests ` +
+            `too gets weir's own from the identity provider: add client-credentials to the ` +
+            `token-exchange block)`,
         );
         return undefined;
       }

@@ -51,6 +51,12 @@ export interface TokenExchangeSetting {
   client:
     | { method: "client_secret_basic" | "client_secret_post"; secret: ValueSource }
     | { method: "private_key_jwt"; key: ValueSource; alg?: string; kid?: string; x5t?: string };
+  /**
+   * `client-credentials` (the wrap form only): weir's own connection to the
+   * MCP server carries a token of weir's own, by the client credentials grant
+   * (RFC 6749 section 4.4) as the same client, asking for `scopes`.
+   */
+  clientCredentials?: { scopes: string[]; position?: SourcePosition };
   /** Where the block starts in the guardfile; absent when unknown. */
   position?: SourcePosition;
 }

@@ -13,8 +13,17 @@
  *     client-id "weir"
  *     client-secret { value env "WEIR_CLIENT_SECRET"; }   // method="post" for form fields
  *     // or: private-key-jwt alg="ES256" kid="weir-1" { value file "/run/secrets/weir.pem"; }
+ *     client-credentials { scope "mcp:connect"; }   // mcp-server only: weir's own token (below)
  * }
  * ```
+ *
+ * `client-credentials` (the `mcp-server http` block's only): weir's own
+ * connection to the MCP server (the handshake, the listings, each
+ * re-verification) carries a token of weir's own from the same identity
+ * provider, by the client credentials grant (RFC 6749 section 4.4) as the
+ * same client; its `scope` children are asked for (default: none). Without
+ * it, weir's own requests carry the block's other headers only. Spec mode
+ * makes no request of its own, so its `auth token-exchange` refuses it.
  *
  * Pure: names the secret's source, never reads it; a `literal` secret or key
  * is refused (it would be a secret in review). Which profile applies is the
@@ -42,6 +51,7 @@ const CHILDREN = [
   "client-id",
   "client-secret",
   "private-key-jwt",
+  "client-credentials",
 ];
 /**
  * Asymmetric JWS algorithms a `private_key_jwt` client assertion may use (RFC 7518, RFC 8037):
@@ -118,7 +128,10 @@ function secretSource(node: NodeReader, what: string, example: string) {
  * or `token-exchange`).
  * @returns the setting, or `undefined` after reporting what is wrong
  */
-export function readTokenExchange(node: NodeReader): TokenExchangeSetting | undefined {
+export function readTokenExchange(
+  node: NodeReader,
+  options: { connection: boolean },
+): TokenExchangeSetting | undefined {
   const kids = node.onlyChildren(CHILDREN);
   if (node.node.children.length === 0) {
     node.error(
@@ -149,25 +162,23 @@ export function readTokenExchange(node: NodeReader): TokenExchangeSetting | unde
     "client-id",
     `weir's client ID at the provider, e.g. client-id "weir"`,
   );
-  let scopes: string[] | undefined;
-  const scopeNode = onlyOnce(kids, "scope");
-  if (scopeNode) {
-    scopeNode.onlyProperties();
-    scopeNode.noChildren();
-    if (scopeNode.argCount(1, Infinity, `one or more scopes, e.g. scope "tickets:read"`)) {
-      scopes = [];
-      for (let i = 0; i < scopeNode.node.values.length; i++) {
-        const value = scopeNode.stringArg(i, "a scope");
-        if (value === undefined) continue;
-        if (!SCOPE_TOKEN.test(value)) {
-          scopeNode.error(
-            `scope ${JSON.stringify(value)} is not an OAuth scope (RFC 6749 section 3.3: ` +
-              `printable ASCII without spaces, '"' or '\\'); write each as its own string`,
-          );
-        } else if (scopes.includes(value)) {
-          scopeNode.error(`scope ${JSON.stringify(value)} is listed twice; keep one`);
-        } else scopes.push(value);
-      }
+  const scopes = scopeList(onlyOnce(kids, "scope"));
+  const ownNode = onlyOnce(kids, "client-credentials");
+  let clientCredentials: TokenExchangeSetting["clientCredentials"];
+  if (ownNode) {
+    ownNode.onlyProperties();
+    ownNode.argCount(0, 0, "no arguments (its scope goes in the block)");
+    const own = ownNode.onlyChildren(["scope"]);
+    clientCredentials = {
+      scopes: scopeList(onlyOnce(own, "scope")) ?? [],
+      position: ownNode.node.position,
+    };
+    if (!options.connection) {
+      ownNode.error(
+        `client-credentials gets weir a token of its own for its connection to a wrapped MCP ` +
+          `server; spec mode sends nothing but the callers' calls, each with its caller's ` +
+          `exchanged token: remove client-credentials`,
+      );
     }
   }
   const secretNode = onlyOnce(kids, "client-secret");
@@ -262,8 +273,33 @@ export function readTokenExchange(node: NodeReader): TokenExchangeSetting | unde
     ...(scopes === undefined ? {} : { scopes }),
     ...(tokenEndpoint === undefined ? {} : { tokenEndpoint }),
     ...(subjectTokenType === undefined ? {} : { subjectTokenType }),
+    ...(clientCredentials === undefined ? {} : { clientCredentials }),
     position: node.node.position,
   };
+}
+
+/** A `scope "a" "b"` node's scopes (RFC 6749 section 3.3 tokens, each once), or `undefined`. */
+function scopeList(scopeNode: NodeReader | undefined): string[] | undefined {
+  if (!scopeNode) return undefined;
+  scopeNode.onlyProperties();
+  scopeNode.noChildren();
+  if (!scopeNode.argCount(1, Infinity, `one or more scopes, e.g. scope "tickets:read"`)) {
+    return undefined;
+  }
+  const scopes: string[] = [];
+  for (let i = 0; i < scopeNode.node.values.length; i++) {
+    const value = scopeNode.stringArg(i, "a scope");
+    if (value === undefined) continue;
+    if (!SCOPE_TOKEN.test(value)) {
+      scopeNode.error(
+        `scope ${JSON.stringify(value)} is not an OAuth scope (RFC 6749 section 3.3: ` +
+          `printable ASCII without spaces, '"' or '\\'); write each as its own string`,
+      );
+    } else if (scopes.includes(value)) {
+      scopeNode.error(`scope ${JSON.stringify(value)} is listed twice; keep one`);
+    } else scopes.push(value);
+  }
+  return scopes;
 }
 
 /**

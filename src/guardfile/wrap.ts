@@ -335,7 +335,7 @@ function readAuth(wrap: NodeReader, kids: NodeReader[]): Auth | undefined {
       return params.length > 0 ? { scheme: "query-param", params } : undefined;
     }
     case "token-exchange": {
-      const exchange = readTokenExchange(node);
+      const exchange = readTokenExchange(node, { connection: false });
       return exchange && { scheme: "token-exchange", exchange };
     }
     default:

@@ -25,6 +25,13 @@
  *   not turn calls the upstream is running into "may or may not have run"
  *   failures a caller would send again). A stdio child is one stream: it is
  *   stopped at once, failing what was in flight on it.
+ * - With token exchange (src/wrap/identity.ts), a caller's request
+ *   (`callTool`, `task`, `readResource`) carries that caller's exchanged
+ *   token (`CallOptions.headers`) and nothing of weir's own; every other
+ *   request carries weir's own token where there is one (`ownToken`:
+ *   `client-credentials`). Where the MCP server keeps 2025-11-25 sessions, a
+ *   caller's requests go on a session of that caller's own
+ *   (`caller_sessions.ts`, `callerSessions`).
  *
  * Every request runs in its own {@link RequestScope}, through which the
  * transport fails it at once on a redirect, an answer over the cap or a
@@ -44,8 +51,6 @@
  *
  * @module
  */
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { ProtocolError } from "@modelcontextprotocol/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult, ResourceContents, ResourceSpec, ToolSpec } from "../mcp/types.ts";
@@ -53,33 +58,27 @@ import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
 import { ChildStdioTransport } from "./stdio_child.ts";
 import {
   operatorMessage,
-  unavailable,
-  UpstreamFailure,
-  UpstreamRedirected,
   UpstreamRefused,
-  UpstreamTimeout,
-  UpstreamTooLarge,
+  UpstreamTokenUnavailable,
   UpstreamUnavailable,
 } from "./errors.ts";
 import { withExactNumbers } from "./exact.ts";
 import { traceContext, withoutHop } from "./hop.ts";
 import { upstreamFetch } from "./http_fetch.ts";
+import { CallerSessions, openCallerSession } from "./caller_sessions.ts";
 import {
   asksForParamHeaders,
-  fastCall,
   type FastWire,
-  sendAnswer,
-  sendCancelled,
   shortPathAllowed,
+  shortPathCall,
 } from "./fast_call.ts";
 import { Http1Client } from "../outbound/http1_client.ts";
 import { pause } from "../outbound/deadline.ts";
 import { RequestScope, requestScopes } from "./scope.ts";
 import {
+  classifyFailure,
   legacyHttpTransport,
-  legacySession,
-  modernSession,
-  type Progress,
+  openSession,
   type RequestOptions,
   type Session,
   type SessionParts,
@@ -88,54 +87,12 @@ import {
 
 export * from "./errors.ts";
 export type { Progress, TaskMethod } from "./sessions.ts";
+export type { OwnToken } from "./http_fetch.ts";
+import type { CallOptions, ConnectionOptions } from "./connection_options.ts";
 
-/** Where the upstream is. */
-export type UpstreamTarget =
-  | { kind: "http"; url: URL }
-  | {
-    kind: "stdio";
-    command: string;
-    args: readonly string[];
-    /** Variables of weir's environment the child does not get (weir's own secrets). */
-    withoutEnv?: readonly string[];
-  };
-
-/** Options of {@link UpstreamConnection.open}. */
-export interface ConnectionOptions {
-  target: UpstreamTarget;
-  /** Headers for one HTTP request, resolved now; throws to refuse the request. */
-  headers?: () => Record<string, string>;
-  /** Bound on each upstream request, in ms (0: none). */
-  requestTimeoutMs: number;
-  /** Largest answer accepted, in bytes (HTTP body, a request's event stream, a stdio line). */
-  maxResponseBytes: number;
-  /** How long to keep retrying the first connect, in ms (0: one attempt). */
-  connectTimeoutMs: number;
-  /** Called when the upstream says its tool list changed. */
-  onToolsChanged?: () => void;
-  /** Called with each connection failure while retrying (message only). */
-  onRetry?: (error: Error, attempt: number) => void;
-  /** Abort to stop retrying. */
-  signal?: AbortSignal;
-}
-
-/** Options of {@link UpstreamConnection.callTool}. */
-export interface CallOptions {
-  /** The caller's cancellation. */
-  signal?: AbortSignal;
-  /** The definition weir serves for the tool (the v2 client's `toolDefinition`). */
-  definition?: ToolSpec;
-  /** Receives the call's progress notifications; asking for them sets a progress token. */
-  onProgress?: (progress: Progress) => void;
-  /** This call's own header fields over the connection's (lower case; a caller's exchanged token). */
-  headers?: Readonly<Record<string, string>>;
-}
+export type { CallOptions, ConnectionOptions, UpstreamTarget } from "./connection_options.ts";
 
 const MAX_PAGES = 1000;
-/** The SDK's code for a request timeout (`ErrorCode.RequestTimeout`). */
-const SDK_TIMEOUT = -32001;
-/** The SDK's code for "connection closed" (`ErrorCode.ConnectionClosed`). */
-const SDK_CLOSED = -32000;
 
 /** See the module doc. */
 export class UpstreamConnection {
@@ -155,6 +112,8 @@ export class UpstreamConnection {
   #http?: Http1Client;
   /** JSON-RPC ids of short-path calls: apart from the official client's own (which count from 0). */
   #nextId = 2 ** 31;
+  /** Callers' own sessions (`ConnectionOptions.callerSessions`), once one is asked for. */
+  #callers?: CallerSessions;
   /** `serverInfo` of the upstream, once connected (logged at start, never relayed). */
   serverInfo?: { name: string; version: string };
 
@@ -182,7 +141,9 @@ export class UpstreamConnection {
       } catch (error) {
         const err = error as Error;
         const left = deadline - Date.now();
-        if (left <= 0 || options.signal?.aborted) {
+        // weir's own token refused by the identity provider: a setting to change, not to wait out.
+        const final = error instanceof UpstreamTokenUnavailable && error.final;
+        if (left <= 0 || options.signal?.aborted || final) {
           // Said to the operator (start-up, lint-upstream): a redirect names its target.
           const said = operatorMessage(err);
           throw new UpstreamUnavailable(
@@ -211,36 +172,7 @@ export class UpstreamConnection {
       this.#client = undefined;
       this.#broken = true;
       if (old) await this.#retire(old);
-      const parts = this.#sessionParts();
-      let session: Session;
-      try {
-        if (this.#revision === "2026-07-28") session = await modernSession(parts);
-        else {
-          try {
-            session = await legacySession(parts);
-          } catch (legacyError) {
-            // A redirect or an over-cap answer says nothing about the revision.
-            if (
-              this.#revision === "2025-11-25" || legacyError instanceof UpstreamRedirected ||
-              legacyError instanceof UpstreamTooLarge
-            ) throw legacyError;
-            try {
-              session = await modernSession(parts);
-            } catch (modernError) {
-              const legacy = unavailable(legacyError);
-              const modern = unavailable(modernError);
-              // The same fact twice (nothing listening, a 401, a command not found) is said once.
-              if (legacy.message === modern.message) throw legacy;
-              throw new UpstreamUnavailable(
-                `${legacy.message} (and as 2026-07-28: ${modern.message})`,
-                { cause: legacyError },
-              );
-            }
-          }
-        }
-      } catch (error) {
-        throw unavailable(error);
-      }
+      const session = await openSession(this.#sessionParts(), this.#revision);
       this.#revision = session.revision;
       this.#lastError = undefined;
       session.onclose(() => {
@@ -267,9 +199,9 @@ export class UpstreamConnection {
   }
 
   #sessionParts(): SessionParts {
-    const { target, maxResponseBytes, headers } = this.#options;
+    const { target, maxResponseBytes, headers, ownToken } = this.#options;
     const fetcher = target.kind === "http"
-      ? upstreamFetch({ headers, maxResponseBytes })
+      ? upstreamFetch({ headers, maxResponseBytes, ownToken })
       : undefined;
     const transport = (): Transport =>
       target.kind === "stdio"
@@ -321,7 +253,7 @@ export class UpstreamConnection {
       if (signal?.aborted) throw signal.reason ?? error;
       if (scope.failure) {
         // The transport failed it: the connection may hold the rest of that answer.
-        if (this.#client === client) this.#broken = true;
+        this.#brokenSession(client);
         throw scope.failure;
       }
       throw this.#classify(error, client);
@@ -336,9 +268,39 @@ export class UpstreamConnection {
     }
   }
 
-  async #ready(): Promise<Session> {
+  /**
+   * The session a request goes on: weir's own, or with `caller` (a caller's
+   * request under token exchange) that caller's own where the MCP server
+   * keeps 2025-11-25 sessions (`caller_sessions.ts`).
+   */
+  async #ready(options?: CallOptions): Promise<Session> {
     if (this.#broken || !this.#client) await this.#reconnect();
-    return this.#client!;
+    const main = this.#client!;
+    const { callerSessions, target, headers } = this.#options;
+    const authorization = options?.headers?.authorization;
+    if (
+      callerSessions === undefined || options?.caller === undefined ||
+      authorization === undefined || target.kind !== "http" ||
+      main.revision !== "2025-11-25" || main.wire()?.sessionId === undefined
+    ) return main;
+    this.#callers ??= new CallerSessions({
+      open: (current) =>
+        openCallerSession(
+          this.#sessionParts(),
+          target.url,
+          headers,
+          current,
+          this.#options.maxResponseBytes,
+        ),
+      retire: (session) => void this.#retire(session),
+    }, callerSessions);
+    return await this.#callers.session(options.caller, authorization);
+  }
+
+  /** `client` failed before an answer: reconnect weir's session, or drop a caller's. */
+  #brokenSession(client: Session): void {
+    if (this.#client === client) this.#broken = true;
+    else this.#callers?.broken(client);
   }
 
   /**
@@ -367,31 +329,22 @@ export class UpstreamConnection {
   }
 
   async #listOnce(signal?: AbortSignal): Promise<{ tools: ToolSpec[]; ttlMs?: number }> {
-    const client = await this.#ready();
     let ttlMs: number | undefined;
-    const tools: ToolSpec[] = [];
-    const cursors = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const params = cursor === undefined ? {} : { cursor };
-      const { value } = await this.#send(
-        client,
-        "tools/list",
-        signal,
-        undefined,
-        (scope) => client.page(params, this.#requestOptions(scope.signal)),
-      );
-      const result = value as { tools: unknown[]; nextCursor?: string; ttlMs?: unknown };
-      if (page === 0 && typeof result.ttlMs === "number" && result.ttlMs >= 0) ttlMs = result.ttlMs;
-      tools.push(...(result.tools as unknown as ToolSpec[]));
-      cursor = result.nextCursor;
-      if (cursor === undefined) return { tools, ttlMs };
-      if (cursors.has(cursor)) {
-        throw new UpstreamRefused(0, "the upstream's tools/list repeats a cursor (a loop)");
-      }
-      cursors.add(cursor);
-    }
-    throw new UpstreamRefused(0, `the upstream's tools/list has more than ${MAX_PAGES} pages`);
+    const tools = await this.#pages<ToolSpec>(
+      "tools/list",
+      signal,
+      (client, params, options) =>
+        client.page(params, options).then((value) => {
+          const result = value as { tools: unknown[]; nextCursor?: string; ttlMs?: unknown };
+          if (
+            params.cursor === undefined && typeof result.ttlMs === "number" && result.ttlMs >= 0
+          ) {
+            ttlMs = result.ttlMs;
+          }
+          return { items: result.tools, nextCursor: result.nextCursor };
+        }),
+    );
+    return { tools, ttlMs };
   }
 
   /**
@@ -400,35 +353,54 @@ export class UpstreamConnection {
    * @throws {UpstreamFailure} typed by kind
    */
   async listResources(signal?: AbortSignal): Promise<ResourceSpec[]> {
+    try {
+      return await this.#pages<ResourceSpec>(
+        "resources/list",
+        signal,
+        (client, params, options) =>
+          client.resources(params, options).then((value) => {
+            const result = value as { resources?: unknown[]; nextCursor?: string };
+            return { items: result.resources ?? [], nextCursor: result.nextCursor };
+          }),
+      );
+    } catch (error) {
+      if (error instanceof UpstreamRefused && error.rpcCode === -32601) return [];
+      throw error;
+    }
+  }
+
+  /** Every page of a list method, on weir's own session (a cursor loop or too many pages refused). */
+  async #pages<T>(
+    method: string,
+    signal: AbortSignal | undefined,
+    page: (
+      client: Session,
+      params: { cursor?: string },
+      options: RequestOptions,
+    ) => Promise<{ items: unknown[]; nextCursor?: string }>,
+  ): Promise<T[]> {
     const client = await this.#ready();
-    const resources: ResourceSpec[] = [];
+    const items: T[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
+    for (let n = 0; n < MAX_PAGES; n++) {
       const params = cursor === undefined ? {} : { cursor };
-      let value: unknown;
-      try {
-        ({ value } = await this.#send(
-          client,
-          "resources/list",
-          signal,
-          undefined,
-          (scope) => client.resources(params, this.#requestOptions(scope.signal)),
-        ));
-      } catch (error) {
-        if (error instanceof UpstreamRefused && error.rpcCode === -32601) return [];
-        throw error;
-      }
-      const result = value as { resources?: unknown[]; nextCursor?: string };
-      resources.push(...((result.resources ?? []) as unknown as ResourceSpec[]));
-      cursor = result.nextCursor;
-      if (cursor === undefined) return resources;
+      const { value } = await this.#send(
+        client,
+        method,
+        signal,
+        undefined,
+        (scope) => page(client, params, this.#requestOptions(scope.signal)),
+      );
+      items.push(...(value.items as T[]));
+      cursor = value.nextCursor;
+      if (cursor === undefined) return items;
       if (cursors.has(cursor)) {
-        throw new UpstreamRefused(0, "the upstream's resources/list repeats a cursor (a loop)");
+        throw new UpstreamRefused(0, `the upstream's ${method} repeats a cursor (a loop)`);
       }
       cursors.add(cursor);
     }
-    throw new UpstreamRefused(0, `the upstream's resources/list has more than ${MAX_PAGES} pages`);
+    throw new UpstreamRefused(0, `the upstream's ${method} has more than ${MAX_PAGES} pages`);
   }
 
   /**
@@ -436,14 +408,14 @@ export class UpstreamConnection {
    * @returns its `contents` as the upstream sent them
    * @throws {UpstreamFailure} typed by kind (`UpstreamRefused` when the upstream refused)
    */
-  async readResource(uri: string, signal?: AbortSignal): Promise<ResourceContents[]> {
-    const client = await this.#ready();
-    const { value } = await this.#send(
+  async readResource(uri: string, opts: CallOptions = {}): Promise<ResourceContents[]> {
+    const client = await this.#ready(opts);
+    const { value } = await this.#callerSend(
       client,
       "resources/read",
-      signal,
+      opts,
       undefined,
-      (scope) => client.read({ uri }, this.#requestOptions(scope.signal)),
+      (o) => client.read({ uri }, o),
     );
     const contents = (value as { contents?: unknown }).contents;
     return Array.isArray(contents) ? contents as ResourceContents[] : [];
@@ -454,13 +426,36 @@ export class UpstreamConnection {
    * at most the request timeout). @throws {UpstreamRefused} `-32601` from a 2026-07-28 upstream
    */
   async task(method: TaskMethod, params: JsonObject, opts: CallOptions = {}): Promise<JsonObject> {
-    const client = await this.#ready();
+    const client = await this.#ready(opts);
     const name = method === "tools/call" ? String(params.name) : undefined;
-    const { value } = await this.#send(client, method, opts.signal, name, (scope) => {
-      scope.headers = opts.headers;
-      return client.task(method, params, this.#requestOptions(scope.signal));
-    });
+    const { value } = await this.#callerSend(
+      client,
+      method,
+      opts,
+      name,
+      (o) => client.task(method, params, o),
+    );
     return value as JsonObject;
+  }
+
+  /**
+   * A caller's request: its own header fields (its exchanged token; never weir's own token,
+   * even without them), in a scope of its own (`#send`).
+   */
+  #callerSend<T>(
+    client: Session,
+    method: string,
+    opts: CallOptions,
+    tool: string | undefined,
+    run: (options: RequestOptions) => Promise<T>,
+  ): Promise<{ value: T; scope: RequestScope }> {
+    return this.#send(client, method, opts.signal, tool, (scope) => {
+      scope.headers = opts.headers ?? {};
+      return run({
+        ...this.#requestOptions(scope.signal),
+        ...(opts.onProgress ? { onprogress: opts.onProgress } : {}),
+      });
+    });
   }
 
   /**
@@ -475,29 +470,19 @@ export class UpstreamConnection {
     args: JsonObject,
     options: CallOptions = {},
   ): Promise<CallToolResult> {
-    const client = await this.#ready();
+    const client = await this.#ready(options);
     const wire = this.#shortWire(client, options);
     if (wire) return withoutHop(await this.#shortCall(client, wire, name, args, options));
-    const { value, scope } = await this.#send(
-      client,
-      "tools/call",
-      options.signal,
-      name,
-      (scope) => {
-        scope.headers = options.headers;
-        const params: { name: string; arguments: JsonObject; _meta?: JsonObject } = {
-          name,
-          arguments: args,
-        };
-        // W3C trace context in params._meta as well as headers (inside the span).
-        const meta = traceContext();
-        if (meta) params._meta = meta;
-        return client.call(params, options.definition, {
-          ...this.#requestOptions(scope.signal),
-          ...(options.onProgress ? { onprogress: options.onProgress } : {}),
-        });
-      },
-    );
+    const { value, scope } = await this.#callerSend(client, "tools/call", options, name, (o) => {
+      const params: { name: string; arguments: JsonObject; _meta?: JsonObject } = {
+        name,
+        arguments: args,
+      };
+      // W3C trace context in params._meta as well as headers (inside the span).
+      const meta = traceContext();
+      if (meta) params._meta = meta;
+      return client.call(params, options.definition, o);
+    });
     return withoutHop(withExactNumbers(value as unknown as CallToolResult, scope.result));
   }
 
@@ -508,7 +493,7 @@ export class UpstreamConnection {
     return client.wire();
   }
 
-  /** One `tools/call` on the short path, in a CLIENT span when telemetry is on. */
+  /** One `tools/call` on the short path (`fast_call.ts`). */
   async #shortCall(
     client: Session,
     wire: FastWire,
@@ -516,72 +501,40 @@ export class UpstreamConnection {
     args: JsonObject,
     options: CallOptions,
   ): Promise<CallToolResult> {
-    const url = (this.#options.target as { url: URL }).url;
-    const http = this.#http ??= new Http1Client();
-    const send = () => {
-      const headers = { ...this.#options.headers?.(), ...options.headers };
-      const traceMeta = traceContext();
-      if (traceMeta) Object.assign(headers, traceMeta);
-      return fastCall({
-        url,
-        http,
-        wire,
-        id: this.#nextId++,
+    try {
+      return await shortPathCall(
+        {
+          url: (this.#options.target as { url: URL }).url,
+          http: this.#http ??= new Http1Client(),
+          id: this.#nextId++,
+          wire,
+          headers: { ...this.#options.headers?.(), ...options.headers },
+          exchanged: options.headers?.authorization !== undefined,
+          maxResponseBytes: this.#options.maxResponseBytes,
+          timeoutMs: this.#options.requestTimeoutMs,
+          onToolsChanged: () => this.#options.onToolsChanged?.(),
+          traced: this.#traced("tools/call", name),
+        },
         name,
         args,
-        traceMeta,
-        headers,
-        exchanged: options.headers?.authorization !== undefined,
-        maxResponseBytes: this.#options.maxResponseBytes,
-        signal: options.signal,
-        timeoutMs: this.#options.requestTimeoutMs,
-        cancel: (id, reason) => sendCancelled(http, url, wire, headers, id, reason),
-        answer: (response) => sendAnswer(http, url, wire, headers, response),
-        onToolsChanged: () => this.#options.onToolsChanged?.(),
-      });
-    };
-    try {
-      const tracing = upstreamTracing();
-      return await (tracing ? tracing.mcp(this.#traced("tools/call", name), send) : send());
+        options.signal,
+      );
     } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason ?? error;
-      const failure = unavailable(error);
       // Failed before an answer (a lost session answers 404): the next request reconnects first.
-      if (failure instanceof UpstreamUnavailable && this.#client === client) this.#broken = true;
-      throw failure;
+      if (error instanceof UpstreamUnavailable) this.#brokenSession(client);
+      throw error;
     }
   }
 
   #classify(error: unknown, client: Session): Error {
-    if (error instanceof UpstreamFailure) return error;
-    const { code, message } = error as { code?: unknown; message?: string };
-    const text = String(message ?? error);
-    if (code === SDK_TIMEOUT || code === "REQUEST_TIMEOUT") {
-      return new UpstreamTimeout(this.#options.requestTimeoutMs);
-    }
-    const closed = (code === SDK_CLOSED && /closed/i.test(text)) ||
-      code === "CONNECTION_CLOSED" || code === "NOT_CONNECTED" || code === "SEND_FAILED";
-    if (
-      !closed && typeof code === "number" &&
-      (error instanceof McpError || error instanceof ProtocolError)
-    ) {
-      // The upstream answered the request with a JSON-RPC error.
-      return new UpstreamRefused(code, text.replace(/^MCP error -?\d+: /, ""));
-    }
-    if (code === "UNSUPPORTED_RESULT_TYPE" || /input_required/.test(text)) {
-      return new UpstreamRefused(
-        0,
-        "the upstream asked for input (input_required), which weir does not relay; " +
-          "the call was sent once and not re-sent",
-      );
-    }
-    // Anything else failed before an answer: fetch, an HTTP status, a dead
-    // child, an answer that is not valid MCP. The next request reconnects.
-    if (this.#client === client) this.#broken = true;
+    const { failure, before, closed } = classifyFailure(error, this.#options.requestTimeoutMs);
+    if (!before) return failure;
+    // Failed before an answer: the next request reconnects (a caller's session: opens anew).
+    this.#brokenSession(client);
     const why = this.#lastError;
     this.#lastError = undefined;
     if (closed && why && /longer than/.test(why)) return new UpstreamUnavailable(why);
-    return unavailable(error);
+    return failure;
   }
 
   /** Close the connection (and stop a stdio child). */
@@ -590,6 +543,7 @@ export class UpstreamConnection {
     const client = this.#client;
     this.#client = undefined;
     this.#broken = true;
+    this.#callers?.close();
     const retired = [...this.#retired];
     this.#retired.clear();
     await Promise.all([client, ...retired].map((c) => c?.close().catch(() => {})));

@@ -15,7 +15,9 @@
  * - {@link UpstreamTooLarge}: the answer passed the size cap while being
  *   read (the request was delivered);
  * - {@link UpstreamTimeout}: no answer within the request timeout;
- * - {@link UpstreamRefused}: the upstream answered with a JSON-RPC error.
+ * - {@link UpstreamRefused}: the upstream answered with a JSON-RPC error;
+ * - {@link UpstreamTokenUnavailable}: weir's own token for the connection
+ *   could not be had from the identity provider (nothing was sent).
  *
  * @module
  */
@@ -34,6 +36,22 @@ export class UpstreamUnavailable extends UpstreamFailure {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "UpstreamUnavailable";
+  }
+}
+
+/**
+ * weir's own token for a request of its own (the handshake, a listing) could
+ * not be had from the identity provider (client credentials): nothing was
+ * sent. `final` when retrying cannot help (the provider refused weir's
+ * client: a setting to change), so connecting stops at once.
+ */
+export class UpstreamTokenUnavailable extends UpstreamUnavailable {
+  /** The provider refused weir's client (a setting to change), not merely unreachable. */
+  readonly final: boolean;
+  constructor(message: string, final: boolean, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "UpstreamTokenUnavailable";
+    this.final = final;
   }
 }
 

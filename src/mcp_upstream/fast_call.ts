@@ -52,6 +52,7 @@ import { Deadline } from "../outbound/deadline.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import {
   conciseMessage,
+  unavailable,
   UpstreamCutOff,
   UpstreamRedirected,
   UpstreamRefused,
@@ -61,6 +62,8 @@ import {
 } from "./errors.ts";
 import { exactResult, withExactNumbers } from "./exact.ts";
 import { httpRefusal, LineSplitter } from "./http_fetch.ts";
+import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
+import { traceContext } from "./hop.ts";
 import {
   answerFor,
   forbiddenRequest,
@@ -482,4 +485,66 @@ function post(
     signal: AbortSignal.timeout(5_000),
     maxBodyBytes: 64 * 1024,
   }).catch(() => {});
+}
+
+/** What {@link shortPathCall} sends one call with. */
+export interface ShortPath {
+  url: URL;
+  http: Http1Client;
+  /** The request's JSON-RPC id. */
+  id: number;
+  wire: FastWire;
+  /** The MCP server's header fields (read now) and the call's own (the caller's exchanged token). */
+  headers: Record<string, string>;
+  /** `headers.authorization` is the caller's exchanged token. */
+  exchanged: boolean;
+  maxResponseBytes: number;
+  /** The request timeout, in ms (0: none). */
+  timeoutMs: number;
+  onToolsChanged(): void;
+  /** What the CLIENT span says, when telemetry is on. */
+  traced: McpUpstreamCall;
+}
+
+/**
+ * One `tools/call` on the short path (see the module doc), with the trace
+ * context, in a CLIENT span when telemetry is on.
+ * @throws {UpstreamFailure} typed by kind; the signal's reason when the caller cancelled
+ */
+export async function shortPathCall(
+  path: ShortPath,
+  name: string,
+  args: JsonObject,
+  signal: AbortSignal | undefined,
+): Promise<CallToolResult> {
+  const { url, http, wire } = path;
+  const send = () => {
+    const headers = { ...path.headers };
+    const traceMeta = traceContext();
+    if (traceMeta) Object.assign(headers, traceMeta);
+    return fastCall({
+      url,
+      http,
+      wire,
+      id: path.id,
+      name,
+      args,
+      traceMeta,
+      headers,
+      exchanged: path.exchanged,
+      maxResponseBytes: path.maxResponseBytes,
+      signal,
+      timeoutMs: path.timeoutMs,
+      cancel: (id, reason) => sendCancelled(http, url, wire, headers, id, reason),
+      answer: (response) => sendAnswer(http, url, wire, headers, response),
+      onToolsChanged: path.onToolsChanged,
+    });
+  };
+  try {
+    const tracing = upstreamTracing();
+    return await (tracing ? tracing.mcp(path.traced, send) : send());
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason ?? error;
+    throw unavailable(error);
+  }
 }

@@ -6,7 +6,11 @@
  * standalone event stream):
  *
  * - headers: the `--upstream-header` templates resolved at each request, and
- *   the span's `traceparent` when telemetry is on;
+ *   the span's `traceparent` when telemetry is on; a caller's request carries
+ *   that caller's exchanged token (its {@link RequestScope.headers}), and with
+ *   `ownToken` (token exchange with `client-credentials`) every other request
+ *   (the handshake, listings, the standalone stream, `DELETE`) carries weir's
+ *   own token, which is dropped once the MCP server refuses it (401);
  * - no redirect is followed: the request is made with `redirect: "manual"`,
  *   whatever the client asked (SDK 1.32 follows same-origin redirects by
  *   default), and any 3xx answer fails the request with
@@ -68,6 +72,7 @@ import {
   UpstreamCutOff,
   UpstreamHttpRefusal,
   UpstreamRedirected,
+  UpstreamTokenUnavailable,
   UpstreamTooLarge,
   UpstreamUnavailable,
 } from "./errors.ts";
@@ -75,12 +80,33 @@ import { exactResult } from "./exact.ts";
 import { type RequestScope, requestScopes } from "./scope.ts";
 import { forbiddenRequest, isServerRequest } from "./server_requests.ts";
 
+/**
+ * weir's own bearer token for the requests it makes apart from any caller
+ * (token exchange with `client-credentials`: src/oauth/client_credentials.ts).
+ * `token` throws an Error saying why none can be had, with `outcome:
+ * "refused"` when the identity provider refused weir's client (retrying
+ * cannot help).
+ */
+export interface OwnToken {
+  token(signal?: AbortSignal): Promise<string>;
+  /** The MCP server refused this token (401): do not send it again. */
+  refused(token: string): void;
+}
+
 /** Options of {@link upstreamFetch}. */
 export interface UpstreamFetchOptions {
   /** Headers for one request, resolved now; throws to refuse the request. */
   headers?: () => Record<string, string>;
   /** Largest answer accepted, in bytes (decoded; a whole event stream of a request). */
   maxResponseBytes: number;
+  /** weir's own token for a request no caller made (see {@link OwnToken}). */
+  ownToken?: OwnToken;
+  /**
+   * `false`: a standalone event stream (`GET`) is answered 405 here and never
+   * opened (a caller's own session carries only that caller's requests:
+   * src/mcp_upstream/caller_sessions.ts).
+   */
+  standalone?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -94,16 +120,24 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     if (options.headers) {
       for (const [name, value] of Object.entries(options.headers())) headers.set(name, value);
     }
+    if (init?.method === "GET" && options.standalone === false) {
+      return new Response(null, { status: 405 });
+    }
     // The request's own fields (a caller's exchanged token) over the connection's.
     if (scope?.headers) {
       for (const [name, value] of Object.entries(scope.headers)) headers.set(name, value);
     }
+    // A request no caller made: weir's own token, never a caller's (nor a caller's weir's).
+    const own = options.ownToken && !scope?.headers
+      ? await ownTokenOf(options.ownToken, init?.signal ?? undefined, scope)
+      : undefined;
+    if (own !== undefined) headers.set("authorization", `Bearer ${own}`);
     upstreamTracing()?.inject(headers);
     /** This is the scope's own request (not a notification sent from inside it). */
-    let own = false;
+    let ownRequest = false;
     if (scope && scope.id === undefined && typeof init?.body === "string") {
       scope.id = requestIdOf(init.body, scope.method);
-      own = scope.id !== undefined;
+      ownRequest = scope.id !== undefined;
     }
     const url = input instanceof Request ? input.url : String(input);
     const method = typeof init?.body === "string" ? methodOf(init.body) : undefined;
@@ -111,7 +145,7 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     const body = typeof init?.body === "string" ? streamOf(init.body) : init?.body;
     // The request's own exchange ends when the request settles (answered, failed,
     // timed out, cancelled): an upstream that never answers keeps no socket of weir's.
-    const signal = own
+    const signal = ownRequest
       ? (init?.signal ? AbortSignal.any([init.signal, scope!.stopped]) : scope!.stopped)
       : init?.signal;
     let response: Response;
@@ -132,11 +166,14 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     }
     const sent = scope?.headers?.authorization !== undefined
       ? "exchanged"
+      : own !== undefined
+      ? "connection"
       : headers.has("authorization")
       ? "own"
       : "none";
     const refusal = httpRefusal(response.status, url, method, sent);
     if (refusal) {
+      if (own !== undefined && response.status === 401) options.ownToken!.refused(own);
       await response.body?.cancel().catch(() => {});
       throw failed(scope, refusal);
     }
@@ -177,6 +214,24 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
   };
 }
 
+/** weir's own token now, or the request's failure: nothing is sent without it. */
+async function ownTokenOf(
+  ownToken: OwnToken,
+  signal: AbortSignal | undefined,
+  scope: RequestScope | undefined,
+): Promise<string> {
+  try {
+    return await ownToken.token(signal);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    const final = (error as { outcome?: unknown }).outcome === "refused";
+    throw failed(
+      scope,
+      new UpstreamTokenUnavailable((error as Error).message, final, { cause: error }),
+    );
+  }
+}
+
 /** The JSON-RPC method of a message text, if it is one request or notification. */
 function methodOf(body: string): string | undefined {
   try {
@@ -198,9 +253,20 @@ export function httpRefusal(
   status: number,
   url: string,
   method: string | undefined,
-  sent: "none" | "own" | "exchanged",
+  sent: "none" | "own" | "exchanged" | "connection",
 ): UpstreamHttpRefusal | undefined {
   const at = `the upstream answered ${status}`;
+  if (sent === "connection" && (status === 401 || status === 403)) {
+    return new UpstreamHttpRefusal(
+      status,
+      status === 401
+        ? `${at}: it refused weir's own token (client credentials from the identity ` +
+          `provider); check that client-credentials asks for what this MCP server accepts ` +
+          `(its audience, the token-exchange block's audience or resource, and scopes)`
+        : `${at}: it refused weir's own token access (the scopes under client-credentials, or ` +
+          `what weir's client may do there)`,
+    );
+  }
   if (sent === "exchanged" && (status === 401 || status === 403)) {
     return new UpstreamHttpRefusal(
       status,
@@ -253,7 +319,12 @@ function streamOf(text: string): ReadableStream<Uint8Array> {
 
 /** Fail the request (when there is one) and return the failure to throw. */
 function failed<
-  T extends UpstreamRedirected | UpstreamTooLarge | UpstreamCutOff | UpstreamHttpRefusal,
+  T extends
+    | UpstreamRedirected
+    | UpstreamTooLarge
+    | UpstreamCutOff
+    | UpstreamHttpRefusal
+    | UpstreamTokenUnavailable,
 >(
   scope: RequestScope | undefined,
   failure: T,

@@ -40,7 +40,18 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import type { FastWire } from "./fast_call.ts";
 import { answerFor, isServerRequest } from "./server_requests.ts";
-import { UpstreamRefused } from "./errors.ts";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/client";
+import {
+  unavailable,
+  UpstreamFailure,
+  UpstreamRedirected,
+  UpstreamRefused,
+  UpstreamTimeout,
+  UpstreamTokenUnavailable,
+  UpstreamTooLarge,
+  UpstreamUnavailable,
+} from "./errors.ts";
 
 /** A progress notification of one request, as the upstream sent it. */
 export interface Progress {
@@ -107,6 +118,11 @@ export interface SessionParts {
   onError(message: string): void;
   /** Options of the handshake request. */
   connect: RequestOptions;
+  /**
+   * Closing the session ends it at the MCP server too (`DELETE`, 2025-11-25
+   * over HTTP): a caller's own session (`caller_sessions.ts`).
+   */
+  ends?: boolean;
 }
 
 const CLIENT_INFO = { name: "weir-serve-upstream", version: "0.1.0" };
@@ -156,7 +172,12 @@ export async function legacySession(parts: SessionParts): Promise<Session> {
     task: (method, params, options) =>
       // deno-lint-ignore no-explicit-any
       client.request({ method, params } as any, TASK_RESULTS[method], options),
-    close: () => client.close(),
+    close: async () => {
+      if (parts.ends && transport instanceof StreamableHTTPClientTransport) {
+        await transport.terminateSession().catch(() => {});
+      }
+      await client.close();
+    },
     onclose: (fn) => client.onclose = fn,
     wire: () =>
       transport instanceof StreamableHTTPClientTransport
@@ -242,4 +263,84 @@ function answerRequests(transport: Transport, revision: "2025-11-25" | "2026-07-
 /** Re-exported for the connection: the v1 HTTP transport over weir's `fetch`. */
 export function legacyHttpTransport(url: URL, fetcher: typeof fetch): Transport {
   return new StreamableHTTPClientTransport(url, { fetch: fetcher });
+}
+
+/** The SDK's code for a request timeout (`ErrorCode.RequestTimeout`). */
+const SDK_TIMEOUT = -32001;
+/** The SDK's code for "connection closed" (`ErrorCode.ConnectionClosed`). */
+const SDK_CLOSED = -32000;
+
+/**
+ * A request's failure as an official client threw it, typed by kind
+ * (`errors.ts`). `before`: it failed before an answer (fetch, an HTTP status,
+ * a dead child, an answer that is not MCP): the session must be replaced;
+ * `closed`: the client said its connection closed.
+ */
+export function classifyFailure(
+  error: unknown,
+  timeoutMs: number,
+): { failure: Error; before: boolean; closed: boolean } {
+  if (error instanceof UpstreamFailure) return { failure: error, before: false, closed: false };
+  const { code, message } = error as { code?: unknown; message?: string };
+  const text = String(message ?? error);
+  if (code === SDK_TIMEOUT || code === "REQUEST_TIMEOUT") {
+    return { failure: new UpstreamTimeout(timeoutMs), before: false, closed: false };
+  }
+  const closed = (code === SDK_CLOSED && /closed/i.test(text)) ||
+    code === "CONNECTION_CLOSED" || code === "NOT_CONNECTED" || code === "SEND_FAILED";
+  if (
+    !closed && typeof code === "number" &&
+    (error instanceof McpError || error instanceof ProtocolError)
+  ) {
+    // The upstream answered the request with a JSON-RPC error.
+    const failure = new UpstreamRefused(code, text.replace(/^MCP error -?\d+: /, ""));
+    return { failure, before: false, closed };
+  }
+  if (code === "UNSUPPORTED_RESULT_TYPE" || /input_required/.test(text)) {
+    const failure = new UpstreamRefused(
+      0,
+      "the upstream asked for input (input_required), which weir does not relay; " +
+        "the call was sent once and not re-sent",
+    );
+    return { failure, before: false, closed };
+  }
+  return { failure: unavailable(error), before: true, closed };
+}
+
+/**
+ * Open a session: the 2025-11-25 handshake, then (when that fails)
+ * 2026-07-28; with `revision` (a reconnection), that revision only.
+ * @throws {UpstreamFailure} what failed, typed by kind (both revisions' failures when they differ)
+ */
+export async function openSession(
+  parts: SessionParts,
+  revision: "2025-11-25" | "2026-07-28" | undefined,
+): Promise<Session> {
+  try {
+    if (revision === "2026-07-28") return await modernSession(parts);
+    try {
+      return await legacySession(parts);
+    } catch (legacyError) {
+      // A redirect, an over-cap answer or weir's own token missing says nothing about the revision.
+      if (
+        revision === "2025-11-25" || legacyError instanceof UpstreamRedirected ||
+        legacyError instanceof UpstreamTooLarge ||
+        unavailable(legacyError) instanceof UpstreamTokenUnavailable
+      ) throw legacyError;
+      try {
+        return await modernSession(parts);
+      } catch (modernError) {
+        const legacy = unavailable(legacyError);
+        const modern = unavailable(modernError);
+        // The same fact twice (nothing listening, a 401, a command not found) is said once.
+        if (legacy.message === modern.message) throw legacy;
+        throw new UpstreamUnavailable(
+          `${legacy.message} (and as 2026-07-28: ${modern.message})`,
+          { cause: legacyError },
+        );
+      }
+    }
+  } catch (error) {
+    throw unavailable(error);
+  }
 }

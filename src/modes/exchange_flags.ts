@@ -27,6 +27,8 @@ export const IDENTITY_FLAGS = {
   "token-exchange-key-alg": { type: "string" },
   "token-exchange-key-id": { type: "string" },
   "token-exchange-subject-token-type": { type: "string" },
+  "token-exchange-client-credentials": { type: "boolean" },
+  "token-exchange-client-credentials-scope": { type: "string", multiple: true },
 } as const;
 
 /** RFC 6749 section 3.3 scope-token. */
@@ -137,6 +139,16 @@ export function exchangeFlags(values: Values): TokenExchangeSetting | undefined 
       secret: secretEnv !== undefined ? source("env", secretEnv) : source("file", secretFile!),
     };
   const scopes = values["token-exchange-scope"] as string[] | undefined;
+  const ownScopes = values["token-exchange-client-credentials-scope"] as string[] | undefined;
+  const own = values["token-exchange-client-credentials"] || ownScopes !== undefined;
+  for (const scope of [...(scopes ?? []), ...(ownScopes ?? [])].flatMap((s) => s.split(" "))) {
+    if (scope !== "" && !SCOPE_TOKEN.test(scope)) {
+      throw new UsageError(
+        `--token-exchange-*scope ${JSON.stringify(scope)} is not an OAuth scope (RFC 6749 ` +
+          `section 3.3: printable ASCII without spaces, '"' or '\\')`,
+      );
+    }
+  }
   const endpoint = text("token-exchange-endpoint");
   const subjectTokenType = text("token-exchange-subject-token-type");
   return {
@@ -147,6 +159,13 @@ export function exchangeFlags(values: Values): TokenExchangeSetting | undefined 
     ...(scopes ? { scopes: scopes.flatMap((s) => s.split(" ").filter(Boolean)) } : {}),
     ...(endpoint === undefined ? {} : { tokenEndpoint: endpoint }),
     ...(subjectTokenType === undefined ? {} : { subjectTokenType }),
+    ...(own
+      ? {
+        clientCredentials: {
+          scopes: [...new Set((ownScopes ?? []).flatMap((s) => s.split(" ").filter(Boolean)))],
+        },
+      }
+      : {}),
   };
 }
 

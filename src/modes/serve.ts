@@ -29,6 +29,7 @@ import { guardfileTokens, unknownGrantTools } from "../ops/flags.ts";
 import { singleUseProblem } from "../ops/state_keys.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
+import type { ConnectionToken } from "../oauth/client_credentials.ts";
 import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
@@ -217,6 +218,8 @@ export interface OAuthSetup {
   server: OAuthResourceServer;
   /** Each call's exchanged token (src/oauth/upstream_credential.ts), when `exchange` was given. */
   upstreamCredential?: UpstreamCredential;
+  /** `client-credentials`: weir's own token for its connection (src/oauth/client_credentials.ts). */
+  connectionToken?: ConnectionToken;
 }
 
 /**
@@ -264,14 +267,18 @@ export async function oauthFor(
   });
   if (!exchange) return { server };
   const { exchangeCredential } = await import("../oauth/exchange_setup.ts");
-  const upstreamCredential = await exchangeCredential(exchange, {
+  const { perCall, connection } = await exchangeCredential(exchange, {
     metadata,
     profile,
     read: async (source, what) =>
       (await resolveValue(source, given.resolver ?? processValues, what)).value,
     log,
   });
-  return { server, upstreamCredential };
+  return {
+    server,
+    upstreamCredential: perCall,
+    ...(connection ? { connectionToken: connection } : {}),
+  };
 }
 
 /** Options of {@link runServe}. */

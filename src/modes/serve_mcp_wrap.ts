@@ -189,6 +189,7 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
     flags: options.flags,
     withoutEnv: options.withoutEnv,
     credential: oauth?.upstreamCredential,
+    connection: oauth?.connectionToken,
   };
   let surface: WrapSurface;
   try {

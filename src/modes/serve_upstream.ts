@@ -113,6 +113,7 @@ export async function runServeUpstream(
         identity: {
           credential: oauth.upstreamCredential,
           scopesOf: (name: string) => toolScopes.get(name) ?? [],
+          ...(oauth.connectionToken ? { connection: oauth.connectionToken } : {}),
         },
       }
       : {}),

@@ -173,6 +173,7 @@ export async function wrapTarget(given: McpWrap, definitionsFile?: string): Prom
       ...(identity
         ? {
           credential: identity.oauth.upstreamCredential,
+          connection: identity.oauth.connectionToken,
           toolAccess: identity.oauth.server.toolAccess,
         }
         : {}),

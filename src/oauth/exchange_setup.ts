@@ -4,7 +4,9 @@
  * (`upstream_credential.ts`): the token endpoint (the setting's, else the
  * issuer's metadata `token_endpoint`), weir's client authentication with its
  * secret or key read from its source at each exchange, and the profile's way
- * of asking. Checked when serving starts, so a setting that cannot work
+ * of asking; with `client-credentials`, weir's own token for its connection
+ * to the MCP server too (`client_credentials.ts`), from the same endpoint as
+ * the same client. Checked when serving starts, so a setting that cannot work
  * stops weir with a message instead of refusing every call.
  *
  * @module
@@ -14,12 +16,18 @@ import type { TokenExchangeSetting, ValueSource } from "../guardfile/model.ts";
 import type { IssuerMetadata } from "./access_tokens.ts";
 import { checkTarget, type IdentityProfile } from "./profiles.ts";
 import { isAcceptableIssuerUrl } from "./resource_server.ts";
-import {
-  type ClientAuthentication,
-  createTokenExchanger,
-  importAssertionKey,
-} from "./token_exchange.ts";
+import { type ClientAuthentication, importAssertionKey, tokenEndpoint } from "./token_request.ts";
+import { createTokenExchanger } from "./token_exchange.ts";
 import { type UpstreamCredential, upstreamCredentials } from "./upstream_credential.ts";
+import { clientCredentialsToken, type ConnectionToken } from "./client_credentials.ts";
+
+/** What a token-exchange setting sends upstream. */
+export interface ExchangeCredentials {
+  /** Each call's token, exchanged from its caller's. */
+  perCall: UpstreamCredential;
+  /** `client-credentials`: weir's own token for its connection to the MCP server. */
+  connection?: ConnectionToken;
+}
 
 /** What {@link exchangeCredential} needs besides the setting. */
 export interface ExchangeContext {
@@ -34,16 +42,16 @@ export interface ExchangeContext {
 }
 
 /**
- * Build the per-call credential of a token-exchange setting, after reading
- * its secret (and importing its key) once, so one that cannot be read stops
- * start-up.
+ * Build the per-call credential of a token-exchange setting (and weir's own
+ * connection token, with `client-credentials`), after reading its secret (and
+ * importing its key) once, so one that cannot be read stops start-up.
  * @throws {Error} naming the fix: no token endpoint, a target the profile
  *   cannot ask for, a secret or key that cannot be read
  */
 export async function exchangeCredential(
   setting: TokenExchangeSetting,
   context: ExchangeContext,
-): Promise<UpstreamCredential> {
+): Promise<ExchangeCredentials> {
   const target = {
     ...(setting.audience === undefined ? {} : { audience: setting.audience }),
     ...(setting.resource === undefined ? {} : { resource: setting.resource }),
@@ -51,7 +59,11 @@ export async function exchangeCredential(
       ? {}
       : { subjectTokenType: setting.subjectTokenType }),
   };
-  const problem = checkTarget(context.profile, { ...target, scopes: [] });
+  const problem = checkTarget(context.profile, {
+    ...target,
+    scopes: [],
+    ...(setting.clientCredentials ? { clientCredentials: setting.clientCredentials } : {}),
+  });
   if (problem) throw new Error(`token exchange: ${problem}`);
   const endpoint = setting.tokenEndpoint ?? context.metadata.token_endpoint;
   if (!endpoint) {
@@ -84,15 +96,31 @@ export async function exchangeCredential(
   if (client.method === "private_key_jwt") {
     await importAssertionKey(await client.key(), client.alg);
   } else await client.secret();
-  return upstreamCredentials({
-    exchange: createTokenExchanger({
-      tokenEndpoint: endpoint,
-      profile: context.profile,
-      client,
-      ...(context.fetch ? { fetch: context.fetch } : {}),
-    }),
+  const endpointOptions = {
+    tokenEndpoint: endpoint,
+    client,
+    ...(context.fetch ? { fetch: context.fetch } : {}),
+  };
+  const perCall = upstreamCredentials({
+    exchange: createTokenExchanger({ ...endpointOptions, profile: context.profile }),
     target,
     ...(setting.scopes === undefined ? {} : { scopes: setting.scopes }),
     log: context.log,
   });
+  const own = setting.clientCredentials;
+  if (!own) return { perCall };
+  return {
+    perCall,
+    connection: clientCredentialsToken({
+      post: tokenEndpoint(endpointOptions),
+      profile: context.profile,
+      target: {
+        ...(setting.audience === undefined ? {} : { audience: setting.audience }),
+        ...(setting.resource === undefined ? {} : { resource: setting.resource }),
+        scopes: own.scopes,
+      },
+      clientId: setting.clientId,
+      log: context.log,
+    }),
+  };
 }

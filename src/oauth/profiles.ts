@@ -34,6 +34,7 @@
 import {
   entraIssuers,
   exchangeProblem,
+  type ExchangeProfileTarget,
   inboundProblem,
   isProfileName,
   PROFILE_NAMES,
@@ -84,6 +85,31 @@ export interface IdentityProfile {
   requestScope(scope: string, settings: InboundSettings): string;
   /** The token request's fields besides client authentication. */
   exchangeFields(subjectToken: string, target: ExchangeTarget): [string, string][];
+  /** weir's own token request (client credentials grant) besides client authentication. */
+  clientCredentialsFields(target: OwnTokenTarget): [string, string][];
+}
+
+/** What weir's own token (client credentials) is asked for. */
+export interface OwnTokenTarget {
+  audience?: string;
+  resource?: string;
+  /** Scopes asked for (may be empty). */
+  scopes: readonly string[];
+}
+
+/** RFC 6749 section 4.4.2 `grant_type`. */
+export const CLIENT_CREDENTIALS_GRANT = "client_credentials";
+
+/** RFC 6749 section 4.4.2, with the target fields the provider takes. */
+function clientCredentials(
+  target: OwnTokenTarget,
+  take: { resource: boolean; audience: boolean },
+): [string, string][] {
+  const fields: [string, string][] = [["grant_type", CLIENT_CREDENTIALS_GRANT]];
+  if (take.resource && target.resource) fields.push(["resource", target.resource]);
+  if (take.audience && target.audience) fields.push(["audience", target.audience]);
+  if (target.scopes.length > 0) fields.push(["scope", target.scopes.join(" ")]);
+  return fields;
 }
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -134,6 +160,8 @@ const GENERIC: IdentityProfile = {
   scopes: standardScopes,
   requestScope: (scope) => scope,
   exchangeFields: (token, target) => tokenExchange(token, target, true),
+  clientCredentialsFields: (target) =>
+    clientCredentials(target, { resource: true, audience: true }),
 };
 
 /** An application ID URI and its GUID (`api://<GUID>` and `<GUID>` name the same app). */
@@ -175,6 +203,11 @@ const ENTRA: IdentityProfile = {
       ["scope", scopes.join(" ")],
     ];
   },
+  // An application's own token carries the roles granted to it: only `.default` may be asked.
+  clientCredentialsFields: (target) => [
+    ["grant_type", CLIENT_CREDENTIALS_GRANT],
+    ["scope", `${entraAppUri(target.audience ?? "")}/.default`],
+  ],
 };
 
 const OKTA: IdentityProfile = {
@@ -185,6 +218,8 @@ const OKTA: IdentityProfile = {
   scopes: standardScopes,
   requestScope: (scope) => scope,
   exchangeFields: (token, target) => tokenExchange(token, target, false),
+  clientCredentialsFields: (target) =>
+    clientCredentials(target, { resource: false, audience: false }),
 };
 
 const AUTH0: IdentityProfile = {
@@ -195,6 +230,8 @@ const AUTH0: IdentityProfile = {
   scopes: (claims) => unique([...standardScopes(claims), ...strings(claims.permissions)]),
   requestScope: (scope) => scope,
   exchangeFields: (token, target) => tokenExchange(token, target, false),
+  clientCredentialsFields: (target) =>
+    clientCredentials(target, { resource: false, audience: true }),
 };
 
 const KEYCLOAK: IdentityProfile = {
@@ -211,6 +248,8 @@ const KEYCLOAK: IdentityProfile = {
   },
   requestScope: (scope) => scope,
   exchangeFields: (token, target) => tokenExchange(token, target, false),
+  clientCredentialsFields: (target) =>
+    clientCredentials(target, { resource: false, audience: false }),
 };
 
 /** What is wrong with inbound settings for a profile, or `null` (src/guardfile/idp_profiles.ts). */
@@ -219,7 +258,10 @@ export function checkInbound(profile: IdentityProfile, settings: InboundSettings
 }
 
 /** What is wrong with an exchange target for a profile, or `null` (src/guardfile/idp_profiles.ts). */
-export function checkTarget(profile: IdentityProfile, target: ExchangeTarget): string | null {
+export function checkTarget(
+  profile: IdentityProfile,
+  target: ExchangeTarget & ExchangeProfileTarget,
+): string | null {
   return exchangeProblem(profile.name, target);
 }
 

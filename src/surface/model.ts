@@ -158,6 +158,12 @@ export interface ExchangeCredential {
   method: string;
   /** `private_key_jwt`: the algorithm, when written. */
   alg?: string;
+  /**
+   * `client-credentials`: weir's own requests to the MCP server (handshake,
+   * listings) carry weir's own token from the same provider (RFC 6749
+   * section 4.4), asked for these scopes.
+   */
+  clientCredentials?: { scopes: string[] };
 }
 
 /** `header "<Name>" "<text>"`: a header sent on every request. */

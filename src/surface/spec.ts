@@ -197,6 +197,9 @@ export function exchangeCredential(setting: TokenExchangeSetting): Credential {
       clientId: setting.clientId,
       method: c.method,
       ...(c.method === "private_key_jwt" && c.alg !== undefined ? { alg: c.alg } : {}),
+      ...(setting.clientCredentials
+        ? { clientCredentials: { scopes: [...setting.clientCredentials.scopes] } }
+        : {}),
     },
   };
 }

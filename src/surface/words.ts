@@ -74,7 +74,15 @@ function exchangeWords(c: Credential, e: ExchangeCredential): string {
     `, scopes ${e.scopes ? e.scopes.join(" ") : "of each tool"}` +
     (e.subjectTokenType ? `, subject token type ${e.subjectTokenType}` : "") +
     `, client ${e.clientId} (${how})` +
-    (e.tokenEndpoint ? ` at ${e.tokenEndpoint}` : "");
+    (e.tokenEndpoint ? ` at ${e.tokenEndpoint}` : "") +
+    (e.clientCredentials
+      ? `; weir's own requests (handshake, listings) with its own token (client credentials` +
+        `${
+          e.clientCredentials.scopes.length > 0
+            ? `, scopes ${e.clientCredentials.scopes.join(" ")}`
+            : ""
+        })`
+      : "");
 }
 
 /**

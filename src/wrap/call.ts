@@ -56,6 +56,7 @@ import { forwarder } from "./progress.ts";
 import { declaredArguments, nameTwinRefusal } from "../guard/name_twins.ts";
 import { refuseSecretArguments } from "../guard/secret_arguments.ts";
 import { headerSecrets, type UpstreamHost } from "./host.ts";
+import { type CallerRoute, routeOf } from "./identity.ts";
 
 /** One call of a wrapped tool, as the stages fill it in. */
 export class WrapCall extends UnboundedCall {
@@ -65,8 +66,8 @@ export class WrapCall extends UnboundedCall {
   sent?: JsonObject;
   /** (a) Holds the header secrets and secret pins; (f) redacts them from the result. */
   readonly redactor = new Redactor();
-  /** (b) The caller's identity upstream (token exchange), as header fields. */
-  headers?: Record<string, string>;
+  /** (b) The caller's identity upstream (token exchange): its header fields and session. */
+  route?: CallerRoute;
   /** (e) What the MCP server answered. */
   result?: CallToolResult;
 }
@@ -180,7 +181,7 @@ export class WrapMode implements CallMode<WrapCall> {
     const scopes = identity.scopesOf(call.tool);
     const token = await identity.credential(ctx.auth, call.tool, scopes, ctx.signal);
     call.redactor.add(token);
-    call.headers = { authorization: `Bearer ${token}` };
+    call.route = routeOf(ctx.auth, token);
     refuseSecretArguments(call.tool, call.redactor, call.args);
   }
 
@@ -214,7 +215,7 @@ export class WrapMode implements CallMode<WrapCall> {
         call.sent!,
         state.decision,
         ctx,
-        { onProgress: progress?.forward, ...(call.headers ? { headers: call.headers } : {}) },
+        { onProgress: progress?.forward, ...call.route },
       );
     } catch (error) {
       throw failureOf(error, "calling the tool", call.redactor, ctx);

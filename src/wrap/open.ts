@@ -42,6 +42,7 @@ import {
 import { UpstreamHttpRefusal } from "../mcp_upstream/errors.ts";
 import { renamedOntoListed } from "./entries.ts";
 import type { CallerIdentity } from "./identity.ts";
+import { MAX_CALLER_SESSIONS } from "../mcp_upstream/caller_sessions.ts";
 import { tasksCarried, upstreamTasks } from "./tasks.ts";
 import { wrapPipeline } from "./call.ts";
 import { pipelineDispatch } from "../guard/pipeline.ts";
@@ -176,6 +177,10 @@ export async function openUpstreamHost(
         maxResponseBytes: setup.maxResponseBytes,
         connectTimeoutMs: setup.connectTimeoutMs,
         signal: options.signal,
+        // Token exchange: weir's own token on its own requests (client-credentials), and a
+        // session of each caller's own where the MCP server keeps sessions.
+        ...(setup.identity?.connection ? { ownToken: setup.identity.connection } : {}),
+        ...(setup.identity ? { callerSessions: MAX_CALLER_SESSIONS } : {}),
         onRetry: (error, attempt) =>
           log({
             level: "warn",
@@ -190,7 +195,9 @@ export async function openUpstreamHost(
         },
       });
     } catch (error) {
-      const refused = setup.identity ? refusedStatus(error) : undefined;
+      const refused = setup.identity && !setup.identity.connection
+        ? refusedStatus(error)
+        : undefined;
       throw new StartupError(
         `upstream ${describeTarget(setup.target)}: ${
           refused ? identityFirst(refused) : redact((error as Error).message)
@@ -385,15 +392,16 @@ function refusedStatus(error: unknown): number | undefined {
 }
 
 /**
- * With token exchange, an MCP server refusing weir's connection: it wants a
- * token on every request (as the MCP authorization spec asks of a protected
- * server), and weir connects and lists the tools before any caller is there.
+ * With token exchange and no token of weir's own, an MCP server refusing
+ * weir's connection: it wants a token on every request (as the MCP
+ * authorization spec asks of a protected server), and weir connects and
+ * lists the tools before any caller is there.
  */
 function identityFirst(status: number): string {
   return `the MCP server answered ${status} to weir's connection, which carries no caller: with ` +
-    `token-exchange, weir connects and lists the tools before any call, with the mcp-server ` +
-    `block's own headers, and only each tools/call carries a caller's exchanged token; this ` +
-    `server wants a token on every request, which token-exchange cannot give it: wrap it ` +
-    `without token-exchange (weir's own credential: header "Authorization" in the mcp-server ` +
-    `block, or --upstream-header), or a server that lets weir list its tools without a token`;
+    `token-exchange, weir connects and lists the tools before any call, and only a caller's ` +
+    `own requests carry its exchanged token; this server wants a token on every request: add ` +
+    `client-credentials to the token-exchange block (weir's own token from the identity ` +
+    `provider, client credentials grant, for its own requests; --token-exchange-client-` +
+    `credentials for serve-upstream), and allow weir's client that grant for the MCP server`;
 }

@@ -21,6 +21,8 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { Catalog, ResourceContents, ResourceSpec, ToolSpec } from "../mcp/types.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { cleanDeep } from "../mcp/text.ts";
+import { ErrorCode, McpError } from "../mcp/jsonrpc.ts";
+import { WeirError } from "../errors/kinds.ts";
 import type { Redactor } from "../guard/secrets.ts";
 import { processValues } from "../guard/values.ts";
 import {
@@ -31,7 +33,7 @@ import {
 } from "../guard/prompts_resources.ts";
 import type { McpWrap } from "../guardfile/mcp_wrap.ts";
 import { READ_ONLY_REASON } from "../guardfile/surface.ts";
-import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import type { CallOptions, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { UpstreamFailure } from "../mcp_upstream/errors.ts";
 import { servedResources, uiResourceOf } from "../mcp_upstream/apps.ts";
 import { relayableResource } from "../mcp_upstream/scan.ts";
@@ -53,7 +55,7 @@ import {
 } from "./config.ts";
 import { secretsRedactor, type UpstreamHost } from "./host.ts";
 import { openUpstreamHost, StartupError } from "./open.ts";
-import type { CallerIdentity } from "./identity.ts";
+import { type CallerIdentity, callerRoute } from "./identity.ts";
 import { tasksCarried, upstreamTasks } from "./tasks.ts";
 
 /** weir's preamble of the server's `instructions` in this form. */
@@ -95,6 +97,8 @@ export interface WrapBuildOptions {
    * exchanged from its caller's, asking for the proxy's scopes.
    */
   credential?: CallerIdentity["credential"];
+  /** The block's `client-credentials`: weir's own token for its own requests (with `credential`). */
+  connection?: CallerIdentity["connection"];
 }
 
 /**
@@ -152,7 +156,11 @@ export async function buildWrapSurface(
   );
   const credential = options.credential;
   const identity: CallerIdentity | undefined = credential
-    ? { credential, scopesOf: (n) => scopes.get(n) ?? [] }
+    ? {
+      credential,
+      scopesOf: (n) => scopes.get(n) ?? [],
+      ...(options.connection ? { connection: options.connection } : {}),
+    }
     : undefined;
   const { connection, host } = await openUpstreamHost({
     target: targetOf(wrap, options.withoutEnv),
@@ -296,7 +304,24 @@ export async function buildWrapSurface(
           ? async (uri, ctx) => {
             if (staticUris.has(uri)) return staticRead(uri, ctx);
             if (!host.readable().has(uri)) throw new NotFoundError(`no resource ${uri}`);
-            return await readUpstream(connection, uri, ctx.signal, secretsRedactor(headers));
+            const redactor = secretsRedactor(headers);
+            // The caller's identity upstream (token exchange), asking for the scopes of the
+            // served tools the resource belongs to that this caller may call.
+            const access = options.toolAccess?.(ctx.auth);
+            const owners = (resourceTools(uri) ?? []).filter((t) => access?.allows(t) ?? true);
+            const route = await callerRoute(
+              identity,
+              uri,
+              [...new Set(owners.flatMap((t) => scopes.get(t) ?? []))],
+              ctx,
+              redactor,
+              log,
+            ).catch((error) => {
+              // Refused (403) or no exchange (503): said as such, nothing was sent.
+              if (!(error instanceof WeirError)) throw error;
+              throw new McpError(ErrorCode.InternalError, `${error.kind}: ${error.message}`);
+            });
+            return await readUpstream(connection, uri, { signal: ctx.signal, ...route }, redactor);
           }
           : undefined,
         resourceTools: hasResources ? resourceTools : undefined,
@@ -350,12 +375,12 @@ function guardfileTokensOrThrow(wrap: McpWrap): TokenGrant[] {
 async function readUpstream(
   connection: UpstreamConnection,
   uri: string,
-  signal: AbortSignal,
+  options: CallOptions,
   redactor: Redactor,
 ): Promise<ResourceContents[]> {
   let contents;
   try {
-    contents = await connection.readResource(uri, signal);
+    contents = await connection.readResource(uri, options);
   } catch (error) {
     if (error instanceof UpstreamFailure) {
       throw new NotFoundError(`${uri}: the MCP server did not give it (${error.code})`);

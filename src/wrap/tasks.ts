@@ -35,7 +35,7 @@ import { UpstreamFailure, UpstreamRefused } from "../mcp_upstream/errors.ts";
 import { withoutHop } from "../mcp_upstream/hop.ts";
 import type { ServedTool } from "../mcp_upstream/decision.ts";
 import type { EntryState } from "./entries.ts";
-import { type CallerIdentity, identityHeaders } from "./identity.ts";
+import { type CallerIdentity, type CallerRoute, callerRoute } from "./identity.ts";
 import { wrapAnswer } from "./answer.ts";
 import { kindOf } from "../errors/kinds.ts";
 import { callSecrets, type UpstreamHost } from "./host.ts";
@@ -49,7 +49,7 @@ function taskSupport(definition: ToolSpec): string {
 /**
  * Send one wrapped call (see the module doc).
  * @param decision the tool's decision: the MCP server's definition and what weir lists
- * @param options the call's progress sink and its per-call headers (the caller's identity)
+ * @param options the call's progress sink and its route (the caller's exchanged token and session)
  * @throws what {@link UpstreamConnection.callTool} and {@link UpstreamConnection.task} throw
  */
 export async function sendCall(
@@ -58,12 +58,12 @@ export async function sendCall(
   args: JsonObject,
   decision: Pick<ServedTool, "definition" | "served">,
   ctx: CallContext,
-  options: { onProgress?: (p: Progress) => void; headers?: Readonly<Record<string, string>> },
+  options: { onProgress?: (p: Progress) => void } & Partial<CallerRoute>,
 ): Promise<CallToolResult> {
-  const headers = options.headers;
+  const route = options.headers ? { headers: options.headers, caller: options.caller } : {};
   if (ctx.task) {
     const params = { name, arguments: args, task: ctx.task };
-    const created = await connection.task("tools/call", params, { signal: ctx.signal, headers });
+    const created = await connection.task("tools/call", params, { signal: ctx.signal, ...route });
     return createdTaskResult(created.task as JsonObject);
   }
   if (taskSupport(decision.definition) !== "required") {
@@ -71,19 +71,18 @@ export async function sendCall(
       signal: ctx.signal,
       definition: decision.served,
       onProgress: options.onProgress,
-      ...(headers ? { headers } : {}),
+      ...route,
     });
   }
   const params = { name, arguments: args, task: {} };
-  const created = await connection.task("tools/call", params, { headers });
+  const created = await connection.task("tools/call", params, route);
   const taskId = (created.task as JsonObject).taskId as string;
-  const cancel = () =>
-    void connection.task("tasks/cancel", { taskId }, { headers }).catch(() => {});
+  const cancel = () => void connection.task("tasks/cancel", { taskId }, route).catch(() => {});
   ctx.signal.addEventListener("abort", cancel, { once: true });
   try {
     const result = await connection.task("tasks/result", { taskId }, {
       signal: ctx.signal,
-      headers,
+      ...route,
     });
     // The upstream's protocol _meta (its related-task id) is the hop's, not the tool's result.
     return withoutHop(result as unknown as CallToolResult);
@@ -136,15 +135,13 @@ export function upstreamTasks(
       }
     }
     // What a call of the tool would redact: header secrets, its secret pins (host.ts), and
-    // the exchanged token (added by identityHeaders).
+    // the exchanged token (added by callerRoute).
     const r = callSecrets(host, tool);
-    // The caller's identity upstream, as on the call that made the task (token exchange).
-    const headers = await identityHeaders(identity, tool, ctx, r, log);
+    // The caller's identity upstream, as on the call that made the task (token exchange),
+    // on the caller's own session where it has one (where the task lives).
+    const route = await callerRoute(identity, tool, identity?.scopesOf(tool) ?? [], ctx, r, log);
     try {
-      const raw = await connection.task(method, { taskId }, {
-        signal: ctx.signal,
-        ...(headers ? { headers } : {}),
-      });
+      const raw = await connection.task(method, { taskId }, { signal: ctx.signal, ...route });
       // A result's protocol _meta is the hop's (the core adds the caller's related-task).
       const answer = method === "tasks/result"
         ? withoutHop(raw as unknown as CallToolResult) as unknown as JsonObject

@@ -692,7 +692,7 @@ Deno.test("the caller's exchanged token in an argument is refused at (b): nothin
   }
 });
 
-Deno.test("wrap form and serve-upstream: an MCP server that wants a token on every request stops start-up saying why, without sending to a fix weir refuses", async () => {
+Deno.test("wrap form and serve-upstream without client-credentials: an MCP server that wants a token on every request stops start-up saying why and to add it, without sending to a fix weir refuses", async () => {
   const port = freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
   const provider = await startExchangeProvider(resource);
@@ -746,7 +746,7 @@ Deno.test("wrap form and serve-upstream: an MCP server that wants a token on eve
       assert.equal(r.code, 1, r.stderr);
       assert.match(
         r.stderr,
-        /answered 401 to weir's connection, which carries no caller: with token-exchange, weir connects and lists the tools before any call.*wrap it without token-exchange/,
+        /answered 401 to weir's connection, which carries no caller: with token-exchange, weir connects and lists the tools before any call.*add client-credentials to the token-exchange block/,
       );
       // Before: 'send one with ... header "Authorization"', which the loader refuses beside token-exchange.
       assert.doesNotMatch(r.stderr, /send one with/);

@@ -47,8 +47,10 @@ export interface Oidc {
    */
   customize?: (
     payload: Record<string, unknown>,
-    token: { gty?: string; clientId?: string },
+    token: { gty?: string; clientId?: string; kind?: string },
   ) => void;
+  /** Lifetime of the access tokens issued for a resource (weir's, or another API's), in seconds. */
+  resourceTtl: number;
   /** When set, the token endpoint answers this status with no body (the provider is "down"). */
   tokenEndpointDown?: number;
   close(): Promise<void>;
@@ -77,6 +79,7 @@ export async function startOidc(resource: string, options: OidcOptions = {}): Pr
     login: "writer",
     format: "jwt",
     hits: new Map(),
+    resourceTtl: 300,
     signingKey,
     provider: undefined as unknown as Provider,
     close: () => Promise.resolve(),
@@ -145,7 +148,7 @@ export async function startOidc(resource: string, options: OidcOptions = {}): Pr
       customizers: {
         jwt: (
           _ctx: unknown,
-          token: { gty?: string; clientId?: string },
+          token: { gty?: string; clientId?: string; kind?: string },
           jwt: { payload: Record<string, unknown> },
         ) => state.customize?.(jwt.payload, token),
       },
@@ -153,14 +156,22 @@ export async function startOidc(resource: string, options: OidcOptions = {}): Pr
     features: {
       devInteractions: { enabled: false },
       introspection: { enabled: true },
+      // RFC 6749 section 4.4, for the clients that may use it (weir's own token).
+      clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => resource,
+        // A client credentials request may name its API by `audience` (as Auth0 and the
+        // exchange here take it); anything else is for weir's resource.
+        defaultResource: (ctx: { oidc: { body?: Record<string, unknown> } }) =>
+          ctx.oidc.body?.grant_type === "client_credentials" &&
+            typeof ctx.oidc.body.audience === "string"
+            ? ctx.oidc.body.audience
+            : resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string) => ({
           scope: RESOURCE_SCOPES.join(" "),
           audience: indicator,
-          accessTokenTTL: 300,
+          accessTokenTTL: state.resourceTtl,
           accessTokenFormat: state.format,
           ...(state.format === "jwt" ? { jwt: { sign: { alg: "ES256" } } } : {}),
         }),

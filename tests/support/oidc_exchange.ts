@@ -15,6 +15,12 @@
  *   section 4.1) `act.sub` weir's client, lasting {@link ExchangeProvider.ttl}.
  *   Each request is recorded; subjects in {@link ExchangeProvider.refuse} are
  *   refused (`invalid_grant`).
+ * - weir's own token (the client credentials grant, RFC 6749 section 4.4):
+ *   oidc-provider's own grant, for the API the request names (`resource`, or
+ *   `audience`), `sub` weir's client; each token endpoint answer to it is
+ *   recorded in {@link ExchangeProvider.ownTokens}. {@link EXCHANGE_CLIENT}
+ *   and {@link EXCHANGE_JWT_CLIENT} may use the grant; {@link EXCHANGE_POST_CLIENT}
+ *   may not (the provider answers `unauthorized_client`).
  * - per profile, as the real providers do: the issuer's path (Entra
  *   `/<tenant>/v2.0`, Okta `/oauth2/default`, Auth0 a trailing `/`, Keycloak
  *   `/realms/<realm>`), where scopes and roles sit (`scp` string + `roles`,
@@ -77,6 +83,8 @@ export interface ExchangeProvider {
   refuse: Set<string>;
   /** Lifetime of exchanged tokens, in seconds. */
   ttl: number;
+  /** weir's own token requests (client credentials), in order. */
+  ownTokens: { client: string; params: Record<string, string>; error?: string }[];
   /** The private key of {@link EXCHANGE_JWT_CLIENT}, PKCS#8 PEM. */
   privateKeyPem: string;
   close(): Promise<void>;
@@ -102,7 +110,7 @@ export async function startExchangeProvider(
       client_secret: EXCHANGE_CLIENT.clientSecret,
       token_endpoint_auth_method: "client_secret_basic",
       id_token_signed_response_alg: "ES256",
-      grant_types: [TOKEN_EXCHANGE, JWT_BEARER],
+      grant_types: [TOKEN_EXCHANGE, JWT_BEARER, "client_credentials"],
       redirect_uris: [],
       response_types: [],
     },
@@ -123,7 +131,7 @@ export async function startExchangeProvider(
       jwks: {
         keys: [{ ...(await exportJWK(publicKey)), kid: "weir-1", alg: "ES256", use: "sig" }],
       },
-      grant_types: [TOKEN_EXCHANGE, JWT_BEARER],
+      grant_types: [TOKEN_EXCHANGE, JWT_BEARER, "client_credentials"],
       redirect_uris: [],
       response_types: [],
     },
@@ -152,12 +160,15 @@ export async function startExchangeProvider(
     exchanges: [],
     refuse: new Set(),
     ttl: 300,
+    ownTokens: [],
     privateKeyPem: await exportPKCS8(privateKey),
     close: () => oidc.close(),
   };
   const v1Issuer = `https://sts.windows.net/${TENANT}/`;
   const exchanged = new WeakMap<object, { audience: string; scopes: string[]; actor: string }>();
   oidc.customize = (payload, token) => {
+    // weir's own token: for the API it asked for (its aud as the resource server says).
+    if (token.kind === "ClientCredentials") return;
     const swap = exchanged.get(token);
     if (swap) {
       payload.aud = swap.audience;
@@ -170,6 +181,24 @@ export async function startExchangeProvider(
     }
     shape(payload, profile, state.entraVersion, oidc.issuer, v1Issuer, swap !== undefined);
   };
+  // deno-lint-ignore no-explicit-any
+  const ownRequest = (ctx: any, error?: string) => {
+    if (ctx.oidc?.params?.grant_type !== "client_credentials") return;
+    const params: Record<string, string> = {};
+    for (const [k, v] of Object.entries(ctx.oidc.body ?? {})) {
+      if (typeof v === "string" && !/secret|assertion/.test(k)) params[k] = v;
+    }
+    state.ownTokens.push({
+      client: ctx.oidc.client?.clientId ?? "",
+      params,
+      ...(error ? { error } : {}),
+    });
+  };
+  oidc.provider.on("grant.success", (ctx: unknown) => ownRequest(ctx));
+  oidc.provider.on(
+    "grant.error",
+    (ctx: unknown, error: { error?: string }) => ownRequest(ctx, error.error ?? "server_error"),
+  );
   const keys = createLocalJWKSet({ keys: [{ ...oidc.signingKey, d: undefined }] });
   const weirAudiences = profile === "entra" ? [WEIR_APP, `api://${WEIR_APP}`] : [weirAudience];
 
