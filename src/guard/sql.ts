@@ -32,6 +32,7 @@ import type { Sql, TransactionSql } from "postgres";
 import { WeirError } from "../errors/kinds.ts";
 import { clipText, isRawJson } from "../mcp/text.ts";
 import type { Redactor } from "./secrets.ts";
+import { sqlUnavailable } from "./sql_unavailable.ts";
 
 /**
  * postgres.js, loaded only when a `sql` grant first runs. Held in a constant so
@@ -324,20 +325,13 @@ export class SqlRunner {
       );
     }
     const origin = dsnOrigin(this.#database);
-    // Class 08 connection exceptions, 28 authorization, 3D unknown database,
-    // 53/57P server unavailable, and the client's own socket errors.
-    if (/^(08|28|3D|53|57P)/.test(code) || /^E[A-Z]+$/.test(code) || code === "CONNECT_TIMEOUT") {
-      const kind = code.startsWith("28")
-        ? "authentication failed"
-        : code.startsWith("3D")
-        ? "no such database"
-        : /^E[A-Z]+$/.test(code) || code === "CONNECT_TIMEOUT"
-        ? `not reachable (${code})`
-        : `unavailable (SQLSTATE ${code})`;
+    const unavailable = sqlUnavailable(code, origin);
+    if (unavailable) {
+      const { kind, fix } = unavailable;
       this.#log({ level: "warn", event: "sql_unavailable", tool: grant.tool, reason: kind });
       return new WeirError(
         "sql_unavailable",
-        `the database (DSN from ${origin}) ${kind}; nothing was run`,
+        `the database (DSN from ${origin}) ${kind}; nothing was run; ${fix}`,
         { status: 503 },
       );
     }

@@ -216,7 +216,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "a database that refuses the login or is not there: a tool error without the DSN",
+  name:
+    "a database that refuses the login or is not there: a tool error saying what to check, without the DSN",
   ignore: missing !== null,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -225,10 +226,18 @@ Deno.test({
     const file = await tempGuardfile(GUARDFILE);
     const wrong = `postgres://shop_app:wrong-${APP_PASSWORD}@127.0.0.1:${pg.port}/postgres`;
     const closed = `postgres://shop_app:${APP_PASSWORD}@127.0.0.1:1/postgres`;
+    const nowhere = `postgres://shop_app:${APP_PASSWORD}@weir-test-no-such-host.invalid/postgres`;
+    // Each refusal says what failed and what to check, naming only where the DSN comes from.
+    const cases = [
+      [
+        wrong,
+        /refused the login \(SQLSTATE 28P01\); .*; check the user and password in env SHOP_DSN/,
+      ],
+      [closed, /nothing is listening there .*; check that PostgreSQL is up and that env SHOP_DSN/],
+      [nowhere, /host name does not resolve \(DNS\); .*; check the host in env SHOP_DSN$/],
+    ] as const;
     try {
-      for (
-        const [dsn, kind] of [[wrong, /authentication failed/], [closed, /not reachable/]] as const
-      ) {
+      for (const [dsn, kind] of cases) {
         const server = await serveHttp(file, { env: { SHOP_DSN: dsn } });
         try {
           const r = await callApi(server.url, "get_order", { id: 1 });
@@ -237,7 +246,10 @@ Deno.test({
           assert.match(r.text, kind);
           for (const text of [r.text, server.stderr()]) {
             assert.doesNotMatch(text, new RegExp(APP_PASSWORD));
-            assert.doesNotMatch(text, /postgres:\/\/|shop_app|127\.0\.0\.1:1\b/);
+            assert.doesNotMatch(
+              text,
+              /postgres:\/\/|shop_app|127\.0\.0\.1:1\b|no-such-host/,
+            );
           }
         } finally {
           await server.stop();
