@@ -200,6 +200,9 @@ function readArgument(node: NodeReader): ArgumentRule | undefined {
   const name = node.stringArg(0, "the argument name");
   if (name === undefined) return undefined;
   const upstream = node.stringProp("upstream");
+  for (const key of [name, upstream]) {
+    if (key === "__proto__") node.error(protoKey("argument"));
+  }
   if (upstream !== undefined && upstream === name) {
     node.error(`upstream="${upstream}" is the argument's own name: remove upstream=`);
   }
@@ -353,4 +356,15 @@ function readStringRules(node: NodeReader, rule: ArgumentRule): void {
         `min-length= or raise max-length=`,
     );
   }
+}
+
+/**
+ * Why an argument named `__proto__` cannot be wrapped: the MCP clients read
+ * a tool's definition into plain objects, where that key sets the object's
+ * prototype instead of naming an argument, so the argument is never seen
+ * and a rule or pin on it could never apply (serve would refuse to start).
+ */
+export function protoKey(what: string): string {
+  return `${what} "__proto__": the MCP clients read an argument of that name as no argument ` +
+    `at all (a JavaScript object's prototype), so this rule could never apply: remove it`;
 }

@@ -11,7 +11,7 @@ import type { ArgumentPin, McpWrapControls, ProxyTool } from "./mcp_wrap_model.t
 import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readControls } from "./siblings.ts";
 import { parseDuration } from "./duration.ts";
-import { TOOL_NAME } from "./mcp_wrap_proxy.ts";
+import { protoKey, TOOL_NAME } from "./mcp_wrap_proxy.ts";
 import { foldName } from "./name_fold.ts";
 
 /** The default name of the read-only info tool. */
@@ -355,6 +355,10 @@ function readPin(node: NodeReader, proxy: ProxyTool | undefined): ArgumentPin | 
   const provider = node.stringArg(1, "the provider (literal, env or file)");
   const raw: KdlValue = node.node.values[2];
   if (name === undefined || provider === undefined) return undefined;
+  if (name === "__proto__") {
+    node.error(protoKey("a pinned argument"));
+    return undefined;
+  }
   const secret = node.boolProp("secret") ?? false;
   let value: ArgumentPin["value"];
   if (provider === "literal") {

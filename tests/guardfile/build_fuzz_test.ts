@@ -149,6 +149,18 @@ const KINDS: [string, string, string, RegExp][] = [
     /variable "b{5}.*" is not used as \$b+ in the document/,
   ],
   [
+    "a wrapped argument named __proto__ (the MCP clients never see it: serve refused to start)",
+    WRAP(`  proxy x {\n    argument "__proto__" max-length=5\n  }`),
+    "4:5",
+    /argument "__proto__": the MCP clients read an argument of that name as no argument at all/,
+  ],
+  [
+    "a pin of an argument named __proto__",
+    `pin "x" { argument "__proto__" literal "a"; }\n${WRAP("  proxy x")}`,
+    "1:11",
+    /a pinned argument "__proto__": the MCP clients read/,
+  ],
+  [
     "an SSM convenience tool name past 128 characters",
     `wrap ward mcp aws ssm {\n  region "us-east-1"\n  parameter "/a/b"\n  can get "${
       "a".repeat(130)

@@ -99,12 +99,24 @@ function argumentSchema(rule: McpWrap["proxies"][number]["arguments"][number]): 
 export function standInTools(wrap: McpWrap): ToolSpec[] {
   const byName = new Map<string, Record<string, JsonObject>>();
   for (const p of wrap.proxies) {
-    const props = byName.get(p.upstream) ?? {};
-    for (const a of p.arguments) props[a.upstream] = argumentSchema(a);
+    const props: Record<string, JsonObject> = byName.get(p.upstream) ?? {};
+    // Own data properties, whatever the name (`__proto__` included).
+    const define = (name: string, schema: JsonObject) =>
+      Object.defineProperty(props, name, {
+        value: schema,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    for (const a of p.arguments) define(a.upstream, argumentSchema(a));
     for (const pin of wrap.controls.pins[p.name] ?? []) {
-      props[pin.name] ??= "literal" in pin.value
-        ? { type: typeof pin.value.literal === "string" ? "string" : "number" }
-        : {};
+      if (Object.hasOwn(props, pin.name)) continue;
+      define(
+        pin.name,
+        "literal" in pin.value
+          ? { type: typeof pin.value.literal === "string" ? "string" : "number" }
+          : {},
+      );
     }
     byName.set(p.upstream, props);
   }
