@@ -51,6 +51,15 @@ function rawUpstream() {
           seen += new TextDecoder().decode(buf.subarray(0, n));
         }
         const target = new URL(seen.split(" ")[1], "http://x");
+        if (target.pathname.startsWith("/held/")) {
+          // A declared length, then no body at all until weir gives up on it.
+          const size = Number(target.pathname.split("/")[2]);
+          await conn.write(enc.encode(
+            `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\n\r\n`,
+          ));
+          while ((await conn.read(buf)) !== null) { /* hold until weir closes */ }
+          return;
+        }
         const { bytes } = answerFor(target.pathname);
         const cuts = (target.searchParams.get("cuts") ?? "").split(",").filter(Boolean).map(Number);
         let from = 0;
@@ -154,6 +163,39 @@ for (const client of ["http1", "fetch"]) {
       await server.stop();
       await upstream.close();
       await Deno.remove(file);
+    }
+  });
+}
+
+for (const client of ["http1", "fetch"]) {
+  Deno.test(`weir serve (${client}): a declared length over the cap is refused before any of the body arrives`, async () => {
+    // issue 34 item 10: with the declared-length check loosened, weir waited for
+    // a body it would refuse anyway (here one that never comes: a timeout).
+    const upstream = rawUpstream();
+    const file = await tempGuardfile(`wrap ward mcp limits {
+    base-url "${upstream.url}"
+    auth none
+    can get answer { path "/{kind}/{size}"; }
+}
+`);
+    const server = await serveHttp(file, {
+      env: { WEIR_UPSTREAM_CLIENT: client, PATH: Deno.env.get("PATH") ?? "" },
+      extra: ["--max-response-bytes", String(CAP), "--upstream-timeout", "20000"],
+    });
+    try {
+      for (const size of [CAP + 1, 2 * CAP - 1, 10 * CAP]) {
+        const r = await fetch(`${server.url}/api/get_answer`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ kind: "held", size: String(size) }),
+        });
+        const text = await r.text();
+        assert.equal(r.status, 502, `${client} ${size}: ${text}`);
+        assert.match(text, /answered more than 5000 bytes; refused/, `${client} ${size}`);
+      }
+    } finally {
+      await server.stop();
+      await upstream.close();
     }
   });
 }

@@ -134,3 +134,25 @@ Deno.test("a host's McpError from dispatch is the JSON-RPC error over MCP, and a
     status: 400,
   });
 });
+
+Deno.test("ConfirmGate.confirm(): a confirmation's state is its caller's: another caller cannot answer it", async () => {
+  // issue 34 item 10: a state opened without its caller let one caller's
+  // confirmation run another's call.
+  const gate = new ConfirmGate({ delete_ticket: "Delete it?" });
+  const args = { id: "7" };
+  const as = (caller: string | undefined, requestState?: string, answer?: unknown) => ({
+    ...ctx(requestState, answer),
+    ...(caller === undefined ? {} : { caller }),
+  } as CallContext);
+  const question = await asked(gate, args, as("token:alice"));
+  assert.ok(question instanceof InputRequiredError);
+  for (const other of ["token:mallory", undefined]) {
+    const error = await asked(gate, args, as(other, question.requestState, { action: "accept" }));
+    assert.ok(error instanceof McpError, `${other}: ${error}`);
+    assert.deepEqual(error.data, { reason: "unsigned" });
+  }
+  assert.equal(
+    await asked(gate, args, as("token:alice", question.requestState, { action: "accept" })),
+    "ran",
+  );
+});

@@ -136,3 +136,27 @@ for (const chunked of [false, true]) {
     }
   });
 }
+
+Deno.test("a declared length over the cap is refused before a byte of the body is read", async () => {
+  // issue 34 item 10: with the declared-length check loosened the body was
+  // read first and refused after (the same 413, but the bytes taken in).
+  const handler = createHttpHandler(server, {
+    authorize: () => true,
+    allowedOrigins: [],
+    maxBodyBytes: 300,
+  });
+  for (const declared of [301, 599, 100_000]) {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(declared).fill(0x20));
+        controller.close();
+      },
+    });
+    const response = await handler(request(body, declared));
+    assert.equal(response.status, 413, String(declared));
+    assertValidResponse([LEGACY, MODERN], await readAll(response));
+    assert.equal(pulled, 0, `${declared}: the body was read before the refusal`);
+  }
+});

@@ -138,3 +138,31 @@ Deno.test("a rebinding attempt over a real socket is refused, the same host name
     await local.close();
   }
 });
+
+Deno.test("same origin: only http:// or https:// and the very Host the server vouched for", async () => {
+  // issue 34 item 10: a same-origin check that looked for the Host inside the
+  // Origin admitted any page whose origin merely contains it.
+  const handler = createHttpHandler(server, {
+    authorize: () => true,
+    allowedOrigins: [],
+    allowedHosts: loopbackHosts(8080),
+  });
+  const host = { host: "127.0.0.1:8080" };
+  for (
+    const origin of ["http://127.0.0.1:8080", "https://127.0.0.1:8080", "HTTP://127.0.0.1:8080"]
+  ) {
+    assert.equal(await status(handler, { ...host, origin }), 200, origin);
+  }
+  for (
+    const origin of [
+      "http://127.0.0.1:8080.evil.example",
+      "https://evil.example/127.0.0.1:8080",
+      "http://evil.example?127.0.0.1:8080",
+      "ws://127.0.0.1:8080",
+      "http://127.0.0.1:80801",
+      "http://localhost:8080",
+    ]
+  ) {
+    assert.equal(await status(handler, { ...host, origin }), 403, origin);
+  }
+});

@@ -104,3 +104,36 @@ Deno.test("serve-upstream and lint-upstream: --tool purge_all does not reach the
     await upstream.stop();
   }
 });
+
+Deno.test("the wrap host refuses a call of a name it does not serve, whatever the catalog says", async () => {
+  // issue 34 item 10: the core refuses a name not listed first; the host's own
+  // refusal beneath it (rule allowlist) was held by no test.
+  const { startWrapStandIn } = await import("../support/build_fuzz.ts");
+  const { loadGuardfileText } = await import("../../src/guardfile/load.ts");
+  const { buildWrapSurface } = await import("../../src/wrap/surface.ts");
+  const { WeirError, ruleOfError } = await import("../../src/errors/kinds.ts");
+  const standIn = startWrapStandIn();
+  standIn.tools = [tool("purge_all"), tool("list_all")];
+  try {
+    const { mcpWrap, diagnostics } = loadGuardfileText(
+      `wrap ward mcp t {\n  mcp-server http "${standIn.url}"\n  proxy list_all\n}\n`,
+      "t.mcp.kdl",
+    );
+    assert.ok(mcpWrap, JSON.stringify(diagnostics));
+    const surface = await buildWrapSurface(mcpWrap, { log: () => {} });
+    try {
+      assert.equal(surface.host.servedState("list_all").entry.upstream, "list_all");
+      for (const name of ["purge_all", "List_All", "nope", "toString", "__proto__"]) {
+        assert.throws(
+          () => surface.host.servedState(name),
+          (e: unknown) => e instanceof WeirError && ruleOfError(e) === "allowlist",
+          name,
+        );
+      }
+    } finally {
+      await surface.connection.close();
+    }
+  } finally {
+    await standIn.stop();
+  }
+});

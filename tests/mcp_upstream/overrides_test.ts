@@ -332,3 +332,22 @@ Deno.test("toUpstreamArguments() inverts any set of renames, hides and pins (gen
     }
   }
 });
+
+Deno.test("toUpstreamArguments(): a pin is written last, over any caller key that maps onto it", () => {
+  // The loader refuses a rename onto a pinned name, and the translation
+  // forbids a pinned key; beneath both, the pin itself wins (issue 34 item 10).
+  const out = overrideTool(
+    SUM,
+    override([rule("first", { upstream: "a" })], { pinned: ["note"] }),
+  );
+  assert(out.ok, JSON.stringify(out));
+  const translation = { ...out.translation, renames: new Map([["first", "a"], ["memo", "note"]]) };
+  const sent = toUpstreamArguments(
+    { first: 1, b: 2, memo: "the caller's" },
+    undefined,
+    translation,
+    new Map([["note", "the operator's"]]),
+  );
+  assert(sent.ok, JSON.stringify(sent));
+  assert.deepStrictEqual(sent.arguments, { a: 1, b: 2, note: "the operator's" });
+});

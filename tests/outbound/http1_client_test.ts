@@ -503,3 +503,53 @@ Deno.test("http1: until ends the read at the awaited piece; a chunked body that 
     await server.close();
   }
 });
+
+Deno.test("http1: a reused connection closed after a request was written: a POST is not sent again, a GET is, once", async () => {
+  // issue 34 item 10: at most once. A server may have read (and acted on) a
+  // request whose connection then closed before any answer byte; only a safe
+  // method may be sent again.
+  const server = rawServer(async (conn, read, index) => {
+    if (index === 0) {
+      await read();
+      await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n1");
+      await read(); // the second request, read whole; then the connection drops, unanswered
+      return;
+    }
+    await read();
+    await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+  });
+  const client = new Http1Client();
+  try {
+    await client.request(get(server.url()));
+    await assert.rejects(
+      client.request({ ...get(server.url("/pay")), method: "POST", body: enc.encode("{}") }),
+      (e: unknown) =>
+        e instanceof Http1Error && /may have been read and was not sent again/.test(e.message),
+    );
+    assert.equal(server.heads.filter((h) => h.startsWith("POST /pay")).length, 1);
+    assert.equal(server.connections, 1, "no new connection was opened for the POST");
+  } finally {
+    client.close();
+    await server.close();
+  }
+  const again = rawServer(async (conn, read, index) => {
+    if (index === 0) {
+      await read();
+      await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n1");
+      await read();
+      return;
+    }
+    await read();
+    await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+  });
+  const safe = new Http1Client();
+  try {
+    await safe.request(get(again.url()));
+    const answer = await safe.request(get(again.url("/list")));
+    assert.equal(dec.decode(answer.body!), "ok");
+    assert.equal(again.heads.filter((h) => h.startsWith("GET /list")).length, 2);
+  } finally {
+    safe.close();
+    await again.close();
+  }
+});
