@@ -11,6 +11,7 @@ import { type NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readValue } from "./value.ts";
 import { MAX_TIMEOUT_MS, parseDuration } from "./duration.ts";
 import { readTokenExchange } from "./token_exchange.ts";
+import { headerKey } from "./header_inputs.ts";
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
@@ -202,15 +203,18 @@ function readHeaders(nodes: NodeReader[]): McpServerHeader[] | undefined {
       ok = false;
       continue;
     }
-    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+    if (RESERVED_HEADERS.has(headerKey(name))) {
       node.error(
         `header "${name}" is set by weir or by the MCP transport itself: remove it`,
       );
       ok = false;
       continue;
     }
-    if (out.some((h) => h.name.toLowerCase() === name.toLowerCase())) {
-      node.error(`header "${name}" is declared twice (header names ignore case): keep one`);
+    if (out.some((h) => headerKey(h.name) === headerKey(name))) {
+      node.error(
+        `header "${name}" is declared twice (names ignore case, and servers read "_" as "-"): ` +
+          `keep one`,
+      );
       ok = false;
       continue;
     }

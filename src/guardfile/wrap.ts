@@ -15,7 +15,7 @@ import { patternProblem } from "./pattern.ts";
 import { SQL_DRIVERS } from "./sql.ts";
 import { foldName } from "./name_fold.ts";
 import { readTokenExchange } from "./token_exchange.ts";
-import { checkHeaderInputClashes } from "./header_inputs.ts";
+import { checkHeaderInputClashes, headerKey } from "./header_inputs.ts";
 
 const WRAP_CHILDREN = ["base-url", "auth", "header", "restrict", "database", "can", "proxy"];
 const AUTH_SCHEMES = ["header-token", "bearer", "query-param", "token-exchange", "none"];
@@ -357,11 +357,12 @@ function checkAuthCollisions(
 ): void {
   const authNode = kids.find((k) => k.name === "auth")!;
   if (auth.scheme === "header-token") {
-    const clash = headers.find(([name]) => name.toLowerCase() === auth.header.toLowerCase());
+    // Compared as servers read names (case, and "_" as "-"): src/guardfile/header_inputs.ts.
+    const clash = headers.find(([name]) => headerKey(name) === headerKey(auth.header));
     if (clash) {
       authNode.error(
         `header "${clash[0]}" would replace the credential auth header-token sends in ` +
-          `"${auth.header}"; remove the header node`,
+          `"${auth.header}" (names ignore case, and servers read "_" as "-"); remove the header node`,
       );
     }
   }
@@ -402,14 +403,17 @@ function readHeaders(kids: NodeReader[]): [string, string][] {
     if (!name || value === undefined) continue;
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
       node.error(`"${name}" is not a valid HTTP header name (RFC 9110 token); rename it`);
-    } else if (RESERVED_HEADERS.includes(name.toLowerCase())) {
+    } else if (RESERVED_HEADERS.includes(headerKey(name))) {
       node.error(`header "${name}" is reserved: weir sets it (credentials belong in "auth")`);
-    } else if (METHOD_OVERRIDE_HEADERS.includes(name.toLowerCase())) {
+    } else if (METHOD_OVERRIDE_HEADERS.includes(headerKey(name))) {
       node.error(methodOverride(name));
     } else if (/[\r\n\x00]/.test(value)) {
       node.error(`header "${name}" value contains a line break or NUL`);
-    } else if (out.some(([n]) => n.toLowerCase() === name.toLowerCase())) {
-      node.error(`header "${name}" is declared twice (header names ignore case); keep one`);
+    } else if (out.some(([n]) => headerKey(n) === headerKey(name))) {
+      node.error(
+        `header "${name}" is declared twice (names ignore case, and servers read "_" as "-"); ` +
+          `keep one`,
+      );
     } else {
       out.push([name, value]);
     }

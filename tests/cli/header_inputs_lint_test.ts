@@ -140,3 +140,56 @@ Deno.test("lint: a form body key a parser reads as an array index is refused ins
   }
   assert.doesNotMatch(r.stderr, /create c|form body key "01"/);
 });
+
+Deno.test("lint: the operator's fixed headers are compared as servers read names too (case, _ for -), both forms", async () => {
+  // issue 34 item 10, a sibling of the rules that decide two names are one:
+  // the fixed headers compared by letter case only, so `header "X_Api_Key"`
+  // was sent beside the credential `X-Api-Key` (one HTTP_X_API_KEY to a
+  // CGI-style server, which keeps either).
+  const auth =
+    `    auth header-token {\n        header "X-Api-Key"\n        value env "K"\n    }\n`;
+  const grant = `    can get thing { path "/things"; }\n`;
+  const spec = (headers: string, withAuth = false) =>
+    `wrap ward mcp t {\n    base-url "https://api.example.com"\n${
+      withAuth ? auth : "    auth none\n"
+    }${headers}${grant}}\n`;
+  const mcp = (headers: string) =>
+    `wrap ward mcp s {\n    mcp-server http "http://127.0.0.1:9/mcp" {\n${headers}    }\n` +
+    `    proxy search\n}\n`;
+  const cases: [string, RegExp][] = [
+    [
+      spec(`    header "x_api_key" "fixed"\n`, true),
+      /header "x_api_key" would replace the credential auth header-token sends in "X-Api-Key"/,
+    ],
+    [spec(`    header "Proxy_Authorization" "x"\n`), /header "Proxy_Authorization" is reserved/],
+    [spec(`    header "X_HTTP_Method_Override" "GET"\n`), /"X_HTTP_Method_Override"/],
+    [
+      spec(`    header "X-Team" "a"\n    header "x_team" "b"\n`),
+      /header "x_team" is declared twice \(names ignore case, and servers read "_" as "-"\)/,
+    ],
+    [
+      mcp(`        header "Mcp_Session_Id" { value literal "x"; }\n`),
+      /header "Mcp_Session_Id" is set by weir or by the MCP transport itself/,
+    ],
+    [
+      mcp(
+        `        header "X-Team" { value literal "a"; }\n` +
+          `        header "X_TEAM" { value literal "b"; }\n`,
+      ),
+      /header "X_TEAM" is declared twice \(names ignore case, and servers read "_" as "-"\)/,
+    ],
+  ];
+  const files = await Promise.all(cases.map(([text]) => tempGuardfile(text)));
+  const r = await runCli(["lint", ...files]);
+  assert.equal(r.code, 1, r.stderr);
+  cases.forEach(([, says], i) => {
+    const lines = r.stderr.split("\n").filter((l) => l.includes(files[i]));
+    assert.ok(lines.some((l) => says.test(l)), `${i}: ${lines.join("\n")}`);
+  });
+  // Headers that differ in more than case and separators load.
+  const fine = await runCli([
+    "lint",
+    await tempGuardfile(spec(`    header "X-Api-Keys" "a"\n    header "X-Team-Id" "b"\n`, true)),
+  ]);
+  assert.equal(fine.code, 0, fine.stderr);
+});
