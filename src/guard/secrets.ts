@@ -6,7 +6,8 @@
  *
  * - spelled character by character in any mix of: the character itself;
  *   JSON escapes (`\u003c` in either hex case, `\/`, `\"`: plain and
- *   "HTML-safe" JSON encoders); HTML references (`&amp;`, `&#60;`, `&#x3C;`);
+ *   "HTML-safe" JSON encoders); HTML references (`&amp;`, `&#60;`, `&#x3C;`, and
+ *   every HTML 5 name of an ASCII character: `&lowbar;`, `&sol;`);
  *   percent-encoding of its UTF-8 bytes, once or twice (`%2520`), either hex
  *   case, `+` for a space. So `encodeURIComponent`, form encoding, every byte
  *   escaped, Go's `json.Marshal` and an HTML error page's echo all match,
@@ -107,13 +108,45 @@ const JSON_SHORT: Record<string, string> = {
   "\t": "\\t",
 };
 
-/** HTML's named references for the characters escapers escape. */
+/**
+ * HTML's named character references of ASCII characters (HTML 5, 13.5: every
+ * name the standard gives each one). Escapers write more than the five
+ * specials so: PHP's `htmlentities($s, ENT_HTML5)` writes `sk_live.a/b` as
+ * `sk&lowbar;live&period;a&sol;b`.
+ */
 const HTML_NAMED: Record<string, string[]> = {
-  "&": ["&amp;"],
-  "<": ["&lt;"],
-  ">": ["&gt;"],
-  '"': ["&quot;"],
-  "'": ["&apos;"],
+  "\t": ["Tab"],
+  "\n": ["NewLine"],
+  "!": ["excl"],
+  '"': ["quot", "QUOT"],
+  "#": ["num"],
+  "$": ["dollar"],
+  "%": ["percnt"],
+  "&": ["amp", "AMP"],
+  "'": ["apos"],
+  "(": ["lpar"],
+  ")": ["rpar"],
+  "*": ["ast", "midast"],
+  "+": ["plus"],
+  ",": ["comma"],
+  ".": ["period"],
+  "/": ["sol"],
+  ":": ["colon"],
+  ";": ["semi"],
+  "<": ["lt", "LT"],
+  "=": ["equals"],
+  ">": ["gt", "GT"],
+  "?": ["quest"],
+  "@": ["commat"],
+  "[": ["lsqb", "lbrack"],
+  "\\": ["bsol"],
+  "]": ["rsqb", "rbrack"],
+  "^": ["Hat"],
+  "_": ["lowbar", "UnderBar"],
+  "`": ["grave", "DiacriticalGrave"],
+  "{": ["lcub", "lbrace"],
+  "|": ["verbar", "vert", "VerticalLine"],
+  "}": ["rcub", "rbrace"],
 };
 
 /**
@@ -130,7 +163,7 @@ function charPattern(c: string): string {
   if (JSON_SHORT[c]) alternatives.push(escapeRegex(JSON_SHORT[c]));
   const code = c.codePointAt(0)!;
   alternatives.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 1)};`);
-  for (const named of HTML_NAMED[c] ?? []) alternatives.push(escapeRegex(named));
+  for (const named of HTML_NAMED[c] ?? []) alternatives.push(`&${named};`);
   const bytes = [...encoder.encode(c)];
   alternatives.push(bytes.map((b) => `%${hexPattern(b, 2)}`).join(""));
   alternatives.push(bytes.map((b) => `%25${hexPattern(b, 2)}`).join(""));

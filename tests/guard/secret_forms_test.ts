@@ -85,6 +85,30 @@ Deno.test("Redactor: HTML numeric character references (&#60;, &#x3C;) of any ch
   assert.equal(r.text("tk&#61;9f8e"), "tk&#61;9f8e");
 });
 
+Deno.test("Redactor: HTML 5 named references of ASCII characters (&lowbar;, &sol;, any of a character's names) are redacted", () => {
+  // PHP 8.2, htmlentities("sk_live.A/b:c+d=e!f(g)|{h}[i]\\j", ENT_QUOTES | ENT_HTML5):
+  const php = "sk&lowbar;live&period;A&sol;b&colon;c&plus;d&equals;e&excl;f&lpar;g&rpar;&vert;" +
+    "&lbrace;h&rcub;&lbrack;i&rsqb;&bsol;j";
+  const secret = "sk_live.A/b:c+d=e!f(g)|{h}[i]\\j";
+  const r = new Redactor();
+  r.add(secret);
+  for (
+    const echo of [
+      php,
+      // The other names HTML 5 gives the same characters, and a mix with numeric ones.
+      "sk&UnderBar;live.A/b:c+d=e!f(g)&VerticalLine;&lcub;h&rbrace;&lsqb;i&rbrack;\\j",
+      "sk&#95;live&period;A&#x2F;b&colon;c+d=e!f(g)&verbar;{h}[i]&bsol;j",
+    ]
+  ) {
+    assert.equal(r.text(`<p>${echo}</p>`), "<p>[redacted]</p>", echo);
+  }
+  const quoted = new Redactor();
+  quoted.add(`a"b&c<d>e'f*g\tz`);
+  assert.equal(quoted.text("a&QUOT;b&AMP;c&LT;d&GT;e&apos;f&midast;g&Tab;z"), "[redacted]");
+  // A name of another character stays as it is.
+  assert.equal(r.text("sk&lowbar;live&comma;A"), "sk&lowbar;live&comma;A");
+});
+
 const TOKEN = "tk+9f8e/7d6c==secret&<key>";
 
 Deno.test("weir serve: an upstream echoing the credential in every encoding shows none of them", async () => {

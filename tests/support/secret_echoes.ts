@@ -8,6 +8,15 @@ const bytesOf = (text: string) => new TextEncoder().encode(text);
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
+/** `get_html_translation_table(HTML_ENTITIES, ENT_QUOTES | ENT_HTML5)`, ASCII part (PHP 8.2). */
+const PHP_HTML5_NAMES: Record<string, string> = Object.fromEntries(
+  (
+    "\tTab \nNewLine !excl \"quot #num $dollar %percnt &amp 'apos (lpar )rpar *ast +plus ,comma " +
+    ".period /sol :colon ;semi <lt =equals >gt ?quest @commat [lbrack \\bsol ]rsqb ^Hat _lowbar " +
+    "`grave {lbrace |vert }rcub"
+  ).split(" ").map((item) => [item[0], item.slice(1)]),
+);
+
 /** Every echo of `secret` a test sends back, by name. */
 export function secretEchoes(secret: string): Record<string, string> {
   const bytes = bytesOf(secret);
@@ -37,6 +46,11 @@ export function secretEchoes(secret: string): Record<string, string> {
       i % 2 === 0
         ? `&#00${c.codePointAt(0)};`
         : `&#X${c.codePointAt(0)!.toString(16).toLowerCase()};`
+    ).join(""),
+    // PHP's htmlentities($s, ENT_QUOTES | ENT_HTML5) (its translation table, as
+    // PHP 8.2 prints it): every ASCII character HTML 5 names is written by name.
+    "HTML 5 named references (PHP htmlentities)": [...secret].map((c) =>
+      PHP_HTML5_NAMES[c] ? `&${PHP_HTML5_NAMES[c]};` : c
     ).join(""),
     base64: b64(bytes),
     "base64 unpadded": b64(bytes).replace(/=+$/, ""),
