@@ -42,6 +42,8 @@ const WRAP_RULE_TESTS = [
   "tests/e2e/mcp_wrap_test.ts",
 ];
 const SECRET_TESTS = ["tests/guard/secrets_test.ts", "tests/guard/secret_forms_test.ts"];
+const HEADER_NAME_TESTS = ["tests/cli/header_inputs_lint_test.ts"];
+const TWIN_LINT_TESTS = ["tests/cli/name_twins_lint_test.ts", "tests/guardfile/pin_inputs_test.ts"];
 const CONFIRM_TESTS = ["tests/guard/confirm_state_test.ts", "tests/e2e/confirm_test.ts"];
 const TOKEN_TESTS = [
   "tests/inbound/static_tokens_test.ts",
@@ -234,6 +236,7 @@ export const MUTATIONS: readonly Mutation[] = [
     from: `    pins.push({ name: pin.name, value, secret });`,
     to: `    if (secret) pins.push({ name: pin.name, value, secret });`,
     tests: [
+      "tests/guard/query_pins_test.ts",
       "tests/guard/request_test.ts",
       "tests/e2e/controls_test.ts",
       "tests/e2e/inputs_test.ts",
@@ -619,6 +622,158 @@ export const MUTATIONS: readonly Mutation[] = [
     from: `    if (twin) throw twin;`,
     to: ``,
     tests: ["tests/e2e/name_twins_test.ts", ...WRAP_RULE_TESTS],
+  },
+  // --- rules that decide two names are one (siblings of pin-1 and allowlist-1) ---
+  {
+    id: "name-1",
+    rule: "a fixed header whose name a server reads as the credential's is refused (_ as -)",
+    file: "src/guardfile/wrap.ts",
+    from: `    const clash = headers.find(([name]) => headerKey(name) === headerKey(auth.header));`,
+    to:
+      `    const clash = headers.find(([name]) => name.toLowerCase() === auth.header.toLowerCase());`,
+    tests: HEADER_NAME_TESTS,
+  },
+  {
+    id: "name-2",
+    rule: "header names compare as servers read them: case and _ as - (headerKey)",
+    file: "src/guardfile/header_inputs.ts",
+    from: `  return name.toLowerCase().replaceAll("_", "-");`,
+    to: `  return name.toLowerCase();`,
+    tests: HEADER_NAME_TESTS,
+  },
+  {
+    id: "name-3",
+    rule: "a header input that would replace a fixed or credential header is refused",
+    file: "src/guardfile/header_inputs.ts",
+    from: `      const clash = fixed.find((f) => headerKey(f) === headerKey(h.wire));`,
+    to: `      const clash = fixed.find((f) => f.toLowerCase() === h.wire.toLowerCase());`,
+    tests: HEADER_NAME_TESTS,
+  },
+  {
+    id: "name-4",
+    rule: "the wrap form's fixed headers compare as servers read them (duplicates)",
+    file: "src/guardfile/mcp_wrap_server.ts",
+    from: `    if (out.some((h) => headerKey(h.name) === headerKey(name))) {`,
+    to: `    if (out.some((h) => h.name.toLowerCase() === name.toLowerCase())) {`,
+    tests: HEADER_NAME_TESTS,
+  },
+  {
+    id: "name-5",
+    rule: "a query pin's loose twin among the caller's keys is refused",
+    file: "src/guardfile/query_pin.ts",
+    from:
+      `  const twin = grant && wireKeys(grant).find((k) => foldName(k.key) === foldName(name));`,
+    to: `  const twin = grant && wireKeys(grant).find((k) => k.key === name);`,
+    tests: TWIN_LINT_TESTS,
+  },
+  {
+    id: "name-6",
+    rule: "the auth query-param credential's loose twin among query inputs is refused",
+    file: "src/guardfile/wrap.ts",
+    from:
+      `        const twin = input ? undefined : g.query.find((q) => foldName(q.wire) === foldName(name));`,
+    to:
+      `        const twin = input ? undefined : g.query.find((q) => q.wire.toLowerCase() === name.toLowerCase());`,
+    tests: TWIN_LINT_TESTS,
+  },
+  {
+    id: "name-7",
+    rule: "a grant's body keys are among the keys checked for twins",
+    file: "src/guardfile/grant.ts",
+    from: '    ...grant.body.map((b) => ({ key: b.name, what: `body input "${b.name}"` })),',
+    to: "",
+    tests: TWIN_LINT_TESTS,
+  },
+  {
+    id: "name-8",
+    rule: "a wrapped pin's loose twin among the served arguments is refused",
+    file: "src/guardfile/mcp_wrap_siblings.ts",
+    from:
+      `      : proxy.arguments.find((a) => !a.hide && foldName(a.upstream) === foldName(name));`,
+    to: `      : proxy.arguments.find((a) => !a.hide && a.upstream === name);`,
+    tests: TWIN_LINT_TESTS,
+  },
+  // --- every encoding a secret can take in an answer (siblings of secret-1/2) ---
+  {
+    id: "secret-8",
+    rule: 'JSON short escapes of a secret (\\/, \\", \\\\) are redacted',
+    file: "src/guard/secrets.ts",
+    from: `  if (JSON_SHORT[c]) alternatives.push(escapeRegex(JSON_SHORT[c]));`,
+    to: ``,
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-9",
+    rule: "a form-encoded secret (+ for a space) is redacted",
+    file: "src/guard/secrets.ts",
+    from: `  if (c === " ") alternatives.push("\\\\+");`,
+    to: ``,
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-10",
+    rule: "HTML named references of a secret (&amp;, &lowbar;, &sol;) are redacted",
+    file: "src/guard/secrets.ts",
+    from: "  for (const named of HTML_NAMED[c] ?? []) alternatives.push(`&${named};`);",
+    to: "",
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-11",
+    rule: "unpadded base64url of a secret is redacted",
+    file: "src/guard/secrets.ts",
+    from: `    toUrlAlphabet(b64).replace(/=+$/, ""),
+    ...base64Cores(bytes)`,
+    to: `    ...base64Cores(bytes)`,
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-12",
+    rule: "upper-case hex of a secret is redacted",
+    file: "src/guard/secrets.ts",
+    from: `    hex.toUpperCase(),`,
+    to: ``,
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-13",
+    rule: "base64 of a secret wrapped into lines (MIME, PEM) is redacted",
+    file: "src/guard/secrets.ts",
+    from: `    if (!HAS_BREAK.test(out)) return out;`,
+    to: `    return out;`,
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-14",
+    rule: "a secret that is base64 of text is redacted decoded too",
+    file: "src/guard/secrets.ts",
+    from: `  if (decodedBase64 !== undefined) spelled.push(decodedBase64);`,
+    to: ``,
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-15",
+    rule: "a secret that is percent-encoded text is redacted decoded too",
+    file: "src/guard/secrets.ts",
+    from: `      spelled.push(decodeURIComponent(secret.replaceAll("+", " ")));`,
+    to: ``,
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-16",
+    rule: "escapes of a secret match in either hex case (%2f, %2F, \\u002F)",
+    file: "src/guard/secrets.ts",
+    from: "    .replace(/[a-f]/g, (d) => `[${d}${d.toUpperCase()}]`);",
+    to: ";",
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-17",
+    rule: "an argument holding a registered secret in any form is refused (Redactor.finds)",
+    file: "src/guard/secrets.ts",
+    from: `    if (holds(this.#pattern, text)) return true;`,
+    to: `    if (text.includes([...this.#secrets][0])) return true;`,
+    tests: ["tests/e2e/secret_arguments_test.ts", ...SECRET_TESTS],
   },
   // --- the control pipeline's stage order ---
   {
