@@ -13,7 +13,7 @@
  *   (`bench/servers/github_official.ts`: npm `@modelcontextprotocol/server-github`
  *   2025.4.8), side by side.
  *
- * Sizes are counted by src/modes/surface_size.ts, the count `weir lint` prints:
+ * Sizes are counted by src/surface/size.ts, the count `weir lint` prints:
  * o200k tokens of each tool's compact JSON. `--profile NAME` also serves the
  * examples under that schema profile (repeatable). `--against REV` (repeatable)
  * also serves this tree's nine examples with revision REV's `weir`
@@ -30,7 +30,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { measureSurface, type SurfaceSize, TOKENIZER } from "../src/modes/surface_size.ts";
+import { measureSurface, type SurfaceSize, TOKENIZER } from "../src/surface/size.ts";
 import type { JsonObject } from "../src/mcp/jsonrpc.ts";
 import { killAll, killAllOnInterrupt, track } from "./common.ts";
 import { ratio as times, ROOT, type Weir, weirArgs, weirsUnderTest } from "./against.ts";

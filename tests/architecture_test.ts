@@ -238,3 +238,18 @@ Deno.test(`architecture: no source file under src/ is over ${MAX_LINES} lines`, 
   }
   assert.deepEqual(long, []);
 });
+
+Deno.test("architecture: src/modes/ holds commands only: each file is named after the command it starts", async () => {
+  const { COMMAND_MODULES } = await import("../cli.ts");
+  const commands = Object.keys(COMMAND_MODULES).map((c) => c.replaceAll("-", "_"));
+  assert.ok(commands.includes("serve") && commands.includes("verify"), commands.join(", "));
+  const stray = [...Deno.readDirSync(`${SRC}modes`)]
+    .map((e) => e.name.replace(/\.ts$/, ""))
+    .filter((name) => !commands.some((c) => name === c || name.startsWith(`${c}_`)))
+    .sort();
+  assert.deepEqual(
+    stray,
+    [],
+    "a module that is not one command's own belongs in the room of what it does (docs/architecture.md)",
+  );
+});

@@ -7,7 +7,7 @@
  */
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { LoadedFile } from "../modes/serve.ts";
-import { parseListenAddress } from "../modes/listen.ts";
+import { parseListenAddress } from "../serving/listen.ts";
 import { UsageError } from "./usage_error.ts";
 import { MAX_TIMEOUT_MS } from "../guardfile/duration.ts";
 import type { SurfaceOverrides } from "../guardfile/surface.ts";

@@ -1,8 +1,8 @@
 /**
  * `weir describe [--format text|json|openapi|html] [--read-only] FILE`: the served surface as
  * a person reads it, as JSON, as the OpenAPI 3.1 document of its HTTP tool
- * API (`src/modes/openapi.ts`), or as a self-contained review page
- * (`src/modes/review_html.ts`). A guardfile that wraps an MCP server is
+ * API (`src/surface/openapi.ts`), or as a self-contained review page
+ * (`src/modes/describe_html.ts`). A guardfile that wraps an MCP server is
  * described from the server's definitions with the file's rules applied
  * (weir connects to it, lists its tools and calls none).
  *
@@ -14,7 +14,7 @@ import { surfaceOfGuardfile } from "../surface/spec.ts";
 import { parseFlags, printDiagnostics, surfaceFlags, UsageError } from "./args.ts";
 import config from "../../deno.json" with { type: "json" };
 import { ENVELOPE_SCHEMA } from "../guard/coverage.ts";
-import { openApiDocument } from "../modes/openapi.ts";
+import { openApiDocument } from "../surface/openapi.ts";
 
 /**
  * Run `weir describe`.
@@ -75,7 +75,7 @@ export async function run(args: string[]): Promise<number> {
     return 0;
   }
   if (values.format === "html") {
-    const { surfaceHtml } = await import("../modes/review_html.ts");
+    const { surfaceHtml } = await import("../modes/describe_html.ts");
     console.log(surfaceHtml(surface, { version: config.version }).trimEnd());
     return 0;
   }

@@ -2,7 +2,7 @@
  * `weir diff OLD NEW` and `weir diff --git REV FILE`: what an agent can do
  * under NEW that it could not under OLD, and the reverse, per tool
  * (`src/diff/surface_diff.ts`). Text for people, `--format json` for CI,
- * `--format html` for a review page (`src/modes/review_html.ts`);
+ * `--format html` for a review page (`src/modes/describe_html.ts`);
  * `--fail-on widen` exits 1 when anything widened, `--fail-on any` when
  * anything changed.
  *
@@ -137,7 +137,7 @@ export async function run(args: string[]): Promise<number> {
       2,
     ));
   } else if (values.format === "html") {
-    const { diffHtml } = await import("../modes/review_html.ts");
+    const { diffHtml } = await import("../modes/describe_html.ts");
     console.log(diffHtml(changes, oldName, newFile, { version: config.version }).trimEnd());
   } else {
     console.log(printable(diffText(changes, oldName, newFile)).replaceAll("\\u000a", "\n"));
@@ -173,7 +173,7 @@ async function wrapSide(
   if (definitions === undefined && !live) return surfaceOfWrap(wrap);
   try {
     const { definitionsOf } = await import("../modes/verify_wrap.ts");
-    const { decisionsFrom } = await import("../modes/wrap_offline.ts");
+    const { decisionsFrom } = await import("../modes/diff_wrap.ts");
     const listed = await definitionsOf(wrap, definitions);
     return surfaceOfWrap(wrap, await decisionsFrom(wrap, listed));
   } catch (error) {

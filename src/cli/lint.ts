@@ -2,7 +2,7 @@
  * `weir lint [--methods] [--format text|json] [--read-only] [--schema-profile NAME]
  * [--max-tokens N] [--max-tool-tokens N] FILE...`: load each guardfile exactly
  * as serve would (same loader), without listening or reading secrets, and
- * measure the surface it would list (src/modes/surface_size.ts).
+ * measure the surface it would list (src/surface/size.ts).
  *
  * Text output: the tool names on stdout (one per line, as before), and the
  * surface's size on stderr (`weir: FILE: surface: ...`), beside the
@@ -21,7 +21,7 @@ import {
   listedSurface,
   measureSurface,
   type SurfaceSize,
-} from "../modes/surface_size.ts";
+} from "../surface/size.ts";
 import type { SurfaceSettings } from "../guardfile/surface.ts";
 import { parseFlags, printDiagnostics, surfaceFlags, UsageError } from "./args.ts";
 

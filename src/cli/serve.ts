@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { browserFlagProblem } from "../modes/listen.ts";
+import { browserFlagProblem } from "../serving/listen.ts";
 import { denoResolver, errorsOf, exchangeOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
-import { exchangeStartProblem } from "../modes/exchange_flags.ts";
+import { exchangeStartProblem } from "../modes/serve_exchange_flags.ts";
 import { upstreamClientProblem } from "../guard/send.ts";
 import { resolveValue } from "../guard/values.ts";
 import type { Database } from "../guardfile/model.ts";
@@ -23,7 +23,7 @@ import {
 } from "../ops/flags.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
 import { servedTools, wrapServedTools } from "../modes/lint.ts";
-import { OAUTH_FLAGS, oauthSettings } from "../modes/oauth_flags.ts";
+import { OAUTH_FLAGS, oauthSettings } from "../modes/serve_oauth_flags.ts";
 import { checkSingleUse, stateSetup } from "../ops/state_keys.ts";
 import type { Guardfile } from "../guardfile/model.ts";
 import {

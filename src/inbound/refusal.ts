@@ -200,7 +200,7 @@ const DROP_AFTER_MS = 20;
  * Only a listener should do this (an erroring body is a connection-level
  * trick: a host that reads, clones or compresses the `Response` would see
  * the error), so the handlers themselves return ordinary `Response`s and
- * weir's own listener (`src/modes/listen.ts`) applies this wrapper. A host
+ * weir's own listener (`src/serving/listen.ts`) applies this wrapper. A host
  * serving the handlers with `Deno.serve` directly may apply it too.
  *
  * @example

@@ -13,7 +13,7 @@ import { parseGuardfile } from "../guardfile/parse.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { startDemoUpstream } from "../demo/ticket_api.ts";
 import { guardedServer } from "./serve.ts";
-import { listenHttp } from "./listen_http.ts";
+import { listenHttp } from "../serving/listen_http.ts";
 
 const FILE = "guardfiles/demo.mcp.kdl";
 

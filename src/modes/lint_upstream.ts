@@ -43,7 +43,7 @@ import {
   UpstreamUsageError,
 } from "../wrap/flags.ts";
 import { loadGuardfileFile } from "./serve.ts";
-import { budgetProblems, type SurfaceSize } from "./surface_size.ts";
+import { budgetProblems, type SurfaceSize } from "../surface/size.ts";
 
 /** `weir lint-upstream FILE [--fingerprints F] [--write-fingerprints F] [--format text|json]`. */
 async function lintWrapMain(file: string, args: string[]): Promise<number> {

@@ -19,8 +19,8 @@ import { createGuard, type GuardOptions } from "../guard/host.ts";
 import type { UpstreamCredential, UpstreamLimits } from "../guard/send.ts";
 import { processValues, resolveValue, type ValueResolver } from "../guard/values.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
-import { runOn, type RunOnOptions } from "./listen.ts";
-import { buildRefusal } from "./build_check.ts";
+import { runOn, type RunOnOptions } from "../serving/listen.ts";
+import { buildRefusal } from "./lint_build.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
@@ -34,7 +34,7 @@ import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
 
-export { runOn, type RunOnOptions } from "./listen.ts";
+export { runOn, type RunOnOptions } from "../serving/listen.ts";
 
 /**
  * The process environment and file system, read at call time (value files
@@ -102,7 +102,7 @@ export async function loadGuardfileFile(
   if (loaded.guardfile && options.storeUrl !== false) checkStoreUrl(loaded);
   if (loaded.guardfile) {
     // lint is serve minus the listener: build the very server serve would run,
-    // so a catalog the MCP core refuses is a lint error too (src/modes/build_check.ts).
+    // so a catalog the MCP core refuses is a lint error too (src/modes/lint_build.ts).
     const guardfile = loaded.guardfile;
     const refused = buildRefusal(guardfile, () => guardedServer(guardfile, { log: () => {} }));
     if (refused) {

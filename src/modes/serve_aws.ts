@@ -25,7 +25,7 @@ import type { Surface, Tool } from "../surface/model.ts";
 import { emptyTool, settingsOf, sortByName, withheldSurface } from "../surface/spec.ts";
 import { schemaRules } from "../surface/wrap.ts";
 import { errorsOf, loadGuardfileFile, type ServeOptions } from "./serve.ts";
-import { runOn } from "./listen.ts";
+import { runOn } from "../serving/listen.ts";
 import { processEnv, ssmServer } from "./serve_ssm.ts";
 import { s3BodyCap, s3Server } from "./serve_s3.ts";
 

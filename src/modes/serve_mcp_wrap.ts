@@ -27,8 +27,8 @@ import {
   type WrapSurface,
 } from "../wrap/surface.ts";
 import type { Surface as Described } from "../surface/model.ts";
-import { listedSurface, measureSurface, type SurfaceSize } from "./surface_size.ts";
-import { runOn } from "./listen.ts";
+import { listedSurface, measureSurface, type SurfaceSize } from "../surface/size.ts";
+import { runOn } from "../serving/listen.ts";
 import {
   errorsOf,
   exchangeReloadProblem,

@@ -43,16 +43,21 @@ import {
   sharedConfig,
   UpstreamUsageError,
 } from "../wrap/flags.ts";
-import { OAUTH_FLAGS, oauthSettings } from "./oauth_flags.ts";
+import { OAUTH_FLAGS, oauthSettings } from "./serve_oauth_flags.ts";
 import {
   exchangeFlags,
   exchangeStartProblem,
   IDENTITY_FLAGS,
   toolScopesFlag,
-} from "./exchange_flags.ts";
+} from "./serve_exchange_flags.ts";
 import type { TokenExchangeSetting } from "../guardfile/model.ts";
 import { oauthFor, type OAuthServeOptions } from "./serve.ts";
-import { browserFlagProblem, parseListenAddress, runOn, type RunOnOptions } from "./listen.ts";
+import {
+  browserFlagProblem,
+  parseListenAddress,
+  runOn,
+  type RunOnOptions,
+} from "../serving/listen.ts";
 import { startTelemetry, TelemetryConfigError } from "../ops/telemetry.ts";
 import {
   type AuthSettings,

@@ -25,7 +25,7 @@ import { surfaceOfGuardfile } from "../surface/spec.ts";
 import type { LogEvent } from "../mcp/server.ts";
 import { setUpstreamTracing } from "../ops/trace_hooks.ts";
 import { guardedServer, toolScopesOf } from "./serve.ts";
-import { guardedHttpApp } from "./http_app.ts";
+import { guardedHttpApp } from "../serving/http_app.ts";
 import { startHttpStandIn } from "../verify/standin.ts";
 import { StandInValues } from "./verify_values.ts";
 import { checkSpecRequest, type SpecContext } from "../verify/spec_oracle.ts";

@@ -16,7 +16,7 @@ import { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { headerTemplates, targetOf, WRAP_DEFAULTS } from "../wrap/config.ts";
 import { buildWrapSurface } from "../wrap/surface.ts";
-import { guardedHttpApp } from "./http_app.ts";
+import { guardedHttpApp } from "../serving/http_app.ts";
 import { type BuiltTarget, hintsOf, listedTools, watcher } from "./verify.ts";
 import { StandInValues } from "./verify_values.ts";
 import { surfaceOfWrap } from "../surface/wrap.ts";

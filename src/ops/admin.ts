@@ -13,7 +13,7 @@
  * challenge otherwise, RFC 6750 section 3; the reason in the log), refuses a
  * browser-borne request (any `Origin`: 403), and answers `Cache-Control:
  * no-store`. The listener has already applied the checks every route shares
- * (`Host`, no request body, an `Accept` that admits JSON; src/modes/listen.ts).
+ * (`Host`, no request body, an `Accept` that admits JSON; src/serving/listen.ts).
  * Errors have the one error shape of weir's routes (src/inbound/refusal.ts).
  *
  * @module

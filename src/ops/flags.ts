@@ -170,7 +170,7 @@ export function authSettings(
         `variable's tokens get one set of tools; name it once`,
     );
   }
-  // OAuth (--oauth-issuer, src/modes/oauth_flags.ts) is inbound authentication too.
+  // OAuth (--oauth-issuer, src/modes/serve_oauth_flags.ts) is inbound authentication too.
   const oauth = values["oauth-issuer"] !== undefined;
   if (open && oauth) {
     throw new FlagError("--no-inbound-auth and --oauth-issuer contradict each other");

@@ -18,7 +18,7 @@ import fc from "../support/property.ts";
 import { ROOT, runCli, tempGuardfile } from "../support/cli.ts";
 import { CHROMIUM, dumpDom, screenshot, servePages } from "../support/chromium.ts";
 import { startSdkUpstream } from "../support/sdk_upstream.ts";
-import { htmlText } from "../../src/modes/review_html.ts";
+import { htmlText } from "../../src/modes/describe_html.ts";
 
 if (!CHROMIUM) {
   console.error(

@@ -1,6 +1,6 @@
 /**
  * Every route of `weir serve --http` passes the same inbound checks, as
- * src/modes/listen.ts's table says (issue 22, kind 8): through the shipped CLI,
+ * src/serving/listen.ts's table says (issue 22, kind 8): through the shipped CLI,
  * each route (`/mcp`, `/api/<tool>`, `/admin/reload`, `/admin/describe`,
  * `/healthz`, `/readyz`, both OAuth metadata paths, an unknown path) asked
  * with a foreign `Host` on loopback, a foreign `Origin`, an `Accept` that

@@ -29,7 +29,7 @@ import {
 } from "../../mod.ts";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
 import { guardedServer } from "../../src/modes/serve.ts";
-import { listenHttp } from "../../src/modes/listen_http.ts";
+import { listenHttp } from "../../src/serving/listen_http.ts";
 import { buildWrapSurface } from "../../src/wrap/surface.ts";
 import type { Surface } from "../../src/surface/model.ts";
 import { startRecorder } from "../support/upstream.ts";

@@ -20,9 +20,9 @@ import type { JsonObject } from "../../src/mcp/jsonrpc.ts";
 import type { ToolSpec } from "../../src/mcp/types.ts";
 import { createHttpHandler } from "../../src/transport/http.ts";
 import { guardedServer } from "../../src/modes/serve.ts";
-import { buildRefusal } from "../../src/modes/build_check.ts";
+import { buildRefusal } from "../../src/modes/lint_build.ts";
 import { awsServer } from "../../src/modes/serve_aws.ts";
-import { listedSurface } from "../../src/modes/surface_size.ts";
+import { listedSurface } from "../../src/surface/size.ts";
 import { buildWrapSurface } from "../../src/wrap/surface.ts";
 import { StartupError } from "../../src/wrap/open.ts";
 
@@ -30,7 +30,7 @@ import { StartupError } from "../../src/wrap/open.ts";
  * What became of one guardfile: the loader refused it (`diagnosed`); the
  * core refused the server built from it and lint's build check placed the
  * refusal at its node (`placed`: a `schema-profile` that cannot list a
- * grant, src/modes/build_check.ts); the stand-in refused the connection
+ * grant, src/modes/lint_build.ts); the stand-in refused the connection
  * (`unreachable`: a limit of the wrapped server's, such as a header section
  * over Deno.serve's 64 KiB, not a value weir checks); it was built and
  * listed (`built`); or

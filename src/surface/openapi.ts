@@ -23,7 +23,7 @@
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
-import type { Surface, Tool } from "../surface/model.ts";
+import type { Surface, Tool } from "./model.ts";
 import {
   authWords,
   operationWords,
@@ -31,7 +31,7 @@ import {
   rateWords,
   sourceWords,
   upstreamWords,
-} from "../surface/words.ts";
+} from "./words.ts";
 
 /** What the caller knows that a {@link Surface} does not carry. */
 export interface OpenApiOptions {

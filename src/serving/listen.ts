@@ -1,6 +1,6 @@
 /**
  * The serving glue every mode shares: stdio, and the `Deno.serve` listener
- * around the HTTP app (src/modes/listen_http.ts, loaded only to listen). A
+ * around the HTTP app (src/serving/listen_http.ts, loaded only to listen). A
  * mode builds an {@link McpServer} and hands it to {@link runOn}.
  *
  * @module
@@ -31,7 +31,7 @@ export function parseListenAddress(text: string): { hostname: string; port: numb
 export interface RunOnOptions {
   transport: { kind: "stdio" } | { kind: "http"; hostname: string; port: number };
   allowedOrigins?: string[];
-  /** More `Host` values to answer (`allowedHosts` in src/modes/http_app.ts). */
+  /** More `Host` values to answer (`allowedHosts` in src/serving/http_app.ts). */
   allowedHosts?: string[];
   inboundToken?: string | readonly string[] | TokenTable;
   /**
@@ -39,7 +39,7 @@ export interface RunOnOptions {
    * serving a {@link Reloader}), each requiring one of these tokens.
    */
   adminTokens?: readonly string[];
-  /** HTTP only: the OAuth resource server to serve as (`oauth` in src/modes/http_app.ts). */
+  /** HTTP only: the OAuth resource server to serve as (`oauth` in src/serving/http_app.ts). */
   oauth?: OAuthResourceServer;
   /**
    * Stop serving when aborted: new requests are refused, calls in flight get

@@ -1,6 +1,6 @@
 /**
- * The HTTP side of {@link runOn} (src/modes/listen.ts): the `Deno.serve`
- * listener around the HTTP app (src/modes/http_app.ts: the routes and their
+ * The HTTP side of {@link runOn} (src/serving/listen.ts): the `Deno.serve`
+ * listener around the HTTP app (src/serving/http_app.ts: the routes and their
  * checks), the admin endpoints and the shutdown grace. Loaded only when a
  * mode listens, so a stdio server's start loads none of it.
  *
@@ -16,7 +16,7 @@ import { guardedHttpApp, type HttpAppOptions } from "./http_app.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 import type { TokenTable } from "../inbound/static_tokens.ts";
 
-/** What {@link serveHttp} reads of `runOn`'s options (src/modes/listen.ts). */
+/** What {@link serveHttp} reads of `runOn`'s options (src/serving/listen.ts). */
 export interface HttpServeOptions {
   transport: { kind: "http"; hostname: string; port: number };
   allowedOrigins?: string[];

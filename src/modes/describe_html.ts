@@ -41,7 +41,7 @@ export interface PageOptions {
  *
  * @example
  * ```ts
- * import { htmlText } from "./review_html.ts";
+ * import { htmlText } from "./describe_html.ts";
  * if (htmlText('<b a="1">\u202e') !== "&lt;b a=&quot;1&quot;&gt;\\u202e") throw new Error();
  * ```
  */
@@ -281,7 +281,7 @@ ${t.kind === "info" ? "" : inputsTable(t.arguments)}${c.length ? "\n" + list(c, 
  *
  * @example
  * ```ts
- * import { surfaceHtml } from "./review_html.ts";
+ * import { surfaceHtml } from "./describe_html.ts";
  * import { parseGuardfile } from "../guardfile/parse.ts";
  * import { surfaceOfGuardfile } from "../surface/spec.ts";
  * const { guardfile } = parseGuardfile(
@@ -385,7 +385,7 @@ const EFFECT_WORDS: Record<Effect, { title: string; badge: string }> = {
  *
  * @example
  * ```ts
- * import { diffHtml } from "./review_html.ts";
+ * import { diffHtml } from "./describe_html.ts";
  * const html = diffHtml(
  *   [{ tool: "delete_ticket", effect: "widen", what: "new tool: DELETE /t/{id}" }],
  *   "old.mcp.kdl", "new.mcp.kdl", { version: "0.1.0" },

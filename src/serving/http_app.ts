@@ -4,7 +4,7 @@
  * `GET /healthz`, readiness at `GET /readyz`, the admin endpoints and the
  * OAuth metadata when configured, everything else 404; with the inbound
  * checks (Origin, loopback `Host`, a static bearer token or OAuth), shutdown's
- * 503 and `--max-concurrent`. src/modes/listen.ts serves it.
+ * 503 and `--max-concurrent`. src/serving/listen.ts serves it.
  *
  * Every route passes the same inbound checks (src/inbound/checks.ts), in
  * the same order, unless the table says otherwise:
