@@ -91,6 +91,8 @@ type Script = "weirTake" | "weirGiveBack";
 interface SharedClient {
   client: Promise<RedisClient>;
   dialing?: Promise<void>;
+  /** Why the last connection attempt failed (cleared once connected). */
+  lastError?: unknown;
 }
 const CLIENTS = new Map<string, SharedClient>();
 
@@ -178,17 +180,15 @@ export class RedisBucket implements RateLimiter {
           level: "warn",
           event: "rate_limit_store_down",
           bucket: this.#key,
-          reason: describeStoreError(error),
+          reason: describeStoreError(error, this.#options.url),
         });
       }
       const origin = this.#options.origin ? ` (${this.#options.origin})` : "";
+      const reason = describeStoreError(error, this.#options.url);
       throw new WeirError(
         "rate_limit_store_unavailable",
-        `the shared rate-limit store${origin} cannot be reached ` +
-          `(${
-            describeStoreError(error)
-          }); the call was refused, not sent unmetered. Check that Redis is ` +
-          `up; weir reconnects on its own`,
+        `the shared rate-limit store${origin} cannot be reached (${reason}); the call ` +
+          `was refused, not sent unmetered: ${storeFix(reason)}; weir reconnects on its own`,
         { status: 503 },
       );
     }
@@ -214,7 +214,8 @@ const IOREDIS_MODULE = "npm:ioredis@6.0.0";
 export async function connectedClient(url: string, timeoutMs = 2_000): Promise<RedisClient> {
   let shared = CLIENTS.get(url);
   if (!shared) {
-    const client = (async () => {
+    const it: SharedClient = { client: Promise.resolve(undefined as never) };
+    it.client = (async () => {
       const { Redis }: typeof import("ioredis") = await import(IOREDIS_MODULE);
       const client = new Redis(url, {
         lazyConnect: true,
@@ -226,13 +227,15 @@ export async function connectedClient(url: string, timeoutMs = 2_000): Promise<R
         // Keep trying in the background, at most a second apart.
         retryStrategy: (times: number) => Math.min(100 * times, 1_000),
       });
-      // Without a listener a lost connection is reported as an unhandled error.
-      client.on("error", () => {});
+      // Without a listener a lost connection is reported as an unhandled error;
+      // kept, since a call refused while disconnected only says "not connected".
+      client.on("error", (error: unknown) => it.lastError = error);
+      client.on("ready", () => it.lastError = undefined);
       client.defineCommand("weirTake", { numberOfKeys: 1, lua: TAKE });
       client.defineCommand("weirGiveBack", { numberOfKeys: 1, lua: GIVE_BACK });
       return client as RedisClient;
     })();
-    shared = { client };
+    shared = it;
     CLIENTS.set(url, shared);
   }
   const client = await shared.client;
@@ -252,8 +255,41 @@ export async function closeClient(url: string): Promise<void> {
   if (shared) (await shared.client.catch(() => null))?.disconnect();
 }
 
-/** A short reason that carries no URL: the error's code, or its class of failure. */
-export function describeStoreError(error: unknown): string {
+/**
+ * A short reason that carries no URL: the error's code, or its class of
+ * failure; for a call refused while disconnected, why the connection failed
+ * (when `url`'s client saw it).
+ */
+export function describeStoreError(error: unknown, url?: string): string {
+  const reason = storeErrorReason(error);
+  const last = url === undefined ? undefined : CLIENTS.get(url)?.lastError;
+  return reason === "not connected" && last !== undefined ? storeErrorReason(last) : reason;
+}
+
+/**
+ * What to check for a store failure {@link describeStoreError} named, in words
+ * that name no URL (the message beside them says where the URL comes from).
+ * @param reason what {@link describeStoreError} returned
+ * @returns e.g. "check the user and password in its URL"
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { storeFix } from "./redis.ts";
+ * assert.equal(storeFix("ENOTFOUND"), "check the host in its URL (it does not resolve)");
+ * ```
+ */
+export function storeFix(reason: string): string {
+  if (reason === "ENOTFOUND" || reason === "EAI_AGAIN") {
+    return "check the host in its URL (it does not resolve)";
+  }
+  if (reason === "authentication failed") {
+    return "check the user and password in its URL (redis://USER:PASSWORD@HOST:PORT)";
+  }
+  return "check that Redis is up at the host and port its URL names";
+}
+
+function storeErrorReason(error: unknown): string {
   const code = (error as { code?: unknown })?.code;
   if (typeof code === "string" && /^[A-Z_]+$/.test(code)) return code;
   const message = error instanceof Error ? error.message : String(error);

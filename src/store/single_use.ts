@@ -175,7 +175,9 @@ export class RedisSingleUse implements SingleUseStore {
         String(keepMs),
       );
     } catch (error) {
-      throw new Error(`single-use store unavailable (${describeStoreError(error)})`);
+      throw new Error(
+        `single-use store unavailable (${describeStoreError(error, this.#options.url)})`,
+      );
     }
     this.#generation = answer[0];
     return answer[1] === 1 ? "spent" : answer[1] === 2 ? "unrecorded" : "used";
@@ -186,7 +188,9 @@ export class RedisSingleUse implements SingleUseStore {
     try {
       await this.#read(await this.#client());
     } catch (error) {
-      throw new Error(`the store cannot be reached (${describeStoreError(error)})`);
+      throw new Error(
+        `the store cannot be reached (${describeStoreError(error, this.#options.url)})`,
+      );
     }
   }
 

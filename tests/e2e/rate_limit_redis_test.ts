@@ -9,6 +9,7 @@ import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { redisMissing, startRedis } from "../support/redis.ts";
 import { until } from "../support/wait.ts";
+import { freePort } from "../support/port.ts";
 
 const missing = redisMissing();
 if (missing) console.error(`SKIP rate_limit_redis_test: ${missing}`);
@@ -144,6 +145,56 @@ Deno.test({
       await upstream.close();
       await redis.close();
       await Deno.remove(file);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a store that cannot be reached says why and what to check: the host, Redis up, the password",
+  ignore: missing !== null,
+  fn: async () => {
+    const redis = await startRedis();
+    const upstream = await startRecorder();
+    const file = await guardfile(upstream.url, "100/1s");
+    // The server asks for a password; the URL gives a wrong one, then none.
+    const set = await new Deno.Command("redis-cli", {
+      args: ["-p", String(redis.port), "CONFIG", "SET", "requirepass", "right-horse-battery"],
+      stdout: "null",
+    }).output();
+    assert.ok(set.success);
+    const cases = [
+      [
+        "redis://weir-test-no-such-host.invalid:6379",
+        /\(ENOTFOUND\); .*: check the host in its URL \(it does not resolve\)/,
+      ],
+      [
+        `redis://127.0.0.1:${freePort()}`,
+        /\(ECONNREFUSED\); .*: check that Redis is up at the host and port its URL names/,
+      ],
+      [
+        `redis://:hunter2-wrong@127.0.0.1:${redis.port}`,
+        /\(authentication failed\); .*: check the user and password in its URL/,
+      ],
+      [redis.url, /\(authentication failed\); .*: check the user and password in its URL/],
+    ] as const;
+    try {
+      for (const [url, said] of cases) {
+        const server = await serveHttp(file, { env: { REDIS_URL: url } });
+        try {
+          const r = await callApi(server.url, "get_thing", { id: "x" });
+          assert.equal(r.status, 503, r.text);
+          assert.match(r.text, /^rate_limit_store_unavailable: .*\(redis from env "REDIS_URL"\)/);
+          assert.match(r.text, said);
+          assert.doesNotMatch(r.text + server.stderr(), /hunter2|redis:\/\/(?!USER:)|no-such-host/);
+        } finally {
+          await server.stop();
+        }
+      }
+      assert.equal(upstream.requests.length, 0, "nothing reached upstream unmetered");
+    } finally {
+      await upstream.close();
+      await redis.close();
     }
   },
 });
