@@ -6,8 +6,9 @@
  *
  * - spelled character by character in any mix of: the character itself;
  *   JSON escapes (`\u003c` in either hex case, `\/`, `\"`: plain and
- *   "HTML-safe" JSON encoders); HTML references (`&amp;`, `&#60;`, `&#x3C;`, and
- *   every HTML 5 name of an ASCII character: `&lowbar;`, `&sol;`);
+ *   "HTML-safe" JSON encoders), string-literal escapes (`\'`, `\x2b`); HTML
+ *   references (`&amp;`, `&#60;`, `&#x3C;`, and every HTML 5 name of an ASCII
+ *   character: `&lowbar;`, `&sol;`);
  *   percent-encoding of its UTF-8 bytes, once or twice (`%2520`), either hex
  *   case, `+` for a space. So `encodeURIComponent`, form encoding, every byte
  *   escaped, Go's `json.Marshal` and an HTML error page's echo all match,
@@ -96,8 +97,13 @@ function hexPattern(n: number, width: number): string {
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\/]/g;
 const escapeRegex = (text: string) => text.replace(REGEX_SPECIAL, "\\$&");
 
-/** JSON's short escapes (RFC 8259 section 7), by character. */
-const JSON_SHORT: Record<string, string> = {
+/**
+ * Short escapes of string literals, by character: JSON's (RFC 8259 section
+ * 7), and `\'`, which JSON lacks but PHP's `addslashes` and `var_export`,
+ * Python's `repr` and Go's `JSEscapeString` write.
+ */
+const SHORT_ESCAPES: Record<string, string> = {
+  "'": "\\'",
   '"': '\\"',
   "\\": "\\\\",
   "/": "\\/",
@@ -151,17 +157,20 @@ const HTML_NAMED: Record<string, string[]> = {
 
 /**
  * Every spelling of one character an echo might use, as a regex group: the
- * character; a JSON `\uXXXX` escape (a surrogate pair for astral ones) or
- * short escape; an HTML numeric or named reference; each UTF-8 byte
- * percent-encoded, or percent-encoded twice (`%2520`), with `+` for a space.
- * Hex digits in either case.
+ * character; a JSON `\uXXXX` escape (a surrogate pair for astral ones), a
+ * `\xHH` escape, or a short escape (`\"`, `\'`); an HTML numeric or named
+ * reference; each UTF-8 byte percent-encoded, or percent-encoded twice
+ * (`%2520`), with `+` for a space. Hex digits in either case.
  */
 function charPattern(c: string): string {
   const alternatives = [escapeRegex(c)];
   const units = c.length === 1 ? [c.charCodeAt(0)] : [c.charCodeAt(0), c.charCodeAt(1)];
   alternatives.push(units.map((u) => `\\\\u${hexPattern(u, 4)}`).join(""));
-  if (JSON_SHORT[c]) alternatives.push(escapeRegex(JSON_SHORT[c]));
+  if (SHORT_ESCAPES[c]) alternatives.push(escapeRegex(SHORT_ESCAPES[c]));
   const code = c.codePointAt(0)!;
+  // JavaScript's and C's `\xHH` (OWASP ESAPI's encodeForJavaScript writes every
+  // non-alphanumeric character so; Python's repr the unprintable ones).
+  if (code <= 0xff) alternatives.push(`\\\\x${hexPattern(code, 2)}`);
   alternatives.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 1)};`);
   for (const named of HTML_NAMED[c] ?? []) alternatives.push(`&${named};`);
   const bytes = [...encoder.encode(c)];

@@ -109,6 +109,26 @@ Deno.test("Redactor: HTML 5 named references of ASCII characters (&lowbar;, &sol
   assert.equal(r.text("sk&lowbar;live&comma;A"), "sk&lowbar;live&comma;A");
 });
 
+Deno.test("Redactor: string-literal escapes (\\', \\xHH) of a secret are redacted, as PHP, Go and Python write them", () => {
+  const secret = `tk+9f8e/7d6c==secret&<key>'"\\x`;
+  const r = new Redactor();
+  r.add(secret);
+  for (
+    const echo of [
+      // PHP 8.2 addslashes and var_export, Go 1.x text/template JSEscapeString, Python 3 repr:
+      `tk+9f8e/7d6c==secret&<key>\\'\\"\\\\x`,
+      `'tk+9f8e/7d6c==secret&<key>\\'"\\\\x'`,
+      `tk+9f8e/7d6c\\u003D\\u003Dsecret\\u0026\\u003Ckey\\u003E\\'\\"\\\\x`,
+      // Every character but a letter or digit as \xHH (ESAPI), in either case:
+      `tk\\x2B9f8e\\x2F7d6c\\x3d\\x3Dsecret\\x26\\x3Ckey\\x3e\\x27\\x22\\x5cx`,
+    ]
+  ) {
+    assert.equal(r.text(`echo: ${echo};`).includes("tk"), false, echo);
+  }
+  // A \x escape of another character stays as it is.
+  assert.equal(r.text(`tk\\x2A9f8e`), `tk\\x2A9f8e`);
+});
+
 const TOKEN = "tk+9f8e/7d6c==secret&<key>";
 
 Deno.test("weir serve: an upstream echoing the credential in every encoding shows none of them", async () => {

@@ -52,6 +52,17 @@ export function secretEchoes(secret: string): Record<string, string> {
     "HTML 5 named references (PHP htmlentities)": [...secret].map((c) =>
       PHP_HTML5_NAMES[c] ? `&${PHP_HTML5_NAMES[c]};` : c
     ).join(""),
+    // String literals: PHP's addslashes (also Python's repr, Go's JSEscapeString
+    // for these three), and OWASP ESAPI's encodeForJavaScript, which writes every
+    // character but a letter or digit as \xHH (\uHHHH past 0xFF).
+    "backslash-escaped (addslashes)": secret.replace(/[\\'"]/g, (c) => `\\${c}`),
+    "\\x escapes (ESAPI encodeForJavaScript)": [...secret].map((c) =>
+      /[A-Za-z0-9]/.test(c)
+        ? c
+        : c.codePointAt(0)! <= 0xff
+        ? `\\x${c.codePointAt(0)!.toString(16).toUpperCase().padStart(2, "0")}`
+        : c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")
+    ).join(""),
     base64: b64(bytes),
     "base64 unpadded": b64(bytes).replace(/=+$/, ""),
     base64url: b64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, ""),
