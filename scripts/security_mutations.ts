@@ -698,7 +698,7 @@ export const MUTATIONS: readonly Mutation[] = [
     id: "secret-8",
     rule: 'JSON short escapes of a secret (\\/, \\", \\\\) are redacted',
     file: "src/guard/secrets.ts",
-    from: `  if (JSON_SHORT[c]) alternatives.push(escapeRegex(JSON_SHORT[c]));`,
+    from: `  if (SHORT_ESCAPES[c]) alternatives.push(escapeRegex(SHORT_ESCAPES[c]));`,
     to: ``,
     tests: SECRET_TESTS,
   },
@@ -774,6 +774,22 @@ export const MUTATIONS: readonly Mutation[] = [
     from: `    if (holds(this.#pattern, text)) return true;`,
     to: `    if (text.includes([...this.#secrets][0])) return true;`,
     tests: ["tests/e2e/secret_arguments_test.ts", ...SECRET_TESTS],
+  },
+  {
+    id: "secret-18",
+    rule: "\\xHH escapes of a secret (ESAPI encodeForJavaScript) are redacted",
+    file: "src/guard/secrets.ts",
+    from: "  if (code <= 0xff) alternatives.push(`\\\\\\\\x${hexPattern(code, 2)}`);",
+    to: "",
+    tests: SECRET_TESTS,
+  },
+  {
+    id: "secret-19",
+    rule: "a secret's ' written \\' (addslashes, repr, JSEscapeString) is redacted",
+    file: "src/guard/secrets.ts",
+    from: `  "'": "\\\\'",`,
+    to: ``,
+    tests: SECRET_TESTS,
   },
   // --- the control pipeline's stage order ---
   {
