@@ -52,6 +52,12 @@ export interface Context {
    * are hints the file or the server states about one fixed operation.
    */
   hinted?: boolean;
+  /**
+   * Either tool is a sql grant that reads on the guardfile's word (its
+   * statement calls a function `only-reads` states only reads): what the
+   * file states, not what weir proved.
+   */
+  statedRead?: boolean;
 }
 
 /** A rule that judges a change of a whole value. */

@@ -275,6 +275,15 @@ const TOOL: Declared<Tool> = {
           "client may call it without asking",
         (o, n, at) => {
           if (Boolean(o) === Boolean(n)) return [];
+          if (at.statedRead) {
+            return n
+              ? [{
+                effect: "widen",
+                what: `${prefix(at)}now counted as a read on the guardfile's word (only-reads): ` +
+                  `--read-only serves it, and a client may call it without asking`,
+              }]
+              : [{ effect: "narrow", what: `${prefix(at)}no longer counted as a read` }];
+          }
           if (!at.hinted) {
             return [{
               effect: n ? "narrow" : "widen",
@@ -442,8 +451,10 @@ function compareOperation(
       } -> ${oneLine(n.document)}`,
     });
   }
-  const a = { ...o, maxRows: 0, document: "" };
-  const b = { ...n, maxRows: 0, document: "" };
+  if (o?.kind === "sql" && n?.kind === "sql") out.push(...compareSqlRun(o, n, at));
+  const sqlRun = { onlyReads: undefined, readOnlyTransaction: undefined };
+  const a = { ...o, maxRows: 0, document: "", ...sqlRun };
+  const b = { ...n, maxRows: 0, document: "", ...sqlRun };
   if (!same(a, b)) {
     out.push({
       effect: "widen",
@@ -457,6 +468,41 @@ function compareOperation(
     });
   }
   return out;
+}
+
+/**
+ * How a sql statement runs: leaving the read-only transaction widens (the
+ * database no longer refuses its writes); a function `only-reads` now states
+ * only reads widens (it may not).
+ */
+function compareSqlRun(
+  o: { onlyReads?: string[]; readOnlyTransaction: boolean },
+  n: { onlyReads?: string[]; readOnlyTransaction: boolean },
+  at: Context,
+): Found[] {
+  const was = o.onlyReads ?? [];
+  const now = n.onlyReads ?? [];
+  const transaction: Found[] = o.readOnlyTransaction === n.readOnlyTransaction
+    ? []
+    : n.readOnlyTransaction
+    ? [{ effect: "narrow", what: `${prefix(at)}now runs in a read-only transaction` }]
+    : [{
+      effect: "widen",
+      what: `${prefix(at)}no longer runs in a read-only transaction (the database no longer ` +
+        `refuses its writes)`,
+    }];
+  return [
+    ...transaction,
+    ...now.filter((f) => !was.includes(f)).map((f): Found => ({
+      effect: "widen",
+      what: `${prefix(at)}only-reads "${f}": ${f}() is now taken to change nothing, on the ` +
+        `guardfile's word (weir cannot prove it)`,
+    })),
+    ...was.filter((f) => !now.includes(f)).map((f): Found => ({
+      effect: "narrow",
+      what: `${prefix(at)}only-reads "${f}" removed: ${f}() is no longer taken to only read`,
+    })),
+  ];
 }
 
 function oneLine(text: string): string {
@@ -528,6 +574,9 @@ export const TOOLS: List<Tool> = {
     schemasKnown: o.inputSchema !== undefined && n.inputSchema !== undefined,
     restricted: restrictedPatterns(o, n),
     hinted: o.kind === "proxy" && n.kind === "proxy",
+    statedRead: [o, n].some((t) =>
+      t.operation?.kind === "sql" && (t.operation.onlyReads?.length ?? 0) > 0
+    ),
   }),
 };
 

@@ -286,7 +286,19 @@ export type Operation =
     form?: { arrays: "repeat" | "brackets" | "indexed" };
   }
   | { kind: "graphql"; method: string; path: string; document: string }
-  | { kind: "sql"; statement: string; maxRows: number }
+  | {
+    kind: "sql";
+    statement: string;
+    maxRows: number;
+    /**
+     * Runs in a read-only transaction and answers rows (its verb names a read,
+     * or its statement reads); else it may write and answers rows_affected.
+     * Whether it counts as a read is `Tool.access`.
+     */
+    readOnlyTransaction: boolean;
+    /** `only-reads`: functions it calls that the guardfile states only read (weir cannot prove it). */
+    onlyReads?: string[];
+  }
   | { kind: "mcp"; tool: string }
   | { kind: "aws"; action: string; scope: string };
 
