@@ -65,7 +65,6 @@
  * @module
  */
 import { readAtMost } from "../transport/bytes.ts";
-import { redirectTarget } from "../outbound/once.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { connectFailure } from "../outbound/connect_failure.ts";
 import {
@@ -161,8 +160,10 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
-      const target = redirectTarget(response.headers.get("location"), url);
-      throw failed(scope, new UpstreamRedirected(response.status, target));
+      throw failed(
+        scope,
+        new UpstreamRedirected(response.status, response.headers.get("location"), url),
+      );
     }
     const sent = scope?.headers?.authorization !== undefined
       ? "exchanged"

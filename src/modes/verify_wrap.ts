@@ -16,6 +16,7 @@ import { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { headerTemplates, targetOf, WRAP_DEFAULTS } from "../wrap/config.ts";
 import { buildWrapSurface } from "../wrap/surface.ts";
+import { secretsRedactor } from "../wrap/host.ts";
 import { guardedHttpApp } from "../serving/http_app.ts";
 import { type BuiltTarget, hintsOf, listedTools, watcher } from "./verify.ts";
 import { StandInValues } from "./verify_values.ts";
@@ -63,6 +64,7 @@ export async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolS
     connection = await UpstreamConnection.open({
       target: targetOf(wrap),
       headers: () => resolveHeaders(headers).headers,
+      secrets: () => secretsRedactor(headers),
       requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
       maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
       connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,

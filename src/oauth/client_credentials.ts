@@ -30,6 +30,7 @@
  */
 import type { Logger } from "../mcp/server.ts";
 import { refusalOf } from "./answers.ts";
+import { redactingEach } from "../outbound/once.ts";
 import type { IdentityProfile, OwnTokenTarget } from "./profiles.ts";
 import {
   issuedToken,
@@ -177,7 +178,9 @@ function refusal(got: TokenAnswer, clientId: string, audience: string): TokenEnd
   if (response.status >= 500 || (response.status >= 300 && response.status < 400)) {
     return new TokenEndpointError(
       "unavailable",
-      `${at} ${refusalOf(response, origin)}${error ? ` (${error})` : ""}; weir asked for its ` +
+      `${at} ${refusalOf(response, origin, redactingEach(got.sent))}${
+        error ? ` (${error})` : ""
+      }; weir asked for its ` +
         `own token (client credentials) and sent nothing to the MCP server`,
       { error, description },
     );

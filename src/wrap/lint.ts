@@ -167,6 +167,7 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       connection = await UpstreamConnection.open({
         target: config.target,
         headers: () => resolveHeaders(config.headers).headers,
+        secrets: () => secretsRedactor(config.headers),
         requestTimeoutMs: config.requestTimeoutMs,
         maxResponseBytes: 8 * 1024 * 1024,
         connectTimeoutMs: config.connectTimeoutMs,
@@ -307,6 +308,7 @@ export async function lintWrap(
     connection = await UpstreamConnection.open({
       target: targetOf(wrap),
       headers: () => resolveHeaders(headers).headers,
+      secrets: () => secretsRedactor(headers),
       requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
       maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
       connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,

@@ -156,7 +156,8 @@ export async function openUpstreamHost(
 ): Promise<{ connection: UpstreamConnection; host: UpstreamHost }> {
   const { log } = options;
   // What weir writes may quote the upstream, which may quote weir's credential.
-  const redact = (text: string) => secretsRedactor(setup.headers).text(text);
+  const secrets = () => secretsRedactor(setup.headers);
+  const redact = (text: string) => secrets().text(text);
   // One policy for start-up and every re-verification (lint-upstream decides with it too).
   const withhold = withholdingSecrets(setup.headers, setup.withhold);
   try {
@@ -173,6 +174,7 @@ export async function openUpstreamHost(
       connection = await UpstreamConnection.open({
         target: setup.target,
         headers: () => resolveHeaders(setup.headers).headers,
+        secrets,
         requestTimeoutMs: setup.requestTimeoutMs,
         maxResponseBytes: setup.maxResponseBytes,
         connectTimeoutMs: setup.connectTimeoutMs,
@@ -186,7 +188,7 @@ export async function openUpstreamHost(
             level: "warn",
             event: "upstream_connect_retry",
             attempt,
-            error: clip(redact(operatorMessage(error))),
+            error: clip(redact(operatorMessage(error, secrets()))),
           }),
         onToolsChanged: () => {
           log({ level: "info", event: "upstream_tools_changed" });
