@@ -106,6 +106,12 @@ export interface UpstreamFetchOptions {
    * src/mcp_upstream/caller_sessions.ts).
    */
   standalone?: boolean;
+  /**
+   * Every request carries a caller's exchanged token (a caller's own session:
+   * src/mcp_upstream/caller_sessions.ts), so a 401 or 403 is said as that
+   * token's refusal, even on the session's own requests (its handshake).
+   */
+  exchanged?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -165,7 +171,7 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
         new UpstreamRedirected(response.status, response.headers.get("location"), url),
       );
     }
-    const sent = scope?.headers?.authorization !== undefined
+    const sent = scope?.headers?.authorization !== undefined || options.exchanged
       ? "exchanged"
       : own !== undefined
       ? "connection"

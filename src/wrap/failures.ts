@@ -31,7 +31,10 @@ export function failureOf(
     return new WeirError("upstream_error", `${doing}: ${detail}`, { cause: error });
   }
   const kind: ErrorKind = error.code;
-  const said = kind === "upstream_error" ? `the upstream answered: ${detail}` : detail;
+  // An HTTP refusal already says "the upstream answered <status>".
+  const said = kind === "upstream_error" && !detail.startsWith("the upstream answered")
+    ? `the upstream answered: ${detail}`
+    : detail;
   const note = doing === "calling the tool" && error instanceof UpstreamUnavailable
     ? " (the call was not retried: it may or may not have run upstream)"
     : "";

@@ -65,6 +65,8 @@ interface Stack {
   weir?: Served;
   /** Every token the MCP server verified, by jti. */
   tokens: Map<string, TokenSeen & { jti: string }>;
+  /** Subjects whose (valid) tokens the MCP server refuses. */
+  reject: Set<string>;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ async function stack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> {
   };
   const jwks = createRemoteJWKSet(new URL(`${provider.oidc.issuer}/jwks`));
   const tokens = new Map<string, TokenSeen & { jti: string }>();
+  const reject = new Set<string>();
   const upstream = await startProtectedUpstream({
     revision,
     verify: async (token) => {
@@ -88,6 +91,7 @@ async function stack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> {
           issuer: provider.oidc.issuer,
           audience: provider.upstreamAudience,
         });
+        if (reject.has(payload.sub!)) return `refused: ${payload.sub} may not use this server`;
         const seen = {
           sub: payload.sub!,
           ...(payload.act ? { act: payload.act as { sub: string } } : {}),
@@ -107,6 +111,7 @@ async function stack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> {
     resource,
     port,
     tokens,
+    reject,
     close: async () => {
       await s.weir?.stop();
       await upstream.stop();
@@ -318,6 +323,40 @@ Deno.test("protected MCP server: refused and down exchanges send nothing (calls 
       await client.close();
     }
   } finally {
+    await s.close();
+  }
+});
+
+Deno.test("protected MCP server (2025-11-25): a caller whose exchanged token the MCP server refuses at the opening of its own session is told that token was refused; other callers and weir's session go on", async () => {
+  const s = await stack("2025-11-25");
+  const clients: ClientV1[] = [];
+  try {
+    await serve(s, await wrapFile(s, "2025-11-25"));
+    s.reject.add("carol");
+    for (const rev of ["2025-11-25", "2026-07-28"]) {
+      const client = await clientOf(s, rev, await login(s, "carol", "tickets:read"));
+      clients.push(client);
+      const refused = await client.callTool({ name: "whoami", arguments: {} });
+      assert.equal(refused.isError, true);
+      // Said as the exchanged token's refusal (not weir's header), once.
+      assert.match(
+        textOf(refused),
+        /^upstream_error: calling the tool: the upstream answered 401: it refused the caller's exchanged token; check that the token exchange asks for the audience and scopes/,
+      );
+      assert.doesNotMatch(textOf(refused), /answered: the upstream answered/);
+    }
+    const bob = await clientOf(s, "2025-11-25", await login(s, "bob", "tickets:read"));
+    clients.push(bob);
+    const got = await bob.callTool({ name: "whoami", arguments: {} });
+    assert.deepEqual(JSON.parse(textOf(got)), { sub: "bob", act: { sub: WEIR } });
+    // carol's requests stopped at her own session's handshake; none went on weir's session.
+    assert.deepEqual(
+      s.upstream.seen.filter((r) => r.sub.includes("carol")).map((r) => r.method),
+      ["initialize", "initialize"],
+    );
+    assert.deepEqual([...s.upstream.sessions.values()].sort(), ["bob", WEIR]);
+  } finally {
+    for (const c of clients) await c.close().catch(() => {});
     await s.close();
   }
 });
