@@ -29,6 +29,7 @@ import { parseArgs } from "node:util";
 import { usageLine } from "../errors/usage.ts";
 import { cleanText } from "../mcp/text.ts";
 import { AllowlistError, parsePins } from "../mcp_upstream/allowlist.ts";
+import type { OwnToken } from "../mcp_upstream/connection.ts";
 import {
   lintUpstream,
   type LintUpstreamConfig,
@@ -74,10 +75,25 @@ async function lintWrapMain(file: string, args: string[]): Promise<number> {
     return 2;
   }
   const loaded = await loadGuardfileFile(file);
+  // client-credentials: the MCP server is asked as serve asks it, with weir's own token.
+  let ownToken: OwnToken | undefined;
+  let tokenProblem: string | undefined;
+  if (loaded.mcpWrap) {
+    const { listingToken } = await import("./serve_mcp_wrap.ts");
+    ownToken = await listingToken(loaded.mcpWrap).catch((error) => {
+      tokenProblem = (error as Error).message;
+      return undefined;
+    });
+  }
   const report: LintUpstreamReport & { size?: SurfaceSize } = await lintWrap(file, loaded, {
     fingerprints: values.fingerprints,
     writeFingerprints: values["write-fingerprints"],
+    ...(ownToken ? { ownToken } : {}),
   });
+  if (tokenProblem) {
+    report.problems.unshift(tokenProblem);
+    report.ok = false;
+  }
   const budget = loaded.mcpWrap?.surface;
   if (budget && (budget.maxTokens !== undefined || budget.maxToolTokens !== undefined)) {
     // The budget holds the list serve would send: measured on the server serve builds.

@@ -18,14 +18,14 @@ import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { mcpToolAccess } from "../guardfile/reads.ts";
 import { parsePins, readOnlyNameProblem } from "../mcp_upstream/allowlist.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
-import { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import { type OwnToken, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decision.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { type Finding, findingLine } from "../mcp_upstream/scan.ts";
 import { secretsRedactor, withholdingSecrets } from "./host.ts";
 import { type EntryState, entryState, renamedOntoListed } from "./entries.ts";
 import { checkControls, entriesOf, headerTemplates, targetOf, WRAP_DEFAULTS } from "./config.ts";
-import { describeTarget } from "./open.ts";
+import { connectionRefusal, describeTarget } from "./open.ts";
 import type { SharedConfig } from "./flags.ts";
 
 /** A guardfile as loaded from disk (`loadGuardfileFile`): what {@link lintWrap} reads of it. */
@@ -274,7 +274,12 @@ export interface WrapToolVerdict extends ToolVerdict {
 export async function lintWrap(
   file: string,
   loaded: LoadedWrapFile,
-  options: { fingerprints?: string; writeFingerprints?: string },
+  options: {
+    fingerprints?: string;
+    writeFingerprints?: string;
+    /** `client-credentials`: weir's own token for the handshake and listing, as serve sends. */
+    ownToken?: OwnToken;
+  },
 ): Promise<LintUpstreamReport & { tools: WrapToolVerdict[] }> {
   const problems: string[] = [];
   if (loaded.readError) problems.push(loaded.readError);
@@ -312,6 +317,7 @@ export async function lintWrap(
       requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
       maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
       connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
+      ...(options.ownToken ? { ownToken: options.ownToken } : {}),
     });
     listed = await connection.listTools();
     const allowlist = [...new Set(entries.map((e) => e.upstream))];
@@ -368,7 +374,14 @@ export async function lintWrap(
     problems.push(...checkControls(wrap, host));
   } catch (error) {
     // The MCP server's error text may quote the credential weir sent it.
-    problems.push(`MCP server: ${secretsRedactor(headers).text((error as Error).message)}`);
+    const exchanges = wrap.server.transport === "http" && wrap.server.exchange !== undefined &&
+      !wrap.server.exchange.clientCredentials;
+    problems.push(
+      `MCP server: ${
+        connectionRefusal(error, exchanges && !options.ownToken) ??
+          secretsRedactor(headers).text((error as Error).message)
+      }`,
+    );
   } finally {
     await connection?.close();
   }

@@ -178,6 +178,11 @@ export async function buildWrapSurface(
     // A reload on the same connection holds the tools to the definitions weir started with.
     ...(baseline ? { baseline } : {}),
     ...(identity ? { identity } : {}),
+    // The file exchanges without client-credentials: a 401 to weir's connection says to add it.
+    ...(wrap.server.transport === "http" && wrap.server.exchange &&
+        !wrap.server.exchange.clientCredentials
+      ? { exchanges: true }
+      : {}),
   }, {
     log,
     signal: options.signal,

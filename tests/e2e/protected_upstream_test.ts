@@ -435,6 +435,57 @@ Deno.test("protected MCP server: a provider refusing weir's client the client cr
   }
 });
 
+Deno.test("describe and lint-upstream FILE list a protected MCP server with weir's own token (client-credentials); without it, they say to add it", async () => {
+  const s = await stack("2025-11-25");
+  try {
+    const env = { WEIR_EXCHANGE_SECRET: EXCHANGE_CLIENT.clientSecret };
+    const oauth = `oauth issuer="${s.provider.oidc.issuer}" resource="${s.resource}"\n`;
+    const withOwn = await tempGuardfile(
+      oauth + await Deno.readTextFile(await wrapFile(s, "2025-11-25")),
+    );
+    const described = await runCli(["describe", withOwn], { env });
+    assert.equal(described.code, 0, described.stderr);
+    assert.match(described.stdout, /^whoami {2}MCP tool whoami/m);
+    assert.match(
+      described.stdout,
+      /weir's own requests \(handshake, listings\) with its own token \(client credentials, scopes tickets:read\)/,
+    );
+    const linted = await runCli(["lint-upstream", withOwn], { env });
+    assert.equal(linted.code, 0, linted.stderr);
+    assert.match(linted.stdout, /^whoami\tpresent$/m);
+    const diffed = await runCli(["diff", "--live", withOwn, withOwn], { env });
+    assert.equal(diffed.code, 0, diffed.stderr);
+    assert.match(diffed.stdout, /no change in what an agent can do/);
+    assert.ok(s.upstream.of("tools/list").every((r) => r.sub === WEIR));
+    assert.ok(s.upstream.of("tools/list").length >= 3);
+    // The token endpoint is the issuer's: a file naming neither says what to add.
+    const noIssuer = await wrapFile(s, "2025-11-25");
+    for (const command of ["describe", "lint-upstream"]) {
+      const r = await runCli([command, noIssuer], { env });
+      assert.notEqual(r.code, 0);
+      assert.match(
+        r.stderr,
+        /add token-endpoint to the token-exchange block, or an oauth node with issuer=/,
+      );
+    }
+    // Without client-credentials: the 401 says to add it (not the header the loader refuses).
+    const without = (await Deno.readTextFile(withOwn)).replace(/client-credentials \{[^}]*\}/, "");
+    const file = await tempGuardfile(without);
+    for (const command of [["describe"], ["lint-upstream"], ["diff", "--live", file]]) {
+      const r = await runCli([...command, file], { env });
+      assert.notEqual(r.code, 0);
+      assert.match(
+        r.stderr,
+        /answered 401 to weir's connection, which carries no caller: .* add client-credentials to the token-exchange block/,
+      );
+      assert.doesNotMatch(r.stderr, /send one with --upstream-header/);
+      assert.ok(!r.stderr.includes(EXCHANGE_CLIENT.clientSecret));
+    }
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("serve-upstream --token-exchange-client-credentials: a protected MCP server is served; listing as weir, calls as each caller", async () => {
   const s = await stack("2025-11-25");
   try {
