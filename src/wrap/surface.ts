@@ -324,7 +324,8 @@ export async function buildWrapSurface(
             ).catch((error) => {
               // Refused (403) or no exchange (503): said as such, nothing was sent.
               if (!(error instanceof WeirError)) throw error;
-              throw new McpError(ErrorCode.InternalError, `${error.kind}: ${error.message}`);
+              // Its message names its kind (`token_exchange_refused: ...`).
+              throw new McpError(ErrorCode.InternalError, error.message);
             });
             return await readUpstream(connection, uri, { signal: ctx.signal, ...route }, redactor);
           }
