@@ -23,7 +23,7 @@ import { type LoadOutcome, Reloader, type Surface as ReloadSurface } from "../op
 import type { ServedTool } from "./lint.ts";
 import type { Surface, Tool } from "../surface/model.ts";
 import { emptyTool, settingsOf, sortByName, withheldSurface } from "../surface/spec.ts";
-import { schemaRules } from "../surface/wrap.ts";
+import { schemaRules, schemaType } from "../surface/wrap.ts";
 import { errorsOf, loadGuardfileFile, type ServeOptions } from "./serve.ts";
 import { runOn } from "../serving/listen.ts";
 import { processEnv, ssmServer } from "./serve_ssm.ts";
@@ -93,7 +93,7 @@ export function describeAws(policy: AwsPolicy): Surface {
       name,
       in: "argument",
       sentAs: name,
-      type: typeof p.type === "string" ? p.type : "any",
+      type: schemaType(p),
       required: schema.required?.includes(name) ?? false,
       rules: schemaRules(p),
       restrict: [],

@@ -206,17 +206,30 @@ function specArguments(spec: ToolSpec, proxy: ProxyTool): Argument[] {
       name,
       in: "argument",
       sentAs: rule?.upstream ?? name,
-      type: Array.isArray(property.type)
-        ? property.type.join("|")
-        : typeof property.type === "string"
-        ? property.type
-        : "any",
+      type: schemaType(property),
       required: required.has(name),
       rules: schemaRules(property),
       restrict: rule?.restrict ? [[...rule.restrict]] : [],
       served: true,
     };
   });
+}
+
+/**
+ * An argument's type as its schema states it: `"string"`, a list of types
+ * joined by `|` (`"string|null"`), or `"any"` when the schema names none.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { schemaType } from "./wrap.ts";
+ * assert.equal(schemaType({ type: ["string", "null"] }), "string|null");
+ * assert.equal(schemaType({}), "any");
+ * ```
+ */
+export function schemaType(property: JsonObject): string {
+  const type = property.type;
+  if (typeof type === "string") return type;
+  return Array.isArray(type) && type.length > 0 ? type.join("|") : "any";
 }
 
 /** An argument's value rules, read from its schema (patterns under `allOf` too). */

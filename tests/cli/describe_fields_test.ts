@@ -112,3 +112,28 @@ Deno.test("describe of a wrap file needs no inbound token or store variable, and
     await up.stop();
   }
 });
+
+Deno.test("describe of an AWS policy gives each argument the type its schema states", async () => {
+  const file = await tempGuardfile(`wrap ward mcp aws s3 {
+    bucket "assets"
+    base-url "https://files.example.com"
+    content-type "image/png"
+    can put object
+    can list objects
+}
+`);
+  const r = await runCli(["describe", "--format", "json", file]);
+  assert.equal(r.code, 0, r.stderr);
+  const tools = JSON.parse(r.stdout).tools as {
+    name: string;
+    arguments: { name: string; type: string }[];
+  }[];
+  const types = Object.fromEntries(
+    tools.flatMap((t) => t.arguments.map((a) => [`${t.name}.${a.name}`, a.type])),
+  );
+  // list_objects' prefix is {type: ["string", "null"]}: it was "any".
+  assert.equal(types["list_objects.prefix"], "string|null");
+  assert.equal(types["put_object.key"], "string");
+  const text = await runCli(["describe", file]);
+  assert.match(text.stdout, /argument prefix: string\|null \(optional\)/);
+});
