@@ -113,7 +113,7 @@ Deno.test("describe of a wrap file needs no inbound token or store variable, and
   }
 });
 
-Deno.test("describe of an AWS policy gives each argument the type its schema states", async () => {
+Deno.test("describe of an AWS policy shows the policy's limits and each argument's type as its schema states", async () => {
   const file = await tempGuardfile(`wrap ward mcp aws s3 {
     bucket "assets"
     base-url "https://files.example.com"
@@ -136,4 +136,11 @@ Deno.test("describe of an AWS policy gives each argument the type its schema sta
   assert.equal(types["put_object.key"], "string");
   const text = await runCli(["describe", file]);
   assert.match(text.stdout, /argument prefix: string\|null \(optional\)/);
+  // The policy's own limits, which no tool schema states, are shown to the reviewer.
+  const html = await runCli(["describe", "--format", "html", file]);
+  for (const page of [text.stdout, html.stdout]) {
+    assert.match(page, /content-types image\/png/);
+    assert.match(page, /max-bytes 8388608/);
+    assert.match(page, /base-url https:\/\/files\.example\.com/);
+  }
 });
