@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { compareWithin } from "./aws_scope.ts";
 import { compareRestrict, restrictedPatterns, restrictOut, showGlobs } from "./restrict.ts";
 import type {
   Argument,
@@ -452,6 +453,10 @@ function compareOperation(
     });
   }
   if (o?.kind === "sql" && n?.kind === "sql") out.push(...compareSqlRun(o, n, at));
+  // An AWS tool's scope by part (a prefix under the old one narrows); its words follow.
+  if (o?.kind === "aws" && n?.kind === "aws" && o.action === n.action) {
+    return [...out, ...compareWithin(o.within, n.within, at)];
+  }
   const sqlRun = { onlyReads: undefined, readOnlyTransaction: undefined };
   const a = { ...o, maxRows: 0, document: "", ...sqlRun };
   const b = { ...n, maxRows: 0, document: "", ...sqlRun };

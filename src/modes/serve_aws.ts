@@ -87,7 +87,14 @@ export function describeAws(policy: AwsPolicy): Surface {
     tool.access = reads
       ? { reads: true, why: `${ACTIONS[t.name] ?? "GetParameter"} reads` }
       : { reads: false, why: `${ACTIONS[t.name]} writes` };
-    tool.operation = { kind: "aws", action: ACTIONS[t.name] ?? "GetParameter", scope };
+    const within = policy.mode === "ssm"
+      ? {
+        parameters: t.name === "get_parameter"
+          ? [...policy.parameters]
+          : policy.convenience.filter((c) => c.tool === t.name).map((c) => c.parameter),
+      }
+      : { bucket: policy.bucket, prefix: policy.prefix };
+    tool.operation = { kind: "aws", action: ACTIONS[t.name] ?? "GetParameter", scope, within };
     if (t.description !== undefined) tool.description = t.description;
     tool.arguments = Object.entries(schema.properties ?? {}).map(([name, p]) => ({
       name,

@@ -300,7 +300,24 @@ export type Operation =
     onlyReads?: string[];
   }
   | { kind: "mcp"; tool: string }
-  | { kind: "aws"; action: string; scope: string };
+  | {
+    kind: "aws";
+    action: string;
+    /** What it reaches, in words. */
+    scope: string;
+    /** What it reaches, by part (compared by `weir diff`). */
+    within: AwsWithin;
+  };
+
+/** What one AWS tool reaches: an S3 bucket and key prefix, or SSM parameter names. */
+export interface AwsWithin {
+  /** The S3 bucket. */
+  bucket?: string;
+  /** The S3 key prefix every key is under (`""`: the whole bucket). */
+  prefix?: string;
+  /** The SSM parameters it may read. */
+  parameters?: string[];
+}
 
 /** One listed tool. */
 export interface Tool {
