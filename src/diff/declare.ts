@@ -20,6 +20,7 @@
  * @module
  */
 import { Concealed } from "../surface/concealed.ts";
+import type { Access } from "../surface/model.ts";
 
 /** How a change moves what an agent can do. */
 export type Effect = "widen" | "narrow" | "change";
@@ -58,6 +59,8 @@ export interface Context {
    * file states, not what weir proved.
    */
   statedRead?: boolean;
+  /** Both tools' read or write, for rules that judge one part of it by the rest. */
+  access?: { old: Access; next: Access };
 }
 
 /** A rule that judges a change of a whole value. */

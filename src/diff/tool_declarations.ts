@@ -276,6 +276,8 @@ const TOOL: Declared<Tool> = {
           "client may call it without asking",
         (o, n, at) => {
           if (Boolean(o) === Boolean(n)) return [];
+          // Known on one side only: judged by `unknown`.
+          if (Boolean(at.access?.old.unknown) !== Boolean(at.access?.next.unknown)) return [];
           if (at.statedRead) {
             return n
               ? [{
@@ -304,6 +306,43 @@ const TOOL: Declared<Tool> = {
         },
       ),
       why: ignored("the words of the rule that decided reads"),
+      unknown: rule(
+        "either",
+        "a wrapped server's own readOnlyHint, unread from the file alone, may say the tool only " +
+          "reads: leaving a stated write to it may widen, leaving a stated read to it may narrow",
+        (o, n, at) => {
+          if (Boolean(o) === Boolean(n)) return [];
+          const was = at.access?.old.reads ?? false;
+          const now = at.access?.next.reads ?? false;
+          if (n) {
+            return was
+              ? [{
+                effect: "narrow",
+                what: `${prefix(at)}read-only=#true no longer stated: the server's own ` +
+                  `readOnlyHint decides (--read-only withholds it unless the server says it ` +
+                  `only reads)`,
+              }]
+              : [{
+                effect: "widen",
+                what: `${prefix(at)}read-only=#false no longer stated: the server's own ` +
+                  `readOnlyHint decides, which the file alone does not show (if it says the ` +
+                  `tool only reads, --read-only serves it and a client may call it without ` +
+                  `asking); compare with --definitions F or --live`,
+              }];
+          }
+          return now
+            ? [{
+              effect: "widen",
+              what: `${prefix(at)}now stated to only read (read-only=#true): --read-only ` +
+                `serves it whatever the server says`,
+            }]
+            : [{
+              effect: "narrow",
+              what: `${prefix(at)}now stated to write (read-only=#false): --read-only ` +
+                `withholds it whatever the server says`,
+            }];
+        },
+      ),
     },
   },
   operation: rule(
@@ -579,6 +618,7 @@ export const TOOLS: List<Tool> = {
     schemasKnown: o.inputSchema !== undefined && n.inputSchema !== undefined,
     restricted: restrictedPatterns(o, n),
     hinted: o.kind === "proxy" && n.kind === "proxy",
+    access: { old: o.access, next: n.access },
     statedRead: [o, n].some((t) =>
       t.operation?.kind === "sql" && (t.operation.onlyReads?.length ?? 0) > 0
     ),

@@ -274,6 +274,11 @@ export interface Access {
   reads: boolean;
   /** Why, in words (the rule that decided). */
   why: string;
+  /**
+   * A wrapped server's own `readOnlyHint` decides and was not read (the file
+   * alone, the server held fixed): `reads` is MCP's default, false.
+   */
+  unknown?: boolean;
 }
 
 /** What a tool sends upstream. */

@@ -130,6 +130,14 @@ function proxySurface(
     stated: proxy.annotations?.readOnlyHint,
     upstream: spec?.annotations?.readOnlyHint,
   });
+  if (!decided && proxy.annotations?.readOnlyHint === undefined) {
+    // The file alone: the server's own hint decides, and it was not read.
+    tool.access = {
+      reads: false,
+      why: "the server's own readOnlyHint decides (not read: the server is held fixed)",
+      unknown: true,
+    };
+  }
   tool.operation = { kind: "mcp", tool: proxy.upstream };
   const hints = { ...spec?.annotations, ...proxy.annotations };
   // MCP's defaults: a tool that does not say it only reads may destroy.
