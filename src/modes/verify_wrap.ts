@@ -84,7 +84,12 @@ export async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolS
     );
   }
   try {
-    return await connection.listTools();
+    // The MCP server's words may quote the credential weir sent: a tool named after it is
+    // left out (no file can serve it), any other definition is read with it redacted.
+    const redactor = secretsRedactor(headers);
+    return (await connection.listTools())
+      .filter((tool) => redactor.text(String(tool.name)) === tool.name)
+      .map((tool) => redactor.deep(tool) as ToolSpec);
   } finally {
     await connection.close();
   }

@@ -252,7 +252,16 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       );
     }
   }
-  return { ok: ok && problems.length === 0, tools, problems };
+  return withoutSecrets({ ok: ok && problems.length === 0, tools, problems }, config.headers);
+}
+
+/**
+ * The report with the header secrets taken out of every string: the nearest
+ * names, a stub's words and the scan's evidence are the MCP server's words,
+ * which may quote the credential weir sent it (a tool named after it).
+ */
+function withoutSecrets<R>(report: R, headers: Parameters<typeof secretsRedactor>[0]): R {
+  return secretsRedactor(headers).deep(report) as R;
 }
 
 /** One served tool of a guardfile that wraps an MCP server, as `lint-upstream FILE` reports it. */
@@ -397,7 +406,7 @@ export async function lintWrap(
       );
     }
   }
-  return { ok: ok && problems.length === 0, tools, problems };
+  return withoutSecrets({ ok: ok && problems.length === 0, tools, problems }, headers);
 }
 
 /**

@@ -13,7 +13,10 @@
  *   quoted by every command that connects: `weir verify`, `weir diff --live`,
  *   `weir lint-upstream`, `weir describe`, `weir serve` (start-up);
  * - a background re-verification's failure, in the log line
- *   `upstream_reverify_failed`.
+ *   `upstream_reverify_failed`;
+ * - tools named after the credential (the names a missing tool's message
+ *   offers as the nearest), in `lint-upstream` (both forms), `verify` and
+ *   `diff --live`.
  *
  * Each fails before the fix (the credential or its base64 was printed).
  */
@@ -38,8 +41,11 @@ function assertClean(text: string, secrets: readonly string[], where: string): v
 /** A `Location` naming `secret` in a path segment and base64 of it in another. */
 const echoingLocation = (secret: string) => `/dl/${secret}/then/${b64(secret)}?k=${secret}`;
 
-/** What a hostile MCP server does with each JSON-RPC method (default: answers it). */
-type Plan = Record<string, "error" | "redirect">;
+/**
+ * What a hostile MCP server does with each JSON-RPC method (default: answers
+ * it); `named` (tools/list): it also lists tools named after the token and its base64.
+ */
+type Plan = Record<string, "error" | "redirect" | "named">;
 
 /**
  * A raw MCP server (JSON answers, 2025-11-25) with one tool `echo`; each
@@ -73,7 +79,11 @@ function hostileMcp(plan: Plan): { url: string; stop: () => Promise<void> } {
     }
     if (msg.method === "tools/list") {
       const inputSchema = { type: "object", properties: { text: { type: "string" } } };
-      return answer({ result: { tools: [{ name: "echo", description: "Echo.", inputSchema }] } });
+      const names = how === "named"
+        ? ["echo", token, `x_${b64(token).replace(/=+$/, "")}`]
+        : ["echo"];
+      const tools = names.map((name) => ({ name, description: "Echo.", inputSchema }));
+      return answer({ result: { tools } });
     }
     if (msg.method === "tools/call") {
       return answer({ result: { content: [{ type: "text", text: "ok" }] } });
@@ -257,4 +267,44 @@ Deno.test("a background re-verification that fails is logged without the header 
     await up.stop();
   }
   assertClean(server.stderr(), [TOKEN], "the log");
+});
+
+Deno.test("an MCP server listing tools named after weir's header secret: no command names them", async (t) => {
+  const up = hostileMcp({ "tools/list": "named" });
+  try {
+    // A proxied tool the server does not list: the message offers the nearest names it does.
+    const file = await tempGuardfile(`wrap ward mcp hostile {
+    mcp-server http "${up.url}" {
+        header "Authorization" { prefix "Bearer "; value env "ECHO_TOKEN"; }
+    }
+    proxy ech
+}
+`);
+    const runs: [string, string[]][] = [
+      ["lint-upstream FILE", ["lint-upstream", file]],
+      ["lint-upstream FILE --format json", ["lint-upstream", file, "--format", "json"]],
+      ["lint-upstream --upstream", [
+        "lint-upstream",
+        "--tool",
+        "ech",
+        "--upstream",
+        up.url,
+        "--upstream-header",
+        "Authorization=Bearer {env:ECHO_TOKEN}",
+      ]],
+      ["verify", ["verify", file]],
+      ["diff --live", ["diff", "--live", file, file]],
+    ];
+    for (const [name, args] of runs) {
+      await t.step(name, async () => {
+        const out = await runCli(args, { env: { ECHO_TOKEN: TOKEN } });
+        assert.notEqual(out.code, 0, `${name} succeeded:\n${out.stdout}\n${out.stderr}`);
+        // It still names the tool it could not find and the nearest it may say.
+        assert.match(out.stdout + out.stderr, /nearest: echo/, out.stdout + out.stderr);
+        assertClean(out.stdout + out.stderr, [TOKEN], name);
+      });
+    }
+  } finally {
+    await up.stop();
+  }
 });
