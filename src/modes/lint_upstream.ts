@@ -118,15 +118,31 @@ async function lintWrapMain(file: string, args: string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
+/** The FILE form's flags that take a value. */
+const FILE_FLAGS = ["--fingerprints", "--write-fingerprints", "--format"];
+
+/**
+ * Where FILE stands among the arguments when they are the FILE form (only
+ * its own flags, before or after FILE, as other commands take them), or -1.
+ */
+function wrapFileAt(args: readonly string[]): number {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith("-")) return i;
+    if (FILE_FLAGS.includes(arg)) i++;
+    else if (!FILE_FLAGS.some((flag) => arg.startsWith(`${flag}=`))) return -1;
+  }
+  return -1;
+}
+
 /**
  * `weir lint-upstream ARGS`.
  * @returns the exit code (0, 1, 2)
  */
 export async function lintUpstreamMain(args: string[]): Promise<number> {
   // A guardfile that wraps an MCP server: the file says which server and which tools.
-  if (args.length > 0 && !args[0].startsWith("-")) {
-    return await lintWrapMain(args[0], args.slice(1));
-  }
+  const at = wrapFileAt(args);
+  if (at >= 0) return await lintWrapMain(args[at], args.toSpliced(at, 1));
   let config: LintUpstreamConfig;
   let format: string;
   try {
