@@ -521,7 +521,7 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
   }
   // OpenTelemetry, when the OTEL_* variables turn it on (src/ops/telemetry.ts).
   const servedNames = { current: new Set<string>() };
-  const telemetry = await startTelemetry(guardfile.name, () => servedNames.current);
+  const telemetry = await startTelemetry(guardfile.name, () => servedNames.current, undefined, log);
   const build = {
     limits: options.limits,
     log: options.log,

@@ -237,7 +237,7 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
   const log = options.log ?? stderrLogger;
   // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
   const names = { current: new Set(toolsOf(policy).map((t) => t.name)) };
-  const telemetry = await startTelemetry(policy.name, () => names.current);
+  const telemetry = await startTelemetry(policy.name, () => names.current, undefined, log);
   const build = {
     limits: options.limits,
     log,
