@@ -144,7 +144,10 @@ Deno.test({
         assert.match(t.description ?? "", /^NOT AVAILABLE: read-only mode/);
       }
       for (const name of ["list_summary", "list_rows"]) {
-        for (const t of listed.get(name)!) assert.equal(t.annotations?.readOnlyHint, true, name);
+        for (const t of listed.get(name)!) {
+          assert.equal(t.annotations?.readOnlyHint, true, name);
+          assert.match(t.description ?? "", /\(a read-only query returning at most 200 rows\)/);
+        }
       }
       const withheld = await callApi(server.url, "list_report", { month: "2026-11" });
       assert.notEqual(withheld.status, 200, withheld.text);
@@ -159,6 +162,7 @@ Deno.test({
       server = await serveHttp(file, { env: { SHOP_DSN: dsn } });
       for (const t of (await listedHints(server.url)).get("list_report")!) {
         assert.equal(t.annotations?.readOnlyHint ?? false, false);
+        assert.match(t.description ?? "", /in a read-only transaction, .*not proven to read/);
       }
       const ran = await callApi(server.url, "list_report", { month: "2026-11" });
       assert.equal(ran.status, 200, ran.text);
