@@ -198,6 +198,18 @@ function emptySide(file: string): Surface {
   };
 }
 
+/** What to do about a `git show` failure: a revision this clone lacks, a file outside a repository. */
+function gitFix(why: string, rev: string): string {
+  if (/invalid object name|unknown revision|bad revision|ambiguous argument/i.test(why)) {
+    return `; this clone has no ${rev}: fetch it first (git fetch origin BRANCH; a CI ` +
+      `checkout is often shallow, holding only the commit under test: fetch-depth 0)`;
+  }
+  if (/not a git repository/i.test(why)) {
+    return "; --git reads FILE from the git repository it is in: give a FILE inside one";
+  }
+  return "";
+}
+
 /**
  * `git show REV:./FILE`, run in FILE's directory.
  * @returns the text, or why not (`absent`: the revision has no such file)
@@ -220,7 +232,9 @@ async function gitShow(
     if (out.code !== 0) {
       const why = new TextDecoder().decode(out.stderr).trim().split("\n")[0];
       return {
-        error: `git show ${rev}:${file}: ${why || `exit ${out.code}`}`,
+        error: `git show ${rev}:${file}: ${why.replace(/\.$/, "") || `exit ${out.code}`}${
+          gitFix(why, rev)
+        }`,
         absent: /exists on disk, but not in|does not exist in/.test(why),
       };
     }

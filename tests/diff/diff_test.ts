@@ -511,6 +511,20 @@ Deno.test("weir diff --git REV FILE compares with the file as committed", async 
     const bad = await weir(["diff", "--git", "no-such-rev", "tracker.mcp.kdl"], dir);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /git show no-such-rev:tracker\.mcp\.kdl/);
+    // What to do: a CI checkout is often shallow, without the branch compared with.
+    assert.match(bad.stderr, /this clone has no no-such-rev: fetch it first \(git fetch origin/);
+    const outside = await Deno.makeTempDir({ prefix: "weir-diff-no-git-" });
+    try {
+      await Deno.writeTextFile(`${outside}/loose.mcp.kdl`, BASE);
+      const loose = await weir(["diff", "--git", "HEAD", "loose.mcp.kdl"], outside);
+      assert.equal(loose.code, 1);
+      assert.match(
+        loose.stderr,
+        /not a git repository.*; --git reads FILE from the git repository/,
+      );
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+    }
     // A guardfile the revision does not have yet: everything it serves is new.
     await Deno.writeTextFile(`${dir}/added.mcp.kdl`, BASE);
     const added = await weir(["diff", "--fail-on", "widen", "--git", "HEAD", "added.mcp.kdl"], dir);
