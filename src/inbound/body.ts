@@ -92,6 +92,17 @@ export function checkNoBody(request: Request, log: Logger | undefined): Refusal 
  * (before reading further: the stream is cancelled and the connection
  * dropped), and with 408 when it has not all arrived within `deadlineMs`.
  *
+ * After a 408 the connection is closed, never kept alive, but only once the
+ * client sends more: `Deno.serve` (2.9.6) offers no way to end a connection
+ * while a read of its body is pending, and answering with a dropped (erroring)
+ * response then leaves it open for good, neither closed nor served. So the
+ * 408 is an ordinary answer with `Connection: close`, and the pending read
+ * goes on: a small body's `request.bytes()` to the body's end (64 KiB at
+ * most), after which `Deno.serve` closes the connection; a larger or chunked
+ * one to its next piece, when {@link readCapped} cancels the body between
+ * reads, which closes it at once. A client that goes silent keeps its socket
+ * until it leaves (docs/operating.md: the reverse proxy in front bounds it).
+ *
  * Memory: a small declared body (64 KiB or less) is read in one
  * `request.bytes()` call, which is the cheapest under load. A larger or
  * chunked one is read straight into one buffer sized from its
@@ -121,8 +132,14 @@ export async function readBody(
   log?: Logger,
   deadlineMs: number = DEFAULT_BODY_DEADLINE_MS,
 ): Promise<Uint8Array | Refusal> {
-  const refused = (status: number, rule: Refusal["rule"], message: string, reason: string) => {
-    const refusal = new Refusal(status, rule, message, "drop");
+  const refused = (
+    status: number,
+    rule: Refusal["rule"],
+    message: string,
+    reason: string,
+    after: AfterRefusal = "drop",
+  ) => {
+    const refusal = new Refusal(status, rule, message, after);
     logRefusal(log, refusal, reason);
     return refusal;
   };
@@ -166,12 +183,17 @@ export async function readBody(
     return bytes ?? tooLarge();
   } catch (error) {
     if (error instanceof BodyDeadline) {
-      request.body?.cancel().catch(() => {});
+      // A read of the body is still pending: a dropped (erroring) answer would
+      // leave the connection open for good, so this one is whole and says
+      // `Connection: close`. The pending read ends the connection when it
+      // settles: the small path's request.bytes() at the body's end, readCapped
+      // at the next piece (it cancels the body then, between reads).
       return refused(
         408,
         "deadline",
         `Request Timeout: the body did not arrive within ${deadlineMs} ms; send it at once`,
         `body not received within ${deadlineMs} ms`,
+        "close",
       );
     }
     if (error instanceof FragmentedStreamError) {

@@ -59,7 +59,10 @@ export type InboundRule =
  * - `drop`: `connection: close`, and the listener resets the connection once
  *   the answer is sent, so the server reads no more of a body it refused.
  *   (Deno's HTTP server drains an unread request body before honouring
- *   `connection: close`; measured: a 64 MiB body was read in full.)
+ *   `connection: close`; measured: a 64 MiB body was read in full.) Only when
+ *   no read of the body is pending: on Deno 2.9.6 a reset answered while one
+ *   is leaves the connection open for good, neither closed nor served (so the
+ *   408 of a body still arriving is `close`: src/inbound/body.ts readBody).
  */
 export type AfterRefusal = "keep" | "close" | "drop";
 

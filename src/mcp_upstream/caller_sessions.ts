@@ -158,7 +158,6 @@ export function openCallerSession(
     headers: () => ({ ...headers?.(), authorization: authorization() }),
     maxResponseBytes,
     standalone: false,
-    exchanged: true,
   });
   return legacySession({
     ...parts,

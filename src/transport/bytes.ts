@@ -147,16 +147,49 @@ const MIN_READ_BYTES = 64;
  *
  * @param max the cap, in bytes; more than this and the stream is cancelled
  * @param options.sizeHint the length the sender declared (`Content-Length`), when it is known and within `max`; a stream longer or shorter than it is still read exactly
- * @param options.signal when it aborts, reading stops (the stream is cancelled) and its reason is thrown
+ * @param options.signal when it aborts, the promise rejects at once with its reason; the stream
+ *   is cancelled once the read in progress settles (when more bytes or the end arrive), never
+ *   under it: on Deno 2.9.6, a `Deno.serve` request body cancelled under a pending read, and
+ *   then answered, leaves its connection open (an erroring answer: neither closed nor served
+ *   again; `Connection: close`: kept alive for the next request), where one cancelled between
+ *   reads is closed at once (tests/ops/slow_clients_test.ts)
  * @param options.pieces the read budget: `free` reads, then one more per `minAverage` bytes received
  * @returns exactly the bytes the stream carried (a view on the buffer), or `null` when it carried more than `max`
  * @throws {FragmentedStreamError} when the stream needs more reads than `options.pieces` allows
  * @throws whatever the stream throws while being read
  */
-export async function readCapped(
+export function readCapped(
   stream: ReadableStream<Uint8Array>,
   max: number,
-  options: { sizeHint?: number; signal?: AbortSignal; pieces?: PieceBudget } = {},
+  options: ReadCappedOptions = {},
+): Promise<Uint8Array | null> {
+  const reading = readInto(stream, max, options);
+  const signal = options.signal;
+  if (!signal) return reading;
+  // Settles at the abort; the read goes on to its next piece, then cancels.
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) abort();
+    else signal.addEventListener("abort", abort, { once: true });
+    reading.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}
+
+/** The options of {@link readCapped}. */
+export interface ReadCappedOptions {
+  /** the length the sender declared */
+  sizeHint?: number;
+  /** ends the wait at once, the reading between reads */
+  signal?: AbortSignal;
+  /** the read budget */
+  pieces?: PieceBudget;
+}
+
+/** The reading loop of {@link readCapped}; on abort it stops (and cancels) between reads only. */
+async function readInto(
+  stream: ReadableStream<Uint8Array>,
+  max: number,
+  options: ReadCappedOptions,
 ): Promise<Uint8Array | null> {
   const { signal, pieces } = options;
   const hint = options.sizeHint;
@@ -174,8 +207,11 @@ export async function readCapped(
   } catch {
     reader = stream.getReader(); // not a byte stream
   }
-  const stop = () => reader.cancel().catch(() => {});
-  signal?.addEventListener("abort", stop, { once: true });
+  // Called between reads only (see readCapped's `signal`).
+  const stopped = async () => {
+    await reader.cancel().catch(() => {});
+    return signal!.reason;
+  };
   const grow = (needed: number) => {
     let size = buffer.byteLength;
     while (size < needed) size *= 2;
@@ -185,46 +221,42 @@ export async function readCapped(
   };
   let reads = 0;
   let ranSince = performance.now();
-  try {
-    while (true) {
-      if (total > max) {
-        await reader.cancel().catch(() => {});
-        return null;
-      }
-      if (pieces && reads > pieces.free && reads - pieces.free > total / pieces.minAverage) {
-        await reader.cancel().catch(() => {});
-        throw new FragmentedStreamError(reads, total);
-      }
-      reads++;
-      if (performance.now() - ranSince > YIELD_AFTER_MS) {
-        await new Promise((resolve) => setTimeout(resolve, 0));
-        if (signal?.aborted) throw signal.reason;
-        ranSince = performance.now();
-      }
-      if (buffer.byteLength - total < MIN_READ_BYTES) grow(total + MIN_READ_BYTES);
-      if (byob) {
-        const room = Math.min(READ_BYTES, buffer.byteLength - total);
-        const { done, value } = await byob.read(new Uint8Array(buffer.buffer, total, room));
-        if (signal?.aborted) throw signal.reason;
-        // The read took the buffer and hands it back (transferred, not copied).
-        if (value) buffer = new Uint8Array(value.buffer);
-        if (done) break;
-        total += value!.byteLength;
-      } else {
-        const { done, value } = await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
-        if (signal?.aborted) throw signal.reason;
-        if (done) break;
-        if (total + value.byteLength > max) {
-          total += value.byteLength;
-          continue; // refused at the top of the loop
-        }
-        if (total + value.byteLength > buffer.byteLength) grow(total + value.byteLength);
-        buffer.set(value, total);
-        total += value.byteLength;
-      }
+  while (true) {
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      return null;
     }
-  } finally {
-    signal?.removeEventListener("abort", stop);
+    if (pieces && reads > pieces.free && reads - pieces.free > total / pieces.minAverage) {
+      await reader.cancel().catch(() => {});
+      throw new FragmentedStreamError(reads, total);
+    }
+    reads++;
+    if (performance.now() - ranSince > YIELD_AFTER_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (signal?.aborted) throw await stopped();
+      ranSince = performance.now();
+    }
+    if (buffer.byteLength - total < MIN_READ_BYTES) grow(total + MIN_READ_BYTES);
+    if (byob) {
+      const room = Math.min(READ_BYTES, buffer.byteLength - total);
+      const { done, value } = await byob.read(new Uint8Array(buffer.buffer, total, room));
+      if (signal?.aborted) throw await stopped();
+      // The read took the buffer and hands it back (transferred, not copied).
+      if (value) buffer = new Uint8Array(value.buffer);
+      if (done) break;
+      total += value!.byteLength;
+    } else {
+      const { done, value } = await (reader as ReadableStreamDefaultReader<Uint8Array>).read();
+      if (signal?.aborted) throw await stopped();
+      if (done) break;
+      if (total + value.byteLength > max) {
+        total += value.byteLength;
+        continue; // refused at the top of the loop
+      }
+      if (total + value.byteLength > buffer.byteLength) grow(total + value.byteLength);
+      buffer.set(value, total);
+      total += value.byteLength;
+    }
   }
   return buffer.subarray(0, total);
 }

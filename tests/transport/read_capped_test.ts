@@ -3,7 +3,8 @@
  * ones: the exact bytes across any chunk boundaries (byte streams read with
  * a BYOB reader, other streams with a default reader), whatever the declared
  * length says; more than the cap refused and the stream cancelled; an abort
- * stops it. Then through a real `Deno.serve` listener and the MCP handler,
+ * rejects at once and cancels the stream between reads (never under a pending
+ * one). Then through a real `Deno.serve` listener and the MCP handler,
  * with a raw TCP client sending irregular pieces: `authorizeBody` sees
  * exactly the bytes sent.
  */
@@ -11,6 +12,7 @@ import assert from "node:assert/strict";
 import { FragmentedStreamError, readCapped } from "../../src/transport/bytes.ts";
 import { createHttpHandler, loopbackHosts } from "../../mod.ts";
 import { listen } from "../support/listen.ts";
+import { until } from "../support/wait.ts";
 import { makeServer, MODERN_META } from "../support/mcp.ts";
 
 /** Deterministic pseudo-random bytes (no two neighbouring chunks alike). */
@@ -183,26 +185,59 @@ Deno.test("readCapped: 1-byte pieces stop at the budget, whatever follows", asyn
   assert.ok(pulled < 1100, `read ${pulled} pieces of 1 byte`);
 });
 
-Deno.test("readCapped: an abort stops the read with its reason and cancels the stream", async () => {
-  const state = { cancelled: false };
+Deno.test("readCapped: an abort rejects at once; the stream is cancelled between reads, never under one", async () => {
+  const state = { cancelled: false, cancelledUnderRead: false, pending: false };
+  let deliver: (() => void) | undefined;
   const stream = new ReadableStream<Uint8Array>({
     type: "bytes",
     start(controller) {
       controller.enqueue(new Uint8Array(10));
     },
-    pull() {
-      return new Promise(() => {}); // the rest never comes
+    pull(controller) {
+      state.pending = true;
+      // The next piece comes only when the test says so.
+      return new Promise<void>((resolve) => {
+        deliver = () => {
+          state.pending = false;
+          controller.enqueue(new Uint8Array(5));
+          resolve();
+        };
+      });
     },
     cancel() {
       state.cancelled = true;
+      state.cancelledUnderRead = state.pending;
     },
   });
   const controller = new AbortController();
   const reason = new Error("deadline");
   const reading = readCapped(stream, 1000, { signal: controller.signal });
-  setTimeout(() => controller.abort(reason), 20);
+  assert.ok(await until(() => state.pending), "a read is pending");
+  controller.abort(reason);
   await assert.rejects(reading, (e) => e === reason);
-  assert.equal(state.cancelled, true);
+  assert.equal(state.cancelled, false, "not cancelled while its read is pending");
+  deliver!();
+  assert.ok(await until(() => state.cancelled), "cancelled once the read settled");
+  assert.equal(state.cancelledUnderRead, false);
+});
+
+Deno.test("readCapped: a signal aborted before the first read rejects, and the stream is cancelled", async () => {
+  let cancelled = false;
+  const stream = new ReadableStream<Uint8Array>({
+    type: "bytes",
+    start(controller) {
+      controller.enqueue(new Uint8Array(10));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const reason = new Error("deadline");
+  await assert.rejects(
+    readCapped(stream, 1000, { signal: AbortSignal.abort(reason) }),
+    (e) => e === reason,
+  );
+  assert.ok(await until(() => cancelled));
 });
 
 Deno.test("a body over 64 KiB arriving in irregular pieces reaches authorizeBody byte for byte", async () => {
