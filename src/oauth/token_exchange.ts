@@ -127,8 +127,12 @@ function refusal(got: TokenAnswer, target: ExchangeTarget): TokenEndpointError {
       { error, description },
     );
   }
-  const own = error === "invalid_client" || error === "unauthorized_client" ||
-      error === "unsupported_grant_type" || response.status === 401
+  // RFC 6749 section 5.2: the server does not support the grant at all (no client could use it).
+  const own = error === "unsupported_grant_type"
+    ? ": the identity provider does not offer this grant (unsupported_grant_type); enable " +
+      "token exchange there (RFC 8693, or Entra ID's on-behalf-of flow), or set the oauth " +
+      "node's profile= (--oauth-profile) to the provider's (docs/oauth.md#identity-provider-profiles)"
+    : error === "invalid_client" || error === "unauthorized_client" || response.status === 401
     ? `: it refused weir's own client${error ? ` (${error})` : ""}; check the client ID, its ` +
       `secret or key, and that the client may use this grant`
     : `: ${refusalOf(response, origin)}${error ? ` (${error})` : ""}`;

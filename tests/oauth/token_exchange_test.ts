@@ -281,7 +281,12 @@ const ANSWERS: [number, unknown, "refused" | "unavailable", RegExp][] = [
   [400, { error: "consent_required" }, "refused", /consent_required/],
   [401, { error: "invalid_client" }, "unavailable", /refused weir's own client \(invalid_client\)/],
   [400, { error: "unauthorized_client" }, "unavailable", /own client/],
-  [400, { error: "unsupported_grant_type" }, "unavailable", /own client/],
+  [
+    400,
+    { error: "unsupported_grant_type" },
+    "unavailable",
+    /does not offer this grant \(unsupported_grant_type\); enable token exchange there/,
+  ],
   [401, "", "unavailable", /refused weir's own client; check/],
   [500, { error: "server_error" }, "unavailable", /HTTP 500 \(server_error\)/],
   [503, "", "unavailable", /HTTP 503/],
