@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { runCli, serveHttp } from "../support/cli.ts";
+import { GENEROUS_MS } from "../support/wait.ts";
 import { bearerTokenCheck } from "../../src/inbound/static_tokens.ts";
 
 const DEMO = "guardfiles/demo.mcp.kdl";
@@ -80,15 +81,17 @@ Deno.test("one variable, several tokens: each accepted during rotation", async (
 });
 
 Deno.test("a weak or unset token variable stops start-up without echoing it (exit 2, a configuration refusal)", async () => {
+  // Bounded: a server that starts with a weak token fails here instead of serving on.
   const short = await runCli(
     ["serve", DEMO, "--http", "127.0.0.1:0", "--inbound-token-env", "WEAK"],
-    { env: { WEAK: `${NEW},short-tok` } },
+    { env: { WEAK: `${NEW},short-tok` }, limitMs: GENEROUS_MS },
   );
-  assert.equal(short.code, 2);
+  assert.equal(short.code, 2, `weir serve started with a 9-character token: ${short.stderr}`);
   assert.match(short.stderr, /token 2 is 9 characters; use at least 16/);
   assert.ok(!short.stderr.includes("short-tok"));
   const unset = await runCli(
     ["serve", DEMO, "--http", "127.0.0.1:0", "--inbound-token-env", "NOPE_UNSET_X"],
+    { limitMs: GENEROUS_MS },
   );
   assert.equal(unset.code, 2);
   assert.match(unset.stderr, /NOPE_UNSET_X: the variable is not set/);
@@ -103,7 +106,7 @@ Deno.test("a weak or unset token variable stops start-up without echoing it (exi
       "--admin-token-env",
       "ADM",
     ],
-    { env: { IN: NEW, ADM: `${OLD} ${NEW}` } },
+    { env: { IN: NEW, ADM: `${OLD} ${NEW}` }, limitMs: GENEROUS_MS },
   );
   assert.equal(shared.code, 2);
   assert.match(shared.stderr, /an admin token must not also be an inbound token/);

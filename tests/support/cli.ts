@@ -48,12 +48,23 @@ export interface CliResult {
 /** Run `weir <args>` to completion. */
 export async function runCli(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string | Uint8Array; cwd?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    stdin?: string | Uint8Array;
+    cwd?: string;
+    /**
+     * Stop the command (SIGTERM) after this many ms: for a command that must
+     * exit by itself (a refused start), so a regression that serves instead
+     * fails the test rather than hanging it. A guard, never the behaviour.
+     */
+    limitMs?: number;
+  } = {},
 ): Promise<CliResult> {
   const { command, args: pre } = weirCommand();
   const child = new Deno.Command(command, {
     args: [...pre, ...args],
     env: options.env,
+    ...(options.limitMs === undefined ? {} : { signal: AbortSignal.timeout(options.limitMs) }),
     cwd: options.cwd ?? ROOT,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
