@@ -80,8 +80,9 @@ export function credentialsFromEnv(env: EnvReader): AwsCredentials {
   ) {
     if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
       throw new AwsConfigError(
-        `${name} is shorter than ${MIN_SECRET_LENGTH} characters; ` +
-          `weir refuses a secret it could not redact`,
+        `${name} is shorter than ${MIN_SECRET_LENGTH} characters; weir refuses a secret ` +
+          `it could not redact: set the credential's whole secret (an AWS secret access key ` +
+          `is 40 characters; for a local stand-in see docs/aws.md#trying-it-locally)`,
         "aws_credentials_invalid",
       );
     }

@@ -154,7 +154,9 @@ export async function sendAws(
   // With telemetry on, a CLIENT span whose traceparent is signed and sent with
   // the request (src/ops/trace_hooks.ts); no span or closure when off.
   const tracing = upstreamTracing();
-  if (!tracing) return await exchange(client, request, headers, body, limits, signal, started);
+  if (!tracing) {
+    return await exchange(client, credentials, request, headers, body, limits, signal, started);
+  }
   return await tracing.http(
     {
       method: request.method,
@@ -166,7 +168,7 @@ export async function sendAws(
       },
     },
     headers,
-    () => exchange(client, request, headers, body, limits, signal, started),
+    () => exchange(client, credentials, request, headers, body, limits, signal, started),
   );
 }
 
@@ -185,6 +187,7 @@ function notStarted(request: AwsRequest, limits: AwsLimits): AwsCallError {
 /** Sign, send and read one request (see {@link sendAws}). */
 async function exchange(
   client: AwsClient,
+  credentials: AwsCredentials,
   request: AwsRequest,
   headers: Headers,
   body: Uint8Array,
@@ -250,12 +253,17 @@ async function exchange(
     }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
-      // The caller hears the status; the target is for the audit line (query values redacted).
+      // The caller hears the status; the target is for the audit line (query values and
+      // the credentials redacted: an endpoint may echo the session token into it).
       throw new AwsCallError(
         "upstream_redirect",
         `${request.action} ${redirectRefusal(response.status)}`,
         {
-          location: redirectTarget(response.headers.get("location"), request.url),
+          location: redirectTarget(
+            response.headers.get("location"),
+            request.url,
+            credentialRedactor(credentials),
+          ),
         },
       );
     }

@@ -22,6 +22,7 @@ import type {
   Surface,
   Texts,
 } from "../surface/model.ts";
+import { compareAwsScope } from "./aws_scope.ts";
 import {
   changes,
   type Declared,
@@ -289,9 +290,11 @@ export const SURFACE_DECLARATIONS: Declared<Surface> = {
     (r) => `proxy-resource ${r} now readable`,
     (r) => `proxy-resource ${r} no longer readable`,
   ),
-  aws: widens(
-    "another AWS scope (region, bucket, prefix, parameters) reaches other data",
-    "aws policy",
+  aws: rule(
+    "either",
+    "another region, bucket or mode reaches other data; a prefix under the old one, fewer " +
+      "parameters or content types, a smaller max-bytes reach less (src/diff/aws_scope.ts)",
+    compareAwsScope,
   ),
   tools: TOOLS,
 };

@@ -20,6 +20,7 @@
  * @module
  */
 import { Concealed } from "../surface/concealed.ts";
+import type { Access } from "../surface/model.ts";
 
 /** How a change moves what an agent can do. */
 export type Effect = "widen" | "narrow" | "change";
@@ -52,6 +53,14 @@ export interface Context {
    * are hints the file or the server states about one fixed operation.
    */
   hinted?: boolean;
+  /**
+   * Either tool is a sql grant that reads on the guardfile's word (its
+   * statement calls a function `only-reads` states only reads): what the
+   * file states, not what weir proved.
+   */
+  statedRead?: boolean;
+  /** Both tools' read or write, for rules that judge one part of it by the rest. */
+  access?: { old: Access; next: Access };
 }
 
 /** A rule that judges a change of a whole value. */

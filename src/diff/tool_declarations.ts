@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { ACCESS, OPERATION, sameOperation } from "./operation_declarations.ts";
 import { compareRestrict, restrictedPatterns, restrictOut, showGlobs } from "./restrict.ts";
 import type {
   Argument,
@@ -17,7 +18,6 @@ import type {
 } from "../surface/model.ts";
 import {
   changes,
-  type Context,
   type Declared,
   type Fields,
   type Found,
@@ -265,42 +265,8 @@ const CONTROLS: Declared<ToolControls> = {
 const TOOL: Declared<Tool> = {
   name: ignored("the key tools are matched by (a rename is reported on its own)"),
   kind: ignored("a change of kind is compared as a whole (granted, withheld, info)"),
-  access: {
-    why: "read or write",
-    fields: {
-      reads: rule(
-        "either",
-        "a grant that only reads changes nothing, one that writes may; a proxied tool's read " +
-          "is a hint about one fixed operation: said to only read, --read-only serves it and a " +
-          "client may call it without asking",
-        (o, n, at) => {
-          if (Boolean(o) === Boolean(n)) return [];
-          if (!at.hinted) {
-            return [{
-              effect: n ? "narrow" : "widen",
-              what: `${prefix(at)}now ${n ? "only reads" : "writes"}`,
-            }];
-          }
-          return n
-            ? [{
-              effect: "widen",
-              what: `${prefix(at)}now said to only read (readOnlyHint): --read-only serves it, ` +
-                `and a client may call it without asking`,
-            }]
-            : [{
-              effect: "narrow",
-              what: `${prefix(at)}no longer said to only read: --read-only withholds it`,
-            }];
-        },
-      ),
-      why: ignored("the words of the rule that decided reads"),
-    },
-  },
-  operation: rule(
-    "either",
-    "another method, path, statement, document or wrapped tool is another operation; more rows is more",
-    compareOperation,
-  ),
+  access: ACCESS,
+  operation: OPERATION,
   destructive: rule(
     "either",
     "a grant is destructive by its operation (a DELETE: one that now deletes widens); a " +
@@ -428,41 +394,6 @@ function ownPairsOut(schema: JsonObject): JsonObject {
   return rest.length > 0 ? { ...out, allOf: rest } : out;
 }
 
-function compareOperation(
-  o: Tool["operation"],
-  n: Tool["operation"],
-  at: Context,
-): Found[] {
-  const out: Found[] = [];
-  if (o?.kind === "graphql" && n?.kind === "graphql" && o.document !== n.document) {
-    out.push({
-      effect: "widen",
-      what: `${prefix(at)}graphql document changed (may ask for what the old one did not): ${
-        oneLine(o.document)
-      } -> ${oneLine(n.document)}`,
-    });
-  }
-  const a = { ...o, maxRows: 0, document: "" };
-  const b = { ...n, maxRows: 0, document: "" };
-  if (!same(a, b)) {
-    out.push({
-      effect: "widen",
-      what: `${prefix(at)}now ${operationWords(n)} (was ${operationWords(o)})`,
-    });
-  }
-  if (o?.kind === "sql" && n?.kind === "sql" && o.maxRows !== n.maxRows) {
-    out.push({
-      effect: n.maxRows > o.maxRows ? "widen" : "narrow",
-      what: `${prefix(at)}max-rows ${o.maxRows} -> ${n.maxRows}`,
-    });
-  }
-  return out;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
-}
-
 /** Granted (or proxied) is the widest kind; a stub and the info tool reach nothing. */
 const REACHES = (t: Tool) => t.kind === "grant" || t.kind === "proxy";
 
@@ -528,23 +459,13 @@ export const TOOLS: List<Tool> = {
     schemasKnown: o.inputSchema !== undefined && n.inputSchema !== undefined,
     restricted: restrictedPatterns(o, n),
     hinted: o.kind === "proxy" && n.kind === "proxy",
+    access: { old: o.access, next: n.access },
+    statedRead: [o, n].some((t) =>
+      t.operation?.kind === "sql" && (t.operation.onlyReads?.length ?? 0) > 0
+    ),
   }),
 };
 
 function sqlReads(t: Tool): boolean | undefined {
   return t.operation?.kind === "sql" ? t.access.reads : undefined;
-}
-
-function sameOperation(a: Tool, b: Tool): boolean {
-  const x = a.operation;
-  const y = b.operation;
-  if (!x || !y || x.kind !== y.kind) return false;
-  if (x.kind === "sql" && y.kind === "sql") return x.statement === y.statement;
-  if (x.kind === "mcp" && y.kind === "mcp") return x.tool === y.tool;
-  if (x.kind === "aws" && y.kind === "aws") return x.action === y.action && x.scope === y.scope;
-  // Every GraphQL operation of an API shares one endpoint: the document says which it is.
-  if (x.kind === "graphql" && y.kind === "graphql" && x.document !== y.document) return false;
-  const shape = (p: string) => p.replace(/\{[^}]*\}/g, "{}");
-  return "method" in x && "method" in y && x.method === y.method &&
-    shape(x.path) === shape(y.path);
 }

@@ -12,7 +12,7 @@ import { Deadline } from "../outbound/deadline.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
-import { clientFor, redirectTarget } from "../outbound/once.ts";
+import { clientFor, redirectTarget, type Secrets } from "../outbound/once.ts";
 import { fetchHeadTooLarge } from "../outbound/fetch_head.ts";
 import { connectFailureWords, isNameFailure } from "../outbound/connect_failure.ts";
 import { WeirError } from "../errors/kinds.ts";
@@ -33,7 +33,8 @@ export interface UpstreamAnswer {
   body: Uint8Array;
   /**
    * A redirect's target for the operator's log (never followed; query values
-   * redacted: `redirectTarget`, src/outbound/once.ts); never shown to the caller.
+   * and the call's secrets redacted: `redirectTarget`, src/outbound/once.ts);
+   * never shown to the caller.
    */
   location?: string;
 }
@@ -77,6 +78,8 @@ export interface OutgoingRequest {
 /**
  * Send a built request once and read the answer within the limits.
  *
+ * @param secrets the call's secrets (its `Redactor`): a redirect's target is
+ *   logged, and an upstream may echo a credential into it
  * @param sending called just before the request goes out: from then on it may take effect
  * @throws {ToolError} 504 on timeout; 502 on a network failure, a cut-off or
  *   oversize answer
@@ -85,6 +88,7 @@ export async function exchangeUpstream(
   request: OutgoingRequest,
   limits: UpstreamLimits,
   signal: AbortSignal,
+  secrets: Secrets,
   sending?: () => void,
 ): Promise<UpstreamAnswer> {
   const { url, method, fields, body, target, what } = request;
@@ -96,8 +100,17 @@ export async function exchangeUpstream(
     let headers: Headers | undefined;
     const send = () =>
       request.fetch
-        ? exchange(url, method, headers ??= new Headers([...fields]), body, deadline, what, limits)
-        : exchangeHttp1(target, method, headers ?? fields, body, deadline, what, limits);
+        ? exchange(
+          url,
+          method,
+          headers ??= new Headers([...fields]),
+          body,
+          deadline,
+          what,
+          limits,
+          secrets,
+        )
+        : exchangeHttp1(target, method, headers ?? fields, body, deadline, what, limits, secrets);
     // With telemetry off: no span (src/ops/trace_hooks.ts).
     const tracing = upstreamTracing();
     if (!tracing) return await send();
@@ -176,6 +189,7 @@ async function exchangeHttp1(
   deadline: Deadline,
   what: string,
   limits: UpstreamLimits,
+  secrets: Secrets,
 ): Promise<UpstreamAnswer> {
   const signal = deadline.signal;
   let answer;
@@ -201,17 +215,22 @@ async function exchangeHttp1(
     statusText: answer.statusText,
     contentType: answer.headers.get("content-type") ?? "",
     body: answer.body,
-    location: redirectTargetOf(answer.status, answer.headers.get("location") ?? null, url),
+    location: redirectTargetOf(answer.status, answer.headers.get("location") ?? null, url, secrets),
   };
 }
 
 /**
- * A redirect's target for the operator's log (`redirectTarget`), else
- * `undefined`. 304 Not Modified is no redirect (the answer to a conditional
- * request, RFC 9110 section 15.4.5).
+ * A redirect's target for the operator's log (`redirectTarget`, the call's
+ * secrets redacted), else `undefined`. 304 Not Modified is no redirect (the
+ * answer to a conditional request, RFC 9110 section 15.4.5).
  */
-function redirectTargetOf(status: number, location: string | null, url: string | URL) {
-  return isRedirect(status) ? redirectTarget(location, url) : undefined;
+function redirectTargetOf(
+  status: number,
+  location: string | null,
+  url: string | URL,
+  secrets: Secrets,
+) {
+  return isRedirect(status) ? redirectTarget(location, url, secrets) : undefined;
 }
 
 /** A 3xx answer other than 304 Not Modified. */
@@ -247,6 +266,7 @@ async function exchange(
   deadline: Deadline,
   what: string,
   limits: UpstreamLimits,
+  secrets: Secrets,
 ): Promise<UpstreamAnswer> {
   const combined = deadline.signal;
   let response: Response;
@@ -303,7 +323,7 @@ async function exchange(
     statusText: response.statusText,
     contentType: response.headers.get("content-type") ?? "",
     body: bytes,
-    location: redirectTargetOf(response.status, response.headers.get("location"), url),
+    location: redirectTargetOf(response.status, response.headers.get("location"), url, secrets),
   };
 }
 

@@ -303,6 +303,7 @@ export class SpecMode implements CallMode<SpecCall> {
       // --upstream-timeout as set (never what was left of it) and whether the request was sent.
       { ...this.#options.limits, timeoutMs: 0 },
       call.signal,
+      call.redactor,
       () => call.phase(UPSTREAM_ANSWER, true),
     );
     call.upstreamStatus = call.answer.status;

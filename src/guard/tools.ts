@@ -66,10 +66,14 @@ export function describeGrant(grant: Grant, server: string): string {
   const words = `${grant.verb} ${grant.resource}`.replace(/[_-]+/g, " ");
   const head = `${words.charAt(0).toUpperCase()}${words.slice(1)}`;
   if (grant.sql) {
+    // "Read-only" only where the statement is proven to read (src/guardfile/reads.ts).
     return `${head} in the ${server} database ` +
-      (grant.sql.reads
+      (!grant.sql.reads
+        ? `(a write; returns rows_affected).`
+        : grantReadsOnly(grant)
         ? `(a read-only query returning at most ${grant.sql.maxRows} rows).`
-        : `(a write; returns rows_affected).`);
+        : `(a query in a read-only transaction, returning at most ${grant.sql.maxRows} rows; ` +
+          `not proven to read).`);
   }
   return `${head}: ${grant.method} ${grant.path}.`;
 }

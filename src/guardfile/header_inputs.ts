@@ -61,16 +61,19 @@ const NEVER: readonly [string[], string][] = [
       "x-originating-ip",
       "x-remote-ip",
       "x-remote-addr",
+      // The host the client asked for, as a proxy in front says it (IIS ARR, Azure).
+      "x-original-host",
+      "x-host",
     ],
     CLIENT_ADDRESS,
   ],
   [
-    ["x-http-method-override", "x-http-method", "x-method-override"],
+    ["x-http-method-override", "x-http-method", "x-method-override", "x-original-method"],
     "it asks the upstream to run another HTTP method than the grant's",
   ],
   [
-    ["x-original-url", "x-rewrite-url"],
-    "it asks the upstream to serve another path than the grant's (IIS, Symfony)",
+    ["x-original-url", "x-rewrite-url", "x-original-uri"],
+    "it asks the upstream to serve another path than the grant's (IIS, Symfony, nginx auth_request)",
   ],
 ];
 

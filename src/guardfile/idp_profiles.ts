@@ -116,6 +116,33 @@ export function inboundProblem(
   return null;
 }
 
+/**
+ * What is wrong with `client-credentials` (weir's own token) for a profile, or `null`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ownTokenProblem } from "./idp_profiles.ts";
+ * assert.match(ownTokenProblem("okta", { scopes: [] })!, /add scope under client-credentials/);
+ * assert.equal(ownTokenProblem("generic", { scopes: [] }), null);
+ * ```
+ */
+export function ownTokenProblem(
+  profile: ProfileName,
+  own: { scopes: readonly string[] },
+): string | null {
+  if (profile === "entra" && own.scopes.length > 0) {
+    return "profile entra: an application's own token (client credentials) is asked for " +
+      "<application ID URI>/.default and carries the application roles granted to weir's " +
+      "client: remove the scopes under client-credentials and grant the roles in Entra";
+  }
+  if (profile === "okta" && own.scopes.length === 0) {
+    return "profile okta: Okta's client credentials grant needs at least one custom scope of " +
+      "the authorization server: add scope under client-credentials";
+  }
+  return null;
+}
+
 /** Auth0 reserves these namespaces for its own token types (custom token exchange). */
 const AUTH0_RESERVED = /^(https?:\/\/(www\.)?(auth0|okta)\.com|urn:(ietf|auth0|okta))(\/|:|$)/i;
 
@@ -138,16 +165,8 @@ export function exchangeProblem(
       ? null
       : "say which upstream the exchanged token is for: set audience or resource (RFC 8693)";
   }
-  const own = target.clientCredentials;
-  if (own && profile === "entra" && own.scopes.length > 0) {
-    return "profile entra: an application's own token (client credentials) is asked for " +
-      "<application ID URI>/.default and carries the application roles granted to weir's " +
-      "client: remove the scopes under client-credentials and grant the roles in Entra";
-  }
-  if (own && profile === "okta" && own.scopes.length === 0) {
-    return "profile okta: Okta's client credentials grant needs at least one custom scope of " +
-      "the authorization server: add scope under client-credentials";
-  }
+  const own = target.clientCredentials && ownTokenProblem(profile, target.clientCredentials);
+  if (own) return own;
   if (!target.audience) {
     return `profile ${profile} exchanges for an audience, not a resource URI: set audience to ` +
       `the upstream's ${

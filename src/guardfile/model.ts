@@ -247,8 +247,16 @@ export interface SqlSpec {
   /**
    * Run in a read-only transaction and return rows: the verb names a read, or
    * the statement is proven to read (src/guardfile/reads.ts). Else: rows_affected.
+   * Whether the grant counts as a read (`--read-only`, describe, diff,
+   * `readOnlyHint`) is `sqlAccess` there: its statement proven to read.
    */
   reads: boolean;
+  /**
+   * `only-reads "<function>" ...`: functions the statement calls that weir
+   * cannot prove read, stated by the guardfile to only read (so the statement
+   * may be counted as a read). Absent when none is stated.
+   */
+  onlyReads?: string[];
 }
 
 /** `database pgx { value ... }`: where `sql` grants connect (a PostgreSQL DSN). */

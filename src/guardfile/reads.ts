@@ -9,17 +9,24 @@
  *   section 9.2.1), it sends no request body (RFC 9110 section 9.3.1 leaves
  *   a GET body's meaning to the server) and nothing else says it writes (a
  *   verb whose method is not GET, `delete`, a GraphQL document).
- * - A sql grant reads when it runs in a read-only transaction (PostgreSQL
- *   refuses every write to the database there): its verb names a read, or
- *   its statement is proven to read ({@link sqlStatementClass}). A statement
- *   is classified by its words outside literals and comments; what cannot be
- *   proven to read is not called a read. What a function does outside the
- *   transaction, a read-only one does not stop (`dblink_exec` on another
- *   connection, a session's advisory lock or setting, `pg_notify`,
- *   `pg_terminate_backend`): a statement calling one writes, so a grant named
- *   as a read cannot hold it. A view or a function the statement reaches may
- *   call one unseen: the database role weir connects as should not be able to
- *   (docs/guardfile.md, "sql").
+ * - A sql grant reads when its statement is proven to read
+ *   ({@link sqlStatementClass}): a single `SELECT`, `WITH`, `VALUES` or
+ *   `TABLE` that modifies nothing and calls only built-in functions known to
+ *   change nothing, in the transaction or outside it
+ *   (src/guardfile/sql_functions.ts), or functions the guardfile states only
+ *   read (`only-reads "<name>"`, on its author's word: `weir diff` reports
+ *   such a statement as a widening). A statement is classified by its words
+ *   outside literals and comments; what cannot be proven to read is not
+ *   called a read. A grant named as a read runs in a read-only transaction
+ *   whatever its statement (PostgreSQL refuses every write to the database
+ *   there), but that transaction does not stop what a function does outside
+ *   it (`dblink_exec` on another connection, a session's advisory lock or
+ *   setting, `pg_notify`, `pg_terminate_backend`): a statement calling one of
+ *   those writes, so a grant named as a read cannot hold it, and one calling
+ *   a function weir does not know (a user function may call them) is named
+ *   as a read but not counted as one (lint warns). A view the statement
+ *   reads, an operator or a cast may run a function unseen: the database role
+ *   weir connects as should not be able to (docs/guardfile.md, "sql").
  * - A tool of a wrapped MCP server reads when its `readOnlyHint` is true: the
  *   guardfile's `annotations read-only=` when stated, else the server's own.
  *
@@ -30,6 +37,7 @@
 import type { Grant, HttpMethod } from "./model.ts";
 import { methodForVerb, READ_WORDS, readLikePrefix } from "./verbs.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
+import { NOT_CALLS, outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
 
 /** Read or write, and the rule that decided, in words. */
 export interface Access {
@@ -108,11 +116,7 @@ export function httpAccess(op: HttpOperation): Access {
 
 /** Whether a grant reads (see the module doc). */
 export function grantAccess(grant: Grant): Access {
-  if (grant.sql) {
-    return grant.sql.reads
-      ? { reads: true, why: "a sql read: it runs in a read-only transaction" }
-      : { reads: false, why: "a sql write: it runs in a transaction that may write" };
-  }
+  if (grant.sql) return sqlAccess(grant.sql);
   if (grant.graphql) {
     return { reads: false, why: "a GraphQL document is sent as a body (it may hold a mutation)" };
   }
@@ -122,6 +126,44 @@ export function grantAccess(grant: Grant): Access {
     verb: grant.verb,
     sendsBody: grant.body.length > 0 || grant.bodyMap.length > 0 || grant.set !== undefined,
   });
+}
+
+/**
+ * Whether a sql grant reads: its statement is proven to read (or reads by
+ * the functions the guardfile states only read); see the module doc.
+ * @param sql the grant's statement, whether it runs in a read-only transaction, and its `only-reads`
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sqlAccess } from "./reads.ts";
+ * const report = { statement: "SELECT * FROM report($1)", reads: true };
+ * assert.ok(!sqlAccess(report).reads);
+ * assert.ok(sqlAccess({ ...report, onlyReads: ["report"] }).reads);
+ * ```
+ */
+export function sqlAccess(
+  sql: { statement: string; reads: boolean; onlyReads?: readonly string[] },
+): Access {
+  const verdict = sqlStatementClass(sql.statement, sql.onlyReads);
+  const transaction = sql.reads
+    ? "it runs in a read-only transaction"
+    : "it runs in a transaction that may write";
+  if (verdict.class === "reads") {
+    return {
+      reads: true,
+      why: verdict.stated
+        ? `a sql read on the guardfile's word: it reads if ${
+          verdict.stated.map((f) => `${f}()`).join(" and ")
+        } only read${verdict.stated.length === 1 ? "s" : ""} (only-reads); ${transaction}`
+        : `a sql read: its statement is proven to read; ${transaction}`,
+    };
+  }
+  if (verdict.class === "writes") return { reads: false, why: `a sql write: ${verdict.why}` };
+  return {
+    reads: false,
+    why: `not proven to read: ${verdict.why}; ${transaction}` +
+      (sql.reads ? ", which does not stop what a function does outside it" : ""),
+  };
 }
 
 /** The hints a wrapped MCP server's tool states, and the guardfile's overrides of them. */
@@ -151,9 +193,21 @@ export function mcpToolAccess(hints: McpHints): Access {
 
 /** What a statement does: proven to read, proven to write, or not proven either way. */
 export type StatementClass =
-  | { class: "reads" }
+  | {
+    class: "reads";
+    /**
+     * The functions it calls that weir cannot prove read, taken to only read
+     * because the guardfile states so (`only-reads`); absent when proven.
+     */
+    stated?: string[];
+  }
   | { class: "writes"; why: string }
-  | { class: "unproven"; why: string };
+  | {
+    class: "unproven";
+    why: string;
+    /** The function it calls that weir cannot prove reads, when that is why. */
+    call?: string;
+  };
 
 /** Statement starts that read. */
 const READ_STARTS = ["select", "with", "values", "table"];
@@ -166,195 +220,17 @@ const READ_STARTS = ["select", "with", "values", "table"];
 const WRITE_WORDS = ["insert", "update", "delete", "merge", "into"];
 
 /**
- * Functions proven to change nothing (PostgreSQL's built-in aggregates,
- * string, number, date and JSON functions a query uses most). Any other
- * function call may write (a user function, `nextval`, `set_config`,
- * `dblink_exec`), so a statement calling one is not proven to read.
- */
-const PURE_FUNCTIONS = new Set([
-  "abs",
-  "array_agg",
-  "array_length",
-  "array_to_string",
-  "avg",
-  "bool_and",
-  "bool_or",
-  "btrim",
-  "cardinality",
-  "ceil",
-  "ceiling",
-  "char_length",
-  "character_length",
-  "coalesce",
-  "concat",
-  "concat_ws",
-  "count",
-  "current_date",
-  "date_part",
-  "date_trunc",
-  "every",
-  "extract",
-  "floor",
-  "format",
-  "greatest",
-  "initcap",
-  "json_agg",
-  "json_build_array",
-  "json_build_object",
-  "json_object_agg",
-  "jsonb_agg",
-  "jsonb_build_array",
-  "jsonb_build_object",
-  "jsonb_object_agg",
-  "jsonb_path_query",
-  "least",
-  "left",
-  "length",
-  "lower",
-  "lpad",
-  "ltrim",
-  "max",
-  "md5",
-  "min",
-  "mod",
-  "now",
-  "nullif",
-  "position",
-  "power",
-  "regexp_replace",
-  "replace",
-  "right",
-  "round",
-  "row_number",
-  "rank",
-  "dense_rank",
-  "rpad",
-  "rtrim",
-  "split_part",
-  "sqrt",
-  "string_agg",
-  "strpos",
-  "substr",
-  "substring",
-  "sum",
-  "to_char",
-  "to_date",
-  "to_json",
-  "to_jsonb",
-  "to_number",
-  "to_timestamp",
-  "trim",
-  "trunc",
-  "unnest",
-  "upper",
-]);
-
-/**
- * PostgreSQL functions whose effect a read-only transaction does not stop:
- * they act on another connection (dblink), on the session past the
- * transaction (an advisory lock, a setting), on other sessions or the server
- * (a notification, ending a backend, reloading the configuration, resetting
- * statistics, WAL and replication state), or on the server's files. Each name
- * ending in `*` stands for every name it starts. A call of any of them, in any
- * schema, writes.
- */
-const OUTSIDE_TRANSACTION = [
-  "dblink*",
-  "pg_advisory_lock*",
-  "pg_try_advisory_lock*",
-  "set_config",
-  "pg_notify",
-  "pg_cancel_backend",
-  "pg_terminate_backend",
-  "pg_signal_backend",
-  "pg_reload_conf",
-  "pg_rotate_logfile*",
-  "pg_log_backend_memory_contexts",
-  "pg_stat_reset*",
-  "pg_stat_statements_reset",
-  "pg_switch_wal",
-  "pg_create_restore_point",
-  "pg_logical_emit_message",
-  "pg_promote",
-  "pg_wal_replay_pause",
-  "pg_wal_replay_resume",
-  "pg_backup_start",
-  "pg_backup_stop",
-  "pg_create_physical_replication_slot",
-  "pg_create_logical_replication_slot",
-  "pg_copy_physical_replication_slot",
-  "pg_copy_logical_replication_slot",
-  "pg_drop_replication_slot",
-  "pg_replication_slot_advance",
-  "pg_replication_origin_*",
-  "pg_file_*",
-  "lo_export",
-];
-
-/** The function of {@link OUTSIDE_TRANSACTION} a called name is, if any. */
-function outsideTransaction(call: string): string | undefined {
-  const name = call.startsWith(".") ? call.slice(1) : call;
-  const hit = OUTSIDE_TRANSACTION.some((f) =>
-    f.endsWith("*") ? name.startsWith(f.slice(0, -1)) : name === f
-  );
-  return hit ? name : undefined;
-}
-
-/**
- * SQL words that may stand before `(` without calling a function: keywords,
- * type names and clauses.
- */
-const NOT_CALLS = new Set([
-  "all",
-  "and",
-  "any",
-  "array",
-  "as",
-  "between",
-  "by",
-  "case",
-  "cast",
-  "else",
-  "exists",
-  "filter",
-  "from",
-  "in",
-  "is",
-  "join",
-  "lateral",
-  "not",
-  "on",
-  "or",
-  "over",
-  "row",
-  "select",
-  "some",
-  "then",
-  "using",
-  "values",
-  "when",
-  "where",
-  "with",
-  "within",
-  "numeric",
-  "decimal",
-  "varchar",
-  "char",
-  "character",
-  "interval",
-  "timestamp",
-  "time",
-]);
-
-/**
  * What a statement does, from its words outside literals, quoted
  * identifiers and comments (the lexer of src/guardfile/sql_scan.ts).
  * Proven to write: it starts with a writing statement, or holds a
  * data-modifying word, `SELECT ... INTO`, a row lock (`FOR UPDATE`,
  * `FOR SHARE`), or a call of a function that acts outside the transaction
- * (`dblink_exec`, `pg_advisory_lock`, `set_config`, ...). Proven to read: a single `SELECT`, `WITH`, `VALUES` or
- * `TABLE` with none of those that calls only functions known to change
- * nothing. Anything else is unproven (and not called a read).
+ * (`dblink_exec`, `pg_advisory_lock`, `set_config`, ...). Proven to read: a
+ * single `SELECT`, `WITH`, `VALUES` or `TABLE` with none of those that calls
+ * only functions known to change nothing (src/guardfile/sql_functions.ts) or
+ * named in `onlyReads` (then `stated` lists those it called). Anything else
+ * is unproven (and not called a read).
+ * @param onlyReads function names the guardfile states only read (`only-reads`), matched in any schema
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -363,9 +239,16 @@ const NOT_CALLS = new Set([
  * assert.equal(sqlStatementClass("DELETE FROM t").class, "writes");
  * assert.equal(sqlStatementClass("SELECT nextval('s')").class, "unproven");
  * assert.equal(sqlStatementClass("SELECT dblink_exec('db', 'DELETE FROM t')").class, "writes");
+ * assert.deepEqual(sqlStatementClass("SELECT * FROM report($1)", ["report"]), {
+ *   class: "reads",
+ *   stated: ["report"],
+ * });
  * ```
  */
-export function sqlStatementClass(statement: string | StatementScan): StatementClass {
+export function sqlStatementClass(
+  statement: string | StatementScan,
+  onlyReads: readonly string[] = [],
+): StatementClass {
   const scan = typeof statement === "string" ? scanStatement(statement) : statement;
   const words = scan.words;
   const first = words[0];
@@ -407,12 +290,22 @@ export function sqlStatementClass(statement: string | StatementScan): StatementC
     };
   }
   if (scan.multiple) return { class: "unproven", why: "it holds more than one statement" };
-  const unknown = scan.calls.find((c) => !PURE_FUNCTIONS.has(c) && !NOT_CALLS.has(c));
-  if (unknown) {
+  const unknown = scan.calls.filter((c) => !PURE_FUNCTIONS.has(c) && !NOT_CALLS.has(c));
+  const unstated = unknown.find((c) => !onlyReads.includes(calledName(c)));
+  if (unstated) {
+    const name = calledName(unstated);
     return {
       class: "unproven",
-      why: `it calls ${unknown}(), which may write (weir proves only built-in functions read)`,
+      call: name,
+      why: `it calls ${name}(), which may act outside the transaction (weir proves only ` +
+        `built-in functions read${unstated.startsWith(".") ? ", called by their plain name" : ""})`,
     };
   }
-  return { class: "reads" };
+  if (unknown.length === 0) return { class: "reads" };
+  return { class: "reads", stated: [...new Set(unknown.map(calledName))] };
+}
+
+/** A called name as `only-reads` states it: without the schema (`.report` is `report`). */
+export function calledName(call: string): string {
+  return call.startsWith(".") ? call.slice(1) : call;
 }

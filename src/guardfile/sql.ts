@@ -16,8 +16,9 @@
  */
 import type { ScalarType, SqlParam, SqlSpec } from "./model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
-import { scanStatement } from "./sql_scan.ts";
-import { namedAsRead, sqlStatementClass } from "./reads.ts";
+import { scanStatement, type StatementScan } from "./sql_scan.ts";
+import { calledName, namedAsRead, sqlStatementClass } from "./reads.ts";
+import { NOT_CALLS, outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
 
 /** Drivers `database` may name: the reference's `pgx`, or plainly `postgres`. */
 export const SQL_DRIVERS: readonly string[] = ["pgx", "postgres"];
@@ -37,7 +38,7 @@ export function readSql(node: NodeReader, verb: string): SqlSpec | undefined {
   if (node.node.values.length > 0) {
     node.error(`"sql" takes a block, not arguments; write sql { statement "..."; }`);
   }
-  const kids = node.onlyChildren(["statement", "param", "max-rows"]);
+  const kids = node.onlyChildren(["statement", "param", "max-rows", "only-reads"]);
   const statementNode = onlyOnce(kids, "statement");
   const maxRowsNode = onlyOnce(kids, "max-rows");
   if (!statementNode) {
@@ -146,10 +147,25 @@ export function readSql(node: NodeReader, verb: string): SqlSpec | undefined {
       }
     });
   }
+  const onlyReads = readOnlyReads(kids.filter((k) => k.name === "only-reads"), scan);
+  if (!onlyReads) ok = false;
   // One definition of read (src/guardfile/reads.ts): a grant named as a read
-  // runs in a read-only transaction, and so does a statement proven to read.
+  // runs in a read-only transaction, and so does a statement proven to read;
+  // only a statement proven to read counts as a read.
   const named = namedAsRead(verb);
-  const verdict = sqlStatementClass(scan);
+  const verdict = sqlStatementClass(scan, onlyReads ?? []);
+  if (named && verdict.class === "unproven" && !scan.multiple) {
+    const called = verdict.call;
+    statementNode.warn(
+      `the grant is named as a read (verb "${verb}") and runs in a read-only transaction, but ` +
+        `weir cannot prove this statement reads: ${verdict.why}; it counts as a write ` +
+        `(--read-only withholds it, its readOnlyHint is false)` +
+        (called
+          ? `. If ${called}() changes nothing, in the transaction or outside it, state it: ` +
+            `add only-reads "${called}" to the sql block (weir diff reports that as a widening)`
+          : ""),
+    );
+  }
   if (named && verdict.class === "writes") {
     statementNode.error(
       `the grant is named as a read (verb "${verb}") and runs in a read-only transaction, but ` +
@@ -159,5 +175,62 @@ export function readSql(node: NodeReader, verb: string): SqlSpec | undefined {
     ok = false;
   }
   const reads = named || verdict.class === "reads";
-  return ok ? { statement, params, maxRows, reads } : undefined;
+  if (!ok) return undefined;
+  return { statement, params, maxRows, reads, ...(onlyReads?.length ? { onlyReads } : {}) };
+}
+
+/**
+ * `only-reads "<function>" ...` nodes: names the statement calls that weir
+ * cannot prove read (not a built-in it knows, nor one that acts outside the
+ * transaction). Undefined on an error.
+ */
+function readOnlyReads(nodes: NodeReader[], scan: StatementScan): string[] | undefined {
+  const out: string[] = [];
+  let ok = true;
+  for (const n of nodes) {
+    n.onlyProperties();
+    n.noChildren();
+    if (n.node.values.length === 0) {
+      n.error(
+        `only-reads names the functions the statement calls that only read, e.g. ` +
+          `only-reads "report"; name one or remove the node`,
+      );
+      ok = false;
+    }
+    for (let i = 0; i < n.node.values.length; i++) {
+      const name = n.stringArg(i, "function name");
+      const problem = name === undefined ? "" : onlyReadsProblem(name, scan, out);
+      if (name === undefined || problem) {
+        if (problem) n.error(problem);
+        ok = false;
+        continue;
+      }
+      if (PURE_FUNCTIONS.has(name) && !scan.calls.includes(`.${name}`)) {
+        n.warn(
+          `only-reads "${name}": ${name}() is a built-in weir already proves changes nothing; ` +
+            `remove it`,
+        );
+      }
+      out.push(name);
+    }
+  }
+  return ok ? out : undefined;
+}
+
+/** Why `only-reads` cannot name a function, if it cannot. */
+function onlyReadsProblem(name: string, scan: StatementScan, stated: string[]): string {
+  if (outsideTransaction(name)) {
+    return `only-reads "${name}": ${name}() acts outside the transaction (a read-only ` +
+      `transaction does not stop it), so it cannot be taken to only read; remove it and use ` +
+      `a writing verb`;
+  }
+  const called = [...new Set(scan.calls.map(calledName))].filter((c) => !NOT_CALLS.has(c));
+  if (!called.includes(name)) {
+    return `only-reads "${name}": the statement calls no function named so (an unquoted ` +
+      `name is matched in lower case, as PostgreSQL folds it); ${
+        called.length ? `it calls ${called.map((c) => `${c}()`).join(", ")}` : "it calls none"
+      }: name one of those or remove it`;
+  }
+  if (stated.includes(name)) return `only-reads names "${name}" twice; name it once`;
+  return "";
 }

@@ -1,7 +1,9 @@
 /**
  * A SQL statement split the way PostgreSQL's lexer splits it (PostgreSQL
- * documentation, "Lexical Structure"): string literals (`'...'`, `E'...'`),
- * quoted identifiers, dollar-quoted bodies and comments are skipped; words,
+ * documentation, "Lexical Structure"; src/backend/parser/scan.l): string
+ * literals (`'...'`, `E'...'`), quoted identifiers, dollar-quoted bodies and
+ * comments (a `--` comment ends at a line feed or a carriage return; block
+ * comments nest) are skipped; words,
  * `$n` placeholders, function calls and statement ends are recorded. Pure.
  *
  * @example
@@ -86,8 +88,11 @@ export function scanStatement(text: string): StatementScan {
       continue;
     }
     if (rest === "--") {
-      const nl = text.indexOf("\n", i);
-      i = nl === -1 ? n : nl + 1;
+      // A line comment ends at a line feed or a carriage return (scan.l: newline
+      // [\n\r]): read to \n only, "-- x\r, dblink_exec(...)" hid a call PostgreSQL runs.
+      let j = i + 2;
+      while (j < n && text[j] !== "\n" && text[j] !== "\r") j++;
+      i = j;
       continue;
     }
     if (rest === "/*") {

@@ -36,7 +36,7 @@ import type { OAuthSetting, TokenExchangeSetting } from "./model.ts";
 import type { Diagnostics } from "./diagnostics.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
 import { readValue } from "./value.ts";
-import { exchangeProblem } from "./idp_profiles.ts";
+import { exchangeProblem, ownTokenProblem } from "./idp_profiles.ts";
 
 export type { TokenExchangeSetting };
 
@@ -314,6 +314,12 @@ export function checkExchangeProfile(
   path: string,
 ): void {
   if (!exchange) return;
-  const problem = exchangeProblem(oauth?.profile ?? "generic", exchange);
+  const profile = oauth?.profile ?? "generic";
+  const { clientCredentials: own, ...target } = exchange;
+  const ownProblem = own && ownTokenProblem(profile, own);
+  if (ownProblem) {
+    diags.error({ path, position: own.position ?? exchange.position }, ownProblem);
+  }
+  const problem = exchangeProblem(profile, target);
   if (problem) diags.error({ path, position: exchange.position }, problem);
 }

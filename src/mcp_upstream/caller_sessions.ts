@@ -158,6 +158,7 @@ export function openCallerSession(
     headers: () => ({ ...headers?.(), authorization: authorization() }),
     maxResponseBytes,
     standalone: false,
+    exchanged: true,
   });
   return legacySession({
     ...parts,

@@ -58,6 +58,7 @@ import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
 import { ChildStdioTransport } from "./stdio_child.ts";
 import {
   operatorMessage,
+  scrubbed,
   UpstreamRefused,
   UpstreamTokenUnavailable,
   UpstreamUnavailable,
@@ -74,6 +75,7 @@ import {
 } from "./fast_call.ts";
 import { Http1Client } from "../outbound/http1_client.ts";
 import { pause } from "../outbound/deadline.ts";
+import { redactingEach, type Secrets } from "../outbound/once.ts";
 import { RequestScope, requestScopes } from "./scope.ts";
 import {
   classifyFailure,
@@ -114,6 +116,8 @@ export class UpstreamConnection {
   #nextId = 2 ** 31;
   /** Callers' own sessions (`ConnectionOptions.callerSessions`), once one is asked for. */
   #callers?: CallerSessions;
+  /** weir's own tokens sent lately (`ownToken`; the last few), redacted as the header secrets. */
+  readonly #ownSent = new Set<string>();
   /** `serverInfo` of the upstream, once connected (logged at start, never relayed). */
   serverInfo?: { name: string; version: string };
 
@@ -139,13 +143,14 @@ export class UpstreamConnection {
         await connection.#reconnect();
         return connection;
       } catch (error) {
-        const err = error as Error;
+        const secrets = connection.#secrets();
+        const err = scrubbed(error as Error, secrets);
         const left = deadline - Date.now();
         // weir's own token refused by the identity provider: a setting to change, not to wait out.
         const final = error instanceof UpstreamTokenUnavailable && error.final;
         if (left <= 0 || options.signal?.aborted || final) {
           // Said to the operator (start-up, lint-upstream): a redirect names its target.
-          const said = operatorMessage(err);
+          const said = operatorMessage(err, secrets);
           throw new UpstreamUnavailable(
             options.connectTimeoutMs > 0
               ? `could not connect: timed out after ${options.connectTimeoutMs} ms ` +
@@ -172,7 +177,9 @@ export class UpstreamConnection {
       this.#client = undefined;
       this.#broken = true;
       if (old) await this.#retire(old);
-      const session = await openSession(this.#sessionParts(), this.#revision);
+      const session = await openSession(this.#sessionParts(), this.#revision).catch((error) => {
+        throw this.#scrubbed(error);
+      });
       this.#revision = session.revision;
       this.#lastError = undefined;
       session.onclose(() => {
@@ -199,7 +206,17 @@ export class UpstreamConnection {
   }
 
   #sessionParts(): SessionParts {
-    const { target, maxResponseBytes, headers, ownToken } = this.#options;
+    const { target, maxResponseBytes, headers, ownToken: own } = this.#options;
+    const ownToken = own && {
+      token: async (signal?: AbortSignal) => {
+        const token = await own.token(signal);
+        this.#ownSent.delete(token);
+        this.#ownSent.add(token);
+        for (const old of this.#ownSent) if (this.#ownSent.size > 4) this.#ownSent.delete(old);
+        return token;
+      },
+      refused: (token: string) => own.refused(token),
+    };
     const fetcher = target.kind === "http"
       ? upstreamFetch({ headers, maxResponseBytes, ownToken })
       : undefined;
@@ -254,9 +271,9 @@ export class UpstreamConnection {
       if (scope.failure) {
         // The transport failed it: the connection may hold the rest of that answer.
         this.#brokenSession(client);
-        throw scope.failure;
+        throw this.#scrubbed(scope.failure);
       }
-      throw this.#classify(error, client);
+      throw this.#scrubbed(this.#classify(error, client));
     } finally {
       scope.finish();
       const left = (this.#inFlight.get(client) ?? 1) - 1;
@@ -294,7 +311,9 @@ export class UpstreamConnection {
         ),
       retire: (session) => void this.#retire(session),
     }, callerSessions);
-    return await this.#callers.session(options.caller, authorization);
+    return await this.#callers.session(options.caller, authorization).catch((error) => {
+      throw this.#scrubbed(error);
+    });
   }
 
   /** `client` failed before an answer: reconnect weir's session, or drop a caller's. */
@@ -522,8 +541,24 @@ export class UpstreamConnection {
     } catch (error) {
       // Failed before an answer (a lost session answers 404): the next request reconnects first.
       if (error instanceof UpstreamUnavailable) this.#brokenSession(client);
-      throw error;
+      throw this.#scrubbed(error as Error);
     }
+  }
+
+  /**
+   * What the connection's requests carry, as it reads now: the header
+   * secrets and weir's own tokens sent so far (token exchange).
+   */
+  #secrets(): Secrets {
+    const headers = this.#options.secrets();
+    if (this.#ownSent.size === 0) return headers;
+    const own = redactingEach([...this.#ownSent]);
+    return { text: (value) => own.text(headers.text(value)) };
+  }
+
+  /** A failure without what the connection's requests carry (`scrubbed`, errors.ts). */
+  #scrubbed<E>(error: E): E {
+    return scrubbed(error, this.#secrets());
   }
 
   #classify(error: unknown, client: Session): Error {

@@ -8,6 +8,7 @@
 import type { ToolSpec } from "../mcp/types.ts";
 import type { OwnToken } from "./http_fetch.ts";
 import type { Progress } from "./sessions.ts";
+import type { Secrets } from "../outbound/once.ts";
 
 /** Where the upstream is. */
 export type UpstreamTarget =
@@ -25,6 +26,13 @@ export interface ConnectionOptions {
   target: UpstreamTarget;
   /** Headers for one HTTP request, resolved now; throws to refuse the request. */
   headers?: () => Record<string, string>;
+  /**
+   * The secrets those headers carry, as they read now (a `Redactor`: the
+   * wrap's `secretsRedactor`): taken out of every failure the connection
+   * throws (the upstream's words may quote them) and of a redirect's target;
+   * a stdio server's: none (`NOTHING_SENT`, src/outbound/once.ts).
+   */
+  secrets: () => Secrets;
   /** Bound on each upstream request, in ms (0: none). */
   requestTimeoutMs: number;
   /** Largest answer accepted, in bytes (HTTP body, a request's event stream, a stdio line). */

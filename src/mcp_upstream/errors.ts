@@ -22,7 +22,7 @@
  * @module
  */
 import type { ErrorKind } from "../errors/kinds.ts";
-import { redirectRefusal } from "../outbound/once.ts";
+import { redirectRefusal, redirectTarget, type Secrets } from "../outbound/once.ts";
 
 /** A failure talking to the upstream; `code` names its kind (src/errors/kinds.ts). */
 export abstract class UpstreamFailure extends Error {
@@ -84,25 +84,37 @@ export class UpstreamCutOff extends UpstreamFailure {
  * The upstream answered with a redirect (any 3xx), which weir never follows:
  * weir's credential goes nowhere but the configured URL. The message (which
  * a caller reads) says the status, never the target: that is
- * {@link UpstreamRedirected.location}, for the operator.
+ * {@link UpstreamRedirected.target}, for the operator, with the secrets of
+ * the request redacted by whoever words it (the `Location` may quote them).
  */
 export class UpstreamRedirected extends UpstreamFailure {
   readonly code = "upstream_redirect" as const;
   /** The answer's status (301, 302, 303, 307, 308...). */
   readonly status: number;
+  readonly #location: string | null;
+  readonly #url: string | URL;
   /**
-   * Where it pointed, query values redacted (`redirectTarget`,
-   * src/outbound/once.ts), or `undefined` when it had no usable `Location`.
+   * @param location the answer's `Location` header as it came (`null`: none)
+   * @param url the request's URL (a relative `Location` resolves against it)
    */
-  readonly location?: string;
-  constructor(status: number, location: string | undefined) {
+  constructor(status: number, location: string | null, url: string | URL) {
     super(
       `the upstream ${redirectRefusal(status)}; give weir the final URL (--upstream, or ` +
         `mcp-server http)`,
     );
     this.name = "UpstreamRedirected";
     this.status = status;
-    this.location = location;
+    this.#location = location;
+    this.#url = url;
+  }
+
+  /**
+   * Where it pointed, query values and `secrets` redacted (`redirectTarget`,
+   * src/outbound/once.ts), or `undefined` when it had no usable `Location`.
+   * @param secrets what the request carried (the header secrets, a caller's exchanged token)
+   */
+  target(secrets: Secrets): string | undefined {
+    return redirectTarget(this.#location, this.#url, secrets);
   }
 }
 
@@ -126,13 +138,25 @@ export class UpstreamTimeout extends UpstreamFailure {
 
 /**
  * A failure's words for the operator (start-up, lint-upstream, the log): its
- * message, and for a redirect where it pointed, query values redacted. A
- * caller is given the message alone.
+ * message, and for a redirect where it pointed, query values and `secrets`
+ * redacted. A caller is given the message alone.
  */
-export function operatorMessage(error: Error): string {
-  return error instanceof UpstreamRedirected && error.location !== undefined
-    ? `${error.message} (it pointed to ${error.location})`
-    : error.message;
+export function operatorMessage(error: Error, secrets: Secrets): string {
+  const target = error instanceof UpstreamRedirected ? error.target(secrets) : undefined;
+  return target !== undefined ? `${error.message} (it pointed to ${target})` : error.message;
+}
+
+/**
+ * `error` with `secrets` taken out of its message, in place (returned): the
+ * upstream's words (a JSON-RPC error, an HTTP body, a transport message) may
+ * quote what weir sent it, and every reader of a connection's failure (a
+ * caller, a log line, start-up and every command's message) gets them
+ * through here. A redirect's target is redacted where it is worded
+ * ({@link UpstreamRedirected.target}).
+ */
+export function scrubbed<E>(error: E, secrets: Secrets): E {
+  if (error instanceof Error) error.message = secrets.text(error.message);
+  return error;
 }
 
 /** The upstream answered a request with a JSON-RPC error. */

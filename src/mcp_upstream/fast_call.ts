@@ -47,7 +47,6 @@
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { CallToolResult } from "../mcp/types.ts";
 import { type Http1Client, Http1Error } from "../outbound/http1_client.ts";
-import { redirectTarget } from "../outbound/once.ts";
 import { Deadline } from "../outbound/deadline.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import {
@@ -205,10 +204,7 @@ export async function fastCall(call: FastCall): Promise<CallToolResult> {
   }
   const { status } = answer;
   if (status >= 300 && status < 400) {
-    throw new UpstreamRedirected(
-      status,
-      redirectTarget(answer.headers.get("location") ?? null, call.url),
-    );
+    throw new UpstreamRedirected(status, answer.headers.get("location") ?? null, call.url);
   }
   // A refused credential is said in words that point at it, never quoting the body (as http_fetch.ts).
   const sent = call.exchanged ? "exchanged" : call.headers.authorization ? "own" : "none";

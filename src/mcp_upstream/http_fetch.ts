@@ -65,7 +65,6 @@
  * @module
  */
 import { readAtMost } from "../transport/bytes.ts";
-import { redirectTarget } from "../outbound/once.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
 import { connectFailure } from "../outbound/connect_failure.ts";
 import {
@@ -107,6 +106,12 @@ export interface UpstreamFetchOptions {
    * src/mcp_upstream/caller_sessions.ts).
    */
   standalone?: boolean;
+  /**
+   * Every request carries a caller's exchanged token (a caller's own session:
+   * src/mcp_upstream/caller_sessions.ts), so a 401 or 403 is said as that
+   * token's refusal, even on the session's own requests (its handshake).
+   */
+  exchanged?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -161,10 +166,12 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
-      const target = redirectTarget(response.headers.get("location"), url);
-      throw failed(scope, new UpstreamRedirected(response.status, target));
+      throw failed(
+        scope,
+        new UpstreamRedirected(response.status, response.headers.get("location"), url),
+      );
     }
-    const sent = scope?.headers?.authorization !== undefined
+    const sent = scope?.headers?.authorization !== undefined || options.exchanged
       ? "exchanged"
       : own !== undefined
       ? "connection"

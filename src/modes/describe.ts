@@ -18,6 +18,7 @@ import {
   rateWords,
   sentWords,
   sourceWords,
+  sqlKindWords,
   upstreamWords,
 } from "../surface/words.ts";
 import { serverFacts, toolFacts } from "../surface/facts.ts";
@@ -105,9 +106,7 @@ function toolLines(t: Tool): string[] {
   if (t.kind === "info") return [`${t.name}  (info tool)`, `  ${t.description}`];
   const op = t.operation;
   const what = op?.kind === "sql"
-    ? (t.access.reads
-      ? `SQL read (read-only transaction, at most ${op.maxRows} rows)`
-      : "SQL write (returns rows_affected)")
+    ? sqlKindWords(op, t.access.reads)
     : operationWords(op).replace(/ \(graphql\)$/, "");
   const lines = [`${t.name}  ${what}${t.destructive ? "  [destructive]" : ""}`];
   const c = t.controls;

@@ -23,6 +23,7 @@ import {
   rateStateWords,
   rateWords as rateText,
   sourceWords,
+  sqlKindWords,
   upstreamWords,
 } from "../surface/words.ts";
 import { constraintWords } from "./describe.ts";
@@ -152,11 +153,7 @@ function access(t: Tool): "read" | "write" {
 function operation(t: Tool): string {
   if (t.kind === "info") return "answers from weir itself; reaches nothing upstream";
   const op = t.operation;
-  if (op?.kind === "sql") {
-    return t.access.reads
-      ? `SQL read (read-only transaction, at most ${op.maxRows} rows)`
-      : "SQL write";
-  }
+  if (op?.kind === "sql") return sqlKindWords(op, t.access.reads);
   return operationWords(op).replace(/ \(graphql\)$/, "");
 }
 

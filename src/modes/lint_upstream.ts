@@ -29,6 +29,7 @@ import { parseArgs } from "node:util";
 import { usageLine } from "../errors/usage.ts";
 import { cleanText } from "../mcp/text.ts";
 import { AllowlistError, parsePins } from "../mcp_upstream/allowlist.ts";
+import type { OwnToken } from "../mcp_upstream/connection.ts";
 import {
   lintUpstream,
   type LintUpstreamConfig,
@@ -74,10 +75,25 @@ async function lintWrapMain(file: string, args: string[]): Promise<number> {
     return 2;
   }
   const loaded = await loadGuardfileFile(file);
+  // client-credentials: the MCP server is asked as serve asks it, with weir's own token.
+  let ownToken: OwnToken | undefined;
+  let tokenProblem: string | undefined;
+  if (loaded.mcpWrap) {
+    const { listingToken } = await import("./serve_mcp_wrap.ts");
+    ownToken = await listingToken(loaded.mcpWrap).catch((error) => {
+      tokenProblem = (error as Error).message;
+      return undefined;
+    });
+  }
   const report: LintUpstreamReport & { size?: SurfaceSize } = await lintWrap(file, loaded, {
     fingerprints: values.fingerprints,
     writeFingerprints: values["write-fingerprints"],
+    ...(ownToken ? { ownToken } : {}),
   });
+  if (tokenProblem) {
+    report.problems.unshift(tokenProblem);
+    report.ok = false;
+  }
   const budget = loaded.mcpWrap?.surface;
   if (budget && (budget.maxTokens !== undefined || budget.maxToolTokens !== undefined)) {
     // The budget holds the list serve would send: measured on the server serve builds.
@@ -102,15 +118,31 @@ async function lintWrapMain(file: string, args: string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
+/** The FILE form's flags that take a value. */
+const FILE_FLAGS = ["--fingerprints", "--write-fingerprints", "--format"];
+
+/**
+ * Where FILE stands among the arguments when they are the FILE form (only
+ * its own flags, before or after FILE, as other commands take them), or -1.
+ */
+function wrapFileAt(args: readonly string[]): number {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith("-")) return i;
+    if (FILE_FLAGS.includes(arg)) i++;
+    else if (!FILE_FLAGS.some((flag) => arg.startsWith(`${flag}=`))) return -1;
+  }
+  return -1;
+}
+
 /**
  * `weir lint-upstream ARGS`.
  * @returns the exit code (0, 1, 2)
  */
 export async function lintUpstreamMain(args: string[]): Promise<number> {
   // A guardfile that wraps an MCP server: the file says which server and which tools.
-  if (args.length > 0 && !args[0].startsWith("-")) {
-    return await lintWrapMain(args[0], args.slice(1));
-  }
+  const at = wrapFileAt(args);
+  if (at >= 0) return await lintWrapMain(args[at], args.toSpliced(at, 1));
   let config: LintUpstreamConfig;
   let format: string;
   try {

@@ -377,8 +377,13 @@ export function exchangeReloadProblem(
   started: TokenExchangeSetting | undefined,
   next: TokenExchangeSetting | undefined,
 ): string | undefined {
+  // Where the block and its client-credentials sit in the file is no change of it.
   const text = (s: TokenExchangeSetting | undefined) =>
-    s && JSON.stringify({ ...s, position: undefined });
+    s && JSON.stringify({
+      ...s,
+      position: undefined,
+      clientCredentials: s.clientCredentials && { scopes: s.clientCredentials.scopes },
+    });
   if (text(started) === text(next)) return undefined;
   const what = !started ? "was added" : !next ? "was removed" : "changed";
   return `${file}: the token exchange ${what}, and weir sets it up only when it starts: ` +
@@ -516,7 +521,7 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
   }
   // OpenTelemetry, when the OTEL_* variables turn it on (src/ops/telemetry.ts).
   const servedNames = { current: new Set<string>() };
-  const telemetry = await startTelemetry(guardfile.name, () => servedNames.current);
+  const telemetry = await startTelemetry(guardfile.name, () => servedNames.current, undefined, log);
   const build = {
     limits: options.limits,
     log: options.log,

@@ -23,7 +23,7 @@ import { type LoadOutcome, Reloader, type Surface as ReloadSurface } from "../op
 import type { ServedTool } from "./lint.ts";
 import type { Surface, Tool } from "../surface/model.ts";
 import { emptyTool, settingsOf, sortByName, withheldSurface } from "../surface/spec.ts";
-import { schemaRules } from "../surface/wrap.ts";
+import { schemaRules, schemaType } from "../surface/wrap.ts";
 import { errorsOf, loadGuardfileFile, type ServeOptions } from "./serve.ts";
 import { runOn } from "../serving/listen.ts";
 import { processEnv, ssmServer } from "./serve_ssm.ts";
@@ -87,13 +87,20 @@ export function describeAws(policy: AwsPolicy): Surface {
     tool.access = reads
       ? { reads: true, why: `${ACTIONS[t.name] ?? "GetParameter"} reads` }
       : { reads: false, why: `${ACTIONS[t.name]} writes` };
-    tool.operation = { kind: "aws", action: ACTIONS[t.name] ?? "GetParameter", scope };
+    const within = policy.mode === "ssm"
+      ? {
+        parameters: t.name === "get_parameter"
+          ? [...policy.parameters]
+          : policy.convenience.filter((c) => c.tool === t.name).map((c) => c.parameter),
+      }
+      : { bucket: policy.bucket, prefix: policy.prefix };
+    tool.operation = { kind: "aws", action: ACTIONS[t.name] ?? "GetParameter", scope, within };
     if (t.description !== undefined) tool.description = t.description;
     tool.arguments = Object.entries(schema.properties ?? {}).map(([name, p]) => ({
       name,
       in: "argument",
       sentAs: name,
-      type: typeof p.type === "string" ? p.type : "any",
+      type: schemaType(p),
       required: schema.required?.includes(name) ?? false,
       rules: schemaRules(p),
       restrict: [],
@@ -230,7 +237,7 @@ export async function runServeAws(policy: AwsPolicy, options: ServeOptions): Pro
   const log = options.log ?? stderrLogger;
   // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
   const names = { current: new Set(toolsOf(policy).map((t) => t.name)) };
-  const telemetry = await startTelemetry(policy.name, () => names.current);
+  const telemetry = await startTelemetry(policy.name, () => names.current, undefined, log);
   const build = {
     limits: options.limits,
     log,

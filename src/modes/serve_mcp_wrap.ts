@@ -11,6 +11,7 @@ import type { McpWrap } from "../guardfile/mcp_wrap.ts";
 import type { OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import type { ConnectionToken } from "../oauth/client_credentials.ts";
 import { TokenTable } from "../inbound/static_tokens.ts";
 import type { TokenGrant } from "../inbound/static_tokens.ts";
 import { type LoadOutcome, Reloader } from "../ops/reload.ts";
@@ -272,7 +273,12 @@ async function withWrapSurface<T>(
 ): Promise<T | string> {
   let surface: WrapSurface;
   try {
-    surface = await buildWrapSurface(forListing(wrap), { log: quietWarnings });
+    const connection = await listingToken(wrap);
+    surface = await buildWrapSurface(forListing(wrap), {
+      log: quietWarnings,
+      // No caller here: only weir's own requests (the handshake, the listings) are made.
+      ...(connection ? { connection, credential: () => Promise.reject(NO_CALLER) } : {}),
+    });
   } catch (error) {
     return error instanceof StartupError ? error.message : (error as Error).message;
   }
@@ -281,6 +287,42 @@ async function withWrapSurface<T>(
   } finally {
     await surface.connection.close();
   }
+}
+
+const NO_CALLER = new Error("no caller: weir only lists the MCP server's tools here");
+
+/**
+ * With `client-credentials`, weir's own token for listing the MCP server's
+ * tools as serve would (a protected server wants one on every request): the
+ * token endpoint the block names, else the file's `oauth` issuer's. Reads
+ * weir's client secret or key, as serve does.
+ * @throws {Error} naming what to add when the file names no token endpoint
+ */
+export async function listingToken(wrap: McpWrap): Promise<ConnectionToken | undefined> {
+  const exchange = wrapExchange(wrap);
+  if (!exchange?.clientCredentials) return undefined;
+  const issuer = wrap.oauth?.issuer;
+  if (exchange.tokenEndpoint === undefined && issuer === undefined) {
+    throw new Error(
+      "weir's own token (client-credentials) is asked at the issuer's token endpoint, which " +
+        "this file does not name (serve reads --oauth-issuer): add token-endpoint to the " +
+        "token-exchange block, or an oauth node with issuer=",
+    );
+  }
+  const { discoverIssuer } = await import("../oauth/access_tokens.ts");
+  const { profileOf } = await import("../oauth/profiles.ts");
+  const { exchangeCredential } = await import("../oauth/exchange_setup.ts");
+  const { resolveValue, processValues } = await import("../guard/values.ts");
+  const metadata = exchange.tokenEndpoint === undefined
+    ? await discoverIssuer(issuer!)
+    : { issuer: issuer ?? exchange.tokenEndpoint, source: "the token-exchange block" };
+  const { connection } = await exchangeCredential(exchange, {
+    metadata,
+    profile: profileOf(wrap.oauth?.profile),
+    read: async (source, what) => (await resolveValue(source, processValues, what)).value,
+    log: quietWarnings,
+  });
+  return connection;
 }
 
 /**

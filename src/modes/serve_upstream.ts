@@ -102,7 +102,7 @@ export async function runServeUpstream(
   // OpenTelemetry SERVER spans and the duration metric when OTEL_* turn it on (src/ops/telemetry.ts).
   let telemetry;
   try {
-    telemetry = await startTelemetry(config.name, () => config.allowlist);
+    telemetry = await startTelemetry(config.name, () => config.allowlist, undefined, log);
   } catch (error) {
     if (error instanceof TelemetryConfigError) throw new StartupError(error.message);
     throw error;

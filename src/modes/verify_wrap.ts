@@ -16,6 +16,8 @@ import { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
 import { headerTemplates, targetOf, WRAP_DEFAULTS } from "../wrap/config.ts";
 import { buildWrapSurface } from "../wrap/surface.ts";
+import { secretsRedactor } from "../wrap/host.ts";
+import { connectionRefusal } from "../wrap/open.ts";
 import { guardedHttpApp } from "../serving/http_app.ts";
 import { type BuiltTarget, hintsOf, listedTools, watcher } from "./verify.ts";
 import { StandInValues } from "./verify_values.ts";
@@ -60,22 +62,34 @@ export async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolS
   const headers = headerTemplates(wrap.server.transport === "http" ? wrap.server.headers : []);
   let connection: UpstreamConnection;
   try {
+    // client-credentials: listed as serve lists, with weir's own token.
+    const { listingToken } = await import("./serve_mcp_wrap.ts");
+    const ownToken = await listingToken(wrap);
     connection = await UpstreamConnection.open({
       target: targetOf(wrap),
       headers: () => resolveHeaders(headers).headers,
+      secrets: () => secretsRedactor(headers),
       requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
       maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
       connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
+      ...(ownToken ? { ownToken } : {}),
     });
   } catch (error) {
+    const exchange = wrap.server.transport === "http" ? wrap.server.exchange : undefined;
+    const why = connectionRefusal(error, exchange !== undefined && !exchange.clientCredentials) ??
+      (error as Error).message;
     throw new Error(
-      `cannot list the MCP server's tools to serve them from a stand-in (${
-        (error as Error).message
-      }); give them with --definitions F (a saved tools/list result, {"tools": [...]})`,
+      `cannot list the MCP server's tools to serve them from a stand-in (${why}); give them ` +
+        `with --definitions F (a saved tools/list result, {"tools": [...]})`,
     );
   }
   try {
-    return await connection.listTools();
+    // The MCP server's words may quote the credential weir sent: a tool named after it is
+    // left out (no file can serve it), any other definition is read with it redacted.
+    const redactor = secretsRedactor(headers);
+    return (await connection.listTools())
+      .filter((tool) => redactor.text(String(tool.name)) === tool.name)
+      .map((tool) => redactor.deep(tool) as ToolSpec);
   } finally {
     await connection.close();
   }

@@ -23,7 +23,7 @@
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { MAX_ANSWER_BYTES as MAX_METADATA_BYTES, readJson, refusalOf } from "./answers.ts";
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
-import { clientFor } from "../outbound/once.ts";
+import { clientFor, NOTHING_SENT, redactingEach } from "../outbound/once.ts";
 import { connectFailure } from "../outbound/connect_failure.ts";
 import { checkInbound, type IdentityProfile, type InboundSettings, profileOf } from "./profiles.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
@@ -98,7 +98,7 @@ const jwksFetch: typeof fetch = async (input, init) => {
   const url = input instanceof Request ? input.url : String(input);
   if (!response.ok) {
     await response.body?.cancel();
-    throw new Error(`the JWKS ${refusalOf(response, url)}`);
+    throw new Error(`the JWKS ${refusalOf(response, url, NOTHING_SENT)}`);
   }
   if (await fetchHeadTooLarge(response)) {
     throw new Error(`the JWKS answer's head is over ${MAX_HEAD_BYTES} bytes`);
@@ -135,7 +135,7 @@ export async function discoverIssuer(
       });
       if (!response.ok) {
         await response.body?.cancel();
-        problems.push(`${source}: ${refusalOf(response, source)}`);
+        problems.push(`${source}: ${refusalOf(response, source, NOTHING_SENT)}`);
         continue;
       }
       const doc = await readJson(response);
@@ -372,7 +372,13 @@ function introspector(
       if (!response.ok) {
         await response.body?.cancel();
         throw new Error(
-          `introspection ${refusalOf(response, metadata.introspection_endpoint!)}`,
+          `introspection ${
+            refusalOf(
+              response,
+              metadata.introspection_endpoint!,
+              redactingEach([basic, client.clientSecret, token]),
+            )
+          }`,
         );
       }
       claims = await readJson(response) as Record<string, unknown>;

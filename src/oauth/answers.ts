@@ -6,7 +6,7 @@
  * @module
  */
 import { readAtMost } from "../transport/bytes.ts";
-import { redirectTarget } from "../outbound/once.ts";
+import { redirectTarget, type Secrets } from "../outbound/once.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 
 /** Largest answer body read from an authorization server, in bytes (decoded). */
@@ -15,12 +15,13 @@ export const MAX_ANSWER_BYTES = 256 * 1024;
 /**
  * Words for an answer that is not 2xx, for the operator (the log and start-up
  * errors; a caller is told only that its token was not accepted): a redirect
- * names its status and its target with query values redacted (never
+ * names its status and its target with query values and `secrets` (what the
+ * request carried: a client secret, the caller's token) redacted (never
  * followed); anything else its status.
  */
-export function refusalOf(response: Response, url: string): string {
+export function refusalOf(response: Response, url: string, secrets: Secrets): string {
   if (response.status >= 300 && response.status < 400) {
-    const target = redirectTarget(response.headers.get("location"), url);
+    const target = redirectTarget(response.headers.get("location"), url, secrets);
     return `answered ${response.status} redirecting to ${target ?? "no usable Location"}; ` +
       "weir follows no redirect, so nothing was sent there";
   }

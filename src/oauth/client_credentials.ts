@@ -30,6 +30,7 @@
  */
 import type { Logger } from "../mcp/server.ts";
 import { refusalOf } from "./answers.ts";
+import { redactingEach } from "../outbound/once.ts";
 import type { IdentityProfile, OwnTokenTarget } from "./profiles.ts";
 import {
   issuedToken,
@@ -177,18 +178,28 @@ function refusal(got: TokenAnswer, clientId: string, audience: string): TokenEnd
   if (response.status >= 500 || (response.status >= 300 && response.status < 400)) {
     return new TokenEndpointError(
       "unavailable",
-      `${at} ${refusalOf(response, origin)}${error ? ` (${error})` : ""}; weir asked for its ` +
+      `${at} ${refusalOf(response, origin, redactingEach(got.sent))}${
+        error ? ` (${error})` : ""
+      }; weir asked for its ` +
         `own token (client credentials) and sent nothing to the MCP server`,
       { error, description },
     );
   }
+  // invalid_client (or a bare 401): weir's client did not authenticate (RFC 6749 section 5.2).
+  const fix = error === "invalid_client" || (error === undefined && response.status === 401)
+    ? `check the client ID and its secret or key (client-secret or private-key-jwt in the ` +
+      `token-exchange block, --token-exchange-secret-env/-file or --token-exchange-key-file)`
+    : error === "invalid_scope"
+    ? `ask for scopes that client may have (client-credentials' scope, ` +
+      `--token-exchange-client-credentials-scope), or grant them to it`
+    : `allow that client the client_credentials grant for this audience and the ` +
+      `client-credentials scopes, or correct them`;
   return new TokenEndpointError(
     "refused",
     `the identity provider (${origin}) refused weir's own token for ${audience} (client ` +
       `credentials grant, RFC 6749 section 4.4, as client ${clientId}; ${
         error ?? `HTTP ${response.status}`
-      }): allow that client the client_credentials grant for this audience and the ` +
-      `client-credentials scopes, or correct them; weir sent nothing to the MCP server`,
+      }): ${fix}; weir sent nothing to the MCP server`,
     { error, description },
   );
 }

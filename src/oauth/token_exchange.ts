@@ -39,6 +39,7 @@ import {
   type TokenEndpointOptions,
 } from "./token_request.ts";
 import { refusalOf } from "./answers.ts";
+import { redactingEach } from "../outbound/once.ts";
 import type { ExchangeTarget, IdentityProfile } from "./profiles.ts";
 
 export {
@@ -115,7 +116,10 @@ function refusal(got: TokenAnswer, target: ExchangeTarget): TokenEndpointError {
   const { error, description } = oauthError(got);
   const at = `the token endpoint at ${origin}`;
   if (response.status >= 300 && response.status < 400) {
-    return new TokenEndpointError("unavailable", `${at} ${refusalOf(response, origin)}`);
+    return new TokenEndpointError(
+      "unavailable",
+      `${at} ${refusalOf(response, origin, redactingEach(got.sent))}`,
+    );
   }
   if (error !== undefined && response.status < 500 && CALLER_ERRORS.has(error)) {
     const upstream = target.audience ?? target.resource ?? "the upstream";
@@ -135,7 +139,7 @@ function refusal(got: TokenAnswer, target: ExchangeTarget): TokenEndpointError {
     : error === "invalid_client" || error === "unauthorized_client" || response.status === 401
     ? `: it refused weir's own client${error ? ` (${error})` : ""}; check the client ID, its ` +
       `secret or key, and that the client may use this grant`
-    : `: ${refusalOf(response, origin)}${error ? ` (${error})` : ""}`;
+    : `: ${refusalOf(response, origin, redactingEach(got.sent))}${error ? ` (${error})` : ""}`;
   return new TokenEndpointError(
     "unavailable",
     `${at} could not exchange the token${own}; nothing was sent upstream`,

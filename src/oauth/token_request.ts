@@ -22,7 +22,7 @@
  * @module
  */
 import { decodeJwt, importJWK, importPKCS8, type JWK, SignJWT } from "jose";
-import { clientFor } from "../outbound/once.ts";
+import { clientFor, redactingEach } from "../outbound/once.ts";
 import { connectFailure } from "../outbound/connect_failure.ts";
 import { readJson } from "./answers.ts";
 import { ASSERTION_ALGORITHMS } from "../guardfile/token_exchange.ts";
@@ -429,9 +429,11 @@ export function clip(text: string, max: number): string {
  * anything token-like redacted, control characters out, clipped.
  */
 function cleanDescription(text: string, sent: readonly string[]): string {
-  for (const secret of sent) if (secret.length >= 4) text = text.split(secret).join("[redacted]");
   return clip(
-    text.replace(/[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, "[redacted]")
+    redactingEach(sent).text(text).replace(
+      /[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
+      "[redacted]",
+    )
       .replace(/[A-Za-z0-9+/_=-]{40,}/g, "[redacted]"),
     200,
   );

@@ -46,7 +46,7 @@
  *
  * @module
  */
-import { type RequestWrapper, ToolError } from "../mcp/server.ts";
+import { type Logger, type RequestWrapper, ToolError } from "../mcp/server.ts";
 import { errorTypeOf, kindOf, kindOfText } from "../errors/kinds.ts";
 import { type McpUpstreamHook, setUpstreamTracing, type UpstreamHook } from "./trace_hooks.ts";
 import { subjectOf } from "./audit.ts";
@@ -131,6 +131,9 @@ const OTEL_MODULES = {
  * Start telemetry when the environment asks for it.
  * @param serviceName `service.name` unless `OTEL_SERVICE_NAME` says otherwise
  * @param servedTools the tool names served now (labels outside it become `_OTHER`)
+ * @param log where a failed export is said (`telemetry_export_failed`, once
+ *   per outage, then `telemetry_export_ok`): without it the SDK drops a batch
+ *   the collector did not take, and nothing says so
  * @returns `undefined` when telemetry is off
  * @throws {TelemetryConfigError} as {@link telemetryWanted}
  */
@@ -138,6 +141,7 @@ export async function startTelemetry(
   serviceName: string,
   servedTools: () => ReadonlySet<string> | readonly string[],
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  log?: Logger,
 ): Promise<Telemetry | undefined> {
   if (!telemetryWanted(env)) return undefined;
   const api: typeof import("@opentelemetry/api") = await import(OTEL_MODULES.api);
@@ -164,14 +168,20 @@ export async function startTelemetry(
   const metricsOn = (env("OTEL_METRICS_EXPORTER") ?? "otlp").trim().toLowerCase() !== "none";
   const tracerProvider = new TracerProvider({
     resource,
-    spanProcessors: tracesOn ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] : [],
+    spanProcessors: tracesOn
+      ? [
+        new BatchSpanProcessor({
+          exporter: watchedExporter(new OTLPTraceExporter(), "traces", log),
+        }),
+      ]
+      : [],
   });
   const meterProvider = new MeterProvider({
     resource,
     readers: metricsOn
       ? [
         new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter(),
+          exporter: watchedExporter(new OTLPMetricExporter(), "metrics", log),
           exportIntervalMillis: Number(env("OTEL_METRIC_EXPORT_INTERVAL") ?? "") || 60_000,
         }),
       ]
@@ -394,4 +404,55 @@ function rpcErrorType(error: unknown): string {
   if (code === -32601) return "method_not_found";
   if (code === -32603) return "internal_error";
   return "_OTHER";
+}
+
+/** The part of an OTLP exporter weir watches: `export` and its result (0 success). */
+interface Exporting<T> {
+  export(items: T, done: (result: { code: number; error?: Error }) => void): void;
+}
+
+/**
+ * `exporter`, with each failed export said on `log` once per outage (and its
+ * end): the SDK drops a batch its collector did not take. The reason is the
+ * error's code (`ECONNREFUSED`, an HTTP status) or its name, never its message
+ * (which holds the endpoint URL).
+ */
+function watchedExporter<T, E extends Exporting<T>>(
+  exporter: E,
+  signal: "traces" | "metrics",
+  log: Logger | undefined,
+): E {
+  if (!log) return exporter;
+  let down = false;
+  const original = exporter.export.bind(exporter);
+  exporter.export = (items, done) =>
+    original(items, (result) => {
+      if (result.code !== 0 && !down) {
+        down = true;
+        log({
+          level: "warn",
+          event: "telemetry_export_failed",
+          signal,
+          reason: exportFailure(result.error),
+          message: `the OTLP collector did not take this batch of ${signal}, which is dropped; ` +
+            `check that it is up at OTEL_EXPORTER_OTLP_ENDPOINT (or the ${signal} endpoint ` +
+            `variable); weir keeps exporting and says when it takes them again`,
+        });
+      } else if (result.code === 0 && down) {
+        down = false;
+        log({ level: "info", event: "telemetry_export_ok", signal });
+      }
+      done(result);
+    });
+  return exporter;
+}
+
+function exportFailure(error: Error | undefined): string {
+  if (!error) return "failed";
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "number") return `HTTP ${code}`;
+  if (typeof code === "string" && /^[A-Z_]+$/.test(code)) return code;
+  const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+  if (typeof cause === "string" && /^[A-Z_]+$/.test(cause)) return cause;
+  return error.name;
 }

@@ -56,25 +56,39 @@ const PARAM_NAME = /^[A-Za-z0-9_.~-]{1,64}$/;
  * without userinfo and fragment, and with the value of every query parameter
  * replaced by `[redacted]` (a presigned URL or a download token rides in the
  * query: RFC 3986 section 3.4); an item without a name, or whose name is not
- * a plain token, is redacted whole. At most 512 characters. `undefined` when there is no
- * `Location` or it is not a URL.
+ * a plain token, is redacted whole. `secrets` takes out what the request
+ * carried, wherever an upstream put it (a credential echoed into the path or
+ * a host label, base64 of it): once from the `Location` as it came (the URL
+ * parser lower-cases a host and drops tabs, which could hide one from the
+ * other pass) and once from the target, before it is cut to 512 characters,
+ * so no cut leaves the start of a secret behind. `undefined` when there is no
+ * `Location` or it is not a URL; `[redacted]` when it is one only with the
+ * secret in it.
+ * @param secrets takes the request's secrets out of a text (a `Redactor`, or
+ *   {@link redactingEach}); required: every request that can be redirected carried one
  * @example
  * ```ts
- * import { redirectTarget } from "./once.ts";
- * redirectTarget("/a.tar.gz?token=s3cr3t&v=1#x", "https://api.example/repos/1");
- * // "https://api.example/a.tar.gz?token=[redacted]&v=[redacted]"
+ * import assert from "node:assert/strict";
+ * import { redactingEach, redirectTarget } from "./once.ts";
+ * const secrets = redactingEach(["s3cr3t-token"]);
+ * assert.equal(
+ *   redirectTarget("/dl/s3cr3t-token/a.tar.gz?token=x&v=1#x", "https://api.example/repos/1", secrets),
+ *   "https://api.example/dl/[redacted]/a.tar.gz?token=[redacted]&v=[redacted]",
+ * );
  * ```
  */
 export function redirectTarget(
   location: string | null,
   requestUrl: string | URL,
+  secrets: Secrets,
 ): string | undefined {
   if (location === null) return undefined;
+  const given = secrets.text(location);
   let url: URL;
   try {
-    url = new URL(location, requestUrl);
+    url = new URL(given, requestUrl);
   } catch {
-    return undefined;
+    return given === location ? undefined : "[redacted]";
   }
   url.username = "";
   url.password = "";
@@ -91,7 +105,44 @@ export function redirectTarget(
         : "[redacted]";
     }).join("&");
   }
+  text = secrets.text(text);
   return text.length > TARGET_CHARS ? `${text.slice(0, TARGET_CHARS)}...` : text;
+}
+
+/** What takes a request's secrets out of a text (`Redactor` in src/guard/secrets.ts is one). */
+export interface Secrets {
+  /** `value` with every secret replaced by `[redacted]`. */
+  text(value: string): string;
+}
+
+/** {@link Secrets} of a request that carried none (a JWKS or metadata `GET`). */
+export const NOTHING_SENT: Secrets = { text: (value) => value };
+
+/**
+ * {@link Secrets} from the values a request carried, where no richer redactor
+ * is at hand (an authorization server's answers): each value of at least 4
+ * characters becomes `[redacted]` as is, percent-encoded, and in base64 and
+ * base64url (RFC 4648 sections 4 and 5, padding or not).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { redactingEach } from "./once.ts";
+ * const secrets = redactingEach(["cl1ent-secret"]);
+ * assert.equal(secrets.text("/x/cl1ent-secret/Y2wxZW50LXNlY3JldA"), "/x/[redacted]/[redacted]");
+ * ```
+ */
+export function redactingEach(values: readonly string[]): Secrets {
+  const spelled = values.filter((s) => s.length >= 4).flatMap((s) => {
+    const padded = btoa(String.fromCharCode(...new TextEncoder().encode(s)));
+    const b64 = padded.replace(/=+$/, "");
+    return [s, encodeURIComponent(s), padded, b64, b64.replaceAll("+", "-").replaceAll("/", "_")];
+  });
+  return {
+    text(value) {
+      for (const s of spelled) value = value.split(s).join("[redacted]");
+      return value;
+    },
+  };
 }
 
 /**

@@ -29,11 +29,18 @@ export type Fact = [string, string];
  * ```
  */
 export function serverFacts(
-  surface: Pick<Surface, "headers" | "connection" | "settings" | "texts">,
+  surface: Pick<Surface, "headers" | "connection" | "settings" | "texts" | "aws">,
 ): Fact[] {
   const out: Fact[] = surface.headers.map((
     header,
   ) => ["header", `${header.name}: ${CONCEALED_TEXT}`]);
+  // An AWS policy's own limits (content types, max-bytes, parameters) are
+  // enforced by weir, not by a tool's schema: a reviewer reads them here.
+  for (const [key, value] of Object.entries(surface.aws?.policy ?? {})) {
+    if (value === undefined || value === null || value === "") continue;
+    const words = Array.isArray(value) ? value.map(String).join(", ") : String(value);
+    out.push(["policy", `${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${words}`]);
+  }
   const c = surface.connection;
   const connection = [
     c?.connectTimeoutMs !== undefined ? `connect-timeout ${c.connectTimeoutMs} ms` : "",

@@ -274,6 +274,11 @@ export interface Access {
   reads: boolean;
   /** Why, in words (the rule that decided). */
   why: string;
+  /**
+   * A wrapped server's own `readOnlyHint` decides and was not read (the file
+   * alone, the server held fixed): `reads` is MCP's default, false.
+   */
+  unknown?: boolean;
 }
 
 /** What a tool sends upstream. */
@@ -286,9 +291,38 @@ export type Operation =
     form?: { arrays: "repeat" | "brackets" | "indexed" };
   }
   | { kind: "graphql"; method: string; path: string; document: string }
-  | { kind: "sql"; statement: string; maxRows: number }
+  | {
+    kind: "sql";
+    statement: string;
+    maxRows: number;
+    /**
+     * Runs in a read-only transaction and answers rows (its verb names a read,
+     * or its statement reads); else it may write and answers rows_affected.
+     * Whether it counts as a read is `Tool.access`.
+     */
+    readOnlyTransaction: boolean;
+    /** `only-reads`: functions it calls that the guardfile states only read (weir cannot prove it). */
+    onlyReads?: string[];
+  }
   | { kind: "mcp"; tool: string }
-  | { kind: "aws"; action: string; scope: string };
+  | {
+    kind: "aws";
+    action: string;
+    /** What it reaches, in words. */
+    scope: string;
+    /** What it reaches, by part (compared by `weir diff`). */
+    within: AwsWithin;
+  };
+
+/** What one AWS tool reaches: an S3 bucket and key prefix, or SSM parameter names. */
+export interface AwsWithin {
+  /** The S3 bucket. */
+  bucket?: string;
+  /** The S3 key prefix every key is under (`""`: the whole bucket). */
+  prefix?: string;
+  /** The SSM parameters it may read. */
+  parameters?: string[];
+}
 
 /** One listed tool. */
 export interface Tool {

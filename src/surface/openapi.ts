@@ -339,7 +339,13 @@ function weirExtension(tool: Tool): JsonObject {
   if (c.rejectEmpty) x.rejectEmpty = true;
   if (c.rejectBlank.length > 0) x.rejectBlank = c.rejectBlank;
   if (op?.kind === "sql") {
-    x.sql = { statement: op.statement, reads: tool.access.reads, maxRows: op.maxRows };
+    x.sql = {
+      statement: op.statement,
+      reads: tool.access.reads,
+      readOnlyTransaction: op.readOnlyTransaction,
+      maxRows: op.maxRows,
+      ...(op.onlyReads ? { onlyReads: op.onlyReads } : {}),
+    };
   }
   if (tool.scopes.length > 0) x.scopes = tool.scopes;
   if (c.confirm !== undefined) x.confirm = { message: c.confirm };

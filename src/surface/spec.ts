@@ -32,6 +32,7 @@ import type {
   ArgumentRules,
   Callers,
   Credential,
+  Operation,
   RateLimitSurface,
   SentValue,
   SettingsSurface,
@@ -274,11 +275,22 @@ export function textsOf(file: {
   return texts;
 }
 
+function sqlOperation(sql: NonNullable<Grant["sql"]>): Operation {
+  const op: Operation = {
+    kind: "sql",
+    statement: sql.statement,
+    maxRows: sql.maxRows,
+    readOnlyTransaction: sql.reads,
+  };
+  if (sql.onlyReads?.length) op.onlyReads = [...sql.onlyReads].sort();
+  return op;
+}
+
 function grantSurface(grant: Grant, guardfile: Guardfile): Tool {
   const tool = emptyTool(grant.tool, "grant");
   tool.access = grantAccess(grant);
   tool.operation = grant.sql
-    ? { kind: "sql", statement: grant.sql.statement, maxRows: grant.sql.maxRows }
+    ? sqlOperation(grant.sql)
     : grant.graphql
     ? { kind: "graphql", method: grant.method, path: grant.path, document: grant.graphql.document }
     : grant.form

@@ -125,6 +125,24 @@ export function operationWords(op: Operation | undefined, reads?: boolean): stri
   }
 }
 
+/**
+ * A sql grant's kind in words, for describe and the review page: a read
+ * (proven, or on the guardfile's word), one named as a read that runs
+ * read-only but is not proven to read, or a write.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sqlKindWords } from "./words.ts";
+ * const op = { kind: "sql" as const, statement: "SELECT report()", maxRows: 50, readOnlyTransaction: true };
+ * assert.equal(sqlKindWords(op, false), "SQL, not proven to read (read-only transaction, at most 50 rows)");
+ * ```
+ */
+export function sqlKindWords(op: Extract<Operation, { kind: "sql" }>, reads: boolean): string {
+  if (!op.readOnlyTransaction) return "SQL write (returns rows_affected)";
+  const how = `read-only transaction, at most ${op.maxRows} rows`;
+  return reads ? `SQL read (${how})` : `SQL, not proven to read (${how})`;
+}
+
 /** A rate limit in words: `60 per 60000 ms`. */
 export function rateWords(r: Pick<RateLimitSurface, "count" | "windowMs">): string {
   return `${r.count} per ${r.windowMs} ms`;

@@ -130,6 +130,14 @@ function proxySurface(
     stated: proxy.annotations?.readOnlyHint,
     upstream: spec?.annotations?.readOnlyHint,
   });
+  if (!decided && proxy.annotations?.readOnlyHint === undefined) {
+    // The file alone: the server's own hint decides, and it was not read.
+    tool.access = {
+      reads: false,
+      why: "the server's own readOnlyHint decides (not read: the server is held fixed)",
+      unknown: true,
+    };
+  }
   tool.operation = { kind: "mcp", tool: proxy.upstream };
   const hints = { ...spec?.annotations, ...proxy.annotations };
   // MCP's defaults: a tool that does not say it only reads may destroy.
@@ -206,17 +214,30 @@ function specArguments(spec: ToolSpec, proxy: ProxyTool): Argument[] {
       name,
       in: "argument",
       sentAs: rule?.upstream ?? name,
-      type: Array.isArray(property.type)
-        ? property.type.join("|")
-        : typeof property.type === "string"
-        ? property.type
-        : "any",
+      type: schemaType(property),
       required: required.has(name),
       rules: schemaRules(property),
       restrict: rule?.restrict ? [[...rule.restrict]] : [],
       served: true,
     };
   });
+}
+
+/**
+ * An argument's type as its schema states it: `"string"`, a list of types
+ * joined by `|` (`"string|null"`), or `"any"` when the schema names none.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { schemaType } from "./wrap.ts";
+ * assert.equal(schemaType({ type: ["string", "null"] }), "string|null");
+ * assert.equal(schemaType({}), "any");
+ * ```
+ */
+export function schemaType(property: JsonObject): string {
+  const type = property.type;
+  if (typeof type === "string") return type;
+  return Array.isArray(type) && type.length > 0 ? type.join("|") : "any";
 }
 
 /** An argument's value rules, read from its schema (patterns under `allOf` too). */

@@ -31,12 +31,16 @@ export function failureOf(
     return new WeirError("upstream_error", `${doing}: ${detail}`, { cause: error });
   }
   const kind: ErrorKind = error.code;
-  const said = kind === "upstream_error" ? `the upstream answered: ${detail}` : detail;
+  // An HTTP refusal already says "the upstream answered <status>".
+  const said = kind === "upstream_error" && !detail.startsWith("the upstream answered")
+    ? `the upstream answered: ${detail}`
+    : detail;
   const note = doing === "calling the tool" && error instanceof UpstreamUnavailable
     ? " (the call was not retried: it may or may not have run upstream)"
     : "";
-  // A redirect's target is the operator's (the audit line), never in the words.
-  const location = error instanceof UpstreamRedirected ? error.location : undefined;
+  // A redirect's target is the operator's (the audit line), never in the words; the
+  // MCP server may have echoed the call's secrets into it.
+  const location = error instanceof UpstreamRedirected ? error.target(redactor) : undefined;
   return new WeirError(kind, `${doing}: ${said}${note}`, { cause: error, location });
 }
 

@@ -18,14 +18,14 @@ import { READ_ONLY_REASON } from "../guardfile/surface.ts";
 import { mcpToolAccess } from "../guardfile/reads.ts";
 import { parsePins, readOnlyNameProblem } from "../mcp_upstream/allowlist.ts";
 import { resolveHeaders } from "../mcp_upstream/headers.ts";
-import { UpstreamConnection } from "../mcp_upstream/connection.ts";
+import { type OwnToken, UpstreamConnection } from "../mcp_upstream/connection.ts";
 import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decision.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { type Finding, findingLine } from "../mcp_upstream/scan.ts";
 import { secretsRedactor, withholdingSecrets } from "./host.ts";
 import { type EntryState, entryState, renamedOntoListed } from "./entries.ts";
 import { checkControls, entriesOf, headerTemplates, targetOf, WRAP_DEFAULTS } from "./config.ts";
-import { describeTarget } from "./open.ts";
+import { connectionRefusal, describeTarget } from "./open.ts";
 import type { SharedConfig } from "./flags.ts";
 
 /** A guardfile as loaded from disk (`loadGuardfileFile`): what {@link lintWrap} reads of it. */
@@ -167,6 +167,7 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       connection = await UpstreamConnection.open({
         target: config.target,
         headers: () => resolveHeaders(config.headers).headers,
+        secrets: () => secretsRedactor(config.headers),
         requestTimeoutMs: config.requestTimeoutMs,
         maxResponseBytes: 8 * 1024 * 1024,
         connectTimeoutMs: config.connectTimeoutMs,
@@ -251,7 +252,16 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       );
     }
   }
-  return { ok: ok && problems.length === 0, tools, problems };
+  return withoutSecrets({ ok: ok && problems.length === 0, tools, problems }, config.headers);
+}
+
+/**
+ * The report with the header secrets taken out of every string: the nearest
+ * names, a stub's words and the scan's evidence are the MCP server's words,
+ * which may quote the credential weir sent it (a tool named after it).
+ */
+function withoutSecrets<R>(report: R, headers: Parameters<typeof secretsRedactor>[0]): R {
+  return secretsRedactor(headers).deep(report) as R;
 }
 
 /** One served tool of a guardfile that wraps an MCP server, as `lint-upstream FILE` reports it. */
@@ -273,7 +283,12 @@ export interface WrapToolVerdict extends ToolVerdict {
 export async function lintWrap(
   file: string,
   loaded: LoadedWrapFile,
-  options: { fingerprints?: string; writeFingerprints?: string },
+  options: {
+    fingerprints?: string;
+    writeFingerprints?: string;
+    /** `client-credentials`: weir's own token for the handshake and listing, as serve sends. */
+    ownToken?: OwnToken;
+  },
 ): Promise<LintUpstreamReport & { tools: WrapToolVerdict[] }> {
   const problems: string[] = [];
   if (loaded.readError) problems.push(loaded.readError);
@@ -307,9 +322,11 @@ export async function lintWrap(
     connection = await UpstreamConnection.open({
       target: targetOf(wrap),
       headers: () => resolveHeaders(headers).headers,
+      secrets: () => secretsRedactor(headers),
       requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
       maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
       connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
+      ...(options.ownToken ? { ownToken: options.ownToken } : {}),
     });
     listed = await connection.listTools();
     const allowlist = [...new Set(entries.map((e) => e.upstream))];
@@ -366,7 +383,14 @@ export async function lintWrap(
     problems.push(...checkControls(wrap, host));
   } catch (error) {
     // The MCP server's error text may quote the credential weir sent it.
-    problems.push(`MCP server: ${secretsRedactor(headers).text((error as Error).message)}`);
+    const exchanges = wrap.server.transport === "http" && wrap.server.exchange !== undefined &&
+      !wrap.server.exchange.clientCredentials;
+    problems.push(
+      `MCP server: ${
+        connectionRefusal(error, exchanges && !options.ownToken) ??
+          secretsRedactor(headers).text((error as Error).message)
+      }`,
+    );
   } finally {
     await connection?.close();
   }
@@ -382,7 +406,7 @@ export async function lintWrap(
       );
     }
   }
-  return { ok: ok && problems.length === 0, tools, problems };
+  return withoutSecrets({ ok: ok && problems.length === 0, tools, problems }, headers);
 }
 
 /**

@@ -121,6 +121,11 @@ export interface UpstreamSetup {
   baseline?: ReadonlyMap<string, string>;
   /** Token exchange: the caller's identity on each call (src/wrap/identity.ts). */
   identity?: CallerIdentity;
+  /**
+   * The file exchanges callers' tokens, though this build serves no caller
+   * (describe): a 401 to weir's connection is said as {@link connectionRefusal}.
+   */
+  exchanges?: boolean;
 }
 
 /**
@@ -156,7 +161,8 @@ export async function openUpstreamHost(
 ): Promise<{ connection: UpstreamConnection; host: UpstreamHost }> {
   const { log } = options;
   // What weir writes may quote the upstream, which may quote weir's credential.
-  const redact = (text: string) => secretsRedactor(setup.headers).text(text);
+  const secrets = () => secretsRedactor(setup.headers);
+  const redact = (text: string) => secrets().text(text);
   // One policy for start-up and every re-verification (lint-upstream decides with it too).
   const withhold = withholdingSecrets(setup.headers, setup.withhold);
   try {
@@ -173,6 +179,7 @@ export async function openUpstreamHost(
       connection = await UpstreamConnection.open({
         target: setup.target,
         headers: () => resolveHeaders(setup.headers).headers,
+        secrets,
         requestTimeoutMs: setup.requestTimeoutMs,
         maxResponseBytes: setup.maxResponseBytes,
         connectTimeoutMs: setup.connectTimeoutMs,
@@ -186,7 +193,7 @@ export async function openUpstreamHost(
             level: "warn",
             event: "upstream_connect_retry",
             attempt,
-            error: clip(redact(operatorMessage(error))),
+            error: clip(redact(operatorMessage(error, secrets()))),
           }),
         onToolsChanged: () => {
           log({ level: "info", event: "upstream_tools_changed" });
@@ -195,12 +202,11 @@ export async function openUpstreamHost(
         },
       });
     } catch (error) {
-      const refused = setup.identity && !setup.identity.connection
-        ? refusedStatus(error)
-        : undefined;
+      const exchanges = setup.identity !== undefined || setup.exchanges === true;
       throw new StartupError(
         `upstream ${describeTarget(setup.target)}: ${
-          refused ? identityFirst(refused) : redact((error as Error).message)
+          connectionRefusal(error, exchanges && !setup.identity?.connection) ??
+            redact((error as Error).message)
         }`,
       );
     }
@@ -380,6 +386,16 @@ export function describeTarget(target: UpstreamTarget): string {
   return target.kind === "http"
     ? `${target.url.origin}${target.url.pathname}`
     : `command ${JSON.stringify(target.command)}`;
+}
+
+/**
+ * With token exchange and no token of weir's own (`withoutOwnToken`), an MCP
+ * server's 401 or 403 to weir's connection said with what to add (see
+ * `identityFirst`), else `undefined`.
+ */
+export function connectionRefusal(error: unknown, withoutOwnToken: boolean): string | undefined {
+  const refused = withoutOwnToken ? refusedStatus(error) : undefined;
+  return refused ? identityFirst(refused) : undefined;
 }
 
 /** The 401 or 403 an MCP server answered, somewhere in an error's causes. */

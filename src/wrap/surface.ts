@@ -178,6 +178,11 @@ export async function buildWrapSurface(
     // A reload on the same connection holds the tools to the definitions weir started with.
     ...(baseline ? { baseline } : {}),
     ...(identity ? { identity } : {}),
+    // The file exchanges without client-credentials: a 401 to weir's connection says to add it.
+    ...(wrap.server.transport === "http" && wrap.server.exchange &&
+        !wrap.server.exchange.clientCredentials
+      ? { exchanges: true }
+      : {}),
   }, {
     log,
     signal: options.signal,
@@ -319,7 +324,8 @@ export async function buildWrapSurface(
             ).catch((error) => {
               // Refused (403) or no exchange (503): said as such, nothing was sent.
               if (!(error instanceof WeirError)) throw error;
-              throw new McpError(ErrorCode.InternalError, `${error.kind}: ${error.message}`);
+              // Its message names its kind (`token_exchange_refused: ...`).
+              throw new McpError(ErrorCode.InternalError, error.message);
             });
             return await readUpstream(connection, uri, { signal: ctx.signal, ...route }, redactor);
           }

@@ -202,6 +202,29 @@ Deno.test("serve-ssm: without credentials a call is refused and nothing is sent"
   }
 });
 
+Deno.test("serve-ssm: a secret too short to redact is refused, saying what to set, and nothing is sent", async () => {
+  const ssm = endpoint();
+  const served = await serveHttp(POLICY, {
+    command: "serve-ssm",
+    // s3rver's fixed pair is S3RVER/S3RVER: seven characters.
+    env: {
+      AWS_ENDPOINT_URL_SSM: ssm.url,
+      AWS_ACCESS_KEY_ID: "S3RVER",
+      AWS_SECRET_ACCESS_KEY: "S3RVER",
+    },
+  });
+  try {
+    const out = await callApi(served.url, "get_forgejo_read_token", {});
+    assert.equal(out.status, 500);
+    assert.match(out.text, /aws_credentials_invalid: AWS_SECRET_ACCESS_KEY is shorter than 8/);
+    assert.match(out.text, /set the credential's whole secret .*docs\/aws\.md#trying-it-locally/);
+    assert.equal(ssm.requests.length, 0);
+  } finally {
+    await served.stop();
+    await ssm.close();
+  }
+});
+
 Deno.test("serve recognises an SSM policy; several parameters bind their own tools", async () => {
   const ssm = startSsmEndpoint({
     "/ci/deploy-key": { type: "SecureString", value: "deploy-key-VALUE-123456" },

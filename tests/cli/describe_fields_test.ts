@@ -112,3 +112,35 @@ Deno.test("describe of a wrap file needs no inbound token or store variable, and
     await up.stop();
   }
 });
+
+Deno.test("describe of an AWS policy shows the policy's limits and each argument's type as its schema states", async () => {
+  const file = await tempGuardfile(`wrap ward mcp aws s3 {
+    bucket "assets"
+    base-url "https://files.example.com"
+    content-type "image/png"
+    can put object
+    can list objects
+}
+`);
+  const r = await runCli(["describe", "--format", "json", file]);
+  assert.equal(r.code, 0, r.stderr);
+  const tools = JSON.parse(r.stdout).tools as {
+    name: string;
+    arguments: { name: string; type: string }[];
+  }[];
+  const types = Object.fromEntries(
+    tools.flatMap((t) => t.arguments.map((a) => [`${t.name}.${a.name}`, a.type])),
+  );
+  // list_objects' prefix is {type: ["string", "null"]}: it was "any".
+  assert.equal(types["list_objects.prefix"], "string|null");
+  assert.equal(types["put_object.key"], "string");
+  const text = await runCli(["describe", file]);
+  assert.match(text.stdout, /argument prefix: string\|null \(optional\)/);
+  // The policy's own limits, which no tool schema states, are shown to the reviewer.
+  const html = await runCli(["describe", "--format", "html", file]);
+  for (const page of [text.stdout, html.stdout]) {
+    assert.match(page, /content-types image\/png/);
+    assert.match(page, /max-bytes 8388608/);
+    assert.match(page, /base-url https:\/\/files\.example\.com/);
+  }
+});

@@ -289,3 +289,24 @@ Deno.test("weir verify reads none of the operator's secrets: a credential in the
   assert.ok(!r.stdout.includes(secret) && !r.stderr.includes(secret));
   assert.ok(JSON.parse(r.stdout).tools.some((t: { requests: number }) => t.requests > 0));
 });
+
+Deno.test("weir verify needs no rate-limit store URL: the limit is lifted (spec and wrap files)", async () => {
+  const store = `rate-limit "60/1m" {\n  store redis env "WEIR_TEST_UNSET_STORE_URL"\n}\n`;
+  const spec = await tempGuardfile(
+    store + `wrap ward mcp limited {\n  base-url "https://api.example.com"\n  auth none\n` +
+      `  can get thing { path "/things/{id}" }\n}\n`,
+  );
+  const wrap = await tempGuardfile(
+    store + await Deno.readTextFile("tests/fixtures/verify_wrap_pins.mcp.kdl"),
+  );
+  const env = { ...Deno.env.toObject() };
+  delete env.WEIR_TEST_UNSET_STORE_URL;
+  for (
+    const args of [[spec], [wrap, "--definitions", "tests/fixtures/verify_wrap_tools.json"]]
+  ) {
+    const r = await runCli(["verify", ...args, "--cases", "20", "--seed", "7"], { env });
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /note: the rate-limit is lifted/);
+    assert.doesNotMatch(r.stderr, /WEIR_TEST_UNSET_STORE_URL/);
+  }
+});

@@ -5,7 +5,8 @@
  * check found misjudged: the last inbound token removed, an extraction's
  * bounds, a restrict narrowed (glob languages compared exactly, also in the
  * advertised pattern), a proxied tool's read-only and destructive hints (a
- * claim about one fixed operation), and a rate-limit store read from a
+ * claim about one fixed operation; one left to the server, unread from the
+ * file alone, may say it only reads), and a rate-limit store read from a
  * variable a CI job does not hold. Run as the CLI runs (src/cli/diff.ts).
  */
 import assert from "node:assert/strict";
@@ -184,6 +185,23 @@ Deno.test("weir diff: a proxied tool's read-only and destructive hints are claim
   );
   await widens(marked, unmarked, /no longer marked destructive/);
   await noWidening(unmarked, marked);
+});
+
+Deno.test("weir diff from the file alone: leaving a stated read-only=#false to the server may widen", async () => {
+  const stated = edit(WRAP, "annotations read-only=#true", "annotations read-only=#false");
+  const left = edit(WRAP, "annotations read-only=#true\n", "");
+  // The server's own readOnlyHint, unread, may say the tool only reads.
+  await widens(stated, left, /read-only=#false no longer stated: the server's own readOnlyHint/);
+  const readOnly = (text: string) => `surface read-only=#true\n${text}`;
+  await widens(readOnly(stated), readOnly(left), /read-only=#false no longer stated/);
+  // With the definitions read, the server's hint decides (this echo states none: it writes).
+  await noWidening(stated, left, ["--definitions", "{defs}"]);
+  // A stated read left to the server, or a write stated where the server decided: no wider.
+  assert.ok(
+    (await noWidening(WRAP, left)).some((c) => /read-only=#true no longer stated/.test(c.what)),
+  );
+  assert.ok((await noWidening(left, stated)).some((c) => /now stated to write/.test(c.what)));
+  await widens(left, WRAP, /now stated to only read/);
 });
 
 Deno.test("weir diff compares a shared rate-limit store without reading its variable", async () => {

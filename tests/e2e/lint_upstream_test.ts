@@ -226,3 +226,38 @@ Deno.test("an --upstream URL that answers some other JSON API: one short line, n
     await api.shutdown();
   }
 });
+
+Deno.test("lint-upstream FILE takes its flags before FILE as after it", async () => {
+  const up = await startMcpUpstream();
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/wrapped.mcp.kdl`;
+  const prints = `${dir}/prints.json`;
+  try {
+    await Deno.writeTextFile(
+      file,
+      `wrap ward mcp recording {\n    mcp-server http "${up.url}"\n    proxy ${
+        baseTools()[0].name
+      }\n}\n`,
+    );
+    const after = await runWeir(["lint-upstream", file, "--format", "json"]);
+    assert.equal(after.code, 0, after.stderr);
+    for (
+      const args of [
+        ["--format", "json", file],
+        ["--format=json", file],
+        ["--write-fingerprints", prints, "--format", "json", file],
+      ]
+    ) {
+      const before = await runWeir(["lint-upstream", ...args]);
+      assert.equal(before.code, 0, `${args.join(" ")}: ${before.stderr}`);
+      assert.deepEqual(JSON.parse(before.stdout), JSON.parse(after.stdout), args.join(" "));
+    }
+    assert.ok(JSON.parse(await Deno.readTextFile(prints)).tools, "the fingerprints were written");
+    // A flag of the allowlist form is still read as that form (and refused as a usage error).
+    const mixed = await runWeir(["lint-upstream", "--tool", "a", file]);
+    assert.equal(mixed.code, 2, mixed.stderr);
+  } finally {
+    await up.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

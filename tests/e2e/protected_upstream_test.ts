@@ -65,6 +65,8 @@ interface Stack {
   weir?: Served;
   /** Every token the MCP server verified, by jti. */
   tokens: Map<string, TokenSeen & { jti: string }>;
+  /** Subjects whose (valid) tokens the MCP server refuses. */
+  reject: Set<string>;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,7 @@ async function stack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> {
   };
   const jwks = createRemoteJWKSet(new URL(`${provider.oidc.issuer}/jwks`));
   const tokens = new Map<string, TokenSeen & { jti: string }>();
+  const reject = new Set<string>();
   const upstream = await startProtectedUpstream({
     revision,
     verify: async (token) => {
@@ -88,6 +91,7 @@ async function stack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> {
           issuer: provider.oidc.issuer,
           audience: provider.upstreamAudience,
         });
+        if (reject.has(payload.sub!)) return `refused: ${payload.sub} may not use this server`;
         const seen = {
           sub: payload.sub!,
           ...(payload.act ? { act: payload.act as { sub: string } } : {}),
@@ -107,6 +111,7 @@ async function stack(revision: "2025-11-25" | "2026-07-28"): Promise<Stack> {
     resource,
     port,
     tokens,
+    reject,
     close: async () => {
       await s.weir?.stop();
       await upstream.stop();
@@ -306,6 +311,8 @@ Deno.test("protected MCP server: refused and down exchanges send nothing (calls 
         read.message,
         /token_exchange_refused: the identity provider .* refused to exchange the caller's token/,
       );
+      // Its kind said once.
+      assert.doesNotMatch(read.message, /token_exchange_refused: token_exchange_refused/);
       s.provider.refuse.clear();
       s.provider.oidc.tokenEndpointDown = 503;
       const down = await client.callTool({ name: "whoami", arguments: {} });
@@ -318,6 +325,40 @@ Deno.test("protected MCP server: refused and down exchanges send nothing (calls 
       await client.close();
     }
   } finally {
+    await s.close();
+  }
+});
+
+Deno.test("protected MCP server (2025-11-25): a caller whose exchanged token the MCP server refuses at the opening of its own session is told that token was refused; other callers and weir's session go on", async () => {
+  const s = await stack("2025-11-25");
+  const clients: ClientV1[] = [];
+  try {
+    await serve(s, await wrapFile(s, "2025-11-25"));
+    s.reject.add("carol");
+    for (const rev of ["2025-11-25", "2026-07-28"]) {
+      const client = await clientOf(s, rev, await login(s, "carol", "tickets:read"));
+      clients.push(client);
+      const refused = await client.callTool({ name: "whoami", arguments: {} });
+      assert.equal(refused.isError, true);
+      // Said as the exchanged token's refusal (not weir's header), once.
+      assert.match(
+        textOf(refused),
+        /^upstream_error: calling the tool: the upstream answered 401: it refused the caller's exchanged token; check that the token exchange asks for the audience and scopes/,
+      );
+      assert.doesNotMatch(textOf(refused), /answered: the upstream answered/);
+    }
+    const bob = await clientOf(s, "2025-11-25", await login(s, "bob", "tickets:read"));
+    clients.push(bob);
+    const got = await bob.callTool({ name: "whoami", arguments: {} });
+    assert.deepEqual(JSON.parse(textOf(got)), { sub: "bob", act: { sub: WEIR } });
+    // carol's requests stopped at her own session's handshake; none went on weir's session.
+    assert.deepEqual(
+      s.upstream.seen.filter((r) => r.sub.includes("carol")).map((r) => r.method),
+      ["initialize", "initialize"],
+    );
+    assert.deepEqual([...s.upstream.sessions.values()].sort(), ["bob", WEIR]);
+  } finally {
+    for (const c of clients) await c.close().catch(() => {});
     await s.close();
   }
 });
@@ -391,6 +432,57 @@ Deno.test("protected MCP server: a provider refusing weir's client the client cr
       assert.ok(!r.stderr.includes(EXCHANGE_POST_CLIENT.clientSecret));
     }
     assert.deepEqual(s.upstream.seen, [], "nothing reached the MCP server");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("describe and lint-upstream FILE list a protected MCP server with weir's own token (client-credentials); without it, they say to add it", async () => {
+  const s = await stack("2025-11-25");
+  try {
+    const env = { WEIR_EXCHANGE_SECRET: EXCHANGE_CLIENT.clientSecret };
+    const oauth = `oauth issuer="${s.provider.oidc.issuer}" resource="${s.resource}"\n`;
+    const withOwn = await tempGuardfile(
+      oauth + await Deno.readTextFile(await wrapFile(s, "2025-11-25")),
+    );
+    const described = await runCli(["describe", withOwn], { env });
+    assert.equal(described.code, 0, described.stderr);
+    assert.match(described.stdout, /^whoami {2}MCP tool whoami/m);
+    assert.match(
+      described.stdout,
+      /weir's own requests \(handshake, listings\) with its own token \(client credentials, scopes tickets:read\)/,
+    );
+    const linted = await runCli(["lint-upstream", withOwn], { env });
+    assert.equal(linted.code, 0, linted.stderr);
+    assert.match(linted.stdout, /^whoami\tpresent$/m);
+    const diffed = await runCli(["diff", "--live", withOwn, withOwn], { env });
+    assert.equal(diffed.code, 0, diffed.stderr);
+    assert.match(diffed.stdout, /no change in what an agent can do/);
+    assert.ok(s.upstream.of("tools/list").every((r) => r.sub === WEIR));
+    assert.ok(s.upstream.of("tools/list").length >= 3);
+    // The token endpoint is the issuer's: a file naming neither says what to add.
+    const noIssuer = await wrapFile(s, "2025-11-25");
+    for (const command of ["describe", "lint-upstream"]) {
+      const r = await runCli([command, noIssuer], { env });
+      assert.notEqual(r.code, 0);
+      assert.match(
+        r.stderr,
+        /add token-endpoint to the token-exchange block, or an oauth node with issuer=/,
+      );
+    }
+    // Without client-credentials: the 401 says to add it (not the header the loader refuses).
+    const without = (await Deno.readTextFile(withOwn)).replace(/client-credentials \{[^}]*\}/, "");
+    const file = await tempGuardfile(without);
+    for (const command of [["describe"], ["lint-upstream"], ["diff", "--live", file]]) {
+      const r = await runCli([...command, file], { env });
+      assert.notEqual(r.code, 0);
+      assert.match(
+        r.stderr,
+        /answered 401 to weir's connection, which carries no caller: .* add client-credentials to the token-exchange block/,
+      );
+      assert.doesNotMatch(r.stderr, /send one with --upstream-header/);
+      assert.ok(!r.stderr.includes(EXCHANGE_CLIENT.clientSecret));
+    }
   } finally {
     await s.close();
   }

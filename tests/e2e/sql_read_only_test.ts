@@ -44,7 +44,17 @@ const CALLS: readonly [string, string][] = [
 ];
 
 /** Ways PostgreSQL reads `name(` as a call. */
-const BEFORE_PAREN = ["", " ", "/**/", "/* a /* nested */ b */ ", "-- note\n", "\n\t"];
+const BEFORE_PAREN = [
+  "",
+  " ",
+  "/**/",
+  "/* a /* nested */ b */ ",
+  "-- note\n",
+  "\n\t",
+  // PostgreSQL ends a line comment at a carriage return too.
+  "-- note\r",
+  "-- note\r\n",
+];
 
 const callText = fc.record({
   call: fc.constantFrom(...CALLS),
@@ -228,6 +238,70 @@ Deno.test({
       assert.equal(r.status, 200, r.text);
       const rows = (await admin`SELECT count(*)::int AS n FROM t`)[0].n;
       assert.equal(rows, 3, "the statement ran dblink_exec, which the lint read as text");
+    } finally {
+      await server?.stop();
+      await admin.end({ timeout: 1 }).catch(() => {});
+      await pg.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a line comment ends at a carriage return, as PostgreSQL's lexer ends it: no call hides past one",
+  ignore: missing !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const pg = await startPostgres();
+    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
+    let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
+    try {
+      await admin.unsafe(`CREATE EXTENSION dblink`);
+      await admin.unsafe(`CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)`);
+      await admin.unsafe(`CREATE ROLE app LOGIN PASSWORD '${APP_PASSWORD}'`);
+      await admin.unsafe(`GRANT SELECT, DELETE ON t TO app`);
+      const libpq =
+        `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${APP_PASSWORD}`;
+      // PostgreSQL's "--" comment ends at \n or \r (scan.l: newline [\n\r]); a scan that ends
+      // it at \n only reads the rest of the line as a comment, and the statement as a read.
+      const call = `dblink_exec($q$${libpq}$q$, $q$DELETE FROM t$q$)`;
+      for (
+        const statement of [
+          `SELECT 1 AS a -- the total\r, ${call} AS b`,
+          `SELECT dblink_exec -- on the other database\r($q$${libpq}$q$, $q$DELETE FROM t$q$)`,
+        ]
+      ) {
+        assert.equal(sqlStatementClass(statement).class, "writes", JSON.stringify(statement));
+        const named = await tempGuardfile(`wrap ward mcp shop {
+    database pgx { value env "SHOP_DSN"; }
+    can list rows { sql { statement ${JSON.stringify(statement)}; }; }
+}`);
+        const lint = await runCli(["lint", named]);
+        assert.equal(lint.code, 1, lint.stderr);
+        assert.match(lint.stderr, /named as a read.*it calls dblink_exec\(\), which acts outside/);
+        // Not named as a read: served as a write, never under --read-only.
+        const file = await tempGuardfile(`wrap ward mcp shop {
+    database pgx { value env "SHOP_DSN"; }
+    can run report { sql { statement ${JSON.stringify(statement)}; }; }
+}`);
+        const described = await runCli(["describe", "--format", "json", "--read-only", file]);
+        assert.equal(described.code, 0, described.stderr);
+        const tool = JSON.parse(described.stdout).tools.find((t: { name: string }) =>
+          t.name === "run_report"
+        );
+        assert.equal(tool.kind, "withheld", "a write is not served in read-only mode");
+        server = await serveHttp(file, {
+          env: { SHOP_DSN: `postgres://app:${APP_PASSWORD}@127.0.0.1:${pg.port}/postgres` },
+          extra: ["--read-only"],
+        });
+        const r = await callApi(server.url, "run_report", {});
+        assert.equal(r.status, 403, r.text);
+        await server.stop();
+        server = undefined;
+        const rows = (await admin`SELECT count(*)::int AS n FROM t`)[0].n;
+        assert.equal(rows, 3, `${JSON.stringify(statement)} deleted rows under --read-only`);
+      }
     } finally {
       await server?.stop();
       await admin.end({ timeout: 1 }).catch(() => {});

@@ -87,6 +87,25 @@ Deno.test("mcp-server http's token-exchange with private-key-jwt; oauth profile=
   });
 });
 
+Deno.test("mcp-server http's token-exchange with client-credentials: weir's own token's scopes in the model", () => {
+  for (
+    const [own, scopes] of [
+      [`client-credentials { scope "mcp:connect" "mcp:list"; }`, ["mcp:connect", "mcp:list"]],
+      [`client-credentials`, []],
+    ] as const
+  ) {
+    const text = wrapped(`token-exchange {
+            audience "https://tools.example.com"; client-id "w"; client-secret { value env "S"; }
+            ${own}
+        }`);
+    assert.deepEqual(errors(text), []);
+    const server = loadGuardfileText(text, "x.mcp.kdl").mcpWrap!.server;
+    assert.ok(server.transport === "http");
+    assert.deepEqual(server.exchange?.clientCredentials?.scopes, scopes);
+    assert.deepEqual(server.exchange?.clientCredentials?.position, { line: 6, column: 13 });
+  }
+});
+
 /** [name, text, expected errors (each must match one, at that line:column)] */
 const CASES: [string, string, RegExp[]][] = [
   ["an empty block", spec("auth token-exchange"), [/^4:5 .*token exchange needs a block/]],
@@ -197,6 +216,48 @@ wrap ward mcp t { base-url "t.example"; auth none; can get t { path "/t"; }; }`,
 `,
     [/"token-exchange" applies to mcp-server http/],
   ],
+  [
+    "client-credentials in spec mode's auth token-exchange",
+    spec(`auth token-exchange {
+        audience "a"; client-id "w"; client-secret { value env "S"; }
+        client-credentials
+    }`),
+    [/^6:9 .*client-credentials gets weir a token of its own .* remove client-credentials/],
+  ],
+  [
+    "client-credentials with an argument, an unknown child, a scope twice",
+    wrapped(`token-exchange {
+            audience "a"; client-id "w"; client-secret { value env "S"; }
+            client-credentials "mcp" { scope "a" "a"; audience "b"; }
+        }`),
+    [
+      /^6:13 .*no arguments \(its scope goes in the block\)/,
+      /scope "a" is listed twice/,
+      /audience/,
+    ],
+  ],
+  [
+    "client-credentials scopes under profile entra; none under profile okta (at client-credentials)",
+    wrapped(
+      `token-exchange {
+            audience "api://5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"; client-id "w"; client-secret { value env "S"; }
+            client-credentials { scope "tools.read"; }
+        }`,
+      `oauth issuer="https://login.microsoftonline.com/7f0d3e9a-4c55-4c36-9a8b-2b9d8f1c0a11/v2.0" resource="https://mcp.example.com/mcp" profile="entra" audience="api://0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"`,
+    ),
+    [/^6:13 .*profile entra: an application's own token .* remove the scopes under client-credentials/],
+  ],
+  [
+    "no client-credentials scope under profile okta",
+    wrapped(
+      `token-exchange {
+            audience "api://tools"; client-id "w"; client-secret { value env "S"; }
+            client-credentials
+        }`,
+      `oauth issuer="https://example.okta.com/oauth2/default" resource="https://m.example.com/mcp" profile="okta" audience="api://default"`,
+    ),
+    [/^6:13 .*profile okta: Okta's client credentials grant needs at least one custom scope/],
+  ],
 ];
 
 for (const [name, text, expected] of CASES) {
@@ -231,4 +292,25 @@ wrap ward mcp t { base-url "t.example"; auth none; can get t { path "/t"; }; }`)
     [],
   );
   assert.deepEqual(node(`issuer="https://id.example.com" profile="generic"`), []);
+});
+
+Deno.test("a reload that only moves the token-exchange block (client-credentials too) is no change; a new scope is", async () => {
+  const { exchangeReloadProblem } = await import("../../src/modes/serve.ts");
+  const exchange = (text: string) => {
+    const server = loadGuardfileText(text, "x.mcp.kdl").mcpWrap!.server;
+    return server.transport === "http" ? server.exchange : undefined;
+  };
+  const block = (scope: string) =>
+    `token-exchange {
+            audience "https://tools.example.com"; client-id "w"; client-secret { value env "S"; }
+            client-credentials { scope "${scope}"; }
+        }`;
+  const started = exchange(wrapped(block("mcp:connect")));
+  const moved = exchange(`// a comment line\n${wrapped(block("mcp:connect"))}`);
+  assert.notDeepEqual(started?.clientCredentials?.position, moved?.clientCredentials?.position);
+  assert.equal(exchangeReloadProblem("x.mcp.kdl", started, moved), undefined);
+  assert.match(
+    exchangeReloadProblem("x.mcp.kdl", started, exchange(wrapped(block("mcp:all"))))!,
+    /the token exchange changed, and weir sets it up only when it starts: restart weir/,
+  );
 });

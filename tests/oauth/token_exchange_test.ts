@@ -361,6 +361,12 @@ Deno.test("a redirect is not followed; an answer over 256 KiB is not read on; no
   const redirect = endpoint(() =>
     new Response(null, { status: 307, headers: { location: target.url } })
   );
+  const echoing = endpoint(() =>
+    new Response(null, {
+      status: 307,
+      headers: { location: `/t/${SUBJECT}/${encodeURIComponent(SECRET)}/${btoa(SUBJECT)}` },
+    })
+  );
   const huge = endpoint(() => ok({ padding: "x".repeat(300 * 1024) }));
   const never = silent();
   try {
@@ -381,6 +387,15 @@ Deno.test("a redirect is not followed; an answer over 256 KiB is not read on; no
     const redirected = await via(redirect.url);
     assert.match(redirected.message, /answered 307 redirecting to http:\/\/127\.0\.0\.1/);
     assert.equal(followed, 0);
+    // A target quoting what weir sent (the caller's token, weir's client secret) is logged without it.
+    const echoed = await via(echoing.url);
+    assert.match(
+      echoed.message,
+      /redirecting to http:\/\/127\.0\.0\.1:\d+\/t\/\[redacted\]\/\[redacted\]\/\[redacted\];/,
+    );
+    for (const secret of [SUBJECT, SECRET, encodeURIComponent(SECRET), btoa(SUBJECT)]) {
+      assert.ok(!echoed.message.includes(secret), echoed.message);
+    }
     assert.match((await via(huge.url)).message, /without a usable token \(not a JSON object\)/);
     const closed = await via(`http://127.0.0.1:${freePort()}/token`);
     assert.match(closed.message, /could not be reached \(connection refused/);
@@ -400,7 +415,7 @@ Deno.test("a redirect is not followed; an answer over 256 KiB is not read on; no
     controller.abort(new Error("the caller left"));
     await assert.rejects(pending, /the caller left/);
   } finally {
-    for (const ep of [target, redirect, huge, never]) await ep.close();
+    for (const ep of [target, redirect, echoing, huge, never]) await ep.close();
   }
 });
 

@@ -23,6 +23,8 @@ import {
 import { startMcpUpstream } from "../support/mcp_upstream.ts";
 import { startWrapper } from "../support/upstream_cli.ts";
 import { awsEnv, CREDENTIALS, startSsmEndpoint } from "../support/aws.ts";
+import { freePort } from "../support/port.ts";
+import { until } from "../support/wait.ts";
 
 const SECRET = "otel-upstream-secret-42";
 const INBOUND = "otel-inbound-token-0123456789";
@@ -280,4 +282,52 @@ Deno.test("OTLP: serve-ssm's AWS request gets a CLIENT span; its traceparent is 
     CREDENTIALS.accessKeyId,
     ssm.url,
   ]);
+});
+
+Deno.test("a collector that is down is said once per signal, and its return; the batch is not silently lost", async () => {
+  const upstream = await startRecorder();
+  const file = await tempGuardfile(
+    `wrap ward mcp told {\n  base-url "${upstream.url}"\n  auth none\n  can get thing { path "/t/{id}"; }\n}\n`,
+  );
+  const port = freePort();
+  const server = await serveHttp(file, { env: OTEL_ENV({ url: `http://127.0.0.1:${port}` }) });
+  const call = async () => {
+    const r = await fetch(`${server.url}/api/get_thing`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ id: "a" }),
+    });
+    await r.body?.cancel();
+  };
+  const said = (event: string, signal: string) =>
+    server.stderr().split("\n").filter((l) => l.includes(`"event":"${event}"`))
+      .filter((l) => l.includes(`"signal":"${signal}"`));
+  let collector: Deno.HttpServer | undefined;
+  try {
+    await call();
+    for (const signal of ["traces", "metrics"]) {
+      assert.ok(await until(() => said("telemetry_export_failed", signal).length > 0), signal);
+      const [line] = said("telemetry_export_failed", signal);
+      assert.match(line, /"reason":"ECONNREFUSED"/);
+      assert.match(line, /check that it is up at OTEL_EXPORTER_OTLP_ENDPOINT/);
+      assert.doesNotMatch(line, new RegExp(`127\\.0\\.0\\.1:${port}`), "no endpoint URL");
+    }
+    await call();
+    collector = Deno.serve(
+      { hostname: "127.0.0.1", port, onListen: () => {} },
+      async (req) => {
+        await req.body?.cancel();
+        return Response.json({});
+      },
+    );
+    await call();
+    for (const signal of ["traces", "metrics"]) {
+      assert.ok(await until(() => said("telemetry_export_ok", signal).length > 0), signal);
+      assert.equal(said("telemetry_export_failed", signal).length, 1, "once per outage");
+    }
+  } finally {
+    await server.stop();
+    await collector?.shutdown();
+    await upstream.close();
+  }
 });

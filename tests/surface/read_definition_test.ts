@@ -5,10 +5,15 @@
  *   chooses exactly the operations whose scaffolded grants `--read-only`
  *   keeps, `weir describe` calls reads and the advertised `readOnlyHint`
  *   marks (a GET that sends a body is none of them);
- * - sql: for generated verbs and statements, the guardfile loader refuses
- *   exactly a grant named as a read whose statement writes; the rest run
- *   read-only exactly when `--read-only` keeps them, describe says read and
- *   the tool says `readOnlyHint`;
+ * - sql: for generated verbs, statements and `only-reads`, the guardfile
+ *   loader refuses exactly a grant named as a read whose statement writes
+ *   (and an `only-reads` naming what the statement does not call or what
+ *   acts outside the transaction); a grant runs read-only when its verb
+ *   names a read or its statement reads, and counts as a read (`--read-only`
+ *   keeps it, describe says read, the tool says `readOnlyHint`) exactly when
+ *   its statement is proven to read or reads by what `only-reads` states;
+ *   lint warns where a grant named as a read is not counted as one, and
+ *   `weir diff` reports adding `only-reads` as a widening;
  * - a wrapped tool reads by its `readOnlyHint`, the file's stated hint first.
  */
 import assert from "node:assert/strict";
@@ -18,6 +23,7 @@ import { buildScaffold } from "../../src/scaffold/scaffold.ts";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
 import { readOnlyView } from "../../src/guardfile/surface.ts";
 import {
+  calledName,
   grantAccess,
   mcpToolAccess,
   namedAsRead,
@@ -25,6 +31,8 @@ import {
   sqlStatementClass,
 } from "../../src/guardfile/reads.ts";
 import { surfaceOfGuardfile } from "../../src/surface/spec.ts";
+import { diffSurfaces } from "../../src/diff/surface_diff.ts";
+import { scanStatement } from "../../src/guardfile/sql_scan.ts";
 import { grantTool } from "../../src/guard/tools.ts";
 import { READ_SEGMENTS } from "../../src/mcp_upstream/allowlist.ts";
 import type { Guardfile } from "../../src/guardfile/model.ts";
@@ -135,50 +143,99 @@ const STATEMENTS = [
   "WITH x AS (SELECT $1 AS id) SELECT id FROM x",
   "SELECT nextval('seq'), $1",
   "SELECT my_function($1)",
+  "SELECT * FROM reports.my_function($1) AS r",
+  "SELECT my_function($1), other_function($1)",
   "SELECT id FROM t WHERE id = $1 FOR UPDATE",
   "UPDATE t SET seen = true WHERE id = $1",
+  "UPDATE t SET seen = my_function($1)",
   "DELETE FROM t WHERE id = $1",
   "INSERT INTO t (id) VALUES ($1)",
   "WITH d AS (DELETE FROM t WHERE id = $1 RETURNING *) SELECT * FROM d",
   "SELECT * INTO copy FROM t WHERE id = $1",
 ];
+/** What `only-reads` states: nothing, a function, two, a built-in, one that acts outside the transaction. */
+const STATED: string[][] = [
+  [],
+  [],
+  ["my_function"],
+  ["my_function", "other_function"],
+  ["nextval"],
+  ["lower"],
+  ["set_config"],
+];
 
-Deno.test("sql grants: lint, the transaction, --read-only, describe and readOnlyHint agree on generated verbs and statements", () => {
+Deno.test("sql grants: lint, the transaction, --read-only, describe, diff and readOnlyHint agree on generated verbs, statements and only-reads", () => {
   fc.assert(
-    fc.property(fc.constantFrom(...VERBS), fc.constantFrom(...STATEMENTS), (verb, statement) => {
-      const text = `wrap ward mcp db {
+    fc.property(
+      fc.constantFrom(...VERBS),
+      fc.constantFrom(...STATEMENTS),
+      fc.constantFrom(...STATED),
+      (verb, statement, stated) => {
+        const onlyReads = stated.length
+          ? `only-reads ${stated.map((f) => `"${f}"`).join(" ")}`
+          : "";
+        const text = `wrap ward mcp db {
     database pgx { value env "DSN"; }
     can ${verb} row {
         sql {
-            statement "${statement.replaceAll("'", "'")}"
+            statement "${statement}"
             param "id" type="string" required=#true
+            ${onlyReads}
         }
     }
 }
 `;
-      const loaded = loadGuardfileText(text, "db.mcp.kdl");
-      const klass = sqlStatementClass(statement).class;
-      const named = namedAsRead(verb);
-      if (named && klass === "writes") {
-        assert.equal(loaded.guardfile, undefined, `${verb}: ${statement} is refused`);
-        assert.match(
-          loaded.diagnostics.map((d) => d.message).join("\n"),
-          new RegExp(`named as a read \\(verb "${verb}"\\).*this statement writes`),
+        const loaded = loadGuardfileText(text, "db.mcp.kdl");
+        const messages = loaded.diagnostics.map((d) => d.message).join("\n");
+        const calls = new Set(scanStatement(statement).calls.map(calledName));
+        const klass = sqlStatementClass(statement, stated).class;
+        const named = namedAsRead(verb);
+        if (stated.some((f) => f === "set_config" || !calls.has(f))) {
+          assert.equal(loaded.guardfile, undefined, `${stated}: ${statement} is refused`);
+          assert.match(
+            messages,
+            /only-reads "\w+": (.*acts outside the transaction|the statement calls no function named so)/,
+          );
+          return;
+        }
+        if (named && klass === "writes") {
+          assert.equal(loaded.guardfile, undefined, `${verb}: ${statement} is refused`);
+          assert.match(
+            messages,
+            new RegExp(`named as a read \\(verb "${verb}"\\).*this statement writes`),
+          );
+          return;
+        }
+        const guardfile = loaded.guardfile;
+        assert.ok(guardfile, messages);
+        const [grant] = guardfile.grants;
+        // The transaction: read-only for a grant named as a read or a statement that reads.
+        assert.equal(grant.sql!.reads, named || klass === "reads", `${verb}: ${statement}`);
+        // Lint warns exactly where a read-named grant is not counted as a read.
+        assert.equal(
+          /weir cannot prove this statement reads/.test(messages),
+          named && klass === "unproven",
+          `${verb}: ${statement}: ${messages}`,
         );
-        return;
-      }
-      const guardfile = loaded.guardfile;
-      assert.ok(guardfile, loaded.diagnostics.map((d) => d.message).join("\n"));
-      const [grant] = guardfile.grants;
-      assert.equal(grant.sql!.reads, named || klass === "reads", `${verb}: ${statement}`);
-      for (const v of verdicts(guardfile)) {
-        assert.equal(v.access, grant.sql!.reads);
-        assert.equal(v.readOnly, v.access);
-        assert.equal(v.describe, v.access);
-        assert.equal(v.hint, v.access);
-      }
-    }),
-    { numRuns: 120 },
+        for (const v of verdicts(guardfile)) {
+          // Counted as a read: proven only (or on only-reads' word).
+          assert.equal(v.access, klass === "reads", `${verb}: ${statement} [${stated}]`);
+          assert.equal(v.readOnly, v.access);
+          assert.equal(v.describe, v.access);
+          assert.equal(v.hint, v.access);
+        }
+        // diff: stating what the statement calls and weir cannot prove widens.
+        if (onlyReads !== "" && !stated.includes("lower")) {
+          const before = loadGuardfileText(text.replace(onlyReads, ""), "db.mcp.kdl").guardfile!;
+          const found = diffSurfaces(surfaceOfGuardfile(before), surfaceOfGuardfile(guardfile));
+          assert.ok(
+            found.some((f) => f.effect === "widen" && /only-reads "/.test(f.what)),
+            JSON.stringify(found),
+          );
+        }
+      },
+    ),
+    { numRuns: 200 },
   );
 });
 
