@@ -289,30 +289,29 @@ export function ignored<V>(why: string): Leaf<V> {
 
 /** A number: larger widens, smaller narrows; added narrows, removed widens (no bound). */
 export function largerWidens(why: string, name: string, unit = ""): Leaf<number> {
-  return {
-    moves: "either",
-    why,
-    compare: (o, n, at) => {
-      const show = (v: number | undefined) => v === undefined ? "none" : `${v}${unit}`;
-      const wider = n === undefined || (o !== undefined && n > o);
-      return [{
-        effect: wider ? "widen" : "narrow",
-        what: `${prefix(at)}${name} ${show(o)} -> ${show(n)}`,
-      }];
-    },
-  };
+  return numberRule(why, name, unit, (o, n) => n > o);
 }
 
 /** A number: smaller widens (a lower bound, a window), larger narrows; removed widens. */
 export function smallerWidens(why: string, name: string, unit = ""): Leaf<number> {
+  return numberRule(why, name, unit, (o, n) => n < o);
+}
+
+/** A number that widens when removed, or when `wider(old, next)` says so; else it narrows. */
+function numberRule(
+  why: string,
+  name: string,
+  unit: string,
+  wider: (o: number, n: number) => boolean,
+): Leaf<number> {
   return {
     moves: "either",
     why,
     compare: (o, n, at) => {
       const show = (v: number | undefined) => v === undefined ? "none" : `${v}${unit}`;
-      const wider = n === undefined || (o !== undefined && n < o);
+      const widened = n === undefined || (o !== undefined && wider(o, n));
       return [{
-        effect: wider ? "widen" : "narrow",
+        effect: widened ? "widen" : "narrow",
         what: `${prefix(at)}${name} ${show(o)} -> ${show(n)}`,
       }];
     },
@@ -321,20 +320,21 @@ export function smallerWidens(why: string, name: string, unit = ""): Leaf<number
 
 /** A boolean: `true` widens (e.g. no longer gated), `false` narrows. */
 export function trueWidens(why: string, on: string, off: string): Leaf<boolean> {
-  return {
-    moves: "either",
-    why,
-    compare: (o, n, at) =>
-      Boolean(o) === Boolean(n)
-        ? []
-        : n
-        ? [{ effect: "widen", what: `${prefix(at)}${on}` }]
-        : [{ effect: "narrow", what: `${prefix(at)}${off}` }],
-  };
+  return booleanRule(why, "widen", "narrow", on, off);
 }
 
 /** A boolean: `true` narrows (e.g. redacted, read-only), `false` widens. */
 export function trueNarrows(why: string, on: string, off: string): Leaf<boolean> {
+  return booleanRule(why, "narrow", "widen", on, off);
+}
+
+function booleanRule(
+  why: string,
+  turnedOn: Effect,
+  turnedOff: Effect,
+  on: string,
+  off: string,
+): Leaf<boolean> {
   return {
     moves: "either",
     why,
@@ -342,8 +342,8 @@ export function trueNarrows(why: string, on: string, off: string): Leaf<boolean>
       Boolean(o) === Boolean(n)
         ? []
         : n
-        ? [{ effect: "narrow", what: `${prefix(at)}${on}` }]
-        : [{ effect: "widen", what: `${prefix(at)}${off}` }],
+        ? [{ effect: turnedOn, what: `${prefix(at)}${on}` }]
+        : [{ effect: turnedOff, what: `${prefix(at)}${off}` }],
   };
 }
 
