@@ -12,6 +12,8 @@
  * @module
  */
 import type { JsonObject } from "../mcp/jsonrpc.ts";
+// Keywords that annotate and admit nothing more or less (JSON Schema 2020-12 section 9).
+import { ANNOTATIONS } from "../mcp/fast_schema.ts";
 
 /** How a change moves what an agent can do. */
 export type Effect = "widen" | "narrow" | "change";
@@ -193,18 +195,6 @@ const COMPARED = new Set([
   "properties",
   "required",
   "additionalProperties",
-]);
-
-/** Keywords that annotate and admit nothing more or less (JSON Schema 2020-12 section 9). */
-const ANNOTATIONS = new Set([
-  "title",
-  "description",
-  "default",
-  "examples",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "$comment",
 ]);
 
 /**

@@ -29,8 +29,9 @@ type Check = (value: unknown) => boolean;
  * Keywords that only annotate (2020-12 meta-data and core vocabulary) and never fail a value.
  * Deliberately a subset of schema.ts's ANNOTATIONS: a keyword missing here only sends a
  * schema to the full validator, so this set must never hold one that schema.ts enforces.
+ * `weir diff` reads a change of one as a change in words (src/diff/schema_diff.ts).
  */
-const ANNOTATIONS = new Set([
+export const ANNOTATIONS: ReadonlySet<string> = new Set([
   "title",
   "description",
   "default",
