@@ -25,6 +25,7 @@ import { MAX_ANSWER_BYTES as MAX_METADATA_BYTES, readJson, refusalOf } from "./a
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
 import { clientFor, NOTHING_SENT, redactingEach } from "../outbound/once.ts";
 import { connectFailure } from "../outbound/connect_failure.ts";
+import { ASSERTION_ALGORITHMS } from "../guardfile/token_exchange.ts";
 import { checkInbound, type IdentityProfile, type InboundSettings, profileOf } from "./profiles.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 import {
@@ -47,20 +48,12 @@ export interface IssuerMetadata {
   source: string;
 }
 
-/** Asymmetric JWS algorithms accepted by default (RFC 7518, RFC 8037). */
-export const DEFAULT_ALGORITHMS: readonly string[] = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-  "Ed25519",
-];
+/**
+ * Asymmetric JWS algorithms accepted by default (RFC 7518, RFC 8037): those a
+ * client assertion may use (src/guardfile/token_exchange.ts), and `Ed25519`
+ * (RFC 9864's fully-specified name for EdDSA over Ed25519).
+ */
+export const DEFAULT_ALGORITHMS: readonly string[] = [...ASSERTION_ALGORITHMS, "Ed25519"];
 
 /** Seconds of clock skew allowed on `exp` and `nbf` (default). */
 export const DEFAULT_CLOCK_SKEW_SECONDS = 30;
