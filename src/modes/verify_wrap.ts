@@ -13,8 +13,7 @@
 import type { McpWrap } from "../guardfile/mcp_wrap_model.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import { UpstreamConnection } from "../mcp_upstream/connection.ts";
-import { resolveHeaders } from "../mcp_upstream/headers.ts";
-import { headerTemplates, targetOf, WRAP_DEFAULTS } from "../wrap/config.ts";
+import { headerTemplates, listingConnection } from "../wrap/config.ts";
 import { buildWrapSurface } from "../wrap/surface.ts";
 import { secretsRedactor } from "../wrap/host.ts";
 import { connectionRefusal } from "../wrap/open.ts";
@@ -65,15 +64,7 @@ export async function definitionsOf(wrap: McpWrap, file?: string): Promise<ToolS
     // client-credentials: listed as serve lists, with weir's own token.
     const { listingToken } = await import("./serve_mcp_wrap.ts");
     const ownToken = await listingToken(wrap);
-    connection = await UpstreamConnection.open({
-      target: targetOf(wrap),
-      headers: () => resolveHeaders(headers).headers,
-      secrets: () => secretsRedactor(headers),
-      requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
-      maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
-      connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
-      ...(ownToken ? { ownToken } : {}),
-    });
+    connection = await UpstreamConnection.open(listingConnection(wrap, headers, ownToken));
   } catch (error) {
     const exchange = wrap.server.transport === "http" ? wrap.server.exchange : undefined;
     const why = connectionRefusal(error, exchange !== undefined && !exchange.clientCredentials) ??

@@ -9,11 +9,11 @@
 import type { McpServerHeader, McpWrap, ProxyTool } from "../guardfile/mcp_wrap.ts";
 import { forTool, type ValueSource } from "../guardfile/model.ts";
 import { globsPattern } from "../guardfile/glob.ts";
-import type { HeaderTemplate, TemplatePart } from "../mcp_upstream/headers.ts";
-import type { UpstreamTarget } from "../mcp_upstream/connection.ts";
+import { type HeaderTemplate, resolveHeaders, type TemplatePart } from "../mcp_upstream/headers.ts";
+import type { ConnectionOptions, OwnToken, UpstreamTarget } from "../mcp_upstream/connection.ts";
 import type { ArgumentOverride } from "../mcp_upstream/overrides.ts";
 import type { EntryPin, ServedEntry } from "./entries.ts";
-import type { UpstreamHost } from "./host.ts";
+import { secretsRedactor, type UpstreamHost } from "./host.ts";
 import { readBoundedTextSync } from "../ops/bounded_file.ts";
 
 /** The most a pin's `file` source may hold (a secret or an identifier, never a document). */
@@ -38,6 +38,28 @@ export function targetOf(wrap: McpWrap, withoutEnv: readonly string[] = []): Ups
   return server.transport === "http"
     ? { kind: "http", url: new URL(server.url) }
     : { kind: "stdio", command: server.command, args: server.args, withoutEnv };
+}
+
+/**
+ * The connection options a one-off listing of the file's MCP server opens
+ * with (`lint-upstream FILE`, `verify`): the file's target, headers (their
+ * secrets scrubbed from failures) and connection settings, and weir's own
+ * token where client-credentials give it one.
+ */
+export function listingConnection(
+  wrap: McpWrap,
+  headers: readonly HeaderTemplate[],
+  ownToken?: OwnToken,
+): ConnectionOptions {
+  return {
+    target: targetOf(wrap),
+    headers: () => resolveHeaders(headers).headers,
+    secrets: () => secretsRedactor(headers),
+    requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
+    maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
+    connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
+    ...(ownToken ? { ownToken } : {}),
+  };
 }
 
 /** The file's headers as the connection's templates (values read per request). */

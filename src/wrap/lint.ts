@@ -24,7 +24,7 @@ import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { type Finding, findingLine } from "../mcp_upstream/scan.ts";
 import { secretsRedactor, withholdingSecrets } from "./host.ts";
 import { type EntryState, entryState, renamedOntoListed } from "./entries.ts";
-import { checkControls, entriesOf, headerTemplates, targetOf, WRAP_DEFAULTS } from "./config.ts";
+import { checkControls, entriesOf, headerTemplates, listingConnection } from "./config.ts";
 import { connectionRefusal, describeTarget } from "./open.ts";
 import type { SharedConfig } from "./flags.ts";
 
@@ -319,15 +319,7 @@ export async function lintWrap(
   let listed: ToolSpec[] = [];
   try {
     resolveHeaders(headers);
-    connection = await UpstreamConnection.open({
-      target: targetOf(wrap),
-      headers: () => resolveHeaders(headers).headers,
-      secrets: () => secretsRedactor(headers),
-      requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
-      maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
-      connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,
-      ...(options.ownToken ? { ownToken: options.ownToken } : {}),
-    });
+    connection = await UpstreamConnection.open(listingConnection(wrap, headers, options.ownToken));
     listed = await connection.listTools();
     const allowlist = [...new Set(entries.map((e) => e.upstream))];
     const fingerprints = new Map(
