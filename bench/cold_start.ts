@@ -18,6 +18,11 @@
  *
  * - the resident set of `weir serve --stdio` when it has answered its first
  *   `tools/list` (idle: nothing else asked), goal at most 50 MiB.
+ * - the same serve from one bundled JavaScript entry (`deno bundle` of the
+ *   serve command: esbuild, code-split so each `import()` stays its own chunk,
+ *   minified; npm packages inside; run with `--no-config`, as a compiled
+ *   binary runs): what a bundled entry would start in. Not what ships yet
+ *   (docs/performance.md, "Cold start"); no row when `deno bundle` fails.
  *
  * `--against REV` (repeatable) also spawns revision REV's `weir serve --stdio`
  * and `weir --version` (checked out into a temporary worktree,
@@ -126,6 +131,41 @@ async function toExit(args: string[], code = 0): Promise<number> {
 }
 
 const tmp = await Deno.makeTempDir();
+
+/**
+ * serve's command bundled into `dir` (see the module doc); the entry's path,
+ * or undefined (and why, printed) when `deno bundle` fails.
+ */
+async function bundleServe(dir: string): Promise<string | undefined> {
+  const entry = `${dir}/serve_entry.ts`;
+  await Deno.writeTextFile(
+    entry,
+    `import { run } from ${JSON.stringify(`${ROOT}src/cli/serve.ts`)};\n` +
+      "Deno.exit(await run(Deno.args));\n",
+  );
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "bundle",
+      "--quiet",
+      "--config",
+      `${ROOT}deno.json`,
+      "--platform",
+      "deno",
+      "--code-splitting",
+      "--minify",
+      "--outdir",
+      `${dir}/bundle`,
+      entry,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (out.success) return `${dir}/bundle/serve_entry.js`;
+  console.log(`(no bundled row: deno bundle failed: ${new TextDecoder().decode(out.stderr)})`);
+  return undefined;
+}
+const BUNDLED = await bundleServe(tmp);
+const BUNDLED_CASE = "weir serve --stdio, bundled JS entry";
 const empty = `${tmp}/empty.ts`;
 await Deno.writeTextFile(empty, "\n");
 const MISSING = `${tmp}/missing.mcp.kdl`;
@@ -152,6 +192,16 @@ const cases: Record<string, () => Promise<number>> = {
     ],
     [`${w.label} --version`, () => toExit([...weirArgs(w, PERMISSIONS), "--version"])],
   ])),
+  ...(BUNDLED
+    ? {
+      [BUNDLED_CASE]: () =>
+        toFirstList(
+          "bundled",
+          ["run", "--no-config", ...PERMISSIONS, BUNDLED, GUARDFILE, "--stdio"],
+          "list_ticket",
+        ),
+    }
+    : {}),
   "weir help": () => toExit([...WEIR, "help"]),
   "deno eval 0 (--no-config)": () => toExit(["eval", "--no-config", "0"]),
   "deno run of an empty file": () => toExit([...RUN, empty]),
@@ -208,7 +258,7 @@ console.log("");
 for (const [name, xs] of Object.entries(times)) {
   console.log(`  ${name.padEnd(width)} ${median(xs).toFixed(1).padStart(7)} ms`);
 }
-for (const w of weirs) {
+for (const w of [...weirs, ...(BUNDLED ? [{ label: "bundled" }] : [])]) {
   console.log(
     `  ${rssLabel(w.label).padEnd(width)} ` +
       `${median(rssAtList.get(w.label) ?? []).toFixed(1).padStart(7)} MiB`,
@@ -226,6 +276,13 @@ console.log(
   `${rss <= IDLE_RSS_GOAL_MIB ? "PASS" : "FAIL"}  weir serve --stdio RSS after the first ` +
     `tools/list  ${rss.toFixed(1)} MiB  (goal <= ${IDLE_RSS_GOAL_MIB} MiB)`,
 );
+if (BUNDLED) {
+  const bundled = at(BUNDLED_CASE);
+  console.log(
+    `(bundled JS entry, not shipped: / bare Deno ${ratio(bundled, bare)}, / weir ` +
+      `${ratio(bundled, serve)}, RSS ${median(rssAtList.get("bundled") ?? []).toFixed(1)} MiB)`,
+  );
+}
 for (const w of weirs.slice(1)) {
   console.log(
     `weir / ${w.label}: serve to first tools/list ` +
