@@ -94,7 +94,10 @@ export async function exchangeUpstream(
   const { url, method, fields, body, target, what } = request;
   // A call whose deadline has passed sends nothing (its caller was told it failed).
   signal.throwIfAborted();
-  const deadline = new Deadline(signal, limits.timeoutMs);
+  // No deadline of its own (spec mode: the call's signal is the deadline): the caller's signal
+  // as it is, without a controller and listener per call.
+  const deadline = limits.timeoutMs > 0 ? new Deadline(signal, limits.timeoutMs) : undefined;
+  const active = deadline?.signal ?? signal;
   sending?.();
   try {
     let headers: Headers | undefined;
@@ -105,12 +108,12 @@ export async function exchangeUpstream(
           method,
           headers ??= new Headers([...fields]),
           body,
-          deadline,
+          active,
           what,
           limits,
           secrets,
         )
-        : exchangeHttp1(target, method, headers ?? fields, body, deadline, what, limits, secrets);
+        : exchangeHttp1(target, method, headers ?? fields, body, active, what, limits, secrets);
     // With telemetry off: no span (src/ops/trace_hooks.ts).
     const tracing = upstreamTracing();
     if (!tracing) return await send();
@@ -121,7 +124,7 @@ export async function exchangeUpstream(
       send,
     );
   } finally {
-    deadline.clear();
+    deadline?.clear();
   }
 }
 
@@ -186,12 +189,11 @@ async function exchangeHttp1(
   method: string,
   headers: Iterable<[string, string]>,
   body: string | undefined,
-  deadline: Deadline,
+  signal: AbortSignal,
   what: string,
   limits: UpstreamLimits,
   secrets: Secrets,
 ): Promise<UpstreamAnswer> {
-  const signal = deadline.signal;
   let answer;
   try {
     answer = await sharedClient().request({
@@ -263,12 +265,11 @@ async function exchange(
   method: string,
   headers: Headers,
   body: string | undefined,
-  deadline: Deadline,
+  combined: AbortSignal,
   what: string,
   limits: UpstreamLimits,
   secrets: Secrets,
 ): Promise<UpstreamAnswer> {
-  const combined = deadline.signal;
   let response: Response;
   try {
     // No redirect followed; a request that is not safe on a fresh connection,
