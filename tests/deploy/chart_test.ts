@@ -741,3 +741,52 @@ Deno.test({
     assert.match(old.stderr, /chart requires kubeVersion: >=1.30.0-0/);
   },
 });
+
+Deno.test({
+  name:
+    `chart: a rate-limit store whose URL variable the release does not set is refused at render (weir would not start)${skip}`,
+  ignore: !HELM,
+  fn: async () => {
+    const stored = (env: string, store = `store redis env "${env}"`) =>
+      `rate-limit "60/1m" {\n  ${store}\n}\nwrap ward mcp t {\n  base-url "https://api.example.com"\n` +
+      `  auth none\n  can get thing { path "/things/{id}" }\n}\n`;
+    const cases: [string, string, RegExp | null][] = [
+      [
+        stored("REDIS_URL"),
+        "",
+        /rate-limit store reads its URL from REDIS_URL, which this release does not set.*set redis.existingSecret \(or redis.url\) with redis.env=REDIS_URL, or secret.REDIS_URL/,
+      ],
+      [stored("REDIS_URL", `"store" "redis" env "REDIS_URL"`), "", /reads its URL from REDIS_URL/],
+      [stored("REDIS_URL"), ",redis.existingSecret=r", null],
+      [stored("CACHE_URL"), ",redis.existingSecret=r", /reads its URL from CACHE_URL/],
+      [stored("CACHE_URL"), ",redis.existingSecret=r,redis.env=CACHE_URL", null],
+      [stored("REDIS_URL"), ",secret.REDIS_URL.secretName=s,secret.REDIS_URL.key=k", null],
+      [
+        stored("REDIS_URL"),
+        ",secret.REDIS_URL.secretName=s,secret.REDIS_URL.key=k,runtime.injectSecrets=false",
+        /reads its URL from REDIS_URL/,
+      ],
+      [stored("REDIS_URL"), ",extraEnv[0].name=REDIS_URL,extraEnv[0].value=redis://r:6379", null],
+      [stored("REDIS_URL", `// store redis env "REDIS_URL"`).replace("{\n  //", "{ //"), "", null],
+    ];
+    for (const [text, sets, refused] of cases) {
+      const file = await tempGuardfile(text);
+      try {
+        const r = await render([
+          "--set-file",
+          `guardfile=${file}`,
+          "--set",
+          `inboundAuth.existingSecret=tok${sets}`,
+        ]);
+        if (refused) {
+          assert.notEqual(r.code, 0, `${sets}: rendered a pod weir refuses to start`);
+          assert.match(r.stderr, refused);
+        } else {
+          assert.equal(r.code, 0, `${sets}: ${r.stderr}`);
+        }
+      } finally {
+        await Deno.remove(file);
+      }
+    }
+  },
+});

@@ -77,6 +77,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and .Values.stateKeys.existingSecret (eq $mode "spec") $confirms (not (or .Values.redis.url .Values.redis.existingSecret)) -}}
 {{- fail "stateKeys.existingSecret with a guardfile that confirms a tool needs redis.url or redis.existingSecret: with keys shared by every pod (and every pod that replaces one), answered confirmations must be recorded in a store they share, so an answer runs its call once; weir refuses to start without it" -}}
 {{- end -}}
+{{- /* A rate-limit store whose URL variable the release does not set: weir refuses to start.
+  The plain and quoted spellings on one line; weir itself is the authority for any other. */ -}}
+{{- if eq $mode "spec" -}}
+{{- $unset := splitList "\n" (include "weir.unsetEnv" .) -}}
+{{- range $line := splitList "\n" (toString .Values.guardfile) -}}
+{{- $code := regexReplaceAll "//.*$" $line "" -}}
+{{- range $m := regexFindAll "\"?store\"?[ \t]+\"?redis\"?[ \t]+\"?env\"?[ \t]+\"[A-Za-z_][A-Za-z0-9_]*\"" $code -1 -}}
+{{- $name := regexReplaceAll "^.*[ \t]\"|\"$" $m "" -}}
+{{- if has $name $unset -}}
+{{- fail (printf "the guardfile's rate-limit store reads its URL from %s, which this release does not set, and weir refuses to start without it: set redis.existingSecret (or redis.url) with redis.env=%s, or secret.%s" $name $name $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if .Values.redis.url -}}
 {{- if regexMatch "^[a-zA-Z][a-zA-Z0-9+.-]*://[^/@]*:[^/@]*@" (toString .Values.redis.url) -}}
 {{- fail "redis.url carries a password, which would be written into the Deployment: put the URL in a Secret and set redis.existingSecret (and redis.key) instead" -}}
@@ -121,6 +135,31 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- else if not (kindIs "string" $source) -}}
 {{- fail (printf "secret.%s must be a secret-store path or {secretName, key}" $env) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The variables the release sets in weir's container, one per line. */}}
+{{- define "weir.setEnv" -}}
+{{- if or .Values.redis.url .Values.redis.existingSecret }}{{ .Values.redis.env }}{{ "\n" }}{{ end -}}
+{{- if .Values.runtime.injectSecrets }}{{ range $env, $_ := .Values.secret }}{{ $env }}{{ "\n" }}{{ end }}{{ end -}}
+{{- range .Values.extraEnv }}{{ .name }}{{ "\n" }}{{ end -}}
+{{- end -}}
+
+{{/* Variables a spec-mode guardfile reads (`env "NAME"` outside a // comment) that the release does not set, one per line. */}}
+{{- define "weir.unsetEnv" -}}
+{{- if eq .Values.runtime.mode "spec" -}}
+{{- $set := splitList "\n" (include "weir.setEnv" .) -}}
+{{- $seen := list -}}
+{{- range $line := splitList "\n" (toString .Values.guardfile) -}}
+{{- $code := regexReplaceAll "//.*$" $line "" -}}
+{{- range $m := regexFindAll "\\benv[ \t]+\"[A-Za-z_][A-Za-z0-9_]*\"" $code -1 -}}
+{{- $name := regexReplaceAll "^env[ \t]+\"|\"$" $m "" -}}
+{{- if and (not (has $name $set)) (not (has $name $seen)) -}}
+{{- $seen = append $seen $name -}}
+{{ $name }}{{ "\n" }}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
