@@ -61,6 +61,8 @@ export interface Context {
   statedRead?: boolean;
   /** Both tools' read or write, for rules that judge one part of it by the rest. */
   access?: { old: Access; next: Access };
+  /** Both tools' destructive mark. */
+  destructive?: { old: boolean; next: boolean };
 }
 
 /** A rule that judges a change of a whole value. */

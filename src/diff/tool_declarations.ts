@@ -283,6 +283,28 @@ const TOOL: Declared<Tool> = {
         ? [{ effect: "widen", what: `${prefix(at)}now destructive` }]
         : [{ effect: "change", what: `${prefix(at)}no longer marked destructive` }],
   ),
+  destructiveUnknown: rule(
+    "either",
+    "a wrapped server's own destructiveHint, unread from the file alone, may say false: " +
+      "leaving a stated destructive=#true to it may hide the mark from a client that asks first",
+    (o, n, at) => {
+      if (Boolean(o) === Boolean(n)) return [];
+      if (n && at.destructive?.old) {
+        return [{
+          effect: "widen",
+          what: `${prefix(at)}destructive=#true no longer stated: the server's own ` +
+            `destructiveHint decides, which the file alone does not show (if it says false, a ` +
+            `client that asks before destructive calls may not ask); compare with ` +
+            `--definitions F or --live`,
+        }];
+      }
+      return n
+        ? [{ effect: "change", what: `${prefix(at)}destructive mark left to the server` }]
+        : at.destructive?.next
+        ? [{ effect: "narrow", what: `${prefix(at)}now stated destructive (destructive=#true)` }]
+        : [{ effect: "change", what: `${prefix(at)}destructive mark now stated` }];
+    },
+  ),
   title: changes("words the model reads; no request changes", "title"),
   hints: {
     why: "hints a client reads; weir enforces neither",
@@ -460,6 +482,7 @@ export const TOOLS: List<Tool> = {
     restricted: restrictedPatterns(o, n),
     hinted: o.kind === "proxy" && n.kind === "proxy",
     access: { old: o.access, next: n.access },
+    destructive: { old: o.destructive, next: n.destructive },
     statedRead: [o, n].some((t) =>
       t.operation?.kind === "sql" && (t.operation.onlyReads?.length ?? 0) > 0
     ),

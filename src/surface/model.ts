@@ -337,6 +337,11 @@ export interface Tool {
   /** Marked destructive (`delete` verbs, `DELETE`, the upstream's `destructiveHint`). */
   destructive: boolean;
   /**
+   * A wrapped server's own `destructiveHint` decides and was not read (the
+   * file alone, the server held fixed): `destructive` is MCP's default, true.
+   */
+  destructiveUnknown?: boolean;
+  /**
    * The other hints a client is shown (MCP `ToolAnnotations` `idempotentHint`,
    * `openWorldHint`), when the tool's listing says them.
    */

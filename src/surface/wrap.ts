@@ -142,6 +142,9 @@ function proxySurface(
   const hints = { ...spec?.annotations, ...proxy.annotations };
   // MCP's defaults: a tool that does not say it only reads may destroy.
   tool.destructive = !tool.access.reads && hints.destructiveHint !== false;
+  if (!decided && !tool.access.reads && proxy.annotations?.destructiveHint === undefined) {
+    tool.destructiveUnknown = true;
+  }
   const said: NonNullable<Tool["hints"]> = {};
   if (hints.idempotentHint !== undefined) said.idempotent = hints.idempotentHint;
   if (hints.openWorldHint !== undefined) said.openWorld = hints.openWorldHint;

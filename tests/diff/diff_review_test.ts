@@ -187,7 +187,7 @@ Deno.test("weir diff: a proxied tool's read-only and destructive hints are claim
   await noWidening(unmarked, marked);
 });
 
-Deno.test("weir diff from the file alone: leaving a stated read-only=#false to the server may widen", async () => {
+Deno.test("weir diff from the file alone: leaving a stated read-only=#false or destructive=#true to the server may widen", async () => {
   const stated = edit(WRAP, "annotations read-only=#true", "annotations read-only=#false");
   const left = edit(WRAP, "annotations read-only=#true\n", "");
   // The server's own readOnlyHint, unread, may say the tool only reads.
@@ -202,6 +202,21 @@ Deno.test("weir diff from the file alone: leaving a stated read-only=#false to t
   );
   assert.ok((await noWidening(left, stated)).some((c) => /now stated to write/.test(c.what)));
   await widens(left, WRAP, /now stated to only read/);
+  // The same for a stated destructive=#true: the server's unread hint may say false.
+  const bare = `proxy add { upstream "get-sum"; }`;
+  const marked = edit(
+    WRAP,
+    bare,
+    `proxy add { upstream "get-sum"; annotations destructive=#true; }`,
+  );
+  await widens(
+    marked,
+    WRAP,
+    /destructive=#true no longer stated: the server's own destructiveHint/,
+  );
+  await noWidening(WRAP, marked);
+  // With the definitions read, the server's hint decides (get-sum states none: destructive).
+  await noWidening(marked, WRAP, ["--definitions", "{defs}"]);
 });
 
 Deno.test("weir diff compares a shared rate-limit store without reading its variable", async () => {
