@@ -134,11 +134,13 @@ export function ownTokenProblem(
   if (profile === "entra" && own.scopes.length > 0) {
     return "profile entra: an application's own token (client credentials) is asked for " +
       "<application ID URI>/.default and carries the application roles granted to weir's " +
-      "client: remove the scopes under client-credentials and grant the roles in Entra";
+      "client: remove the scopes under client-credentials (--token-exchange-client-" +
+      "credentials-scope) and grant the roles in Entra";
   }
   if (profile === "okta" && own.scopes.length === 0) {
     return "profile okta: Okta's client credentials grant needs at least one custom scope of " +
-      "the authorization server: add scope under client-credentials";
+      "the authorization server: add scope under client-credentials " +
+      "(--token-exchange-client-credentials-scope)";
   }
   return null;
 }

@@ -192,6 +192,27 @@ Deno.test("serve-upstream's --tool-scope and --token-exchange-*: every half-give
       [...http, ...OAUTH, ...exchange.slice(0, 4), "--token-exchange-secret-env", "WEIR_X_UNSET"],
       /WEIR_X_UNSET/,
     ],
+    [
+      [...http, ...OAUTH, "--token-exchange-client-credentials"],
+      /--token-exchange-client-credentials needs --token-exchange-client-id/,
+    ],
+    [
+      [...http, ...OAUTH, ...exchange, "--token-exchange-client-credentials-scope", 'a"b'],
+      /--token-exchange-\*scope "a\\"b" is not an OAuth scope/,
+    ],
+    [
+      [
+        ...http,
+        ...OAUTH,
+        "--oauth-profile",
+        "okta",
+        "--oauth-audience",
+        "api://default",
+        ...exchange,
+        "--token-exchange-client-credentials",
+      ],
+      /profile okta: Okta's client credentials grant needs at least one custom scope .*--token-exchange-client-credentials-scope/,
+    ],
   ];
   for (const [flags, expected] of cases) {
     // A stdio upstream's command goes last, after "--".
