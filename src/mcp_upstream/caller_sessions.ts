@@ -13,7 +13,9 @@
  *
  * - Bounded: at most `max` sessions are kept; opening one more ends the
  *   least recently used (the MCP server is told with `DELETE`, carrying that
- *   caller's last token, once the requests in flight on it have settled).
+ *   caller's last token, once the requests in flight on it have settled, the
+ *   short path's calls included; one pushed out while it opened still carries
+ *   the requests that were waiting for it).
  *   That caller's next request opens a new session: a task it created on the
  *   old one is gone with it.
  * - A caller's session never opens a standalone event stream (`GET`): the
@@ -81,8 +83,9 @@ export class CallerSessions {
       created.opened = this.#parts.open(() => created.authorization).then(
         (session) => {
           created.session = session;
-          // Ended while it opened (evicted, closed): it serves no one.
-          if (this.#entries.get(key) !== created) this.#parts.retire(session);
+          // Pushed out while it opened: the requests waiting for it still go on it (they hold
+          // it in flight from their next step), then it ends (`retire` waits for them).
+          if (this.#entries.get(key) !== created) setTimeout(() => this.#parts.retire(session), 0);
           else session.onclose(() => this.#forget(key, session));
           return session;
         },

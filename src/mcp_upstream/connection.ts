@@ -260,7 +260,7 @@ export class UpstreamConnection {
     run: (scope: RequestScope) => Promise<T>,
   ): Promise<{ value: T; scope: RequestScope }> {
     const scope = new RequestScope(method, signal);
-    this.#inFlight.set(client, (this.#inFlight.get(client) ?? 0) + 1);
+    this.#hold(client);
     try {
       const send = () => requestScopes.run(scope, () => run(scope));
       const tracing = upstreamTracing();
@@ -276,12 +276,22 @@ export class UpstreamConnection {
       throw this.#scrubbed(this.#classify(error, client));
     } finally {
       scope.finish();
-      const left = (this.#inFlight.get(client) ?? 1) - 1;
-      if (left > 0) this.#inFlight.set(client, left);
-      else {
-        this.#inFlight.delete(client);
-        if (this.#retired.delete(client)) void client.close().catch(() => {});
-      }
+      this.#release(client);
+    }
+  }
+
+  /** A request of `client` is in flight: retiring it waits (`#retire`). */
+  #hold(client: Session): void {
+    this.#inFlight.set(client, (this.#inFlight.get(client) ?? 0) + 1);
+  }
+
+  /** A request of `client` settled: a retired client with none left is closed now. */
+  #release(client: Session): void {
+    const left = (this.#inFlight.get(client) ?? 1) - 1;
+    if (left > 0) this.#inFlight.set(client, left);
+    else {
+      this.#inFlight.delete(client);
+      if (this.#retired.delete(client)) void client.close().catch(() => {});
     }
   }
 
@@ -491,7 +501,18 @@ export class UpstreamConnection {
   ): Promise<CallToolResult> {
     const client = await this.#ready(options);
     const wire = this.#shortWire(client, options);
-    if (wire) return withoutHop(await this.#shortCall(client, wire, name, args, options));
+    if (wire) {
+      if (!this.#callers) {
+        return withoutHop(await this.#shortCall(client, wire, name, args, options));
+      }
+      // A caller's session pushed out of the table (caller_sessions.ts) ends after this call.
+      this.#hold(client);
+      try {
+        return withoutHop(await this.#shortCall(client, wire, name, args, options));
+      } finally {
+        this.#release(client);
+      }
+    }
     const { value, scope } = await this.#callerSend(client, "tools/call", options, name, (o) => {
       const params: { name: string; arguments: JsonObject; _meta?: JsonObject } = {
         name,

@@ -81,6 +81,9 @@ Deno.test("caller sessions: at most the bound; the least recently used is ended;
   assert.equal(t.sessions.size, 2);
   t.release();
   const [dOpen, eOpen, fOpen] = await Promise.all([d, e, f]);
+  // d is retired after the requests waiting for it have started (the next turn of the loop).
+  assert.ok(!t.retired.includes(dOpen as FakeSession));
+  await new Promise((r) => setTimeout(r, 0));
   assert.deepEqual(
     t.retired.map((s) => s.authorization()),
     ["Bearer b", "Bearer c", "Bearer a", "Bearer d"],
