@@ -16,7 +16,7 @@ import { Redactor } from "../../src/guard/secrets.ts";
 import { until } from "../support/wait.ts";
 
 /** A 2025-11-25 server with sessions; records calls and ended sessions in order. */
-async function sessionServer() {
+function sessionServer() {
   const transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const events: string[] = [];
   let release!: () => void;
@@ -68,7 +68,7 @@ async function sessionServer() {
 
 for (const path of ["short path", "official client"] as const) {
   Deno.test(`a caller's session pushed out while its call is in flight ends after the call (${path})`, async () => {
-    const server = await sessionServer();
+    const server = sessionServer();
     const connection = await UpstreamConnection.open({
       target: { kind: "http", url: new URL(server.url) },
       secrets: () => new Redactor(),
