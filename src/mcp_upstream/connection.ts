@@ -260,7 +260,7 @@ export class UpstreamConnection {
     run: (scope: RequestScope) => Promise<T>,
   ): Promise<{ value: T; scope: RequestScope }> {
     const scope = new RequestScope(method, signal);
-    this.#hold(client);
+    this.#inFlight.set(client, (this.#inFlight.get(client) ?? 0) + 1);
     try {
       const send = () => requestScopes.run(scope, () => run(scope));
       const tracing = upstreamTracing();
@@ -280,12 +280,7 @@ export class UpstreamConnection {
     }
   }
 
-  /** A request of `client` is in flight: retiring it waits (`#retire`). */
-  #hold(client: Session): void {
-    this.#inFlight.set(client, (this.#inFlight.get(client) ?? 0) + 1);
-  }
-
-  /** A request of `client` settled: a retired client with none left is closed now. */
+  /** A request of `client` settled (counted in `#inFlight`): a retired client with none left closes. */
   #release(client: Session): void {
     const left = (this.#inFlight.get(client) ?? 1) - 1;
     if (left > 0) this.#inFlight.set(client, left);
@@ -501,18 +496,7 @@ export class UpstreamConnection {
   ): Promise<CallToolResult> {
     const client = await this.#ready(options);
     const wire = this.#shortWire(client, options);
-    if (wire) {
-      if (!this.#callers) {
-        return withoutHop(await this.#shortCall(client, wire, name, args, options));
-      }
-      // A caller's session pushed out of the table (caller_sessions.ts) ends after this call.
-      this.#hold(client);
-      try {
-        return withoutHop(await this.#shortCall(client, wire, name, args, options));
-      } finally {
-        this.#release(client);
-      }
-    }
+    if (wire) return withoutHop(await this.#shortCall(client, wire, name, args, options));
     const { value, scope } = await this.#callerSend(client, "tools/call", options, name, (o) => {
       const params: { name: string; arguments: JsonObject; _meta?: JsonObject } = {
         name,
@@ -541,6 +525,9 @@ export class UpstreamConnection {
     args: JsonObject,
     options: CallOptions,
   ): Promise<CallToolResult> {
+    // A caller's session pushed out of the table (caller_sessions.ts) ends after this call.
+    const held = this.#callers !== undefined;
+    if (held) this.#inFlight.set(client, (this.#inFlight.get(client) ?? 0) + 1);
     try {
       return await shortPathCall(
         {
@@ -563,6 +550,8 @@ export class UpstreamConnection {
       // Failed before an answer (a lost session answers 404): the next request reconnects first.
       if (error instanceof UpstreamUnavailable) this.#brokenSession(client);
       throw this.#scrubbed(error as Error);
+    } finally {
+      if (held) this.#release(client);
     }
   }
 
