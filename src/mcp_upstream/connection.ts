@@ -75,7 +75,7 @@ import {
 } from "./fast_call.ts";
 import { Http1Client } from "../outbound/http1_client.ts";
 import { pause } from "../outbound/deadline.ts";
-import { redactingEach, type Secrets } from "../outbound/once.ts";
+import type { Secrets } from "../outbound/once.ts";
 import { RequestScope, requestScopes } from "./scope.ts";
 import {
   classifyFailure,
@@ -556,14 +556,16 @@ export class UpstreamConnection {
   }
 
   /**
-   * What the connection's requests carry, as it reads now: the header
-   * secrets and weir's own tokens sent so far (token exchange).
+   * weir's own tokens this connection sent lately (`ownToken`; the last 4):
+   * secrets the MCP server may quote like the header secrets.
    */
+  get ownTokensSent(): readonly string[] {
+    return [...this.#ownSent];
+  }
+
+  /** What the connection's requests carry, as it reads now (`ConnectionOptions.secrets`). */
   #secrets(): Secrets {
-    const headers = this.#options.secrets();
-    if (this.#ownSent.size === 0) return headers;
-    const own = redactingEach([...this.#ownSent]);
-    return { text: (value) => own.text(headers.text(value)) };
+    return this.#options.secrets([...this.#ownSent]);
   }
 
   /** A failure without what the connection's requests carry (`scrubbed`, errors.ts). */

@@ -27,12 +27,14 @@ export interface ConnectionOptions {
   /** Headers for one HTTP request, resolved now; throws to refuse the request. */
   headers?: () => Record<string, string>;
   /**
-   * The secrets those headers carry, as they read now (a `Redactor`: the
-   * wrap's `secretsRedactor`): taken out of every failure the connection
-   * throws (the upstream's words may quote them) and of a redirect's target;
-   * a stdio server's: none (`NOTHING_SENT`, src/outbound/once.ts).
+   * What the connection's requests carry, as it reads now, taken out of every
+   * failure the connection throws and of a redirect's target (the upstream's
+   * words may quote it): the header secrets, with `ownTokens` (weir's own
+   * tokens sent lately: `ownToken`) added. A `Redactor` (the wrap's
+   * `connectionSecrets`, src/wrap/host.ts); a stdio server's: none
+   * (`NOTHING_SENT`, src/outbound/once.ts).
    */
-  secrets: () => Secrets;
+  secrets: (ownTokens: readonly string[]) => Secrets;
   /** Bound on each upstream request, in ms (0: none). */
   requestTimeoutMs: number;
   /** Largest answer accepted, in bytes (HTTP body, a request's event stream, a stdio line). */

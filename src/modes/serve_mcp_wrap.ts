@@ -19,7 +19,7 @@ import { startTelemetry } from "../ops/telemetry.ts";
 import { unknownGrantTools } from "../ops/flags.ts";
 import { describeServer, describeWrap } from "../wrap/describe.ts";
 import { headerTemplates, WRAP_DEFAULTS as DEFAULTS, type WrapFlags } from "../wrap/config.ts";
-import { secretsRedactor } from "../wrap/host.ts";
+import { connectionSecrets } from "../wrap/host.ts";
 import { StartupError } from "../wrap/open.ts";
 import {
   buildWrapSurface,
@@ -212,9 +212,9 @@ export async function runServeWrap(wrap: McpWrap, options: WrapServeOptions): Pr
     upstream: describeServer(wrap),
     upstream_server: surface.connection.serverInfo?.name === undefined
       ? undefined
-      : secretsRedactor(headerTemplates(
+      : connectionSecrets(headerTemplates(
         wrap.server.transport === "http" ? wrap.server.headers : [],
-      )).text(surface.connection.serverInfo.name),
+      ))(surface.connection.ownTokensSent).text(surface.connection.serverInfo.name),
     upstream_revision: surface.connection.revision,
     tools: surface.tools,
   });

@@ -30,7 +30,7 @@ import { cleanText } from "../mcp/text.ts";
 import { TokenTable } from "../inbound/static_tokens.ts";
 import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
 import { isSchemaProfile, SCHEMA_PROFILES, type SchemaProfile } from "../mcp/schema_profile.ts";
-import { secretsRedactor } from "../wrap/host.ts";
+import { connectionSecrets } from "../wrap/host.ts";
 import {
   buildUpstreamServer,
   describeTarget,
@@ -133,7 +133,8 @@ export async function runServeUpstream(
       upstream: describeTarget(config.target),
       upstream_server: built.connection.serverInfo?.name === undefined
         ? undefined
-        : secretsRedactor(config.headers).text(built.connection.serverInfo.name),
+        : connectionSecrets(config.headers)(built.connection.ownTokensSent)
+          .text(built.connection.serverInfo.name),
       upstream_revision: built.connection.revision,
       tools: config.allowlist,
     });

@@ -13,7 +13,7 @@ import { type HeaderTemplate, resolveHeaders, type TemplatePart } from "../mcp_u
 import type { ConnectionOptions, OwnToken, UpstreamTarget } from "../mcp_upstream/connection.ts";
 import type { ArgumentOverride } from "../mcp_upstream/overrides.ts";
 import type { EntryPin, ServedEntry } from "./entries.ts";
-import { secretsRedactor, type UpstreamHost } from "./host.ts";
+import { connectionSecrets, type UpstreamHost } from "./host.ts";
 import { readBoundedTextSync } from "../ops/bounded_file.ts";
 
 /** The most a pin's `file` source may hold (a secret or an identifier, never a document). */
@@ -54,7 +54,7 @@ export function listingConnection(
   return {
     target: targetOf(wrap),
     headers: () => resolveHeaders(headers).headers,
-    secrets: () => secretsRedactor(headers),
+    secrets: connectionSecrets(headers),
     requestTimeoutMs: wrap.settings.requestTimeoutMs ?? WRAP_DEFAULTS.requestTimeoutMs,
     maxResponseBytes: wrap.settings.maxResponseBytes ?? WRAP_DEFAULTS.maxResponseBytes,
     connectTimeoutMs: wrap.settings.connectTimeoutMs ?? WRAP_DEFAULTS.connectTimeoutMs,

@@ -393,6 +393,21 @@ export function secretsRedactor(headers: readonly HeaderTemplate[]): Redactor {
 }
 
 /**
+ * An MCP connection's `secrets` (src/mcp_upstream/connection_options.ts):
+ * {@link secretsRedactor} of `headers`, with weir's own tokens sent lately
+ * added (token exchange `client-credentials`).
+ */
+export function connectionSecrets(
+  headers: readonly HeaderTemplate[],
+): (ownTokens: readonly string[]) => Redactor {
+  return (ownTokens) => {
+    const redactor = secretsRedactor(headers);
+    for (const token of ownTokens) redactor.add(token);
+    return redactor;
+  };
+}
+
+/**
  * A {@link Redactor} of what a call of `tool` carries, as it reads now: the
  * header secrets and the tool's secret pins (for what comes back outside the
  * call itself: a task's status and result, src/wrap/tasks.ts). A pin that

@@ -22,7 +22,7 @@ import { type OwnToken, UpstreamConnection } from "../mcp_upstream/connection.ts
 import { decideTools, stubWords, type SurfaceInput } from "../mcp_upstream/decision.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
 import { type Finding, findingLine } from "../mcp_upstream/scan.ts";
-import { secretsRedactor, withholdingSecrets } from "./host.ts";
+import { connectionSecrets, secretsRedactor, withholdingSecrets } from "./host.ts";
 import { type EntryState, entryState, renamedOntoListed } from "./entries.ts";
 import { checkControls, entriesOf, headerTemplates, listingConnection } from "./config.ts";
 import { connectionRefusal, describeTarget } from "./open.ts";
@@ -167,7 +167,7 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
       connection = await UpstreamConnection.open({
         target: config.target,
         headers: () => resolveHeaders(config.headers).headers,
-        secrets: () => secretsRedactor(config.headers),
+        secrets: connectionSecrets(config.headers),
         requestTimeoutMs: config.requestTimeoutMs,
         maxResponseBytes: 8 * 1024 * 1024,
         connectTimeoutMs: config.connectTimeoutMs,
@@ -260,8 +260,12 @@ export async function lintUpstream(config: LintUpstreamConfig): Promise<LintUpst
  * names, a stub's words and the scan's evidence are the MCP server's words,
  * which may quote the credential weir sent it (a tool named after it).
  */
-function withoutSecrets<R>(report: R, headers: Parameters<typeof secretsRedactor>[0]): R {
-  return secretsRedactor(headers).deep(report) as R;
+function withoutSecrets<R>(
+  report: R,
+  headers: Parameters<typeof secretsRedactor>[0],
+  connection?: UpstreamConnection,
+): R {
+  return connectionSecrets(headers)(connection?.ownTokensSent ?? []).deep(report) as R;
 }
 
 /** One served tool of a guardfile that wraps an MCP server, as `lint-upstream FILE` reports it. */
@@ -398,7 +402,7 @@ export async function lintWrap(
       );
     }
   }
-  return withoutSecrets({ ok: ok && problems.length === 0, tools, problems }, headers);
+  return withoutSecrets({ ok: ok && problems.length === 0, tools, problems }, headers, connection);
 }
 
 /**

@@ -33,6 +33,7 @@ import {
   type ToolDecision,
 } from "../mcp_upstream/decision.ts";
 import {
+  connectionSecrets,
   headerSecrets,
   secretsRedactor,
   type ServedEntry,
@@ -179,7 +180,7 @@ export async function openUpstreamHost(
       connection = await UpstreamConnection.open({
         target: setup.target,
         headers: () => resolveHeaders(setup.headers).headers,
-        secrets,
+        secrets: connectionSecrets(setup.headers),
         requestTimeoutMs: setup.requestTimeoutMs,
         maxResponseBytes: setup.maxResponseBytes,
         connectTimeoutMs: setup.connectTimeoutMs,
