@@ -42,14 +42,7 @@ export function grantControls(
   const unnamed = <T extends { name: string }>(items: readonly T[]) =>
     items.map(({ name: _name, ...rest }) => rest);
   return {
-    confirm: Object.hasOwn(controls.confirm, grant.tool) ? "confirm" : "",
-    pin: text(
-      (forTool(controls.pins, grant.tool) ?? []).toSorted((a, b) => a.name < b.name ? -1 : 1),
-    ),
-    "reject-empty-argument": text(
-      (forTool(controls.rejectEmptyArguments, grant.tool) ?? []).toSorted(),
-    ),
-    scope: text(grant.scopes.toSorted()),
+    ...namedControls(grant.tool, grant.scopes, controls),
     "path values": text(grant.params.map((p) => ({ ...p, name: 0, restrict: restrictOf(p.name) }))),
     inputs: text({
       query: unnamed(grant.query),
@@ -71,19 +64,33 @@ export function proxyOperation(proxy: ProxyTool): string {
 /** The controls a proxy reaches its tool under, by kind (see the module doc). */
 export function proxyControls(proxy: ProxyTool, controls: McpWrapControls): Record<string, string> {
   return {
-    confirm: Object.hasOwn(controls.confirm, proxy.name) ? "confirm" : "",
-    pin: text(
-      (forTool(controls.pins, proxy.name) ?? []).toSorted((a, b) => a.name < b.name ? -1 : 1),
-    ),
-    "reject-empty-argument": text(
-      (forTool(controls.rejectEmptyArguments, proxy.name) ?? []).toSorted(),
-    ),
-    scope: text(proxy.scopes.toSorted()),
+    ...namedControls(proxy.name, proxy.scopes, controls),
     arguments: text(
       proxy.arguments
         .map(({ name: _name, position: _position, ...rule }) => rule)
         .toSorted((a, b) => a.upstream < b.upstream ? -1 : 1),
     ),
+  };
+}
+
+/**
+ * The controls both forms name a tool by (`confirm`, `pin`,
+ * `reject-empty-argument`) and its `scope`, as comparable text.
+ */
+function namedControls(
+  tool: string,
+  scopes: readonly string[],
+  controls: Pick<Controls | McpWrapControls, "confirm" | "pins" | "rejectEmptyArguments">,
+): Record<string, string> {
+  return {
+    confirm: Object.hasOwn(controls.confirm, tool) ? "confirm" : "",
+    pin: text(
+      (forTool<{ name: string }[]>(controls.pins, tool) ?? []).toSorted((a, b) =>
+        a.name < b.name ? -1 : 1
+      ),
+    ),
+    "reject-empty-argument": text((forTool(controls.rejectEmptyArguments, tool) ?? []).toSorted()),
+    scope: text(scopes.toSorted()),
   };
 }
 
