@@ -17,6 +17,7 @@ import { clientFor, redirectRefusal, redirectTarget } from "../outbound/once.ts"
 import { AwsClient } from "aws4fetch";
 import { readAtMost, sha256Hex } from "../transport/bytes.ts";
 import { Deadline } from "../outbound/deadline.ts";
+import { connectFailureWords } from "../outbound/connect_failure.ts";
 import { fetchHeadTooLarge, MAX_HEAD_BYTES } from "../outbound/fetch_head.ts";
 import { clipText } from "../mcp/text.ts";
 import { Redactor } from "../guard/secrets.ts";
@@ -237,11 +238,14 @@ async function exchange(
       });
     } catch (error) {
       if (deadline.signal.aborted) throw stopped();
+      // Fixed words only: fetch's own messages hold the URL.
+      const why = connectFailureWords(error) ?? (error as Error).name;
+      const variable = `AWS_ENDPOINT_URL_${request.service.toUpperCase()}`;
       throw new AwsCallError(
         "aws_unreachable",
-        `${request.action}: the ${request.service} endpoint could not be reached (${
-          (error as Error).name
-        })` + (request.writes ? MAY_HAVE_TAKEN_EFFECT : ""),
+        `${request.action}: the ${request.service} endpoint could not be reached (${why}); ` +
+          `check ${variable} or AWS_ENDPOINT_URL when one is set (else the region), and that ` +
+          `this host reaches it` + (request.writes ? MAY_HAVE_TAKEN_EFFECT : ""),
       );
     }
     if (await fetchHeadTooLarge(response)) {

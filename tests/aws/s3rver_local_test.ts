@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import S3rver from "s3rver";
 import { callApi, ROOT, serveHttp, tempGuardfile } from "../support/cli.ts";
+import { freePort } from "../support/port.ts";
 
 /** The serve-s3 example of docs/aws.md, as written there. */
 async function docsExample(): Promise<string> {
@@ -71,5 +72,29 @@ Deno.test("docs/aws.md Trying it locally: serve-s3 against s3rver as written", a
     await short.stop();
     await s3.close();
     await Deno.remove(directory, { recursive: true });
+  }
+});
+
+Deno.test("an S3 endpoint that does not resolve or where nothing listens: said in fixed words, with what to check", async () => {
+  const file = await tempGuardfile(await docsExample());
+  const credentials = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER-local-only" };
+  const cases: [string, RegExp][] = [
+    ["http://weir-test-no-such-host.invalid:4568", /\(the host name does not resolve \(DNS\)\)/],
+    [`http://127.0.0.1:${freePort()}`, /\(connection refused: nothing is listening there\)/],
+  ];
+  for (const [endpoint, why] of cases) {
+    const served = await serveHttp(file, {
+      env: { ...credentials, AWS_ENDPOINT_URL_S3: endpoint },
+    });
+    try {
+      const r = await callApi(served.url, "list_objects", {});
+      assert.equal(r.status, 502, r.text);
+      assert.match(r.text, /^aws_unreachable: ListObjectsV2: the s3 endpoint could not be reached/);
+      assert.match(r.text, why);
+      assert.match(r.text, /check AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL when one is set/);
+      assert.doesNotMatch(r.text, /weir-test-no-such-host|127\.0\.0\.1/, "no endpoint URL");
+    } finally {
+      await served.stop();
+    }
   }
 });
