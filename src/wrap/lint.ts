@@ -379,11 +379,11 @@ export async function lintWrap(
     problems.push(...checkControls(wrap, host));
   } catch (error) {
     // The MCP server's error text may quote the credential weir sent it.
-    const exchanges = wrap.server.transport === "http" && wrap.server.exchange !== undefined &&
-      !wrap.server.exchange.clientCredentials;
+    const exchange = wrap.server.transport === "http" ? wrap.server.exchange : undefined;
+    const ownTokenMissing = exchange?.clientCredentials !== undefined && !options.ownToken;
     problems.push(
       `MCP server: ${
-        connectionRefusal(error, exchanges && !options.ownToken) ??
+        connectionRefusal(error, exchange !== undefined && !options.ownToken, ownTokenMissing) ??
           secretsRedactor(headers).text((error as Error).message)
       }`,
     );

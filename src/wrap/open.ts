@@ -394,9 +394,17 @@ export function describeTarget(target: UpstreamTarget): string {
  * server's 401 or 403 to weir's connection said with what to add (see
  * `identityFirst`), else `undefined`.
  */
-export function connectionRefusal(error: unknown, withoutOwnToken: boolean): string | undefined {
+export function connectionRefusal(
+  error: unknown,
+  withoutOwnToken: boolean,
+  /** The file has client-credentials, but weir's own token could not be had (said apart). */
+  ownTokenMissing = false,
+): string | undefined {
   const refused = withoutOwnToken ? refusedStatus(error) : undefined;
-  return refused ? identityFirst(refused) : undefined;
+  if (!refused) return undefined;
+  if (!ownTokenMissing) return identityFirst(refused);
+  return `the MCP server answered ${refused} to weir's connection, made without weir's own ` +
+    `token (client-credentials), which could not be had: fix what the problem about it says`;
 }
 
 /** The 401 or 403 an MCP server answered, somewhere in an error's causes. */

@@ -469,6 +469,8 @@ Deno.test("describe and lint-upstream FILE list a protected MCP server with weir
         r.stderr,
         /add token-endpoint to the token-exchange block, or an oauth node with issuer=/,
       );
+      // Nothing else sends the reader to a header the loader refuses.
+      assert.doesNotMatch(r.stderr, /send one with --upstream-header/);
     }
     // Without client-credentials: the 401 says to add it (not the header the loader refuses).
     const without = (await Deno.readTextFile(withOwn)).replace(/client-credentials \{[^}]*\}/, "");
