@@ -28,6 +28,7 @@ import fc from "../support/property.ts";
 import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { compileGlob } from "../../src/guardfile/glob.ts";
+import { rpcAs } from "../support/revision_http.ts";
 
 interface AjvLike {
   compile(schema: unknown): ((data: unknown) => boolean) & { errors?: unknown };
@@ -174,15 +175,12 @@ Deno.test("advertised = enforced: values the advertised schema admits are refuse
       const text = kdl(params as Param[][], upstream.url);
       const server = await serveHttp(await tempGuardfile(text));
       try {
-        const listed = await fetch(`${server.url}/mcp`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-11-25",
-          },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-        }).then((r) => r.json());
+        const listed = await rpcAs<{ result: { tools: { name: string; inputSchema: Schema }[] } }>(
+          server.url,
+          "2025-11-25",
+          "tools/list",
+          {},
+        );
         const tools = (listed.result.tools as { name: string; inputSchema: Schema }[])
           .filter((t) => t.name.startsWith("get_item"));
         assert.equal(tools.length, 4, text);

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import Ajv2020Import from "ajv/dist/2020.js";
 import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { startRecorder } from "../support/upstream.ts";
+import { rpcAs } from "../support/revision_http.ts";
 
 interface AjvLike {
   compile(schema: unknown): (data: unknown) => boolean;
@@ -32,15 +33,12 @@ Deno.test("a path value the schema admits by its length is not refused for its l
 `);
   const server = await serveHttp(file);
   try {
-    const listed = await fetch(`${server.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
-    }).then((r) => r.json());
+    const listed = await rpcAs<{ result: { tools: { name: string; inputSchema: unknown }[] } }>(
+      server.url,
+      "2025-11-25",
+      "tools/list",
+      {},
+    );
     const schemas = new Map<string, unknown>(
       listed.result.tools.map((t: { name: string; inputSchema: unknown }) => [
         t.name,

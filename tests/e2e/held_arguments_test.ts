@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
-import { MODERN_META } from "../support/mcp.ts";
+import { rpcAs as post } from "../support/revision_http.ts";
 
 const properties = {
   owner: { type: "string" },
@@ -30,35 +30,6 @@ const TOOLS: ListedTool[] = [
     },
   },
 ];
-
-let nextId = 1;
-
-async function post(
-  url: string,
-  revision: "2025-11-25" | "2026-07-28",
-  method: string,
-  params: Record<string, unknown>,
-) {
-  const modern = revision === "2026-07-28";
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": revision,
-      ...(modern ? { "mcp-method": method } : {}),
-      ...(modern && typeof params.name === "string" ? { "mcp-name": params.name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: nextId++,
-      method,
-      params: { ...params, ...(modern ? { _meta: { ...MODERN_META } } : {}) },
-    }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return JSON.parse(await res.text());
-}
 
 Deno.test("hidden, pinned and renamed-away arguments are not named, and a caller who sends one is told the server sets it", async () => {
   const up = await startSdkUpstream({ revision: "2026-07-28", framing: "json", tools: TOOLS });
@@ -82,7 +53,7 @@ ${
     for (const revision of ["2025-11-25", "2026-07-28"] as const) {
       const listed = await post(weir.url, revision, "tools/list", {});
       for (
-        const tool of listed.result.tools as {
+        const tool of listed.result!.tools as {
           name: string;
           inputSchema: Record<string, unknown>;
         }[]
@@ -116,7 +87,9 @@ ${
             arguments: args,
           });
           const text = answer.error?.message ??
-            (answer.result?.content ?? []).map((c: { text?: string }) => c.text ?? "").join("\n");
+            ((answer.result?.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join(
+              "\n",
+            );
           assert.ok(
             answer.error || answer.result?.isError,
             `${revision} ${tool.name} ${JSON.stringify(args)}`,

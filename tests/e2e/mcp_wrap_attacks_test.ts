@@ -23,7 +23,12 @@ import { CONFIG, ROOT, runCli, serveHttp, tempGuardfile, untilListening } from "
 import { weirAll } from "../support/upstream_cli.ts";
 import { oauthReloadProblem } from "../../src/modes/serve.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
-import { MODERN_META } from "../support/mcp.ts";
+import {
+  callToolAs as callTool,
+  type RevisionName,
+  type RpcAnswer,
+  rpcAs,
+} from "../support/revision_http.ts";
 
 const FILES: ListedTool = {
   name: "read_file",
@@ -33,41 +38,6 @@ const FILES: ListedTool = {
     required: ["path"],
   },
 };
-
-let nextId = 1;
-
-/** One `tools/call` over HTTP under `revision`; the result or error, as JSON. */
-async function callTool(
-  url: string,
-  revision: "2025-11-25" | "2026-07-28",
-  name: string,
-  args: Record<string, unknown>,
-  headers: Record<string, string> = {},
-): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-  const modern = revision === "2026-07-28";
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": revision,
-      ...(modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}),
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: nextId++,
-      method: "tools/call",
-      params: {
-        name,
-        arguments: args,
-        ...(modern ? { _meta: { ...MODERN_META } } : {}),
-      },
-    }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return JSON.parse(await res.text());
-}
 
 function textOf(result: Record<string, unknown> | undefined): string {
   return ((result?.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("\n");
@@ -145,34 +115,14 @@ Deno.test("restrict holds for every form of a value: dot segments, encodings, se
 });
 
 /** One request over HTTP under `revision` with a bearer token; the parsed answer. */
-async function request(
+function request(
   url: string,
-  revision: "2025-11-25" | "2026-07-28",
+  revision: RevisionName,
   method: string,
   params: Record<string, unknown>,
   token: string,
-): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string } }> {
-  const modern = revision === "2026-07-28";
-  const name = typeof params.name === "string" ? params.name : params.uri;
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": revision,
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(modern ? { "mcp-method": method } : {}),
-      ...(modern && typeof name === "string" ? { "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: nextId++,
-      method,
-      params: { ...params, ...(modern ? { _meta: { ...MODERN_META } } : {}) },
-    }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return JSON.parse(await res.text());
+): Promise<RpcAnswer> {
+  return rpcAs(url, revision, method, params, token ? { authorization: `Bearer ${token}` } : {});
 }
 
 Deno.test("an MCP Apps interface is listed and read only by callers allowed a tool that links to it", async () => {

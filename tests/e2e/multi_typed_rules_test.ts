@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { startRecorder } from "../support/upstream.ts";
-import { MODERN_META } from "../support/mcp.ts";
+import { callToolAs as call } from "../support/revision_http.ts";
 import { compileSchema } from "../../src/mcp/schema.ts";
 
 /** How an MCP server may type an argument that also takes null. */
@@ -62,34 +62,6 @@ const RULES: { arg: string; text: string; number: boolean; ok: unknown; bad: unk
     bad: [null, "c"],
   },
 ];
-
-let nextId = 1;
-
-async function call(
-  url: string,
-  revision: "2025-11-25" | "2026-07-28",
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ result?: Record<string, unknown>; error?: { message: string } }> {
-  const modern = revision === "2026-07-28";
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": revision,
-      ...(modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: nextId++,
-      method: "tools/call",
-      params: { name, arguments: args, ...(modern ? { _meta: { ...MODERN_META } } : {}) },
-    }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return JSON.parse(await res.text());
-}
 
 Deno.test("a rule on an argument typed with null holds every value: null is refused, listed and enforced", async () => {
   const tools: ListedTool[] = Object.keys(NULLABLE_STRING).map((shape) => ({

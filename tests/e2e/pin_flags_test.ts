@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { startWrapper } from "../support/upstream_cli.ts";
-import { MODERN_META } from "../support/mcp.ts";
+import { rpcAs as post } from "../support/revision_http.ts";
 
 const properties = {
   site: { type: "string", description: "Which site to read." },
@@ -36,35 +36,6 @@ const TOOLS: ListedTool[] = [
   },
 ];
 
-let nextId = 1;
-
-async function post(
-  url: string,
-  revision: "2025-11-25" | "2026-07-28",
-  method: string,
-  params: Record<string, unknown>,
-) {
-  const modern = revision === "2026-07-28";
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": revision,
-      ...(modern ? { "mcp-method": method } : {}),
-      ...(modern && typeof params.name === "string" ? { "mcp-name": params.name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: nextId++,
-      method,
-      params: { ...params, ...(modern ? { _meta: { ...MODERN_META } } : {}) },
-    }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  return JSON.parse(await res.text());
-}
-
 Deno.test("serve-upstream --pin: the pinned argument is not listed, and a caller who sends it is told the server sets it", async () => {
   const up = await startSdkUpstream({ revision: "2026-07-28", framing: "json", tools: TOOLS });
   const weir = await startWrapper([
@@ -77,7 +48,7 @@ Deno.test("serve-upstream --pin: the pinned argument is not listed, and a caller
   try {
     for (const revision of ["2025-11-25", "2026-07-28"] as const) {
       const listed = await post(weir.url, revision, "tools/list", {});
-      const tools = listed.result.tools as {
+      const tools = listed.result!.tools as {
         name: string;
         description?: string;
         inputSchema: Record<string, unknown>;
@@ -113,7 +84,9 @@ Deno.test("serve-upstream --pin: the pinned argument is not listed, and a caller
           arguments: args,
         });
         const text = answer.error?.message ??
-          (answer.result?.content ?? []).map((c: { text?: string }) => c.text ?? "").join("\n");
+          ((answer.result?.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join(
+            "\n",
+          );
         const where = `${revision} ${tool} ${JSON.stringify(args)}: ${text}`;
         assert.ok(answer.error || answer.result?.isError, where);
         assert.match(text, said, where);
