@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import fc from "../support/property.ts";
-import { postgresMissing, startPostgres } from "../support/postgres.ts";
+import { postgresMissing, shopWithDblink, startPostgres } from "../support/postgres.ts";
 import { sqlStatementClass } from "../../src/guardfile/reads.ts";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
 import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
@@ -214,14 +214,9 @@ Deno.test({
     const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
     let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
     try {
-      await admin.unsafe(`CREATE EXTENSION dblink`);
-      await admin.unsafe(`CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)`);
-      await admin.unsafe(`CREATE ROLE app LOGIN PASSWORD '${APP_PASSWORD}'`);
-      await admin.unsafe(`GRANT SELECT, DELETE ON t TO app`);
+      const { libpq, dsn } = await shopWithDblink(pg, admin, APP_PASSWORD);
       // A legacy setting: a backslash then escapes a quote inside '...'.
       await admin.unsafe(`ALTER DATABASE postgres SET standard_conforming_strings = off`);
-      const libpq =
-        `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${APP_PASSWORD}`;
       // The scan (standard strings) sees two literals and no call: a read. With the
       // setting off, PostgreSQL sees one literal, then dblink_exec.
       const statement = `SELECT 'x\\' AS a, ' AS b, dblink_exec($q$${libpq}$q$, ` +
@@ -232,7 +227,7 @@ Deno.test({
     can run report { sql { statement ${JSON.stringify(statement)}; }; }
 }`);
       server = await serveHttp(file, {
-        env: { SHOP_DSN: `postgres://app:${APP_PASSWORD}@127.0.0.1:${pg.port}/postgres` },
+        env: { SHOP_DSN: dsn },
       });
       const r = await callApi(server.url, "run_report", {});
       assert.equal(r.status, 200, r.text);
@@ -257,12 +252,7 @@ Deno.test({
     const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
     let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
     try {
-      await admin.unsafe(`CREATE EXTENSION dblink`);
-      await admin.unsafe(`CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)`);
-      await admin.unsafe(`CREATE ROLE app LOGIN PASSWORD '${APP_PASSWORD}'`);
-      await admin.unsafe(`GRANT SELECT, DELETE ON t TO app`);
-      const libpq =
-        `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${APP_PASSWORD}`;
+      const { libpq, dsn } = await shopWithDblink(pg, admin, APP_PASSWORD);
       // PostgreSQL's "--" comment ends at \n or \r (scan.l: newline [\n\r]); a scan that ends
       // it at \n only reads the rest of the line as a comment, and the statement as a read.
       const call = `dblink_exec($q$${libpq}$q$, $q$DELETE FROM t$q$)`;
@@ -292,7 +282,7 @@ Deno.test({
         );
         assert.equal(tool.kind, "withheld", "a write is not served in read-only mode");
         server = await serveHttp(file, {
-          env: { SHOP_DSN: `postgres://app:${APP_PASSWORD}@127.0.0.1:${pg.port}/postgres` },
+          env: { SHOP_DSN: dsn },
           extra: ["--read-only"],
         });
         const r = await callApi(server.url, "run_report", {});

@@ -15,7 +15,7 @@ import postgres from "postgres";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { postgresMissing, startPostgres } from "../support/postgres.ts";
+import { postgresMissing, shopWithDblink, startPostgres } from "../support/postgres.ts";
 import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 
 const missing = postgresMissing();
@@ -116,17 +116,11 @@ Deno.test({
   fn: async () => {
     const pg = await startPostgres();
     const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
-    const libpq =
-      `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${APP_PASSWORD}`;
-    const dsn = `postgres://app:${APP_PASSWORD}@127.0.0.1:${pg.port}/postgres`;
     const file = await tempGuardfile(FILE);
     const rowsLeft = async () => (await admin`SELECT count(*)::int AS n FROM t`)[0].n as number;
     let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
     try {
-      await admin.unsafe(`CREATE EXTENSION dblink`);
-      await admin.unsafe(`CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)`);
-      await admin.unsafe(`CREATE ROLE app LOGIN PASSWORD '${APP_PASSWORD}'`);
-      await admin.unsafe(`GRANT SELECT, DELETE ON t TO app`);
+      const { libpq, dsn } = await shopWithDblink(pg, admin, APP_PASSWORD);
       // A report that looks like a read and deletes through another connection.
       await admin.unsafe(`CREATE FUNCTION report(m text) RETURNS SETOF int LANGUAGE plpgsql AS $f$
         BEGIN

@@ -159,3 +159,28 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
   };
 }
+
+/** What {@link shopWithDblink} needs of a superuser connection (npm:postgres's `Sql`). */
+interface AdminSql {
+  unsafe(query: string): PromiseLike<unknown>;
+}
+
+/**
+ * The database the sql read tests reach as weir would: the dblink extension,
+ * a table `t` of three rows, and a login role `app` that may SELECT and
+ * DELETE from it. Returns the role's libpq string (for dblink) and its DSN.
+ */
+export async function shopWithDblink(
+  pg: PostgresServer,
+  admin: AdminSql,
+  password: string,
+): Promise<{ libpq: string; dsn: string }> {
+  await admin.unsafe(`CREATE EXTENSION dblink`);
+  await admin.unsafe(`CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)`);
+  await admin.unsafe(`CREATE ROLE app LOGIN PASSWORD '${password}'`);
+  await admin.unsafe(`GRANT SELECT, DELETE ON t TO app`);
+  return {
+    libpq: `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${password}`,
+    dsn: `postgres://app:${password}@127.0.0.1:${pg.port}/postgres`,
+  };
+}
