@@ -15,8 +15,10 @@
  *   access, held again here for a host that dispatches directly), and, with
  *   token exchange, its token exchanged for the upstream's (`identify`).
  * - (c) {@link takeBudget}: a rate-limit slot, reserved; it is given back
- *   unless (e) sends, so a call refused or answered without sending spends
- *   no budget. A call whose answer is cached (`cache`) needs no slot.
+ *   unless the call reaches (e), so a call refused or declined spends no
+ *   budget. From (e) on it is spent whatever comes of the send, an upstream
+ *   that cannot be reached included (the limit also paces an agent retrying
+ *   a down upstream). A call whose answer is cached (`cache`) needs no slot.
  * - (d) {@link askPerson}: `confirm`; the person sees the tool, the upstream
  *   request and the arguments (src/guard/confirm.ts).
  * - (e) {@link sendOnce}: the cached answer, or the mode's request, sent at
