@@ -44,6 +44,8 @@ export interface IssuerMetadata {
   introspection_endpoint?: string;
   /** Where weir exchanges tokens (RFC 8693), when it does. */
   token_endpoint?: string;
+  /** The grant types the server says it offers (RFC 8414 section 2), when it lists them. */
+  grant_types_supported?: string[];
   /** Where it was read from. */
   source: string;
 }
@@ -152,6 +154,10 @@ export async function discoverIssuer(
           }
           found[key] = value;
         }
+      }
+      const grants = meta.grant_types_supported;
+      if (Array.isArray(grants) && grants.every((g) => typeof g === "string")) {
+        found.grant_types_supported = grants;
       }
       return found;
     } catch (error) {

@@ -14,7 +14,7 @@
 import type { Logger } from "../mcp/server.ts";
 import type { TokenExchangeSetting, ValueSource } from "../guardfile/model.ts";
 import type { IssuerMetadata } from "./access_tokens.ts";
-import { checkTarget, type IdentityProfile } from "./profiles.ts";
+import { checkTarget, type ExchangeTarget, type IdentityProfile } from "./profiles.ts";
 import { isAcceptableIssuerUrl } from "./resource_server.ts";
 import { type ClientAuthentication, importAssertionKey, tokenEndpoint } from "./token_request.ts";
 import { createTokenExchanger } from "./token_exchange.ts";
@@ -77,6 +77,7 @@ export async function exchangeCredential(
       `token exchange: the token endpoint ${endpoint} must be https (http on loopback)`,
     );
   }
+  warnUnlistedGrant(context, target);
   const c = setting.client;
   const client: ClientAuthentication = c.method === "private_key_jwt"
     ? {
@@ -123,4 +124,27 @@ export async function exchangeCredential(
       log: context.log,
     }),
   };
+}
+
+/**
+ * Warn at start when the issuer lists its grant types (RFC 8414 section 2) and
+ * the exchange's grant is not among them: a provider that does not offer it
+ * refuses every exchange (`unsupported_grant_type`), so every call would be
+ * refused. A warning, not a refusal: the list is optional and may be stale.
+ */
+function warnUnlistedGrant(context: ExchangeContext, target: Omit<ExchangeTarget, "scopes">): void {
+  const offered = context.metadata.grant_types_supported;
+  if (!offered) return;
+  const grant = context.profile.exchangeFields("subject", { ...target, scopes: [] })
+    .find(([name]) => name === "grant_type")?.[1];
+  if (grant === undefined || offered.includes(grant)) return;
+  context.log({
+    level: "warn",
+    event: "token_exchange_grant_unlisted",
+    grant,
+    message: `${context.metadata.issuer} does not list ${grant} in its grant_types_supported ` +
+      `(${context.metadata.source}): if it does not offer token exchange, every exchange is ` +
+      `refused (unsupported_grant_type) and so is every call; enable it at the provider, or ` +
+      `set the oauth profile to the provider's (docs/oauth.md#identity-provider-profiles)`,
+  });
 }
