@@ -74,6 +74,7 @@ export async function standInIdentity(
       ? {}
       : { subjectTokenType: setting.subjectTokenType }),
     ...(setting.scopes === undefined ? {} : { scopes: setting.scopes }),
+    ...(setting.clientCredentials ? { clientCredentials: setting.clientCredentials } : {}),
   };
   if (setting.client.method === "private_key_jwt") {
     const key = await standInKey(setting.client.alg);

@@ -17,7 +17,12 @@
  *   `generic` profile; Entra's on-behalf-of grant (RFC 7523's JWT bearer
  *   grant with `requested_token_use=on_behalf_of`, the caller's token as
  *   `assertion`, every scope under the API's URI);
- * - the subject token one of the callers' own.
+ * - the subject token one of the callers' own;
+ * - with `client-credentials`, weir's own token by RFC 6749 section 4.4's
+ *   grant: the same client, `audience` (generic, auth0) and `resource`
+ *   (generic) as the file says, the file's scopes, Entra's
+ *   `<API URI>/.default`; never a caller's (it is no exchanged token, so
+ *   {@link checkIdentity} finds it on a caller's request).
  *
  * A request that is not is a finding (and is refused as the provider would);
  * a caller in `refuse` is refused `invalid_grant`, as a provider refuses a
@@ -44,6 +49,8 @@ export interface ExchangeRules {
   subjectTokenType?: string;
   /** The setting's fixed scopes; absent: each call asks for its tool's. */
   scopes?: readonly string[];
+  /** `client-credentials`: weir may ask its own token, for these scopes. */
+  clientCredentials?: { scopes: readonly string[] };
 }
 
 /** A token the stand-in issued: for whom, with which scopes. */
@@ -113,6 +120,19 @@ function grantProblem(form: URLSearchParams, rules: ExchangeRules): string | und
       : `${name} is ${JSON.stringify(field(name) ?? null)}, the file says ${
         JSON.stringify(want ?? null)
       }`;
+  if (field("grant_type") === "client_credentials") {
+    const own = rules.clientCredentials;
+    if (!own) return "asked weir's own token (client credentials), which the file does not say";
+    if (rules.profile === "entra") {
+      return expect("scope", `${entraApiUri(rules.audience)}/.default`) ??
+        expect("resource", undefined) ?? expect("audience", undefined);
+    }
+    const takes = { generic: [true, true], auth0: [false, true] }[rules.profile] ??
+      [false, false];
+    return expect("resource", takes[0] ? rules.resource : undefined) ??
+      expect("audience", takes[1] ? rules.audience : undefined) ??
+      expect("scope", own.scopes.length > 0 ? own.scopes.join(" ") : undefined);
+  }
   if (rules.profile === "entra") {
     const scopes = field("scope")?.split(" ") ?? [];
     const uri = entraApiUri(rules.audience);
@@ -202,6 +222,12 @@ export async function startStandInIdp(rules: ExchangeRules): Promise<StandInIdp>
     }
     const grant = grantProblem(form, rules);
     if (grant) return problem(`is not as the file says: ${grant}`, 400, "invalid_request");
+    if (form.get("grant_type") === "client_credentials") {
+      // weir's own token: a secret to search for, never a caller's identity.
+      const own = `wo-${crypto.randomUUID().replaceAll("-", "")}`;
+      fresh.push(own);
+      return Response.json({ access_token: own, token_type: "Bearer", expires_in: 300 });
+    }
     const subjectToken = form.get(rules.profile === "entra" ? "assertion" : "subject_token") ?? "";
     const subject = callers.get(subjectToken);
     if (subject === undefined) {

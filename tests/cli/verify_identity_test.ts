@@ -84,6 +84,23 @@ Deno.test("weir verify: a wrapped server's token-exchange is served, each call c
   assert.ok(find.requests >= 20, JSON.stringify(find));
 });
 
+Deno.test("weir verify: client-credentials (weir's own token for its own requests) is asked as the docs say, per profile, and never reaches a caller's call", async () => {
+  const own = (scopes: string) =>
+    WRAP.replace(
+      `client-secret method="post" { value env "KC_SECRET"; }`,
+      `client-secret method="post" { value env "KC_SECRET"; }\n            client-credentials${scopes}`,
+    );
+  const generic = own(` { scope "mcp:connect"; }`)
+    .replace(/ \\\n\s*profile="keycloak" audience="weir-mcp"/, "")
+    .replace("https://sso.example.com/realms/acme", "https://id.example.com");
+  for (const kdl of [own(` { scope "mcp"; }`), own(""), generic]) {
+    assert.match(kdl, /client-credentials/);
+    const report = await verify([await tempGuardfile(kdl), ...DEFINITIONS, "--seed", "9"]);
+    const find = report.tools.find((t) => t.tool === "find")!;
+    assert.ok(find.requests >= 20, `${JSON.stringify(find)}\n${kdl}`);
+  }
+});
+
 const SPEC = Deno.readTextFileSync(`${ROOT}tests/fixtures/verify_exchange.mcp.kdl`);
 
 Deno.test("weir verify: a kept answer is its own caller's, with token exchange (both forms)", async () => {
