@@ -6,12 +6,14 @@
  * (src/aws/s3.ts, SigV4-signed to a recording endpoint on 127.0.0.1), and a
  * request NEW sends that OLD never sends (another object path, content type
  * or size) is a widening `weir diff` must report. Pairs whose diff reports no
- * widening must show no such request. Both directions of every pair.
+ * widening must show no such request. Both directions of every pair. The same
+ * for SSM policies (region, parameters), each `get_parameter` name probed.
  */
 import assert from "node:assert/strict";
 import fc from "../support/property.ts";
-import { parseAwsPolicy, type S3Policy } from "../../src/guardfile/aws.ts";
+import { parseAwsPolicy, type S3Policy, type SsmPolicy } from "../../src/guardfile/aws.ts";
 import { createS3Host } from "../../src/aws/s3.ts";
+import { createSsmHost } from "../../src/aws/ssm.ts";
 import { describeAws } from "../../src/modes/serve_aws.ts";
 import { diffSurfaces } from "../../src/diff/surface_diff.ts";
 import type { CallContext } from "../../src/mcp/options.ts";
@@ -124,6 +126,88 @@ Deno.test({
         witnessed > 10,
         `only ${witnessed} pairs sent a new request: the generator lost them`,
       );
+    } finally {
+      await upstream.shutdown();
+    }
+  },
+});
+
+const PARAMETERS = ["/a/one", "/a/two", "/b/three"];
+
+const ssmArb = fc.record({
+  region: fc.constantFrom("us-east-1", "us-east-1", "us-east-1", "eu-west-1"),
+  parameters: fc.subarray(PARAMETERS, { minLength: 1 }),
+});
+type SsmGenerated = typeof ssmArb extends fc.Arbitrary<infer T> ? T : never;
+
+function ssmText(p: SsmGenerated): string {
+  return `wrap ward mcp aws ssm {
+    region "${p.region}"
+${p.parameters.map((n) => `    parameter "${n}"`).join("\n")}
+    can get parameter
+}
+`;
+}
+
+function loadSsm(p: SsmGenerated): SsmPolicy {
+  const loaded = parseAwsPolicy(ssmText(p), "gen.mcp.kdl");
+  assert.ok(loaded?.policy?.mode === "ssm", JSON.stringify(loaded?.diagnostics));
+  return loaded.policy;
+}
+
+Deno.test({
+  name:
+    "diff of SSM policies says widen whenever NEW reads a parameter OLD did not, on generated pairs",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const seen: string[] = [];
+    const upstream = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      async (req) => {
+        // The region the request was signed for (SigV4 credential scope) and the name asked.
+        const scope = /Credential=[^/]+\/\d+\/([^/]+)\//.exec(
+          req.headers.get("authorization") ?? "",
+        )?.[1];
+        seen.push(`${scope} ${JSON.parse(await req.text()).Name}`);
+        return Response.json({ Parameter: { Name: "x", Type: "String", Value: "v" } });
+      },
+    );
+    const env = awsEnv({ AWS_ENDPOINT_URL_SSM: `http://127.0.0.1:${upstream.addr.port}` });
+    const endpoint = { url: env.AWS_ENDPOINT_URL_SSM, source: "test", pathStyle: false };
+    const ctx = {
+      signal: new AbortController().signal,
+      era: "legacy",
+      protocolVersion: "2025-11-25",
+    } as unknown as CallContext;
+    const served = async (policy: SsmPolicy): Promise<Set<string>> => {
+      const host = createSsmHost(policy, { env: (k) => env[k], endpoint, log: () => {} });
+      seen.length = 0;
+      for (const name of [...PARAMETERS, "/c/other"]) {
+        await Promise.resolve().then(() => host.dispatch!("get_parameter", { name }, ctx))
+          .catch(() => {});
+      }
+      return new Set(seen);
+    };
+    let witnessed = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(ssmArb, ssmArb, async (a, b) => {
+          const [aSent, bSent] = [await served(loadSsm(a)), await served(loadSsm(b))];
+          for (const [o, n, os, ns] of [[a, b, aSent, bSent], [b, a, bSent, aSent]] as const) {
+            const witness = [...ns].find((r) => !os.has(r));
+            const changes = diffSurfaces(describeAws(loadSsm(o)), describeAws(loadSsm(n)));
+            if (witness) witnessed++;
+            assert.ok(
+              !witness || changes.some((c) => c.effect === "widen"),
+              `NEW reads ${witness}, which OLD never does, and diff reports no widening:\n` +
+                `${ssmText(o)}\n->\n${ssmText(n)}\n${JSON.stringify(changes, null, 1)}`,
+            );
+          }
+        }),
+        { numRuns: 60 },
+      );
+      assert.ok(witnessed > 10, `only ${witnessed} pairs read a new parameter`);
     } finally {
       await upstream.shutdown();
     }
