@@ -19,6 +19,7 @@
  */
 
 import { COMMAND_MODULES } from "../cli.ts";
+import { LAZY_MODULES } from "../src/ops/lazy.ts";
 
 /** The program `deno compile` builds: the CLI. */
 export const ENTRY = "cli.ts";
@@ -26,13 +27,15 @@ export const ENTRY = "cli.ts";
 /**
  * Modules `deno compile` cannot find by following imports, so it must be told
  * to embed them (`--include`): each Web Worker module, which is loaded by URL
- * at run time, and each command's module, which `cli.ts` imports by a
- * specifier Deno cannot follow before it runs ({@linkcode COMMAND_MODULES}).
+ * at run time, each command's module, which `cli.ts` imports by a
+ * specifier Deno cannot follow before it runs ({@linkcode COMMAND_MODULES}),
+ * and each module a mode loads by URL when it starts ({@linkcode LAZY_MODULES}).
  * Paths are relative to the repository root.
  */
 export const INCLUDE: readonly string[] = [
   "src/guard/extract_worker.ts",
   ...new Set(Object.values(COMMAND_MODULES).map((m) => m.replace(/^\.\/|#.*$/g, ""))),
+  ...Object.values(LAZY_MODULES),
 ];
 
 /**

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { lazy } from "../ops/lazy.ts";
 import { browserFlagProblem } from "../serving/listen.ts";
 import { denoResolver, errorsOf, exchangeOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
 import { exchangeStartProblem } from "../modes/serve_exchange_flags.ts";
@@ -200,7 +201,9 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     ];
     // Each mode's modules are loaded only when a file of that mode is served.
     const served = loaded.policy
-      ? (await import("../modes/serve_aws.ts")).awsServedTools(loaded.policy).map((t) => t.name)
+      ? (await lazy<typeof import("../modes/serve_aws.ts")>("serve_aws")).awsServedTools(
+        loaded.policy,
+      ).map((t) => t.name)
       : wrap
       ? wrapServedTools(wrap).map((t) => t.name)
       : servedTools(loaded.guardfile!).map((t) => t.name);
@@ -246,10 +249,12 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       surface,
     };
     if (loaded.policy) {
-      const { runServeAws } = await import("../modes/serve_aws.ts");
+      const { runServeAws } = await lazy<typeof import("../modes/serve_aws.ts")>("serve_aws");
       await runServeAws(loaded.policy, options);
     } else if (wrap) {
-      const { runServeWrap } = await import("../modes/serve_mcp_wrap.ts");
+      const { runServeWrap } = await lazy<typeof import("../modes/serve_mcp_wrap.ts")>(
+        "serve_mcp_wrap",
+      );
       await runServeWrap(wrap, {
         ...options,
         flags: { maxStalenessMs },

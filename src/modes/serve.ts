@@ -33,6 +33,7 @@ import type { ConnectionToken } from "../oauth/client_credentials.ts";
 import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
+import { lazy } from "../ops/lazy.ts";
 
 export { runOn, type RunOnOptions } from "../serving/listen.ts";
 
@@ -239,9 +240,13 @@ export async function oauthFor(
   exchange?: TokenExchangeSetting,
   given: { metadata?: IssuerMetadata; resolver?: ValueResolver } = {},
 ): Promise<OAuthSetup> {
-  const { createOAuthResourceServer } = await import("../oauth/resource_server.ts");
-  const { createTokenVerifier, discoverIssuer } = await import("../oauth/access_tokens.ts");
-  const { profileOf } = await import("../oauth/profiles.ts");
+  const { createOAuthResourceServer } = await lazy<typeof import("../oauth/resource_server.ts")>(
+    "oauth_resource_server",
+  );
+  const { createTokenVerifier, discoverIssuer } = await lazy<
+    typeof import("../oauth/access_tokens.ts")
+  >("oauth_access_tokens");
+  const { profileOf } = await lazy<typeof import("../oauth/profiles.ts")>("oauth_profiles");
   const metadata = given.metadata ?? await discoverIssuer(options.issuer);
   const profile = profileOf(options.profile);
   const verify = createTokenVerifier({
@@ -266,7 +271,9 @@ export async function oauthFor(
     keepCallerToken: exchange !== undefined,
   });
   if (!exchange) return { server };
-  const { exchangeCredential } = await import("../oauth/exchange_setup.ts");
+  const { exchangeCredential } = await lazy<typeof import("../oauth/exchange_setup.ts")>(
+    "oauth_exchange_setup",
+  );
   const { perCall, connection } = await exchangeCredential(exchange, {
     metadata,
     profile,

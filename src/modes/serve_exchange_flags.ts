@@ -11,6 +11,7 @@ import type { TokenExchangeSetting, ValueSource } from "../guardfile/model.ts";
 import { FlagError as UsageError } from "../ops/flags.ts";
 import { exchangeProblem, type ProfileName } from "../guardfile/idp_profiles.ts";
 import { processValues, resolveValue } from "../guard/values.ts";
+import { lazy } from "../ops/lazy.ts";
 
 /** The flag definitions, for `parseArgs`. */
 export const IDENTITY_FLAGS = {
@@ -198,7 +199,9 @@ export async function exchangeStartProblem(
     )).value;
     if (c.method === "private_key_jwt") {
       // jose is loaded only when a token exchange is configured.
-      const { importAssertionKey } = await import("../oauth/token_exchange.ts");
+      const { importAssertionKey } = await lazy<typeof import("../oauth/token_exchange.ts")>(
+        "oauth_token_exchange",
+      );
       await importAssertionKey(text, c.alg);
     }
   } catch (error) {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { lazy } from "../ops/lazy.ts";
 import type { OAuthServeOptions } from "./serve.ts";
 import { FlagError as UsageError } from "../ops/flags.ts";
 import {
@@ -79,7 +80,9 @@ export async function oauthSettings(values: {
     );
   }
   // The resource server's module is loaded only when OAuth is asked for.
-  const { isAcceptableIssuerUrl, resourceProblem } = await import("../oauth/resource_server.ts");
+  const { isAcceptableIssuerUrl, resourceProblem } = await lazy<
+    typeof import("../oauth/resource_server.ts")
+  >("oauth_resource_server");
   const problem = resourceProblem(resource);
   if (problem) throw new UsageError(`--oauth-resource ${resource} ${problem}`);
   if (!URL.canParse(issuer) || !isAcceptableIssuerUrl(new URL(issuer))) {

@@ -12,6 +12,7 @@ import { Reloader } from "../ops/reload.ts";
 import { logStateSetup, type StateSetup } from "../ops/state_keys.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 import type { TokenTable } from "../inbound/static_tokens.ts";
+import { lazy } from "../ops/lazy.ts";
 
 /**
  * Parse a listen address as `--http` takes it: `[HOST:]PORT` (HOST defaults
@@ -152,7 +153,7 @@ async function runOnce(
     return;
   }
   // HTTP's modules (the app, its routes and checks, admin) are loaded only to listen.
-  const { serveHttp } = await import("./listen_http.ts");
+  const { serveHttp } = await lazy<typeof import("./listen_http.ts")>("listen_http");
   await serveHttp(
     server,
     reloader,

@@ -30,6 +30,7 @@ import {
 } from "../../scripts/build.ts";
 import { CONFIG, ROOT, runCommand } from "../support/cli.ts";
 import { COMMAND_MODULES } from "../../cli.ts";
+import { LAZY_MODULES } from "../../src/ops/lazy.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
 const read = (path: string) => Deno.readTextFile(`${ROOT}${path}`);
@@ -68,7 +69,7 @@ function assertCompile(argv: string[], permissions: readonly string[], target?: 
   assert.deepEqual(targets, target ? [target] : []);
 }
 
-Deno.test("INCLUDE is exactly the Web Worker modules and the command modules loaded by URL", async () => {
+Deno.test("INCLUDE is exactly the Web Worker modules and the command and mode modules loaded by URL", async () => {
   const workers = new Set<string>();
   for await (const file of sourceFiles("src")) {
     const text = await read(file);
@@ -101,7 +102,26 @@ Deno.test("INCLUDE is exactly the Web Worker modules and the command modules loa
   for (const m of cli.matchAll(/await load\("([^"]+)"\)/g)) {
     assert.ok(Object.hasOwn(COMMAND_MODULES, m[1]), `cli.ts loads ${m[1]}, not in COMMAND_MODULES`);
   }
-  assert.deepEqual([...INCLUDE].sort(), [...workers, ...commands].sort());
+  // A mode's modules loaded by URL (src/ops/lazy.ts): each is there and named at a lazy() call.
+  const lazyNames = new Set<string>();
+  for await (const file of sourceFiles("src")) {
+    for (const m of (await read(file)).matchAll(/\blazy<[^;]*?>\(\s*"([a-z_]+)",?\s*\)/gs)) {
+      assert.ok(
+        Object.hasOwn(LAZY_MODULES, m[1]),
+        `${file}: lazy("${m[1]}") is not in LAZY_MODULES`,
+      );
+      lazyNames.add(m[1]);
+    }
+  }
+  assert.deepEqual(
+    [...lazyNames].sort(),
+    Object.keys(LAZY_MODULES).sort(),
+    "each is loaded somewhere",
+  );
+  assert.deepEqual(
+    [...INCLUDE].sort(),
+    [...new Set([...workers, ...commands, ...Object.values(LAZY_MODULES)])].sort(),
+  );
   for (const path of INCLUDE) await Deno.stat(`${ROOT}${path}`);
 });
 
