@@ -359,27 +359,10 @@ Deno.test("buildScaffold(): an output over the guardfile size cap is never produ
 });
 
 Deno.test("buildScaffold(): a bound beyond the numbers a guardfile holds is left out with a note, not the whole operation", async () => {
-  const doc = await readOpenApi(
-    JSON.stringify({
-      openapi: "3.1.0",
-      info: { title: "T", version: "1" },
-      servers: [{ url: "https://x.example" }],
-      paths: {
-        "/q": {
-          get: {
-            operationId: "getQ",
-            parameters: [
-              { name: "n", in: "query", schema: { type: "integer", minimum: 1, maximum: 1e308 } },
-              { name: "x", in: "query", schema: { type: "number", minimum: -1e300 } },
-            ],
-          },
-        },
-      },
-    }),
-    "t.json",
-  );
-  const s = buildScaffold(doc, { source: "t.json", maxBytes: 1 << 20, select: ["getQ"] });
-  const grant = parseGuardfile(s.text, "t.mcp.kdl").guardfile?.grants[0];
+  const { s, grant } = await scaffoldQuery([
+    { name: "n", in: "query", schema: { type: "integer", minimum: 1, maximum: 1e308 } },
+    { name: "x", in: "query", schema: { type: "number", minimum: -1e300 } },
+  ]);
   assert.ok(grant, s.text);
   assert.deepEqual(grant.query.map((q) => [q.name, q.minimum, q.maximum]), [
     ["n", 1, undefined],
@@ -596,27 +579,10 @@ Deno.test("weir scaffold | head: a reader that stops early ends it with a messag
 
 Deno.test("buildScaffold(): a pattern the engine cannot compile is left out with a note, the rest scaffolded (issue 34 item 9)", async () => {
   const big = "[^/]*a".repeat(10_000);
-  const doc = await readOpenApi(
-    JSON.stringify({
-      openapi: "3.1.0",
-      info: { title: "T", version: "1" },
-      servers: [{ url: "https://x.example" }],
-      paths: {
-        "/q": {
-          get: {
-            operationId: "getQ",
-            parameters: [
-              { name: "p", in: "query", schema: { type: "string", pattern: big, enum: ["a"] } },
-              { name: "s", in: "query", schema: { type: "string", pattern: "^[a-z]+$" } },
-            ],
-          },
-        },
-      },
-    }),
-    "t.json",
-  );
-  const s = buildScaffold(doc, { source: "t.json", maxBytes: 1 << 20, select: ["getQ"] });
-  const grant = parseGuardfile(s.text, "t.mcp.kdl").guardfile?.grants[0];
+  const { s, grant } = await scaffoldQuery([
+    { name: "p", in: "query", schema: { type: "string", pattern: big, enum: ["a"] } },
+    { name: "s", in: "query", schema: { type: "string", pattern: "^[a-z]+$" } },
+  ]);
   assert.ok(grant, s.text.slice(0, 2000));
   assert.deepEqual(grant.query.map((q) => [q.name, q.pattern]), [["p", undefined], [
     "s",
@@ -627,3 +593,18 @@ Deno.test("buildScaffold(): a pattern the engine cannot compile is left out with
     /pattern "\[\^\/\]\*a.*"\.\.\. \(is 60000 characters long, over weir's 4096/,
   );
 });
+
+/** `weir scaffold` of one `GET /q` with these query parameters: the file and its grant. */
+async function scaffoldQuery(parameters: unknown[]) {
+  const doc = await readOpenApi(
+    JSON.stringify({
+      openapi: "3.1.0",
+      info: { title: "T", version: "1" },
+      servers: [{ url: "https://x.example" }],
+      paths: { "/q": { get: { operationId: "getQ", parameters } } },
+    }),
+    "t.json",
+  );
+  const s = buildScaffold(doc, { source: "t.json", maxBytes: 1 << 20, select: ["getQ"] });
+  return { s, grant: parseGuardfile(s.text, "t.mcp.kdl").guardfile?.grants[0] };
+}
