@@ -33,6 +33,7 @@ import { WeirError } from "../errors/kinds.ts";
 import { clipText, isRawJson } from "../mcp/text.ts";
 import type { Redactor } from "./secrets.ts";
 import { sqlUnavailable } from "./sql_unavailable.ts";
+import { decimalText } from "../surface/untyped.ts";
 
 /**
  * postgres.js, loaded only when a `sql` grant first runs. Held in a constant so
@@ -462,7 +463,7 @@ function toParam(param: SqlParam, value: unknown, spelled: unknown): unknown {
   // An integer (of an integer or untyped parameter) in decimal, never in
   // exponent form (String(1e21) is "1e+21", which no integer column reads).
   if (param.type !== "number") {
-    return Number.isInteger(value) ? BigInt(value).toString() : String(value);
+    return Number.isInteger(value) ? decimalText(value) : String(value);
   }
   // A number as the caller wrote it ("2.50", "1e21", "-0", "0.0000001"):
   // bound as text, PostgreSQL reads its value from those very digits.

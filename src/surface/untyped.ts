@@ -114,10 +114,25 @@ export function integerForm(rules: ValueRules): IntegerForm | null {
 
 /**
  * An integer's decimal text: `7` -> `"7"`, `1e21` -> `"1000000000000000000000"`
- * (never exponent notation), `-0` -> `"0"`.
+ * (never exponent notation), `-0` -> `"0"`. Beyond 2^53 it is the value of
+ * the number's shortest spelling (ECMA-262 Number::toString), the number the
+ * caller wrote, not the double's exact value: `1e23` -> `"1"` and 23 zeros,
+ * where the double nearest it is 99999999999999991611392. (The core refuses
+ * spellings with more digits than a double keeps, so the two agree.)
+ *
+ * @example
+ * ```ts
+ * import { decimalText } from "./untyped.ts";
+ * if (decimalText(1e23) !== "1" + "0".repeat(23)) throw new Error("not as written");
+ * if (decimalText(-0) !== "0") throw new Error("-0");
+ * ```
  */
 export function decimalText(n: number): string {
-  return BigInt(n).toString();
+  if (Number.isSafeInteger(n)) return n === 0 ? "0" : String(n);
+  const [mantissa, exponent = "0"] = String(Math.abs(n)).split("e");
+  const [whole, fraction = ""] = mantissa.split(".");
+  const zeros = Number(exponent) - fraction.length;
+  return (n < 0 ? "-" : "") + whole + fraction + "0".repeat(Math.max(zeros, 0));
 }
 
 /**

@@ -18,6 +18,7 @@ import { parseJsonExact } from "../../src/mcp/text.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { postMcp } from "../support/raw_upstream.ts";
+import { integerText } from "../support/decimal.ts";
 
 /** A JSON number literal: sign, digits, fraction (trailing zeros allowed), exponent. */
 const spelling = fc.record({
@@ -168,10 +169,11 @@ Deno.test("a number reaches the upstream with the digits the agent wrote, or is 
           s,
         );
         const value = JSON.parse(s) as number;
-        if (Number.isSafeInteger(value)) {
+        if (Number.isInteger(value)) {
+          // Beyond 2^53 too: the integer the agent wrote, not the double's exact value.
           const p = await call("get_item", `{"index":${s}}`);
           assert.equal(p.status, 200, `${s}: ${p.text}`);
-          assert.equal(p.sent[0].path, `/items/${BigInt(value)}`, s);
+          assert.equal(p.sent[0].path, `/items/${integerText(s)}`, s);
         }
       }),
       { numRuns: 300 },
@@ -213,6 +215,50 @@ Deno.test("weir serve: since=1e21 goes upstream as 1e21 over the tool API and MC
         );
         assert.equal(answer.result?.isError, undefined, JSON.stringify(answer));
         assert.equal(upstream.requests.at(-1)!.body, `{"price":${s}}`);
+      }
+    }
+  } finally {
+    await server.stop();
+    await upstream.close();
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("weir serve: an integer path parameter of 1e23 goes upstream as the integer written, over the tool API and MCP in both revisions", async () => {
+  // The double nearest 1e23 is 99999999999999991611392: the path carried those
+  // digits, an integer the agent never named.
+  const upstream = await startRecorder();
+  const file = await tempGuardfile(GUARDFILE(upstream.url));
+  const server = await serveHttp(file);
+  try {
+    for (const s of ["1e23", "-1e23", "999999999999999e6", "1.5e300", "1e21"]) {
+      const want = `/items/${integerText(s)}`;
+      const api = await fetch(`${server.url}/api/get_item`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: `{"index":${s}}`,
+      });
+      assert.equal(api.status, 200, await api.text());
+      assert.equal(upstream.requests.at(-1)!.path, want, `tool API ${s}`);
+      for (const modern of [false, true]) {
+        const meta = modern
+          ? `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+          : "";
+        const answer = JSON.parse(
+          await postMcp(
+            server.url,
+            `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_item","arguments":{"index":${s}}${meta}}}`,
+            modern
+              ? {
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/call",
+                "mcp-name": "get_item",
+              }
+              : {},
+          ),
+        );
+        assert.equal(answer.result?.isError, undefined, JSON.stringify(answer));
+        assert.equal(upstream.requests.at(-1)!.path, want, `MCP ${modern ? "2026" : "2025"} ${s}`);
       }
     }
   } finally {
