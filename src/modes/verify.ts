@@ -267,6 +267,9 @@ export async function specTarget(given: Guardfile): Promise<BuiltTarget> {
     name: t.name,
     inputSchema: t.inputSchema,
     reaches: grants.has(t.name) && !grants.get(t.name)!.sql,
+    ...(grants.get(t.name)?.sql
+      ? { unchecked: "sql: arguments only, the statement runs against no database" }
+      : {}),
     confirm: Object.hasOwn(guardfile.controls.confirm, t.name),
 
     cached: Object.hasOwn(guardfile.controls.cache, t.name),

@@ -77,7 +77,13 @@ export function reportText(report: VerifyReport): string {
         String(t.requests).padStart(5)
       } requests  ${String(t.refused).padStart(5)} refused  ${
         t.confirmed > 0 ? `${t.confirmed} asked a person  ` : ""
-      }${t.violations.length === 0 ? "ok" : `${t.violations.length} VIOLATIONS`}`,
+      }${
+        t.violations.length > 0
+          ? `${t.violations.length} VIOLATIONS`
+          : t.unchecked
+          ? `ok, NOT VERIFIED WHOLE (${t.unchecked})`
+          : "ok"
+      }`,
     );
   }
   for (const t of report.tools) {
@@ -101,11 +107,12 @@ export function reportText(report: VerifyReport): string {
   for (const note of report.notes) lines.push(`note: ${note}`);
   const n = violationCount(report);
   const calls = report.tools.reduce((s, t) => s + t.cases, 0);
+  const partial = report.tools.filter((t) => t.unchecked).length;
   lines.push(
     n === 0
       ? `ok: ${calls} calls over ${report.tools.length} tools, no violation (${
         Math.round(report.durationMs)
-      } ms)`
+      } ms)${partial > 0 ? `; ${partial} tool(s) not verified whole (see above)` : ""}`
       : `FAILED: ${n} violation(s) in ${calls} calls; each replays with the seed above`,
   );
   return lines.join("\n");
@@ -149,7 +156,8 @@ export function reportJunit(report: VerifyReport): string {
       `assertions="${t.cases}">`;
     const props = `      <system-out>${
       xml(
-        `${t.cases} cases, ${t.requests} requests, ${t.refused} refused, seed ${report.seed}`,
+        `${t.cases} cases, ${t.requests} requests, ${t.refused} refused, seed ${report.seed}` +
+          (t.unchecked ? `; not verified whole: ${t.unchecked}` : ""),
       )
     }</system-out>`;
     if (t.violations.length === 0) return `${open}\n${props}\n    </testcase>`;

@@ -25,6 +25,11 @@ export interface ListedTool {
   confirm: boolean;
   /** Answers may be reused (`cache`): a success without a request is then no surprise. */
   cached: boolean;
+  /**
+   * What verify cannot hold for this tool, in words (a sql grant: no database
+   * to run its statement against). Absent: the tool is held whole.
+   */
+  unchecked?: string;
 }
 
 /** Who makes a call, where the file sends the caller's identity upstream. */
@@ -87,6 +92,8 @@ export interface ToolReport {
   /** Calls a person was asked to confirm. */
   confirmed: number;
   violations: Violation[];
+  /** What was not held for this tool (see {@link ListedTool.unchecked}). */
+  unchecked?: string;
 }
 
 const HOST = "127.0.0.1:8080";
@@ -229,6 +236,8 @@ export async function runCases(target: Target, tool: string, cases: Case[]): Pro
     violations: [],
   };
   const byName = new Map(target.tools.map((t) => [t.name, t]));
+  const unchecked = byName.get(tool)?.unchecked;
+  if (unchecked) report.unchecked = unchecked;
   // Whose call made each request the stand-in received (a reused answer must be its caller's own).
   const madeBy: string[] = [];
   for (const [index, c] of cases.entries()) {

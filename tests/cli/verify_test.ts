@@ -310,3 +310,26 @@ Deno.test("weir verify needs no rate-limit store URL: the limit is lifted (spec 
     assert.doesNotMatch(r.stderr, /WEIR_TEST_UNSET_STORE_URL/);
   }
 });
+
+Deno.test("weir verify says a sql grant is not verified whole (no database), in every format; an HTTP grant beside it is", async () => {
+  const file = await tempGuardfile(
+    `wrap ward mcp shop {\n  base-url "https://api.example.com"\n  auth none\n` +
+      `  database pgx { value env "SHOP_DSN" }\n` +
+      `  can list orders {\n    sql {\n` +
+      `      statement "SELECT id FROM orders WHERE customer = $1"\n` +
+      `      param "customer" type="string" required=#true\n    }\n  }\n` +
+      `  can get thing { path "/things/{id}" }\n}\n`,
+  );
+  const text = await runCli(["verify", file, "--cases", "20", "--seed", "7"]);
+  assert.equal(text.code, 0, `${text.stdout}\n${text.stderr}`);
+  assert.match(text.stdout, /list_orders .* ok, NOT VERIFIED WHOLE \(sql: .*no database\)/);
+  assert.match(text.stdout, /get_thing .* ok$/m);
+  assert.match(text.stdout, /^ok: .*; 1 tool\(s\) not verified whole/m);
+  const json = await runCli(["verify", file, "--cases", "20", "--seed", "7", "--format", "json"]);
+  const tools =
+    (JSON.parse(json.stdout) as { tools: { tool: string; unchecked?: string }[] }).tools;
+  assert.match(tools.find((t) => t.tool === "list_orders")?.unchecked ?? "", /no database/);
+  assert.equal(tools.find((t) => t.tool === "get_thing")?.unchecked, undefined);
+  const junit = await runCli(["verify", file, "--cases", "20", "--seed", "7", "--format", "junit"]);
+  assert.match(junit.stdout, /not verified whole: sql/);
+});
