@@ -19,8 +19,8 @@
  *   the MCP server's `list_changed` from reaching the surface that serves.
  */
 import assert from "node:assert/strict";
-import { CONFIG, ROOT, runCli, serveHttp, tempGuardfile, untilListening } from "../support/cli.ts";
-import { weirAll } from "../support/upstream_cli.ts";
+import { CONFIG, ROOT, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
+import { serveAll } from "../support/upstream_cli.ts";
 import { oauthReloadProblem } from "../../src/modes/serve.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import {
@@ -144,16 +144,7 @@ wrap ward mcp apps {
 `);
   const dash = "dash-token-0123456789abcdef";
   const echo = "echo-token-0123456789abcdef";
-  const { command, args } = weirAll();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--http", "127.0.0.1:0"],
-    env: { WEIR_TEST_TOKEN_DASH: dash, WEIR_TEST_TOKEN_ECHO: echo },
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const weir = await untilListening(child, "weir serve", { timeoutMs: 60_000 });
+  const weir = await serveAll(file, { WEIR_TEST_TOKEN_DASH: dash, WEIR_TEST_TOKEN_ECHO: echo });
   const app = "ui://dash/app.html";
   const panel = "ui://other/panel.html";
   try {
@@ -259,16 +250,7 @@ async function serveApps(staleness: string) {
     proxy poke
 }
 `);
-  const { command, args } = weirAll();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--http", "127.0.0.1:0"],
-    env: { WEIR_TEST_ECHO_FILE: echo },
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const weir = await untilListening(child, "weir serve", { timeoutMs: 60_000 });
+  const weir = await serveAll(file, { WEIR_TEST_ECHO_FILE: echo });
   const echoOnce = async (message: string) => {
     const answer = await callTool(weir.url, "2025-11-25", "echo", { message });
     return answer.error?.message ?? textOf(answer.result);

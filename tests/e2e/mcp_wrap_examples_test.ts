@@ -16,8 +16,8 @@ import {
   StreamableHTTPClientTransport as HttpV2,
 } from "@modelcontextprotocol/client";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { ROOT, runCli, type Served, untilListening } from "../support/cli.ts";
-import { runWeir, weirAll } from "../support/upstream_cli.ts";
+import { ROOT, runCli } from "../support/cli.ts";
+import { runWeir, serveAll } from "../support/upstream_cli.ts";
 import { startSdkUpstream } from "../support/sdk_upstream.ts";
 import { GITHUB_MCP_TOOLS } from "../support/github_mcp_tools.ts";
 import { until as holds } from "../support/wait.ts";
@@ -25,23 +25,6 @@ import { until as holds } from "../support/wait.ts";
 const EVERYTHING = "guardfiles/everything.mcp.kdl";
 const GITHUB = "guardfiles/github-mcp.mcp.kdl";
 const ADMIN = "admin-token-0123456789abcdef";
-
-async function serveAll(
-  file: string,
-  env: Record<string, string> = {},
-  extra: string[] = [],
-): Promise<Served> {
-  const { command, args } = weirAll();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--http", "127.0.0.1:0", ...extra],
-    env,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  return await untilListening(child, "weir serve", { timeoutMs: 120_000 });
-}
 
 async function connect(url: string): Promise<Client> {
   const client = new Client({ name: "t", version: "1" });

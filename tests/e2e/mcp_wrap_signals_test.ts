@@ -15,28 +15,10 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CONFIG, ROOT, type Served, tempGuardfile, untilListening } from "../support/cli.ts";
-import { weirAll } from "../support/upstream_cli.ts";
+import { CONFIG, ROOT, tempGuardfile } from "../support/cli.ts";
+import { serveAll } from "../support/upstream_cli.ts";
 
 const FIXTURE = `${ROOT}tests/fixtures/apps_upstream.ts`;
-
-/** `weir serve FILE --http 127.0.0.1:0` with every permission (a stdio MCP server is a child). */
-async function serveAll(
-  file: string,
-  env: Record<string, string>,
-  extra: string[],
-): Promise<Served> {
-  const { command, args } = weirAll();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--http", "127.0.0.1:0", ...extra],
-    env,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  return await untilListening(child, "weir serve", { timeoutMs: 60_000 });
-}
 
 function guardfile(options: { staleness?: string; extra?: string } = {}): string {
   return `wrap ward mcp apps {

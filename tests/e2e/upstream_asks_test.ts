@@ -18,7 +18,7 @@
  * per form through the official client of each revision.
  */
 import assert from "node:assert/strict";
-import { callApi, ROOT, type Served, tempGuardfile, untilListening } from "../support/cli.ts";
+import { callApi, type Served, tempGuardfile } from "../support/cli.ts";
 import {
   ASK_WAIT_MS,
   type AskingHttpUpstream,
@@ -27,11 +27,11 @@ import {
   startAskingHttpUpstream,
 } from "../support/asking_upstream.ts";
 import {
+  serveAll,
   startWrapper,
   textOf,
   v1Http,
   v2Http,
-  weirAll,
   type Wrapper,
 } from "../support/upstream_cli.ts";
 import { until } from "../support/wait.ts";
@@ -96,16 +96,7 @@ async function serve(
       : `mcp-server http "${upstream!.url}"`;
     const file = await tempGuardfile(`wrap ward mcp asking {\n    ${server}\n    proxy ask\n}\n`);
     // Every permission, as docs/wrapping-mcp-servers.md says to run a stdio server (--allow-run).
-    const { command: deno, args } = weirAll();
-    const child = new Deno.Command(deno, {
-      args: [...args, "serve", file, "--http", "127.0.0.1:0"],
-      env,
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    return await untilListening(child, "weir serve", { timeoutMs: 60_000 });
+    return await serveAll(file, env);
   }
   const target = command ? ["--", ...command] : ["--upstream", upstream!.url];
   return await startWrapper(["--tool", "ask", ...target], { env });

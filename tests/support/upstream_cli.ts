@@ -11,11 +11,33 @@ import {
   StreamableHTTPClientTransport as HttpV2,
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
-import { CLI, CONFIG, ROOT, runCommand, untilListening } from "./cli.ts";
+import { CLI, CONFIG, ROOT, runCommand, type Served, untilListening } from "./cli.ts";
 
 /** `deno run -A --config deno.json cli.ts` */
 export function weirAll(): { command: string; args: string[] } {
   return { command: Deno.execPath(), args: ["run", "--quiet", "-A", "--config", CONFIG, CLI] };
+}
+
+/**
+ * `weir serve FILE --http 127.0.0.1:0` with every permission, as
+ * docs/wrapping-mcp-servers.md says to run a file whose MCP server is a stdio
+ * child; resolves once it listens (a cold start may take up to 120 s).
+ */
+export async function serveAll(
+  file: string,
+  env: Record<string, string> = {},
+  extra: string[] = [],
+): Promise<Served> {
+  const { command, args } = weirAll();
+  const child = new Deno.Command(command, {
+    args: [...args, "serve", file, "--http", "127.0.0.1:0", ...extra],
+    env,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  return await untilListening(child, "weir serve", { timeoutMs: 120_000 });
 }
 
 /** The official server-everything release the tests run, over stdio. */
