@@ -16,7 +16,7 @@ import { compileJmesPath } from "./jmespath.ts";
 import { defaultParam, readParams } from "./rules.ts";
 import { readSql } from "./sql.ts";
 import { readBody, readQuery } from "./inputs.ts";
-import { foldCaseAndWidth, twinPairs } from "./name_fold.ts";
+import { foldCaseAndWidth, foldName, twinPairs } from "./name_fold.ts";
 import { readHeaderInput } from "./header_inputs.ts";
 import { formKeyProblem, formKeys, readForm } from "./form.ts";
 
@@ -488,6 +488,28 @@ function checkInputNames(at: NodeReader, grant: Grant): void {
   }
   checkWireTwins(at, grant);
   checkMethodTunnels(at, grant);
+  for (const key of Object.keys(grant.set ?? {})) {
+    const param = pathTwinOf(grant, key);
+    if (param) at.warn(pathTwinWarning(`the fixed body key set ${key}=`, param));
+  }
+}
+
+/**
+ * The path parameter of `grant` that names the same value as a fixed key
+ * (a query pin, a `set` key) for an upstream that merges path, query and body
+ * parameters into one map (Rails' `params`, where a path parameter wins;
+ * Laravel's `input()`), compared as src/guardfile/name_fold.ts folds names.
+ */
+export function pathTwinOf(grant: Grant, key: string): string | undefined {
+  return grant.pathParams.find((p) => foldName(p) === foldName(key));
+}
+
+/** The warning for {@link pathTwinOf}: what it is, and what to write instead. */
+export function pathTwinWarning(fixed: string, param: string): string {
+  return `${fixed} and the path parameter {${param}} name one value for frameworks that merge ` +
+    `path, query and body parameters (Rails, Laravel), which may read the caller's path value ` +
+    `instead of the fixed one; if the upstream is one of them, write the fixed value into the ` +
+    `path instead of {${param}}`;
 }
 
 /** The keys one grant's request carries by name (query and top-level body), with what sends each. */

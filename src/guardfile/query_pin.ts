@@ -10,7 +10,7 @@
 import type { Grant, QueryPin } from "./model.ts";
 import { type NodeReader, show } from "./nodes.ts";
 import { PROVIDERS } from "./value.ts";
-import { METHOD_OVERRIDE_KEYS, wireKeys } from "./grant.ts";
+import { METHOD_OVERRIDE_KEYS, pathTwinOf, pathTwinWarning, wireKeys } from "./grant.ts";
 import { foldCaseAndWidth, foldName } from "./name_fold.ts";
 
 /**
@@ -64,6 +64,8 @@ export function readQueryPin(
     );
     return undefined;
   }
+  const pathTwin = grant && pathTwinOf(grant, name);
+  if (pathTwin) q.warn(pathTwinWarning(`the pinned query "${name}"`, pathTwin));
   const pin: QueryPin = { name, source: { chain: [{ provider, address }] } };
   if ("from" in q.node.properties) {
     const from = q.node.properties.from;

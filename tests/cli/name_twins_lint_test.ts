@@ -91,3 +91,28 @@ for (const c of CASES) {
     assert.match(out.stderr, c.says);
   });
 }
+
+Deno.test("weir lint warns (exit 0) where a fixed value shares its name with a path parameter: a query pin, a set key", async () => {
+  const pinned = await tempGuardfile(
+    `pin "get_thing" {\n    query "ORG_" literal "acme"\n}\n` +
+      `wrap ward mcp t {\n${HTTP}    can get thing { path "/orgs/{org}/things"; }\n` +
+      `    can get other { path "/other/{id}"; }\n}\n` +
+      `pin "get_other" {\n    query "org" literal "acme"\n}\n`,
+  );
+  const pin = await runCli(["lint", pinned]);
+  assert.equal(pin.code, 0, pin.stderr);
+  const warnings = pin.stderr.split("\n").filter((l) => /merge path, query and body/.test(l));
+  assert.equal(warnings.length, 1, pin.stderr); // get_other's path has no {org}
+  assert.match(warnings[0], /warning: .*the pinned query "ORG_" and the path parameter \{org\}/);
+  assert.match(warnings[0], /write the fixed value into the path instead of \{org\}/);
+  const set = await tempGuardfile(
+    `wrap ward mcp t {\n${HTTP}    can create thing {\n        path "/orgs/{org}/things"\n` +
+      `        set org="acme"\n    }\n}\n`,
+  );
+  const body = await runCli(["lint", set]);
+  assert.equal(body.code, 0, body.stderr);
+  assert.match(
+    body.stderr,
+    /warning: .*the fixed body key set org= and the path parameter \{org\}/,
+  );
+});
