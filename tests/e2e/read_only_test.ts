@@ -13,6 +13,7 @@ import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
 import { awsEnv } from "../support/aws.ts";
 import { until } from "../support/wait.ts";
+import { rpcAs } from "../support/revision_http.ts";
 
 interface Tool {
   name: string;
@@ -194,27 +195,7 @@ async function served(example: Example, upstream: Recorder) {
 }
 
 async function listTools(url: string): Promise<Tool[]> {
-  const res = await fetch(`${url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/list",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/list",
-      params: {
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
-  const body = await res.json();
+  const body = await rpcAs<{ result?: { tools: Tool[] } }>(url, "2026-07-28", "tools/list", {});
   assert.ok(body.result, JSON.stringify(body));
   return body.result.tools;
 }
