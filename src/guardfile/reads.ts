@@ -37,7 +37,7 @@
 import type { Grant, HttpMethod } from "./model.ts";
 import { methodForVerb, READ_WORDS, readLikePrefix } from "./verbs.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
-import { NOT_CALLS, outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
+import { outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
 
 /** Read or write, and the rule that decided, in words. */
 export interface Access {
@@ -290,7 +290,7 @@ export function sqlStatementClass(
     };
   }
   if (scan.multiple) return { class: "unproven", why: "it holds more than one statement" };
-  const unknown = scan.calls.filter((c) => !PURE_FUNCTIONS.has(c) && !NOT_CALLS.has(c));
+  const unknown = scan.calls.filter((c) => !PURE_FUNCTIONS.has(c));
   const unstated = unknown.find((c) => !onlyReads.includes(calledName(c)));
   if (unstated) {
     const name = calledName(unstated);
@@ -298,7 +298,12 @@ export function sqlStatementClass(
       class: "unproven",
       call: name,
       why: `it calls ${name}(), which may act outside the transaction (weir proves only ` +
-        `built-in functions read${unstated.startsWith(".") ? ", called by their plain name" : ""})`,
+        `built-in functions read${
+          unstated.startsWith(".") ? ", called by their plain name" : ""
+        })` +
+        (unstated === "join"
+          ? `; JOIN ( after a name may call a function join(): write INNER JOIN (...)`
+          : ""),
     };
   }
   if (unknown.length === 0) return { class: "reads" };

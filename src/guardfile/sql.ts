@@ -18,7 +18,7 @@ import type { ScalarType, SqlParam, SqlSpec } from "./model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
 import { calledName, namedAsRead, sqlStatementClass } from "./reads.ts";
-import { NOT_CALLS, outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
+import { outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
 
 /** Drivers `database` may name: the reference's `pgx`, or plainly `postgres`. */
 export const SQL_DRIVERS: readonly string[] = ["pgx", "postgres"];
@@ -224,7 +224,7 @@ function onlyReadsProblem(name: string, scan: StatementScan, stated: string[]): 
       `transaction does not stop it), so it cannot be taken to only read; remove it and use ` +
       `a writing verb`;
   }
-  const called = [...new Set(scan.calls.map(calledName))].filter((c) => !NOT_CALLS.has(c));
+  const called = [...new Set(scan.calls.map(calledName))];
   if (!called.includes(name)) {
     return `only-reads "${name}": the statement calls no function named so (an unquoted ` +
       `name is matched in lower case, as PostgreSQL folds it); ${

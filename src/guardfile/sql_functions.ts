@@ -92,7 +92,8 @@ export const PURE_FUNCTIONS: ReadonlySet<string> = names(
  * they act on another connection (dblink), on the session past the
  * transaction (an advisory lock, a setting), on other sessions or the server
  * (a notification, ending a backend, reloading the configuration, resetting
- * statistics, WAL and replication state), or on the server's files. Each name
+ * statistics, WAL and replication state), on large objects (which a read-only
+ * transaction does not guard), or on the server's files. Each name
  * ending in `*` stands for every name it starts.
  */
 const OUTSIDE_TRANSACTION = [
@@ -125,7 +126,13 @@ const OUTSIDE_TRANSACTION = [
   "pg_replication_slot_advance",
   "pg_replication_origin_*",
   "pg_file_*",
-  "lo_export",
+  // Large objects: lo_create and lo_from_bytea create one even in a read-only
+  // transaction (PostgreSQL 15, verified); lo_import/lo_export read and write
+  // the server's files.
+  "lo_*",
+  // The session past the transaction: its random sequence, its advisory locks.
+  "setseed",
+  "pg_advisory_unlock*",
 ];
 
 /**
@@ -141,11 +148,16 @@ export function outsideTransaction(call: string): string | undefined {
 }
 
 /**
- * SQL words that may stand before `(` without calling a function: keywords,
- * type names and clauses.
+ * SQL words that, unquoted, stand before `(` without calling a function:
+ * keywords PostgreSQL never takes as a function's name there, and type names
+ * (`numeric(10, 2)`). Not here: keywords it does call as a function when one
+ * of that name exists (`is`, `within`; `filter`, `over` and `join` are calls
+ * unless they follow a `)`, src/guardfile/sql_scan.ts). A quoted name
+ * (`"any"(x)`) always calls.
  */
 export const NOT_CALLS: ReadonlySet<string> = names(
-  "all and any array as between by case cast else exists filter from in is join lateral not",
-  "on or over row select some then using values when where with within",
+  "all and any array as between by case cast else exists from in lateral not",
+  "on or row select some then using values when where with",
+  "group having limit offset distinct union intersect except only fetch",
   "numeric decimal varchar char character interval timestamp time",
 );

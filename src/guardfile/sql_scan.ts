@@ -18,6 +18,8 @@
  * @module
  */
 
+import { NOT_CALLS } from "./sql_functions.ts";
+
 /** What the scan of a statement found outside literals and comments. */
 export interface StatementScan {
   /** `$n` placeholder numbers, in order of appearance. */
@@ -28,7 +30,9 @@ export interface StatementScan {
   words: string[];
   /**
    * Names called as functions: a name whose next token, past whitespace and
-   * comments, is `(`. An unquoted name has its ASCII letters lower-cased; a
+   * comments, is `(`, unless it is an unquoted keyword standing where its
+   * clause does (`IN (`, `count(*) FILTER (`; src/guardfile/sql_functions.ts
+   * `NOT_CALLS`). An unquoted name has its ASCII letters lower-cased; a
    * quoted one is its text exactly (`"Lower"` is `Lower`); one written with
    * Unicode escapes (`U&"..."`) is `U&`. A schema-qualified name keeps its
    * `.` before it (`.lower`).
@@ -41,7 +45,44 @@ export interface StatementScan {
 }
 
 /** A token the call detection reads: a name (unquoted or quoted), or one character. */
-type Token = { name: string } | { char: string };
+type Token = { name: string; quoted?: true } | { char: string };
+
+/**
+ * Keywords PostgreSQL also takes as a function's name when written before `(`
+ * (`SELECT filter(1)` calls `filter`), and where their clause stands instead:
+ * `FILTER (` and `OVER (` follow a call's `)`; `JOIN (` follows a `)` or a
+ * join type. Anywhere else the word calls a function.
+ */
+const CLAUSE_AFTER: Record<string, (before: Token | undefined) => boolean> = {
+  filter: (before) => isChar(before, ")"),
+  over: (before) => isChar(before, ")"),
+  join: (before) =>
+    isChar(before, ")") ||
+    (before !== undefined && "name" in before && !before.quoted &&
+      JOIN_TYPES.has(before.name)),
+};
+/** Words that stand before `JOIN`. */
+const JOIN_TYPES = new Set(["inner", "left", "right", "full", "outer", "cross", "natural"]);
+
+/** Whether a token is the character `c`. */
+function isChar(t: Token | undefined, c: string): boolean {
+  return t !== undefined && "char" in t && t.char === c;
+}
+
+/**
+ * Whether a name before `(` calls a function: a quoted name always does
+ * (`"any"(x)` calls `any`); an unquoted keyword of {@link NOT_CALLS} does not;
+ * `filter`, `over` and `join` do unless they stand where their clause does.
+ */
+function calls(t: { name: string; quoted?: true }, before: Token | undefined): boolean {
+  if (t.quoted) return true;
+  const clause = CLAUSE_AFTER[t.name];
+  if (clause) return !clause(before);
+  return !NOT_CALLS.has(t.name);
+}
+
+/** PostgreSQL's whitespace (scan.l `space`); any other character is part of a token. */
+const SPACE = /[ \t\n\r\f\v]/;
 
 /**
  * PostgreSQL's identifier characters: ASCII letters, `_` and every character
@@ -83,7 +124,9 @@ export function scanStatement(text: string): StatementScan {
   while (i < n) {
     const c = text[i];
     const rest = text.slice(i, i + 2);
-    if (/\s/.test(c)) {
+    // Not \s: PostgreSQL takes U+00A0 (and every character past ASCII) as part
+    // of a name, so "SELECT \u00a0lower(1)" calls a function named "\u00a0lower".
+    if (SPACE.test(c)) {
       i++;
       continue;
     }
@@ -167,7 +210,7 @@ export function scanStatement(text: string): StatementScan {
         name += text[j++];
       }
       if (!closed) out.unterminated = "a quoted identifier";
-      tokens.push({ name: unicode ? "U&" : name });
+      tokens.push({ name: unicode ? "U&" : name, quoted: true });
       i = j;
       continue;
     }
@@ -216,7 +259,8 @@ export function scanStatement(text: string): StatementScan {
     const next = tokens[k + 1];
     if (!("name" in t) || !next || !("char" in next) || next.char !== "(") return;
     const before = tokens[k - 1];
-    const qualified = before !== undefined && "char" in before && before.char === ".";
+    const qualified = isChar(before, ".");
+    if (!qualified && !calls(t, before)) return;
     out.calls.push(qualified ? `.${t.name}` : t.name);
   });
   return out;

@@ -117,3 +117,50 @@ Deno.test("a function that acts outside the transaction writes, however its call
   assert.equal(sqlStatementClass("SELECT pg_advisory_xact_lock(1)").class, "unproven");
   assert.equal(sqlStatementClass("SELECT lower(name) FROM t").class, "reads");
 });
+
+Deno.test("a keyword PostgreSQL calls as a function is a call; its clause is not", () => {
+  const verdict = (sql: string) => sqlStatementClass(sql).class;
+  // PostgreSQL 15 calls a function of these names (verified: tests/e2e/sql_keyword_call_test.ts).
+  for (const sql of ["SELECT filter(1)", "SELECT over(1)", "SELECT join(1)", "SELECT within(1)"]) {
+    assert.equal(verdict(sql), "unproven", sql);
+  }
+  assert.equal(verdict("SELECT is(1)"), "unproven");
+  // A quoted name always calls, whatever keyword it spells.
+  for (const word of ["any", "in", "exists", "row", "cast", "values", "numeric"]) {
+    assert.deepEqual(scanStatement(`SELECT "${word}"(1)`).calls, [word], word);
+  }
+  assert.deepEqual(scanStatement("SELECT x IN (1) AND EXISTS (SELECT 1)").calls, []);
+  // The clauses those words are.
+  assert.equal(verdict("SELECT count(*) FILTER (WHERE a) FROM t"), "reads");
+  assert.equal(verdict("SELECT rank() OVER (ORDER BY a) FROM t"), "reads");
+  assert.equal(verdict("SELECT * FROM t INNER JOIN (SELECT 1) s ON true"), "reads");
+  assert.equal(verdict("SELECT * FROM t CROSS JOIN (SELECT 2) b"), "reads");
+  assert.equal(verdict("SELECT * FROM t NATURAL JOIN (SELECT 1 AS id) b"), "reads");
+  // After a name, JOIN ( may be a call: unproven, with the way out.
+  const aliased = sqlStatementClass("SELECT * FROM t a JOIN (SELECT 1) s ON true");
+  assert.equal(aliased.class, "unproven");
+  assert.match((aliased as { why: string }).why, /write INNER JOIN/);
+});
+
+Deno.test("only PostgreSQL's whitespace separates tokens: U+00A0 is part of a name", () => {
+  // PostgreSQL calls a function named "\u00a0lower" here, not lower().
+  assert.deepEqual(scanStatement("SELECT \u00a0lower(1)").calls, ["\u00a0lower"]);
+  assert.equal(sqlStatementClass("SELECT \u00a0lower(1)").class, "unproven");
+  assert.equal(sqlStatementClass("SELECT 1,\u2028lower(1)").class, "unproven");
+  assert.deepEqual(scanStatement("SELECT\t\f\v\r\nlower (1)").calls, ["lower"]);
+});
+
+Deno.test("large objects, setseed and advisory unlocks act outside the transaction", () => {
+  for (
+    const sql of [
+      "SELECT lo_create(0)",
+      "SELECT lo_from_bytea(0, 'x')",
+      "SELECT lo_import('/etc/passwd')",
+      "SELECT setseed(0.5)",
+      "SELECT pg_advisory_unlock_all()",
+      "SELECT pg_catalog.lo_put(1, 0, 'x')",
+    ]
+  ) {
+    assert.equal(sqlStatementClass(sql).class, "writes", sql);
+  }
+});

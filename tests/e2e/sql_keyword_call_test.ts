@@ -1,0 +1,117 @@
+/**
+ * A statement weir proves to read calls no function it did not see, held
+ * against a real PostgreSQL. PostgreSQL calls a function where weir's scan
+ * (src/guardfile/sql_scan.ts) once saw a keyword: a quoted name (`"any"(x)`),
+ * an unquoted keyword PostgreSQL also takes as a function's name (`filter(1)`,
+ * `over(1)`, `join(1)`, `within(1)`, `is(1)`), a name starting with a
+ * character past ASCII the scan took for a space (U+00A0 before `lower`).
+ * For generated statements calling such functions (each takes a session
+ * advisory lock, which a read-only transaction does not stop), and the
+ * clauses those words really are (`FILTER (`, `OVER (`, `INNER JOIN (`),
+ * every statement weir proves to read is run as weir runs a read
+ * (`BEGIN READ ONLY`) and must hold no lock past it and create no large
+ * object (lo_create creates one in a read-only transaction).
+ */
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import fc from "../support/property.ts";
+import { postgresMissing, startPostgres } from "../support/postgres.ts";
+import { sqlStatementClass } from "../../src/guardfile/reads.ts";
+import { NOT_CALLS } from "../../src/guardfile/sql_functions.ts";
+
+const missing = postgresMissing();
+if (missing) console.error(`SKIP sql_keyword_call_test: ${missing}`);
+
+const NBSP = "\u00a0";
+/** Functions the database defines, each named as a keyword or a near-built-in. */
+const TRAPS = [...NOT_CALLS, "filter", "over", "join", "within", "is", `${NBSP}lower`];
+/** Keywords PostgreSQL calls as a function unquoted (verified on PostgreSQL 15). */
+const UNQUOTED_CALLS = ["filter", "over", "join", "within", "is"];
+
+const call = fc.oneof(
+  fc.record({ name: fc.constantFrom(...TRAPS), quoted: fc.constant(true) }),
+  fc.record({ name: fc.constantFrom(...UNQUOTED_CALLS, `${NBSP}lower`), quoted: fc.boolean() }),
+  fc.constant({ name: "lo_create", quoted: false }),
+).chain(({ name, quoted }) =>
+  fc.constantFrom("", " ", "/* c */", "\n").map((gap) => {
+    const written = quoted ? `"${name}"` : name;
+    return name === "lo_create" ? `lo_create${gap}(0)` : `${written}${gap}(1)`;
+  })
+);
+
+const statement = fc.oneof(
+  fc.tuple(
+    fc.constantFrom(
+      "SELECT {c} AS v",
+      "SELECT 1 AS one, {c} AS v",
+      "SELECT x.* FROM (SELECT {c} AS v) x",
+      "SELECT id FROM t WHERE {c} IS NOT NULL",
+      "SELECT count(*) FROM t WHERE id IN (SELECT {c})",
+    ),
+    call,
+  ).map(([shape, c]) => shape.replace("{c}", c)),
+  // The clauses these words are: weir still proves these read.
+  fc.constantFrom(
+    "SELECT count(*) FILTER (WHERE id > 1) FROM t",
+    "SELECT row_number() OVER (ORDER BY id) FROM t",
+    "SELECT sum(id) OVER (PARTITION BY id) FROM t",
+    "SELECT * FROM t INNER JOIN (SELECT 1 AS one) s ON true",
+    "SELECT * FROM t LEFT JOIN (SELECT 1 AS one) s ON true",
+    "SELECT * FROM t NATURAL JOIN (SELECT 1 AS id) b",
+    "SELECT * FROM t WHERE id IN (1, 2) AND EXISTS (SELECT 1)",
+    "SELECT CAST(id AS numeric(10, 2)) FROM t",
+  ),
+);
+
+Deno.test({
+  name: "a proven read calls no function weir did not see (keywords, quoted names, U+00A0)",
+  ignore: missing !== null,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const pg = await startPostgres();
+    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 2 });
+    // One connection: a pooled session weir reuses for the next call.
+    const app = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
+    try {
+      await admin.unsafe(`CREATE TABLE t (id int); INSERT INTO t VALUES (1), (2), (3)`);
+      for (const name of TRAPS) {
+        const quoted = `"${name.replaceAll('"', '""')}"`;
+        await admin.unsafe(
+          `CREATE FUNCTION public.${quoted}(int) RETURNS int VOLATILE LANGUAGE plpgsql AS
+           $f$ BEGIN PERFORM pg_advisory_lock(hashtext(${
+            JSON.stringify(name).replaceAll('"', "'")
+          })); RETURN 1; END $f$`,
+        );
+      }
+      let proven = 0;
+      let caught = 0;
+      await fc.assert(
+        fc.asyncProperty(statement, async (sql) => {
+          await app.unsafe(`SELECT pg_advisory_unlock_all()`);
+          await admin.unsafe(`SELECT lo_unlink(oid) FROM pg_largeobject_metadata`);
+          const verdict = sqlStatementClass(sql);
+          if (verdict.class !== "reads") {
+            caught++;
+            return;
+          }
+          proven++;
+          // As weir runs a read (src/guard/sql.ts): a read-only transaction.
+          await app.begin("read only", (tx) => tx.unsafe(sql, [], { prepare: true }))
+            .catch(() => {});
+          const locks = await admin`SELECT objid FROM pg_locks WHERE locktype = 'advisory'`;
+          const objects = await admin`SELECT count(*)::int AS n FROM pg_largeobject_metadata`;
+          assert.deepEqual([...locks], [], `${sql}: proven to read, it called a function`);
+          assert.equal(objects[0].n, 0, `${sql}: proven to read, it created a large object`);
+        }),
+        { numRuns: 120 },
+      );
+      assert.ok(proven > 10, `only ${proven} statements proven to read: the clauses were lost`);
+      assert.ok(caught > 30, `only ${caught} statements unproven: the generator lost its calls`);
+    } finally {
+      await admin.end({ timeout: 1 }).catch(() => {});
+      await app.end({ timeout: 1 }).catch(() => {});
+      await pg.close();
+    }
+  },
+});
