@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type Recorded, type Recorder, startRecorder } from "../support/upstream.ts";
+import { rpcAs } from "../support/revision_http.ts";
 
 async function serveExample(
   example: string,
@@ -206,28 +207,12 @@ Deno.test("open-meteo: credential-free, bounded inputs, cached, a resource", asy
     const days = await call("get_forecast", { latitude: 1, longitude: 1, forecast_days: 30 });
     assert.equal(days.status, 400);
 
-    const mcp = await fetch(`${server.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "resources/read",
-        "mcp-name": "weather://units",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "resources/read",
-        params: {
-          uri: "weather://units",
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-          },
-        },
-      }),
-    }).then((r) => r.json());
+    const mcp = await rpcAs<{ result: { contents: { text: string }[] } }>(
+      server.url,
+      "2026-07-28",
+      "resources/read",
+      { uri: "weather://units" },
+    );
     assert.match(mcp.result.contents[0].text, /degrees Celsius/);
   } finally {
     await server.stop();

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
 import { type ListedTool, startSdkUpstream } from "../support/sdk_upstream.ts";
 import { startRecorder } from "../support/upstream.ts";
-import { callToolAs as call } from "../support/revision_http.ts";
+import { callToolAs as call, rpcAs } from "../support/revision_http.ts";
 import { compileSchema } from "../../src/mcp/schema.ts";
 
 /** How an MCP server may type an argument that also takes null. */
@@ -86,18 +86,10 @@ ${
 `);
   const weir = await serveHttp(file);
   try {
-    const listed = await fetch(`${weir.url}/mcp`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2025-11-25",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "tools/list", params: {} }),
-    }).then((r) => r.json());
-    for (
-      const tool of listed.result.tools as { name: string; inputSchema: Record<string, never> }[]
-    ) {
+    const listed = await rpcAs<
+      { result: { tools: { name: string; inputSchema: Record<string, never> }[] } }
+    >(weir.url, "2025-11-25", "tools/list", {});
+    for (const tool of listed.result.tools) {
       if (!tool.name.startsWith("t_")) continue;
       const admits = compileSchema(tool.inputSchema);
       for (const rule of RULES) {
