@@ -307,7 +307,7 @@ async function startupDsnProblem(database: Database): Promise<string | undefined
   } catch {
     return undefined;
   }
-  const { dsnOrigin, dsnProblem } = await import("../guard/sql.ts");
+  const { dsnOrigin, dsnProblem } = await lazy<typeof import("../guard/sql.ts")>("guard_sql");
   const problem = dsnProblem(dsn);
   return problem && `the database DSN (from ${dsnOrigin(database)}) ${problem}`;
 }

@@ -53,7 +53,8 @@ import { refuseSecretArguments, refuseSecretText } from "./secret_arguments.ts";
 import { MAX_ANSWER_DEPTH, nestsDeeperThan, Redactor } from "./secrets.ts";
 import type { ValueResolver } from "./values.ts";
 import { isEmpty } from "./controls.ts";
-import { type SqlAnswer, SqlRunner } from "./sql.ts";
+import type { SqlAnswer, SqlRunner } from "./sql.ts";
+import { lazy } from "../ops/lazy.ts";
 import { extract } from "./extract.ts";
 import type { CallMode, CallState, ShownCall } from "./pipeline.ts";
 
@@ -180,7 +181,8 @@ export class SpecMode implements CallMode<SpecCall> {
   readonly #rejectEmpty: ReadonlySet<string>;
   /** Per grant: path values, then query inputs (what a person sees first). */
   readonly #identifying: Map<string, readonly string[]>;
-  readonly #sql?: SqlRunner;
+  /** A file with `database`: its runner, made on the first sql call (sql.ts loads then). */
+  #sql?: SqlRunner;
   readonly #exchanges: boolean;
 
   constructor(guardfile: Guardfile, options: SpecModeOptions) {
@@ -199,10 +201,14 @@ export class SpecMode implements CallMode<SpecCall> {
     this.#identifying = new Map(
       guardfile.grants.map((g) => [g.tool, [...g.pathParams, ...g.query.map((q) => q.name)]]),
     );
-    if (guardfile.database) {
-      const { resolver, limits, log } = options;
-      this.#sql = new SqlRunner(guardfile.database, resolver, limits.timeoutMs, log);
-    }
+  }
+
+  /** The file's sql runner (a file with `database`), made once on the first sql call. */
+  async #sqlRunner(): Promise<SqlRunner> {
+    if (this.#sql) return this.#sql;
+    const { SqlRunner } = await lazy<typeof import("./sql.ts")>("guard_sql");
+    const { resolver, limits, log } = this.#options;
+    return this.#sql ??= new SqlRunner(this.#guardfile.database!, resolver, limits.timeoutMs, log);
   }
 
   begin(name: string, args: Record<string, unknown>, ctx: CallContext, started: number): SpecCall {
@@ -221,7 +227,7 @@ export class SpecMode implements CallMode<SpecCall> {
     // An optional input sent as null was not given: no check, cache key or request sees it.
     call.args = withoutNulls(grant, call.original);
     if (grant.sql) {
-      call.dsn = await this.#sql!.dsn(call.redactor);
+      call.dsn = await (await this.#sqlRunner()).dsn(call.redactor);
       refuseSecretArguments(grant.tool, call.redactor, call.original);
       return;
     }
@@ -286,7 +292,7 @@ export class SpecMode implements CallMode<SpecCall> {
   async send(call: SpecCall): Promise<void> {
     if (call.grant.sql) {
       const spelled = spelledArguments(call.original);
-      call.rows = await this.#sql!.run(
+      call.rows = await (await this.#sqlRunner()).run(
         call.grant,
         call.args,
         call.dsn!,

@@ -24,7 +24,7 @@ import { buildRefusal } from "./lint_build.ts";
 import { lintWarnings, servedTools } from "./lint.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { type LoadOutcome, Reloader, type Surface } from "../ops/reload.ts";
-import { startTelemetry } from "../ops/telemetry.ts";
+import { telemetryWanted } from "../ops/telemetry_env.ts";
 import { guardfileTokens, unknownGrantTools } from "../ops/flags.ts";
 import { singleUseProblem } from "../ops/state_keys.ts";
 import type { RequestWrapper, ToolAccess } from "../mcp/server.ts";
@@ -526,9 +526,16 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
         "(--oauth-issuer and --oauth-resource): every caller may call every granted tool",
     });
   }
-  // OpenTelemetry, when the OTEL_* variables turn it on (src/ops/telemetry.ts).
+  // OpenTelemetry, when the OTEL_* variables turn it on (src/ops/telemetry.ts, loaded only then).
   const servedNames = { current: new Set<string>() };
-  const telemetry = await startTelemetry(guardfile.name, () => servedNames.current, undefined, log);
+  const telemetry = telemetryWanted((name) => Deno.env.get(name))
+    ? await (await lazy<typeof import("../ops/telemetry.ts")>("telemetry")).startTelemetry(
+      guardfile.name,
+      () => servedNames.current,
+      undefined,
+      log,
+    )
+    : undefined;
   const build = {
     limits: options.limits,
     log: options.log,

@@ -6,6 +6,8 @@
  * walks only when the program takes it. `weir serve`'s literal imports reached
  * about 580 KB of TypeScript it mostly never runs (the wrap and AWS modes,
  * HTTP listening, inbound OAuth, token exchange), all read at each start.
+ * The same holds a module a static import would load for a feature the file
+ * may not use (telemetry, sql grants).
  *
  * Each module here is listed by its path from the repository root: a checkout
  * imports the file (needing read permission, which serve has for its
@@ -27,6 +29,8 @@ export const LAZY_MODULES = {
   oauth_profiles: "src/oauth/profiles.ts",
   oauth_exchange_setup: "src/oauth/exchange_setup.ts",
   oauth_token_exchange: "src/oauth/token_exchange.ts",
+  telemetry: "src/ops/telemetry.ts",
+  guard_sql: "src/guard/sql.ts",
 } as const;
 
 /** A name of {@link LAZY_MODULES}. */

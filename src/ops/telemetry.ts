@@ -50,6 +50,9 @@ import { type Logger, type RequestWrapper, ToolError } from "../mcp/server.ts";
 import { errorTypeOf, kindOf, kindOfText } from "../errors/kinds.ts";
 import { type McpUpstreamHook, setUpstreamTracing, type UpstreamHook } from "./trace_hooks.ts";
 import { subjectOf } from "./audit.ts";
+import { TelemetryConfigError, telemetryWanted } from "./telemetry_env.ts";
+
+export { TelemetryConfigError, telemetryWanted };
 
 /** Telemetry that is running: the core's wrapper, and a shutdown that flushes. */
 export interface Telemetry {
@@ -57,9 +60,6 @@ export interface Telemetry {
   /** Export what is buffered and stop (call before exit). */
   shutdown(): Promise<void>;
 }
-
-/** Thrown for an `OTEL_*` setting weir cannot honour (start-up refuses). */
-export class TelemetryConfigError extends Error {}
 
 const METHODS = new Set([
   "initialize",
@@ -73,39 +73,6 @@ const METHODS = new Set([
   "prompts/list",
   "prompts/get",
 ]);
-
-/**
- * Whether the environment turns telemetry on.
- * @throws {TelemetryConfigError} for a protocol other than `http/json`, or an unknown exporter
- */
-export function telemetryWanted(env: (name: string) => string | undefined): boolean {
-  if ((env("OTEL_SDK_DISABLED") ?? "").trim().toLowerCase() === "true") return false;
-  const selectors = ["OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"].map((n) =>
-    (env(n) ?? "").trim().toLowerCase()
-  );
-  for (const [i, s] of selectors.entries()) {
-    if (s !== "" && s !== "otlp" && s !== "none") {
-      throw new TelemetryConfigError(
-        `${i ? "OTEL_METRICS_EXPORTER" : "OTEL_TRACES_EXPORTER"}=${s}: weir exports otlp or none`,
-      );
-    }
-  }
-  const endpoint = ["", "TRACES_", "METRICS_"].some((k) =>
-    (env(`OTEL_EXPORTER_OTLP_${k}ENDPOINT`) ?? "") !== ""
-  );
-  const on = endpoint || selectors.includes("otlp");
-  if (!on || selectors.every((s) => s === "none")) return false;
-  for (const k of ["", "TRACES_", "METRICS_"]) {
-    const protocol = (env(`OTEL_EXPORTER_OTLP_${k}PROTOCOL`) ?? "").trim();
-    if (protocol !== "" && protocol !== "http/json") {
-      throw new TelemetryConfigError(
-        `OTEL_EXPORTER_OTLP_${k}PROTOCOL=${protocol}: weir exports OTLP over HTTP as JSON; ` +
-          `set http/json or leave it unset`,
-      );
-    }
-  }
-  return true;
-}
 
 /**
  * The OpenTelemetry modules, loaded only when telemetry is on. Each is held in a
