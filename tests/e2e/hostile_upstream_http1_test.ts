@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import zlib from "node:zlib";
-import { callApi, tempGuardfile, untilListening, weirCommand } from "../support/cli.ts";
+import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 
 const enc = new TextEncoder();
 const TOKEN = "hostile-upstream-token-0123456789";
@@ -99,18 +99,10 @@ function rawUpstream(
 
 /** `weir serve FILE --http 127.0.0.1:0` with the process id, for its peak memory. */
 async function serveWithPid(file: string, env: Record<string, string>, extra: string[] = []) {
-  const { command, args } = weirCommand();
-  const child = new Deno.Command(command, {
-    args: [...args, "serve", file, "--http", "127.0.0.1:0", ...extra],
-    env: { TOK: TOKEN, ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const served = await untilListening(child, "weir serve", { timeoutMs: 60_000 });
+  const served = await serveHttp(file, { env: { TOK: TOKEN, ...env }, extra });
   /** Peak resident memory so far, in MiB (Linux /proc VmHWM). */
   const peakMiB = () =>
-    Number(/VmHWM:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${child.pid}/status`))![1]) / 1024;
+    Number(/VmHWM:\s+(\d+)/.exec(Deno.readTextFileSync(`/proc/${served.pid}/status`))![1]) / 1024;
   return { ...served, peakMiB };
 }
 
