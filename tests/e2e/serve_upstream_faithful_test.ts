@@ -27,6 +27,7 @@ import {
   type Wrapper,
 } from "../support/upstream_cli.ts";
 import { startSdkUpstream } from "../support/sdk_upstream.ts";
+import { callToolText } from "../support/revision_http.ts";
 import {
   canonicalExact,
   canonicalOf,
@@ -80,8 +81,6 @@ function inexact(text: string): boolean {
   return found;
 }
 
-let nextId = 1;
-
 /** Send `text` as tool `name`'s arguments, over MCP or the tool API; the result's text. */
 async function send(weir: Wrapper, name: string, text: string, viaApi: boolean) {
   if (viaApi) {
@@ -93,18 +92,7 @@ async function send(weir: Wrapper, name: string, text: string, viaApi: boolean) 
     });
     return { ok: r.status === 200, body: await r.text() };
   }
-  const r = await fetch(`${weir.url}/mcp`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2025-11-25",
-    },
-    body: `{"jsonrpc":"2.0","id":${nextId++},"method":"tools/call",` +
-      `"params":{"name":${JSON.stringify(name)},"arguments":${text}}}`,
-    signal: AbortSignal.timeout(30_000),
-  });
-  const body = await r.text();
+  const body = await callToolText(weir.url, "2025-11-25", name, text);
   const reply = JSON.parse(body);
   return { ok: reply.result !== undefined && reply.result.isError !== true, body };
 }

@@ -17,7 +17,7 @@ import { createGuard, parseGuardfile } from "../../src/guard/mod.ts";
 import { parseJsonExact } from "../../src/mcp/text.ts";
 import { type Recorder, startRecorder } from "../support/upstream.ts";
 import { serveHttp, tempGuardfile } from "../support/cli.ts";
-import { postMcp } from "../support/raw_upstream.ts";
+import { callToolText } from "../support/revision_http.ts";
 import { integerText } from "../support/decimal.ts";
 
 /** A JSON number literal: sign, digits, fraction (trailing zeros allowed), exponent. */
@@ -197,20 +197,12 @@ Deno.test("weir serve: since=1e21 goes upstream as 1e21 over the tool API and MC
       assert.equal(api.status, 200, await api.text());
       assert.equal(upstream.requests.at(-1)!.query, `since=${encodeURIComponent(s)}`);
       for (const modern of [false, true]) {
-        const meta = modern
-          ? `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-          : "";
         const answer = JSON.parse(
-          await postMcp(
+          await callToolText(
             server.url,
-            `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_item","arguments":{"price":${s}}${meta}}}`,
-            modern
-              ? {
-                "mcp-protocol-version": "2026-07-28",
-                "mcp-method": "tools/call",
-                "mcp-name": "create_item",
-              }
-              : {},
+            modern ? "2026-07-28" : "2025-11-25",
+            "create_item",
+            `{"price":${s}}`,
           ),
         );
         assert.equal(answer.result?.isError, undefined, JSON.stringify(answer));
@@ -241,20 +233,12 @@ Deno.test("weir serve: an integer path parameter of 1e23 goes upstream as the in
       assert.equal(api.status, 200, await api.text());
       assert.equal(upstream.requests.at(-1)!.path, want, `tool API ${s}`);
       for (const modern of [false, true]) {
-        const meta = modern
-          ? `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-          : "";
         const answer = JSON.parse(
-          await postMcp(
+          await callToolText(
             server.url,
-            `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_item","arguments":{"index":${s}}${meta}}}`,
-            modern
-              ? {
-                "mcp-protocol-version": "2026-07-28",
-                "mcp-method": "tools/call",
-                "mcp-name": "get_item",
-              }
-              : {},
+            modern ? "2026-07-28" : "2025-11-25",
+            "get_item",
+            `{"index":${s}}`,
           ),
         );
         assert.equal(answer.result?.isError, undefined, JSON.stringify(answer));

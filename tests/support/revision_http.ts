@@ -63,3 +63,30 @@ export function callToolAs<A = RpcAnswer>(
 ): Promise<A> {
   return rpcAs<A>(url, revision, "tools/call", { name, arguments: args }, headers);
 }
+
+/**
+ * One `tools/call` whose arguments are JSON text sent as written (a number's
+ * digits, a duplicate key), under `revision`; the answer's text.
+ */
+export async function callToolText(
+  url: string,
+  revision: RevisionName,
+  name: string,
+  argumentsText: string,
+): Promise<string> {
+  const modern = revision === "2026-07-28";
+  const meta = modern ? `,"_meta":${JSON.stringify(MODERN_META)}` : "";
+  const res = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": revision,
+      ...(modern ? { "mcp-method": "tools/call", "mcp-name": name } : {}),
+    },
+    body: `{"jsonrpc":"2.0","id":${nextId++},"method":"tools/call","params":{"name":` +
+      `${JSON.stringify(name)},"arguments":${argumentsText}${meta}}}`,
+    signal: AbortSignal.timeout(30_000),
+  });
+  return await res.text();
+}
