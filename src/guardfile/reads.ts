@@ -37,7 +37,7 @@
 import type { Grant, HttpMethod } from "./model.ts";
 import { methodForVerb, READ_WORDS, readLikePrefix } from "./verbs.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
-import { outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
+import { outsideTransaction, PURE_FUNCTIONS, SYNTAX_ONLY } from "./sql_functions.ts";
 
 /** Read or write, and the rule that decided, in words. */
 export interface Access {
@@ -290,7 +290,9 @@ export function sqlStatementClass(
     };
   }
   if (scan.multiple) return { class: "unproven", why: "it holds more than one statement" };
-  const unknown = scan.calls.filter((c) => !PURE_FUNCTIONS.has(c));
+  const unknown = scan.calls.filter((c) =>
+    !PURE_FUNCTIONS.has(c) || (SYNTAX_ONLY.has(c) && scan.quotedCalls.includes(c))
+  );
   const unstated = unknown.find((c) => !onlyReads.includes(calledName(c)));
   if (unstated) {
     const name = calledName(unstated);

@@ -18,7 +18,7 @@ import type { ScalarType, SqlParam, SqlSpec } from "./model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
 import { calledName, namedAsRead, sqlStatementClass } from "./reads.ts";
-import { outsideTransaction, PURE_FUNCTIONS } from "./sql_functions.ts";
+import { outsideTransaction, PURE_FUNCTIONS, SYNTAX_ONLY } from "./sql_functions.ts";
 
 /** Drivers `database` may name: the reference's `pgx`, or plainly `postgres`. */
 export const SQL_DRIVERS: readonly string[] = ["pgx", "postgres"];
@@ -205,7 +205,8 @@ function readOnlyReads(nodes: NodeReader[], scan: StatementScan): string[] | und
         ok = false;
         continue;
       }
-      if (PURE_FUNCTIONS.has(name) && !scan.calls.includes(`.${name}`)) {
+      const syntax = SYNTAX_ONLY.has(name) && scan.quotedCalls.includes(name);
+      if (PURE_FUNCTIONS.has(name) && !syntax && !scan.calls.includes(`.${name}`)) {
         n.warn(
           `only-reads "${name}": ${name}() is a built-in weir already proves changes nothing; ` +
             `remove it`,

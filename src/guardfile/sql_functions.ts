@@ -65,7 +65,7 @@ export const PURE_FUNCTIONS: ReadonlySet<string> = names(
   // Formatting.
   "to_char to_date to_number to_timestamp",
   // Dates and times.
-  "age clock_timestamp current_date date_add date_bin date_part date_subtract date_trunc",
+  "age clock_timestamp current_date date_bin date_part date_trunc",
   "extract isfinite justify_days justify_hours justify_interval make_date make_interval",
   "make_time make_timestamp make_timestamptz now statement_timestamp timeofday timezone",
   "transaction_timestamp pg_sleep",
@@ -85,6 +85,16 @@ export const PURE_FUNCTIONS: ReadonlySet<string> = names(
   // Text search and UUIDs.
   "plainto_tsquery phraseto_tsquery to_tsquery to_tsvector ts_rank ts_rank_cd ts_headline",
   "websearch_to_tsquery gen_random_uuid",
+);
+
+/**
+ * Names in {@link PURE_FUNCTIONS} that are SQL syntax, not functions in
+ * `pg_catalog` (PostgreSQL 15): unquoted, the grammar reads them; quoted
+ * (`"coalesce"(x)`), PostgreSQL calls a function of that name, which only
+ * another schema can hold, so a quoted call of one is not pure.
+ */
+export const SYNTAX_ONLY: ReadonlySet<string> = names(
+  "coalesce nullif greatest least trim current_date",
 );
 
 /**

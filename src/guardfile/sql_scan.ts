@@ -38,6 +38,8 @@ export interface StatementScan {
    * `.` before it (`.lower`).
    */
   calls: string[];
+  /** The names of {@link calls} written quoted (`"coalesce"(x)` calls a function, not the syntax). */
+  quotedCalls: string[];
   /** A `;` followed by more than whitespace or comments. */
   multiple: boolean;
   /** An unterminated literal, identifier or comment. */
@@ -115,6 +117,7 @@ export function scanStatement(text: string): StatementScan {
     questionMarks: 0,
     words: [],
     calls: [],
+    quotedCalls: [],
     multiple: false,
   };
   const tokens: Token[] = [];
@@ -262,6 +265,7 @@ export function scanStatement(text: string): StatementScan {
     const qualified = isChar(before, ".");
     if (!qualified && !calls(t, before)) return;
     out.calls.push(qualified ? `.${t.name}` : t.name);
+    if (t.quoted && !qualified) out.quotedCalls.push(t.name);
   });
   return out;
 }

@@ -2,6 +2,7 @@
  * A statement weir proves to read calls no function it did not see, held
  * against a real PostgreSQL. PostgreSQL calls a function where weir's scan
  * (src/guardfile/sql_scan.ts) once saw a keyword: a quoted name (`"any"(x)`),
+ * a quoted name of SQL syntax that is no built-in function (`"coalesce"(1)`),
  * an unquoted keyword PostgreSQL also takes as a function's name (`filter(1)`,
  * `over(1)`, `join(1)`, `within(1)`, `is(1)`), a name starting with a
  * character past ASCII the scan took for a space (U+00A0 before `lower`).
@@ -17,14 +18,23 @@ import postgres from "postgres";
 import fc from "../support/property.ts";
 import { postgresMissing, startPostgres } from "../support/postgres.ts";
 import { sqlStatementClass } from "../../src/guardfile/reads.ts";
-import { NOT_CALLS } from "../../src/guardfile/sql_functions.ts";
+import { NOT_CALLS, SYNTAX_ONLY } from "../../src/guardfile/sql_functions.ts";
 
 const missing = postgresMissing();
 if (missing) console.error(`SKIP sql_keyword_call_test: ${missing}`);
 
 const NBSP = "\u00a0";
 /** Functions the database defines, each named as a keyword or a near-built-in. */
-const TRAPS = [...NOT_CALLS, "filter", "over", "join", "within", "is", `${NBSP}lower`];
+const TRAPS = [
+  ...NOT_CALLS,
+  ...SYNTAX_ONLY,
+  "filter",
+  "over",
+  "join",
+  "within",
+  "is",
+  `${NBSP}lower`,
+];
 /** Keywords PostgreSQL calls as a function unquoted (verified on PostgreSQL 15). */
 const UNQUOTED_CALLS = ["filter", "over", "join", "within", "is"];
 

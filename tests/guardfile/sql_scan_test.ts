@@ -130,6 +130,10 @@ Deno.test("a keyword PostgreSQL calls as a function is a call; its clause is not
     assert.deepEqual(scanStatement(`SELECT "${word}"(1)`).calls, [word], word);
   }
   assert.deepEqual(scanStatement("SELECT x IN (1) AND EXISTS (SELECT 1)").calls, []);
+  // SQL syntax unquoted, a function of that name (in some schema) quoted.
+  assert.equal(verdict("SELECT coalesce(a, 1), greatest(a, 2) FROM t"), "reads");
+  assert.equal(verdict('SELECT "coalesce"(a, 1) FROM t'), "unproven");
+  assert.equal(verdict('SELECT "lower"(a) FROM t'), "reads");
   // The clauses those words are.
   assert.equal(verdict("SELECT count(*) FILTER (WHERE a) FROM t"), "reads");
   assert.equal(verdict("SELECT rank() OVER (ORDER BY a) FROM t"), "reads");
