@@ -102,8 +102,9 @@ export const SYNTAX_ONLY: ReadonlySet<string> = names(
  * they act on another connection (dblink), on the session past the
  * transaction (an advisory lock, a setting), on other sessions or the server
  * (a notification, ending a backend, reloading the configuration, resetting
- * statistics, WAL and replication state), on large objects (which a read-only
- * transaction does not guard), or on the server's files. Each name
+ * statistics, WAL and replication state), on large objects, the catalog or
+ * indexes (which a read-only transaction does not guard), or on the server's
+ * files; and functions that run a query given as a string. Each name
  * ending in `*` stands for every name it starts.
  */
 const OUTSIDE_TRANSACTION = [
@@ -140,9 +141,26 @@ const OUTSIDE_TRANSACTION = [
   // transaction (PostgreSQL 15, verified); lo_import/lo_export read and write
   // the server's files.
   "lo_*",
+  "loread",
+  "lowrite",
   // The session past the transaction: its random sequence, its advisory locks.
   "setseed",
   "pg_advisory_unlock*",
+  // A query given as a string, which the scan does not read (and a parameter
+  // may fill): query_to_xml('SELECT dblink_exec(...)') and ts_stat run it
+  // (verified: rows deleted through dblink inside BEGIN READ ONLY).
+  "query_to_xml*",
+  "cursor_to_xml*",
+  "ts_stat",
+  "ts_rewrite",
+  // The catalog, indexes and replication slots, written past the read-only
+  // check (pg_import_system_collations added 808 collations inside BEGIN READ
+  // ONLY on PostgreSQL 15).
+  "pg_import_system_collations",
+  "brin_summarize*",
+  "brin_desummarize_range",
+  "gin_clean_pending_list",
+  "pg_logical_slot_get_*",
 ];
 
 /**

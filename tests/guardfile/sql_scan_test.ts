@@ -154,7 +154,7 @@ Deno.test("only PostgreSQL's whitespace separates tokens: U+00A0 is part of a na
   assert.deepEqual(scanStatement("SELECT\t\f\v\r\nlower (1)").calls, ["lower"]);
 });
 
-Deno.test("large objects, setseed and advisory unlocks act outside the transaction", () => {
+Deno.test("large objects, setseed, advisory unlocks, query strings and the catalog act outside the transaction", () => {
   for (
     const sql of [
       "SELECT lo_create(0)",
@@ -163,8 +163,29 @@ Deno.test("large objects, setseed and advisory unlocks act outside the transacti
       "SELECT setseed(0.5)",
       "SELECT pg_advisory_unlock_all()",
       "SELECT pg_catalog.lo_put(1, 0, 'x')",
+      "SELECT lowrite(0, 'x')",
+      "SELECT query_to_xml($1, true, false, '')",
+      "SELECT * FROM ts_stat('SELECT dblink_exec(1)')",
+      "SELECT pg_import_system_collations('public'::regnamespace)",
+      "SELECT pg_logical_slot_get_changes('s', NULL, NULL)",
     ]
   ) {
     assert.equal(sqlStatementClass(sql).class, "writes", sql);
   }
+});
+
+Deno.test("only-reads cannot name a function that runs a query string", async () => {
+  const { loadGuardfileText } = await import("../../src/guardfile/load.ts");
+  const loaded = loadGuardfileText(
+    `wrap ward mcp shop {
+    database pgx { value env "DSN"; }
+    can list rows { sql { statement "SELECT query_to_xml($1, true, false, '') AS x"; param "q"; only-reads "query_to_xml"; }; }
+}`,
+    "shop.mcp.kdl",
+  );
+  const errors = loaded.diagnostics.filter((d) => d.severity === "error").map((d) => d.message);
+  assert.ok(
+    errors.some((m) => /query_to_xml\(\).*acts outside the transaction/.test(m)),
+    errors.join("\n"),
+  );
 });
