@@ -96,8 +96,14 @@ const IDENTIFIER = /[A-Za-z_\u0080-\uFFFF][A-Za-z0-9_$\u0080-\uFFFF]*/y;
 const PLACEHOLDER = /\$(\d+)/y;
 /** A dollar quote's tag: an identifier without `$`, any character past ASCII included. */
 const DOLLAR_TAG = /\$(?:[A-Za-z_\u0080-\uFFFF][A-Za-z0-9_\u0080-\uFFFF]*)?\$/y;
-/** A number, as one token (`1e5(` calls nothing). */
-const NUMBER = /[0-9][0-9A-Za-z_.]*/y;
+/**
+ * A number, as one token (`1e5(` calls nothing): digits, a fraction, an
+ * exponent with digits, and no letter past them. PostgreSQL up to 14 splits
+ * `1E'...'` into `1` and an `E'...'` string (scan.l `realfail1` throws the `E`
+ * back), and `1upper(x)` into `1` and a call; 15 refuses both ("trailing
+ * junk"). Taking letters into the number hid `1E'\'' , dblink_exec(...) -- '`.
+ */
+const NUMBER = /[0-9][0-9_]*(?:\.(?!\.)[0-9_]*)?(?:[eE][+-]?[0-9]+)?/y;
 
 /** The match of a sticky expression at `at`, or null. */
 function matchAt(re: RegExp, text: string, at: number): RegExpExecArray | null {

@@ -189,3 +189,11 @@ Deno.test("only-reads cannot name a function that runs a query string", async ()
     errors.join("\n"),
   );
 });
+
+Deno.test("a number takes no letter: PostgreSQL 14 reads 1E'...' as 1 and an E'' string", () => {
+  // PostgreSQL 14 runs dblink_exec here (15 refuses the statement): the scan must see it.
+  const hidden = String.raw`SELECT 1E'\'' , dblink_exec('db', 'DELETE FROM t') -- '`;
+  assert.equal(sqlStatementClass(hidden).class, "writes");
+  assert.deepEqual(scanStatement("SELECT 1upper('x')").calls, ["upper"]);
+  assert.deepEqual(scanStatement("SELECT 1e5, 1.5e-3, .5, 2. FROM t").calls, []);
+});
