@@ -97,6 +97,13 @@ const PLACEHOLDER = /\$(\d+)/y;
 /** A dollar quote's tag: an identifier without `$`, any character past ASCII included. */
 const DOLLAR_TAG = /\$(?:[A-Za-z_\u0080-\uFFFF][A-Za-z0-9_\u0080-\uFFFF]*)?\$/y;
 /**
+ * What continues a string literal after its closing quote (scan.l
+ * `quotecontinue`): spaces and `--` comments, a line break, spaces, line
+ * breaks and `--` comments ended by a line break, then a quote. Each part
+ * matches one way only (no nested repetition): linear on any text.
+ */
+const QUOTE_CONTINUE = /[ \t\f\v]*(?:--[^\n\r]*)?[\n\r](?:[ \t\n\r\f\v]|--[^\n\r]*[\n\r])*'/y;
+/**
  * A number, as one token (`1e5(` calls nothing): digits, a fraction, an
  * exponent with digits, and no letter past them. PostgreSQL up to 14 splits
  * `1E'...'` into `1` and an `E'...'` string (scan.l `realfail1` throws the `E`
@@ -186,6 +193,14 @@ export function scanStatement(text: string): StatementScan {
         if (text[j] === "'") {
           if (text[j + 1] === "'") {
             j += 2;
+            continue;
+          }
+          // A quote, whitespace holding a line break, a quote: the literal goes
+          // on, in the same mode (scan.l quotecontinue): E'x'\n'\'' is one E''
+          // string, whose \' a standard string would have ended.
+          const more = matchAt(QUOTE_CONTINUE, text, j + 1);
+          if (more) {
+            j = j + 1 + more[0].length;
             continue;
           }
           closed = true;

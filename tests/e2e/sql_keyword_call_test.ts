@@ -58,6 +58,8 @@ const statement = fc.oneof(
       "SELECT x.* FROM (SELECT {c} AS v) x",
       "SELECT id FROM t WHERE {c} IS NOT NULL",
       "SELECT count(*) FROM t WHERE id IN (SELECT {c})",
+      // A continued E'' string ends after \'' (scan.l quotecontinue), before the call.
+      "SELECT E'x'\n'\\'' , {c} AS v -- '",
     ),
     call,
   ).map(([shape, c]) => shape.replace("{c}", c)),

@@ -197,3 +197,16 @@ Deno.test("a number takes no letter: PostgreSQL 14 reads 1E'...' as 1 and an E''
   assert.deepEqual(scanStatement("SELECT 1upper('x')").calls, ["upper"]);
   assert.deepEqual(scanStatement("SELECT 1e5, 1.5e-3, .5, 2. FROM t").calls, []);
 });
+
+Deno.test("a string continued on the next line keeps its mode: E'x' then '\\'' is one E'' string", () => {
+  // PostgreSQL 15 (verified) calls the function after the continued E'' string ends.
+  for (const gap of ["\n", " -- c\n  -- d\n", "\n\n", "\r\n\t"]) {
+    const hidden = `SELECT E'x'${gap}'\\'' , dblink_exec('db', 'DELETE FROM t') -- '`;
+    assert.equal(sqlStatementClass(hidden).class, "writes", JSON.stringify(hidden));
+  }
+  // Continued standard strings and the literal's own doubled quote still scan as one string.
+  assert.deepEqual(scanStatement("SELECT 'a'\n'b''c', upper(x) FROM t").calls, ["upper"]);
+  assert.deepEqual(scanStatement("SELECT 'a'\n'dblink_exec(1)' FROM t").calls, []);
+  // Without a line break it is not a continuation.
+  assert.equal(scanStatement("SELECT E'x' 'y'").unterminated, undefined);
+});
