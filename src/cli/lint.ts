@@ -51,7 +51,7 @@ export async function run(args: string[]): Promise<number> {
   const results: { loaded: LoadedFile; size?: SurfaceSize; overBudget: string[] }[] = [];
   let failed = false;
   for (const file of positionals) {
-    const loaded = await loadGuardfileFile(file, overrides);
+    const loaded = await loadGuardfileFile(file, overrides, { lint: true });
     // All findings at once: a file with errors still gets the warnings of what could be read.
     loaded.diagnostics.push(...warningsOf(loaded));
     // Errors first, then warnings, each in file order.

@@ -20,7 +20,7 @@
  * @module
  */
 import type { Diagnostic } from "./diagnostics.ts";
-import { type KdlNode, parseKdl } from "./kdl.ts";
+import { type KdlNode, parseKdl, type SourcePosition } from "./kdl.ts";
 import type { Guardfile } from "./model.ts";
 import { readGuardfileNodes, syntaxDiagnostics } from "./parse.ts";
 import { type AwsMode, awsModeOf, type AwsPolicy, readAwsPolicyNodes } from "./aws.ts";
@@ -46,6 +46,30 @@ export interface LoadedDocument {
   diagnostics: Diagnostic[];
   /** A spec-mode model read as far as it goes despite errors (for lint's warnings; never served). */
   partial?: Guardfile;
+  /** Every `pattern=` string the file writes, with where (for the backtracking check). */
+  patterns?: PatternSite[];
+}
+
+/** A `pattern=` a guardfile writes, where it writes it. */
+export interface PatternSite {
+  /** The regular expression's source. */
+  source: string;
+  /** The node path, e.g. `wrap > can > argument`. */
+  path: string;
+  /** Where the node starts. */
+  position?: SourcePosition;
+}
+
+/** Every string `pattern=` property in `nodes`, any depth, in file order. */
+export function patternSites(nodes: KdlNode[], parent = ""): PatternSite[] {
+  const sites: PatternSite[] = [];
+  for (const node of nodes) {
+    const path = parent === "" ? node.name : `${parent} > ${node.name}`;
+    const source = node.properties.pattern;
+    if (typeof source === "string") sites.push({ source, path, position: node.position });
+    sites.push(...patternSites(node.children, path));
+  }
+  return sites;
 }
 
 /** The mode of a parsed document (see the module documentation). */
@@ -63,10 +87,11 @@ export function loadGuardfileText(text: string, file: string): LoadedDocument {
   const parsed = parseKdl(text);
   if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
   const mode = modeOf(parsed.nodes);
-  if (mode === "spec") return { mode, ...readGuardfileNodes(parsed.nodes, file) };
+  const patterns = patternSites(parsed.nodes);
+  if (mode === "spec") return { mode, ...readGuardfileNodes(parsed.nodes, file), patterns };
   if (mode === "mcp") {
     const { wrap, diagnostics } = readMcpWrap(parsed.nodes, file);
-    return wrap ? { mode, mcpWrap: wrap, diagnostics } : { mode, diagnostics };
+    return wrap ? { mode, mcpWrap: wrap, diagnostics, patterns } : { mode, diagnostics, patterns };
   }
   const { policy, diagnostics } = readAwsPolicyNodes(parsed.nodes, file, mode);
   return policy ? { mode, policy, diagnostics } : { mode, diagnostics };

@@ -33,6 +33,7 @@
 import { describeErrors, LONE_SURROGATE_NAME } from "./schema_errors.ts";
 import { dereference, type Schema, Validator } from "@cfworker/json-schema";
 import { compileAcceptor } from "./fast_schema.ts";
+import { backtrackingOf, backtrackingWords } from "./backtracking.ts";
 
 type Draft = "4" | "7" | "2019-09" | "2020-12";
 
@@ -450,6 +451,18 @@ function checkRegExp(source: string, at: string): void {
       ? ` (the engine cannot compile it: ${message.slice(message.lastIndexOf(": ") + 2)})`
       : "";
     throw new SchemaError(`${at} ${shown(source)} is not a valid regular expression${why}`);
+  }
+  let found;
+  try {
+    found = backtrackingOf(source);
+  } catch {
+    throw new SchemaError(
+      `${at} ${shown(source)} has a quantified group weir has not checked for exponential ` +
+        `backtracking (a program using the core: await prepareBacktracking(patterns) first)`,
+    );
+  }
+  if (found?.kind === "exponential") {
+    throw new SchemaError(`${at} ${shown(source)} ${backtrackingWords(found)}`);
   }
 }
 

@@ -34,6 +34,8 @@
 import type { JsonObject } from "../mcp/jsonrpc.ts";
 import type { ToolSpec } from "../mcp/types.ts";
 import { CatalogError, prepareCatalog } from "../mcp/catalog.ts";
+import { patternsIn, prepareBacktracking } from "../mcp/backtracking.ts";
+import { loadAnalysis } from "../ops/pattern_check.ts";
 import { cleanDeep, cleanText } from "../mcp/text.ts";
 import { nearestNames } from "./allowlist.ts";
 import { canonicalJson, fingerprint } from "./fingerprint.ts";
@@ -118,6 +120,9 @@ const REVIEW = "re-review the tool's new definition, then restart weir";
  * @returns one decision per allowlisted name, in allowlist order
  */
 export async function decideTools(input: SurfaceInput): Promise<ToolDecision[]> {
+  // A pattern that can backtrack exponentially stubs its tool (servable); the analysis loads
+  // only when a listed pattern has a quantified group.
+  await prepareBacktracking(patternsIn(input.listed), loadAnalysis);
   const byName = new Map<string, ToolSpec[]>();
   for (const tool of input.listed) {
     if (typeof tool?.name !== "string") continue;

@@ -13,6 +13,7 @@ import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
 import type { Guardfile, OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
 import type { ProfileName } from "../guardfile/idp_profiles.ts";
 import { type LoadedDocument, loadGuardfileText } from "../guardfile/load.ts";
+import { checkBacktracking } from "../ops/pattern_check.ts";
 import { isRedisUrl } from "../guardfile/siblings.ts";
 import { readOnlyView, type SurfaceOverrides, withOverrides } from "../guardfile/surface.ts";
 import { createGuard, type GuardOptions } from "../guard/host.ts";
@@ -68,7 +69,7 @@ export interface LoadedFile extends LoadedDocument {
 export async function loadGuardfileFile(
   file: string,
   overrides: SurfaceOverrides = {},
-  options: { storeUrl?: boolean } = {},
+  options: { storeUrl?: boolean; lint?: boolean } = {},
 ): Promise<LoadedFile> {
   let text: string;
   try {
@@ -79,6 +80,7 @@ export async function loadGuardfileFile(
     return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
   const loaded: LoadedFile = { file, ...loadGuardfileText(text, file) };
+  await checkBacktracking(loaded, options.lint === true);
   if (loaded.mcpWrap) {
     // A read-only wrap is applied when the tools' annotations are known (the host).
     loaded.mcpWrap = {

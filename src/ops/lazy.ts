@@ -31,6 +31,7 @@ export const LAZY_MODULES = {
   oauth_token_exchange: "src/oauth/token_exchange.ts",
   telemetry: "src/ops/telemetry.ts",
   guard_sql: "src/guard/sql.ts",
+  backtracking_analysis: "src/mcp/backtracking_analysis.ts",
 } as const;
 
 /** A name of {@link LAZY_MODULES}. */
