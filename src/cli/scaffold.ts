@@ -20,6 +20,8 @@ import {
   SelectionError,
 } from "../scaffold/scaffold.ts";
 import { exists, writeFileAtomically } from "../scaffold/write.ts";
+import { loadGuardfileText } from "../guardfile/load.ts";
+import { checkBacktracking } from "../ops/pattern_check.ts";
 import { MAX_GUARDFILE_BYTES } from "../modes/serve.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 import { FileRefused, readBoundedText } from "../ops/bounded_file.ts";
@@ -114,6 +116,19 @@ export async function run(args: string[]): Promise<number> {
       return error instanceof SelectionError && error.unknown ? 2 : 1;
     }
     throw error;
+  }
+  // A pattern the document writes that can backtrack exponentially would make a file lint
+  // refuses (src/ops/pattern_check.ts): nothing is written, the pattern and the fix are named.
+  const checked = loadGuardfileText(scaffold.text, values.output ?? "scaffold");
+  await checkBacktracking(checked, false);
+  const unsafe = checked.diagnostics.filter((d) => d.severity === "error");
+  if (unsafe.length > 0) {
+    for (const d of unsafe) console.error(`weir: ${printable(`${d.path}: ${d.message}`)}`);
+    console.error(
+      `weir: no guardfile written: the OpenAPI document's pattern above can freeze the server; ` +
+        `fix it in the document (or drop the operation with --select), then scaffold again`,
+    );
+    return 1;
   }
   if (values.output === undefined) {
     try {

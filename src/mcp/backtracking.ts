@@ -67,7 +67,8 @@ export async function prepareBacktracking(
 /**
  * How `source` backtracks, or `undefined` when it cannot backtrack
  * exponentially (nor polynomially, when the analysis is loaded).
- * @throws Error when `source` has a quantified group and
+ * @throws RangeError when `source` has a quantified group and is over
+ *   {@link MAX_ANALYSED} characters; Error when it has one and
  *   {@link prepareBacktracking} was not awaited first (a programming error).
  * @example
  * ```ts
@@ -78,10 +79,22 @@ export async function prepareBacktracking(
  * ```
  */
 export function backtrackingOf(source: string): Backtracking | undefined {
+  if (!mayBacktrackExponentially(source) && !(analyser && source.length <= MAX_ANALYSED)) {
+    return undefined;
+  }
+  if (source.length > MAX_ANALYSED) {
+    throw new RangeError(`over ${MAX_ANALYSED} characters, too long to analyse`);
+  }
   if (analyser) return analyser(source);
-  if (!mayBacktrackExponentially(source)) return undefined;
-  throw new Error("backtrackingOf: await prepareBacktracking(patterns) first");
+  throw new Error("the analysis was not loaded: await prepareBacktracking(patterns) first");
 }
+
+/**
+ * The longest pattern analysed, in UTF-16 code units (a guardfile's own
+ * bound; the analysis of 4,000 characters takes tens of milliseconds, of
+ * 48,000 minutes). A longer one with a quantified group is refused unchecked.
+ */
+export const MAX_ANALYSED = 4096;
 
 /**
  * The words a refusal or warning puts after the quoted pattern.

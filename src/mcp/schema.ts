@@ -455,10 +455,10 @@ function checkRegExp(source: string, at: string): void {
   let found;
   try {
     found = backtrackingOf(source);
-  } catch {
+  } catch (error) {
     throw new SchemaError(
-      `${at} ${shown(source)} has a quantified group weir has not checked for exponential ` +
-        `backtracking (a program using the core: await prepareBacktracking(patterns) first)`,
+      `${at} ${shown(source)} has a quantified group weir could not check for exponential ` +
+        `backtracking (${(error as Error).message})`,
     );
   }
   if (found?.kind === "exponential") {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { shownPattern } from "../guardfile/pattern.ts";
+import { MAX_PATTERN_LENGTH, shownPattern } from "../guardfile/pattern.ts";
 import type { LoadedDocument } from "../guardfile/load.ts";
 import {
   backtrackingOf,
@@ -35,6 +35,8 @@ export async function checkBacktracking(
   await prepareBacktracking(sites.map((site) => site.source), loadAnalysis, lint);
   let refused = false;
   for (const { source, path, position } of sites) {
+    // A longer one is already an error of the loader (src/guardfile/pattern.ts).
+    if (source.length > MAX_PATTERN_LENGTH) continue;
     const found = backtrackingOf(source);
     if (found === undefined || (found.kind === "polynomial" && !lint)) continue;
     const severity = found.kind === "exponential" ? "error" : "warning";

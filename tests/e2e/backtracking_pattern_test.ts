@@ -107,3 +107,40 @@ for (const revision of ["2025-11-25", "2026-07-28"] as const) {
     }
   });
 }
+
+Deno.test("scaffold: an OpenAPI pattern that backtracks exponentially writes no file and says why", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const spec = `${dir}/api.json`;
+    await Deno.writeTextFile(
+      spec,
+      JSON.stringify({
+        openapi: "3.0.3",
+        info: { title: "Items", version: "1" },
+        servers: [{ url: "https://api.example.com" }],
+        paths: {
+          "/items/{id}": {
+            get: {
+              operationId: "getItem",
+              parameters: [{
+                name: "id",
+                in: "path",
+                required: true,
+                schema: { type: "string", pattern: "^([a-z0-9]+-?)+$" },
+              }],
+              responses: { "200": { description: "ok" } },
+            },
+          },
+        },
+      }),
+    );
+    const output = `${dir}/items.mcp.kdl`;
+    const out = await runCli(["scaffold", spec, "--select-reads", "--output", output]);
+    assert.equal(out.code, 1, out.stderr);
+    assert.match(out.stderr, /can backtrack exponentially/);
+    assert.match(out.stderr, /no guardfile written/);
+    await assert.rejects(Deno.stat(output), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
