@@ -23,6 +23,12 @@ import { guardedServer } from "../../src/modes/serve.ts";
 import { buildRefusal } from "../../src/modes/lint_build.ts";
 import { awsServer } from "../../src/modes/serve_aws.ts";
 import { listedSurface } from "../../src/surface/size.ts";
+import { prepareBacktracking } from "../../src/mcp/backtracking.ts";
+import { loadAnalysis } from "../../src/ops/pattern_check.ts";
+
+// Serve loads the backtracking analysis before it builds a file whose pattern has a quantified
+// group (src/ops/pattern_check.ts); these builds skip that loader step, so load it once here.
+await prepareBacktracking([], loadAnalysis, true);
 import { buildWrapSurface } from "../../src/wrap/surface.ts";
 import { StartupError } from "../../src/wrap/open.ts";
 
