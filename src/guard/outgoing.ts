@@ -19,7 +19,7 @@ import { WeirError } from "../errors/kinds.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
 import { resolveValue, type ValueResolver } from "./values.ts";
-import { type OutgoingRequest, upstreamRoute } from "./send.ts";
+import { type OutgoingRequest, upstreamRoute, type UrlTarget } from "./send.ts";
 
 /** The `User-Agent` weir sends unless the guardfile declares one. */
 export const USER_AGENT = "weir/0.1.0 (guarded MCP server)";
@@ -246,20 +246,83 @@ async function baseUrlOf(guardfile: Guardfile, resolver: ValueResolver): Promise
   return normalized;
 }
 
-/** The origin and path prefix of the last base URL checked against. */
-let lastScope: { base: string; origin: string; prefix: string } | undefined;
+/** What the scope check needs of a base URL, parsed once per base (a base-url read from a source may change). */
+interface Scope {
+  base: string;
+  origin: string;
+  /** The base's path with a trailing `/` (every request path must start with it). */
+  prefix: string;
+  /** The base's parts, when the base is its own canonical form (`plainTarget` may build on it). */
+  parts?: { protocol: string; host: string; hostname: string; port: string; path: string };
+}
+
+/** The last base URL checked against. */
+let lastScope: Scope | undefined;
+
+function scopeOf(base: string): Scope {
+  if (lastScope?.base === base) return lastScope;
+  const b = new URL(base);
+  const path = base.slice(b.origin.length);
+  const canonical = base.startsWith(b.origin) &&
+    (path === "" ? b.pathname === "/" : b.pathname === path) &&
+    b.search === "" && b.hash === "" && b.username === "" && b.password === "";
+  return lastScope = {
+    base,
+    origin: b.origin,
+    prefix: b.pathname.replace(/\/$/, "") + "/",
+    parts: canonical
+      ? { protocol: b.protocol, host: b.host, hostname: b.hostname, port: b.port, path }
+      : undefined,
+  };
+}
 
 /**
- * Defence in depth: the final URL must stay on the base URL's origin and under its path.
- * @returns the parsed URL
+ * A path every character of which the WHATWG URL parser keeps as it is: RFC 3986 `pchar`
+ * (unreserved, sub-delimiters, `:`, `@`, a `%` with two hex digits) in `/`-led segments.
  */
-function checkSameUpstream(base: string, url: string): URL {
-  if (lastScope?.base !== base) {
-    const b = new URL(base);
-    lastScope = { base, origin: b.origin, prefix: b.pathname.replace(/\/$/, "") + "/" };
-  }
-  const u = new URL(url);
-  if (u.origin !== lastScope.origin || !(u.pathname + "/").startsWith(lastScope.prefix)) {
+const PLAIN_PATH = /^(?:\/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*)+$/;
+/** A segment the parser folds (`.`, `..`, `%2e` in either case): such a path is parsed. */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=\/|$)/i;
+/**
+ * A query the parser keeps as it is: `'` is left out (a special URL's query encodes it, so
+ * the bytes sent would differ from the string built).
+ */
+const PLAIN_QUERY = /^(?:[A-Za-z0-9\-._~!$&()*+,;=:@/?]|%[0-9A-Fa-f]{2})+$/;
+
+/**
+ * The request target of `url` (= `base` + a path + an optional `?query`) as the WHATWG URL
+ * parser would give it, built from the base's parts without parsing, or `undefined` when the
+ * path or query holds anything the parser could rewrite (then it is parsed). The parts equal
+ * `new URL(url)`'s (tests/guard/upstream_target_test.ts holds them to it over generated URLs).
+ */
+export function plainTarget(base: string, url: string): UrlTarget | undefined {
+  const parts = scopeOf(base).parts;
+  if (!parts || !url.startsWith(base)) return undefined;
+  const q = url.indexOf("?", base.length);
+  const path = q < 0 ? url.slice(base.length) : url.slice(base.length, q);
+  const search = q < 0 ? "" : url.slice(q);
+  if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return undefined;
+  if (search !== "" && !PLAIN_QUERY.test(search.slice(1))) return undefined;
+  return {
+    protocol: parts.protocol,
+    host: parts.host,
+    hostname: parts.hostname,
+    port: parts.port,
+    pathname: parts.path + path,
+    search,
+  };
+}
+
+/**
+ * Defence in depth: the final URL must stay on the base URL's origin and under its path, as
+ * the URL parser reads it (a URL of plain characters is not parsed: {@link plainTarget}).
+ * @returns the request target
+ */
+function checkSameUpstream(base: string, url: string): UrlTarget {
+  const scope = scopeOf(base);
+  const u = plainTarget(base, url) ?? new URL(url);
+  const origin = u instanceof URL ? u.origin : `${u.protocol}//${u.host}`;
+  if (origin !== scope.origin || !(u.pathname + "/").startsWith(scope.prefix)) {
     throw new WeirError("policy_denied", "the request would leave the granted upstream", {
       rule: "upstream_scope",
       status: 403,

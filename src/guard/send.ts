@@ -11,7 +11,14 @@ import { readAtMost } from "../transport/bytes.ts";
 import { Deadline } from "../outbound/deadline.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
-import { Http1Error, MAX_HEAD_BYTES, sharedClient } from "../outbound/http1_client.ts";
+import {
+  Http1Error,
+  MAX_HEAD_BYTES,
+  sharedClient,
+  type UrlTarget,
+} from "../outbound/http1_client.ts";
+
+export type { UrlTarget };
 import { clientFor, redirectTarget, type Secrets } from "../outbound/once.ts";
 import { fetchHeadTooLarge } from "../outbound/fetch_head.ts";
 import { connectFailureWords, isNameFailure } from "../outbound/connect_failure.ts";
@@ -67,7 +74,8 @@ export interface OutgoingRequest {
   /** The grant's path template (the span's route). */
   template: string;
   url: string;
-  target: URL;
+  /** `url` as the client reads it (parsed, or built from plain parts: src/guard/outgoing.ts). */
+  target: UrlTarget;
   /** Header fields by lower-case name. */
   fields: Map<string, string>;
   body?: string;
@@ -113,7 +121,17 @@ export async function exchangeUpstream(
           limits,
           secrets,
         )
-        : exchangeHttp1(target, method, headers ?? fields, body, active, what, limits, secrets);
+        : exchangeHttp1(
+          target,
+          url,
+          method,
+          headers ?? fields,
+          body,
+          active,
+          what,
+          limits,
+          secrets,
+        );
     // With telemetry off: no span (src/ops/trace_hooks.ts).
     const tracing = upstreamTracing();
     if (!tracing) return await send();
@@ -185,7 +203,8 @@ const encoder = new TextEncoder();
 
 /** {@link exchange} over weir's HTTP/1.1 client: the same limits, errors and answers. */
 async function exchangeHttp1(
-  url: URL,
+  target: UrlTarget,
+  url: string,
   method: string,
   headers: Iterable<[string, string]>,
   body: string | undefined,
@@ -198,7 +217,7 @@ async function exchangeHttp1(
   try {
     answer = await sharedClient().request({
       method,
-      url,
+      url: target,
       headers,
       body: body === undefined ? undefined : encoder.encode(body),
       signal,
@@ -229,7 +248,7 @@ async function exchangeHttp1(
 function redirectTargetOf(
   status: number,
   location: string | null,
-  url: string | URL,
+  url: string,
   secrets: Secrets,
 ) {
   return isRedirect(status) ? redirectTarget(location, url, secrets) : undefined;

@@ -16,12 +16,31 @@ export const MAX_HEAD_BYTES = 64 * 1024;
 /** Longest line of chunk framing (a chunk size with extensions, a trailer field), in bytes. */
 export const MAX_CHUNK_LINE_BYTES = 8 * 1024;
 
+/**
+ * What the client reads of a request's URL: a `URL` fits, and so do parts a
+ * caller built without parsing (src/guard/outgoing.ts `plainTarget`).
+ */
+export interface UrlTarget {
+  /** `http:` or `https:`. */
+  readonly protocol: string;
+  /** Host name and port (when not the scheme's default), as `URL.host`. */
+  readonly host: string;
+  /** As `URL.hostname` (an IPv6 address in brackets). */
+  readonly hostname: string;
+  /** As `URL.port` (empty for the scheme's default). */
+  readonly port: string;
+  /** The path, percent-encoded, as `URL.pathname`. */
+  readonly pathname: string;
+  /** `?` and the query, or empty, as `URL.search`. */
+  readonly search: string;
+}
+
 /** One request. */
 export interface Http1Request {
   /** `GET`, `POST`... (a token). */
   method: string;
-  /** An `http:` or `https:` URL; its path and query are sent as they are. */
-  url: URL;
+  /** An `http:` or `https:` URL (or its parts); its path and query are sent as they are. */
+  url: UrlTarget;
   /** Header fields (names case-insensitive); `host` and `content-length` are set here. */
   headers: Iterable<[string, string]>;
   /** The request content, sent with `Content-Length`. */

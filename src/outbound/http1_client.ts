@@ -88,11 +88,19 @@ import {
   readHead,
   StaleConnection,
   TOKEN,
+  type UrlTarget,
 } from "./http1_answer.ts";
 import { withinDeadline } from "./deadline.ts";
 import { connectFailureWords } from "./connect_failure.ts";
 
-export { Http1Error, type Http1Request, type Http1Response, MAX_CHUNK_LINE_BYTES, MAX_HEAD_BYTES };
+export {
+  Http1Error,
+  type Http1Request,
+  type Http1Response,
+  MAX_CHUNK_LINE_BYTES,
+  MAX_HEAD_BYTES,
+  type UrlTarget,
+};
 
 /** Idle connections kept per origin. */
 export const MAX_IDLE_PER_ORIGIN = 32;
@@ -278,7 +286,7 @@ export function sharedClient(): Http1Client {
   return shared ??= new Http1Client();
 }
 
-async function connect(url: URL, signal: AbortSignal | undefined): Promise<Connection> {
+async function connect(url: UrlTarget, signal: AbortSignal | undefined): Promise<Connection> {
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const tls = url.protocol === "https:";
   const port = url.port ? Number(url.port) : tls ? 443 : 80;
