@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { Logger } from "../mcp/server.ts";
+import type { LogEvent, Logger } from "../mcp/server.ts";
 import { WeirError } from "../errors/kinds.ts";
 
 /**
@@ -132,7 +132,8 @@ const TOOL_CHARS = 64;
 /** Write the audit line of an allowed call. */
 export function auditAllowed(log: Logger, call: AllowedCall): void {
   const ok = call.outcome === "ok" || call.outcome === "cache_hit";
-  log({
+  // Built field by field (no spread of a conditional object): one line per call.
+  const event: LogEvent = {
     level: ok ? "info" : "warn",
     event: "tool_call",
     decision: "allow",
@@ -140,10 +141,11 @@ export function auditAllowed(log: Logger, call: AllowedCall): void {
     outcome: call.outcome,
     status: call.status,
     duration_ms: Math.round(call.durationMs),
-    ...(call.upstreamStatus === undefined ? {} : { upstream_status: call.upstreamStatus }),
-    ...(call.subject === undefined ? {} : { subject: call.subject }),
-    ...(call.location === undefined ? {} : { location: call.location }),
-  });
+  };
+  if (call.upstreamStatus !== undefined) event.upstream_status = call.upstreamStatus;
+  if (call.subject !== undefined) event.subject = call.subject;
+  if (call.location !== undefined) event.location = call.location;
+  log(event);
 }
 
 /** The redirect target a failure carries for the audit line (`WeirError.location`), if any. */
