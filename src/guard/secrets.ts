@@ -306,7 +306,7 @@ export class Redactor {
     this.#pattern ??= combined([...this.#secrets]);
     const out = text.replace(this.#pattern, REDACTED);
     if (!HAS_BREAK.test(out)) return out;
-    this.#wrapped ??= new RegExp([...this.#secrets].flatMap(wrappedPatterns).join("|"), "g");
+    this.#wrapped ??= combinedWrapped([...this.#secrets]);
     return out.replace(this.#wrapped, REDACTED);
   }
 
@@ -321,7 +321,7 @@ export class Redactor {
     this.#pattern ??= combined([...this.#secrets]);
     if (holds(this.#pattern, text)) return true;
     if (!HAS_BREAK.test(text)) return false;
-    this.#wrapped ??= new RegExp([...this.#secrets].flatMap(wrappedPatterns).join("|"), "g");
+    this.#wrapped ??= combinedWrapped([...this.#secrets]);
     return holds(this.#wrapped, text);
   }
 
@@ -345,7 +345,7 @@ export class Redactor {
     if (this.#secrets.size === 0 || texts.length === 0) return false;
     if (texts.length === 1) return this.finds(texts[0]);
     this.#pattern ??= combined([...this.#secrets]);
-    this.#wrapped ??= new RegExp([...this.#secrets].flatMap(wrappedPatterns).join("|"), "g");
+    this.#wrapped ??= combinedWrapped([...this.#secrets]);
     if (this.#pattern.source.includes(SEPARATOR) || this.#wrapped.source.includes(SEPARATOR)) {
       return texts.some((text) => this.finds(text));
     }
@@ -361,6 +361,36 @@ export class Redactor {
    */
   deep(value: unknown): unknown {
     if (!this.active) return value;
+    return this.#deep(value);
+  }
+
+  /**
+   * {@link deep} for a value the caller owns (a freshly decoded answer): the
+   * value itself when no string or key in it holds a secret (one search over
+   * them all, as {@link findsAny}: no copy of a clean answer), else its
+   * redacted copy, exactly as {@link deep} makes it.
+   */
+  redactOwned(value: unknown): unknown {
+    if (!this.active) return value;
+    const texts: string[] = [];
+    textsOf(value, texts);
+    if (texts.length === 0) return value;
+    this.#pattern ??= combined([...this.#secrets]);
+    this.#wrapped ??= combinedWrapped([...this.#secrets]);
+    if (!this.#pattern.source.includes(SEPARATOR) && !this.#wrapped.source.includes(SEPARATOR)) {
+      const joined = texts.join(SEPARATOR);
+      // What `text` replaces, looked for in every text at once: the wrapped forms
+      // wherever any text holds a line break (a superset of where `text` looks).
+      if (
+        !holds(this.#pattern, joined) && !(HAS_BREAK.test(joined) && holds(this.#wrapped, joined))
+      ) {
+        return value;
+      }
+    }
+    return this.#deep(value);
+  }
+
+  #deep(value: unknown): unknown {
     const walk = (v: unknown): unknown => {
       if (typeof v === "string") return this.text(v);
       if (Array.isArray(v)) return v.map(walk);
@@ -388,6 +418,40 @@ function holds(re: RegExp, text: string): boolean {
   const found = re.test(text);
   re.lastIndex = 0;
   return found;
+}
+
+/** Every string and object key {@link Redactor.deep} passes to `text`, in any order. */
+function textsOf(v: unknown, out: string[]): void {
+  if (typeof v === "string") {
+    out.push(v);
+    return;
+  }
+  if (Array.isArray(v)) {
+    for (const item of v) textsOf(item, out);
+    return;
+  }
+  if (v !== null && typeof v === "object" && !isRawJson(v)) {
+    for (const [k, child] of Object.entries(v)) {
+      out.push(k);
+      textsOf(child, out);
+    }
+  }
+}
+
+/** The wrapped base64 forms of several secrets, compiled once per set of secrets. */
+const wrappedCache = new Map<string, RegExp>();
+
+function combinedWrapped(secrets: string[]): RegExp {
+  const key = secrets.join("\u0000");
+  let re = wrappedCache.get(key);
+  if (re === undefined) {
+    re = new RegExp(secrets.flatMap(wrappedPatterns).join("|"), "g");
+    if (wrappedCache.size >= PATTERN_CACHE_SIZE) {
+      wrappedCache.delete(wrappedCache.keys().next().value!);
+    }
+    wrappedCache.set(key, re);
+  }
+  return re;
 }
 
 /** The alternation of several secrets' patterns, compiled once per set of secrets. */

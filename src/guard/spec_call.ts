@@ -409,7 +409,7 @@ export class SpecMode implements CallMode<SpecCall> {
       }
       // Redaction only writes "[redacted]"; the walk that cleans text runs only
       // when the answer's text could decode to something to clean.
-      result = redactor.deep(result);
+      result = redactor.redactOwned(result);
       if (!jsonTextIsClean(text)) result = cleanDeep(result);
     }
     if (this.#rejectEmpty.has(grant.tool) && (answer.body.length === 0 || isEmpty(result))) {
@@ -436,7 +436,7 @@ export class SpecMode implements CallMode<SpecCall> {
       call.signal,
       timeoutMs,
     );
-    const env = envelope(call.redactor.deep(parsed.result), 0);
+    const env = envelope(call.redactor.redactOwned(parsed.result), 0);
     env.coverage[extraction.as === "pdf-text" ? "pages" : "entries"] = {
       shown: parsed.shown,
       total: parsed.total,
