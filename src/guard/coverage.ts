@@ -63,14 +63,20 @@ export function envelope(result: unknown, bytes: number): Envelope {
   return { coverage, result };
 }
 
+/** A key written as it is in an item path. */
+const PLAIN_KEY = /^[^.[\]"]+$/;
+
 function collect(value: unknown, prefix: string, depth: number, out: Record<string, number>) {
   if (depth > ITEMS_DEPTH || typeof value !== "object" || value === null || Array.isArray(value)) {
     return;
   }
-  for (const [key, child] of Object.entries(value)) {
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const child = (value as Record<string, unknown>)[key];
     // A key that itself contains a dot (or a bracket, or nothing) is quoted,
     // so two different arrays never share a path: a["b.c"] vs a.b.c.
-    const step = /^[^.[\]"]+$/.test(key) ? key : `[${JSON.stringify(key)}]`;
+    const step = PLAIN_KEY.test(key) ? key : `[${JSON.stringify(key)}]`;
     const path = prefix ? (step.startsWith("[") ? prefix + step : `${prefix}.${step}`) : step;
     if (Array.isArray(child)) out[path] = child.length;
     else collect(child, path, depth + 1, out);

@@ -266,8 +266,7 @@ export function planRequest(
     }
   }
   const query: [string, string][] = [];
-  const inputs = [...grant.query].sort((a, b) => (a.wire < b.wire ? -1 : a.wire > b.wire ? 1 : 0));
-  for (const input of inputs) {
+  for (const input of queryInputsOf(grant)) {
     if (!has(args, input.name)) continue;
     const value = args[input.name];
     for (const item of input.kind === "array" ? value as unknown[] : [value]) {
@@ -297,6 +296,20 @@ export function planRequest(
     planned.form = formBody(grant.form, body as Record<string, unknown>);
   }
   return planned;
+}
+
+/** Each grant's query inputs sorted by wire name (the order they are sent in), once per grant. */
+const sortedQuery = new WeakMap<Grant, Grant["query"]>();
+
+function queryInputsOf(grant: Grant): Grant["query"] {
+  let inputs = sortedQuery.get(grant);
+  if (inputs === undefined) {
+    inputs = grant.query.length < 2
+      ? grant.query
+      : [...grant.query].sort((a, b) => a.wire < b.wire ? -1 : a.wire > b.wire ? 1 : 0);
+    sortedQuery.set(grant, inputs);
+  }
+  return inputs;
 }
 
 /**

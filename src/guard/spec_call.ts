@@ -395,7 +395,9 @@ export class SpecMode implements CallMode<SpecCall> {
           { status: 502 },
         );
       }
-      if (nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
+      // Nesting past the bound takes an opening and a closing bracket per level: a
+      // shorter text cannot, and is not walked.
+      if (text.length > 2 * MAX_ANSWER_DEPTH && nestsDeeperThan(result, MAX_ANSWER_DEPTH)) {
         throw new WeirError(
           "upstream_too_deep",
           `${what} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels; refused`,

@@ -163,8 +163,11 @@ function lenientText(bytes: Uint8Array): string {
  * changes nothing.
  */
 export function compatibilityForm(text: string): string {
-  return text.normalize("NFKC");
+  // ASCII is its own NFKC form (no ASCII character decomposes or composes).
+  return ASCII.test(text) ? text : text.normalize("NFKC");
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * Whether one piece of a path (between separators) is a dot segment to some
@@ -182,9 +185,14 @@ export function compatibilityForm(text: string): string {
  * ```
  */
 export function isDotPiece(piece: string): boolean {
-  for (const form of [piece, compatibilityForm(piece)]) {
-    const bare = form.split(";")[0];
-    if (bare === "." || bare === "..") return true;
-  }
-  return false;
+  if (isDotBare(piece)) return true;
+  const compatible = compatibilityForm(piece);
+  return compatible !== piece && isDotBare(compatible);
+}
+
+/** `.` or `..`, alone or before a `;` path parameter. */
+function isDotBare(form: string): boolean {
+  const end = form.indexOf(";");
+  const bare = end < 0 ? form : form.slice(0, end);
+  return bare === "." || bare === "..";
 }
