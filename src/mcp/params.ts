@@ -20,7 +20,7 @@
 import { ErrorCode, McpError } from "./jsonrpc.ts";
 import { LOG_LEVELS, MetaKey } from "./revisions.ts";
 import { MAX_ARGUMENT_DEPTH } from "./depth.ts";
-import { illFormedAt } from "./text.ts";
+import { illFormedAt, isRawJson } from "./text.ts";
 
 /**
  * Methods whose `params.arguments` the core checks for ill-formed text itself
@@ -133,6 +133,9 @@ function segment(key: string | number): string {
  * ```
  */
 export function tooDeepAt(value: unknown, limit: number, root: string): string | null {
+  // Most values are shallow: a read-only walk (recursion bounded by `limit`, nothing
+  // allocated) says so; only a value that does reach `limit` is walked again for its path.
+  if (!reachesDepth(value, 0, limit)) return null;
   // Each entry: the value, its depth, and the index of its parent entry and its key in it.
   const seen: { parent: number; key: string | number }[] = [];
   const stack: [unknown, number, number][] = [[value, 0, -1]];
@@ -162,6 +165,44 @@ export function tooDeepAt(value: unknown, limit: number, root: string): string |
     }
   }
   return null;
+}
+
+/** Whether a container sits `limit` levels or more below `v`, counted as {@link tooDeepAt} counts. */
+function reachesDepth(v: unknown, depth: number, limit: number): boolean {
+  if (v === null || typeof v !== "object") return false;
+  if (depth >= limit) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (reachesDepth(v[i], depth + 1, limit)) return true;
+    return false;
+  }
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    if (reachesDepth((v as Record<string, unknown>)[keys[i]], depth + 1, limit)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether every string and key in `v` is well-formed, visiting what
+ * `illFormedAt` visits; read-only, nothing allocated. `false` also past
+ * {@link MAX_PARAMS_DEPTH} levels (params are bounded before): it says only
+ * "look closer", and `illFormedAt` then names the place.
+ */
+function wellFormedDeep(v: unknown, depth: number): boolean {
+  if (typeof v === "string") return v.isWellFormed();
+  if (v === null || typeof v !== "object" || isRawJson(v)) return true;
+  if (depth > MAX_PARAMS_DEPTH) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!wellFormedDeep(v[i], depth + 1)) return false;
+    return true;
+  }
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (!key.isWellFormed()) return false;
+    if (!wellFormedDeep((v as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
 }
 
 /**
@@ -214,7 +255,7 @@ function checkWellFormed(method: string, params: Record<string, unknown>): void 
     if (key === "arguments" && OWN_ARGUMENT_CHECK.has(method)) continue;
     let path: string | undefined;
     if (!key.isWellFormed()) path = `params${segment(key)}`;
-    else {
+    else if (!wellFormedDeep(params[key], 0)) {
       const found = illFormedAt(params[key]);
       if (found) {
         const below = found.at === "" ? "" : found.at.startsWith("[") ? found.at : `.${found.at}`;
