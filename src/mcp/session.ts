@@ -178,8 +178,11 @@ export class RequestCall implements CallContext {
   get signal(): AbortSignal {
     if (this.#signal) return this.#signal;
     const outer = this.#ctx.signal;
-    const own = (this.#controller ?? new AbortController()).signal;
-    this.#signal = outer && this.#controller ? AbortSignal.any([outer, own]) : outer ?? own;
+    const own = this.#controller?.signal;
+    // A controller of its own only when there is nothing else to abort on.
+    this.#signal = outer && own
+      ? AbortSignal.any([outer, own])
+      : outer ?? own ?? new AbortController().signal;
     return this.#signal;
   }
 }
