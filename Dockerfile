@@ -15,7 +15,7 @@
 # The guardfile is mounted, never baked in: the image holds no policy and no secret.
 # Secrets reach weir as environment variables or mounted files the guardfile names.
 
-# --- build: compile cli.ts into one self-contained executable --------------------------
+# --- build: bundle cli.ts, compile the bundle into one self-contained executable ---------
 # The build stage runs on the builder's own platform and cross-compiles for the target's.
 FROM --platform=$BUILDPLATFORM denoland/deno:2.9.6 AS build
 ARG TARGETPLATFORM=linux/amd64
@@ -23,9 +23,10 @@ WORKDIR /src
 COPY deno.json deno.lock mod.ts cli.ts LICENSE ./
 COPY src ./src
 COPY guardfiles ./guardfiles
-COPY scripts/build.ts scripts/archive.ts scripts/compile.ts ./scripts/
-# Flags, included modules (the extract worker) and the image's permission set (no --allow-run,
-# no --allow-write) come from scripts/build.ts, as for the release binaries.
+COPY scripts/build.ts scripts/archive.ts scripts/bundle.ts scripts/compile.ts ./scripts/
+# The bundle (deno bundle, esbuild from npm), flags, included modules (each module loaded by URL,
+# the extract worker) and the image's permission set (no --allow-run, no --allow-write) come from
+# scripts/build.ts, as for the release binaries.
 RUN deno run --allow-all scripts/compile.ts --image "$TARGETPLATFORM" --out-dir /out
 
 # --- runtime: glibc and nothing else; runs as uid 65532 ---------------------------------

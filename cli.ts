@@ -30,6 +30,11 @@
  */
 import config from "./deno.json" with { type: "json" };
 import { UsageError, usageLine } from "./src/cli/usage_error.ts";
+import { loadModulesBeside, moduleUrl } from "./src/ops/lazy.ts";
+
+// Commands, modes' modules and workers load from beside this file, with its extension: the
+// sources from a checkout or JSR, the bundle's own files in the bundle (`cli.js`).
+loadModulesBeside(import.meta.url);
 
 /** weir's version, as published: the `version` field of deno.json. */
 export const VERSION: string = config.version;
@@ -49,9 +54,10 @@ interface Command {
 
 /**
  * Each command's module, relative to this file, and the function it runs
- * (`run(args)` unless named). `deno compile` embeds these modules (`INCLUDE`
- * in scripts/build.ts), since it cannot follow {@linkcode load}'s imports;
- * tests/release/build_definition_test.ts holds the table to the modules.
+ * (`run(args)` unless named). The bundle holds each as its own entry and
+ * `deno compile` embeds them (`INCLUDE` in scripts/build.ts), since neither can
+ * follow {@linkcode load}'s imports; tests/release/build_definition_test.ts
+ * holds the table to the modules.
  */
 export const COMMAND_MODULES: Readonly<Record<string, string>> = {
   lint: "./src/cli/lint.ts",
@@ -81,7 +87,7 @@ type Entry = (args: string[], mode?: "ssm" | "s3") => Promise<number>;
  */
 async function load(name: string): Promise<Entry> {
   const [path, entry = "run"] = COMMAND_MODULES[name].split("#");
-  const module = await import(new URL(path, import.meta.url).href);
+  const module = await import(moduleUrl(path));
   return module[entry];
 }
 

@@ -4,8 +4,12 @@
  * holds the files that cannot import it (the `Dockerfile`, the release workflow,
  * the Helm chart) to it:
  *
- * - `scripts/compile.ts` (`deno task compile`, `deno task release`) builds the
- *   binaries with {@linkcode compileArgs};
+ * - `scripts/bundle.ts` (`deno task bundle`) bundles the CLI with
+ *   {@linkcode bundleArgs}: one JavaScript entry, `cli.js`, with each module
+ *   loaded by URL its own entry beside it ({@linkcode INCLUDE}), code-split and
+ *   minified, npm packages inside;
+ * - `scripts/compile.ts` (`deno task compile`, `deno task release`) bundles, then
+ *   builds the binaries from the bundle with {@linkcode compileArgs};
  * - the `Dockerfile` runs `scripts/compile.ts --image PLATFORM`, so the image's
  *   binary gets the same flags and included modules, less the permissions the
  *   image has no use for ({@linkcode IMAGE}`.permissions`), and its default
@@ -18,19 +22,21 @@
  * @module
  */
 
+import config from "../deno.json" with { type: "json" };
 import { COMMAND_MODULES } from "../cli.ts";
 import { LAZY_MODULES } from "../src/ops/lazy.ts";
 
-/** The program `deno compile` builds: the CLI. */
+/** The program: the CLI, the bundle's entry (`cli.js` in the bundle). */
 export const ENTRY = "cli.ts";
 
 /**
- * Modules `deno compile` cannot find by following imports, so it must be told
- * to embed them (`--include`): each Web Worker module, which is loaded by URL
- * at run time, each command's module, which `cli.ts` imports by a
- * specifier Deno cannot follow before it runs ({@linkcode COMMAND_MODULES}),
- * and each module a mode loads by URL when it starts ({@linkcode LAZY_MODULES}).
- * Paths are relative to the repository root.
+ * Modules loaded by URL (`moduleUrl` in src/ops/lazy.ts), which neither a
+ * bundler nor `deno compile` can find by following imports: each Web Worker
+ * module, each command's module, which `cli.ts` imports by a specifier Deno
+ * cannot follow before it runs ({@linkcode COMMAND_MODULES}), and each module a
+ * mode loads by URL when it starts ({@linkcode LAZY_MODULES}). Each is an entry
+ * of the bundle ({@linkcode bundleArgs}) and embedded in the binary
+ * (`--include`). Paths are relative to the repository root.
  */
 export const INCLUDE: readonly string[] = [
   "src/guard/extract_worker.ts",
@@ -143,14 +149,91 @@ export function binaryName(target: Target): string {
 }
 
 /**
- * The arguments after `deno` that compile weir.
+ * A source module's path in the bundle: the same path, `.js` for `.ts`
+ * (`deno bundle` keeps each entry's path from the repository root).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bundled } from "./build.ts";
+ * assert.equal(bundled("src/guard/extract_worker.ts"), "src/guard/extract_worker.js");
+ * ```
+ */
+export function bundled(path: string): string {
+  return path.replace(/\.ts$/, ".js");
+}
+
+/**
+ * The arguments after `deno` that bundle weir into `outDir` (esbuild through
+ * `deno bundle`): {@linkcode ENTRY} and each of {@linkcode INCLUDE} an entry of
+ * its own (a module loaded by URL cannot be followed by a bundler, and each
+ * stays the one copy every chunk shares), code-split so each literal `import()`
+ * stays a chunk loaded when taken, minified, for the Deno platform. npm
+ * packages are bundled, except {@linkcode LAZY_NPM}, which stay `npm:`
+ * imports (from the npm cache, or embedded in the binary).
  * @param root the repository root (a directory `file:` URL ending in `/`)
+ * @param outDir an empty or absent directory the bundle is written to
+ */
+export function bundleArgs(root: URL, outDir: string): string[] {
+  return [
+    "bundle",
+    "--quiet",
+    "--config",
+    new URL("deno.json", root).pathname,
+    `--lock=${new URL("deno.lock", root).pathname}`,
+    "--frozen",
+    "--platform",
+    "deno",
+    "--code-splitting",
+    "--minify",
+    "--outdir",
+    outDir,
+    ...[ENTRY, ...INCLUDE].map((path) => new URL(path, root).pathname),
+  ];
+}
+
+/**
+ * The runtime's unstable features deno.json turns on (`--unstable-NAME`): a
+ * compiled binary keeps its config's, so a bundle run with `--no-config` names them.
+ */
+export const RUNTIME_FLAGS: readonly string[] = config.unstable.map((name) => `--unstable-${name}`);
+
+/**
+ * The `deno` arguments that run the bundle in `dir` as the binary runs:
+ * without the repository's config or lock, with its runtime features
+ * ({@linkcode RUNTIME_FLAGS}) and the given permissions; the command line follows.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { bundleRunArgs } from "./build.ts";
+ * const args = bundleRunArgs("dist/bundle", ["--allow-read"]);
+ * assert.deepEqual([args[0], args[1], args.at(-1)], ["run", "--no-config", "dist/bundle/cli.js"]);
+ * ```
+ */
+export function bundleRunArgs(dir: string, permissions: readonly string[]): string[] {
+  return [
+    "run",
+    "--no-config",
+    "--quiet",
+    ...RUNTIME_FLAGS,
+    ...permissions,
+    `${dir}/${bundled(ENTRY)}`,
+  ];
+}
+
+/**
+ * The arguments after `deno` that compile weir from its bundle (written by
+ * {@linkcode bundleArgs}), with the modules loaded by URL and {@linkcode LAZY_NPM}
+ * embedded; the config and lock pin the npm packages and the runtime's unstable
+ * features.
+ * @param root the repository root (a directory `file:` URL ending in `/`)
+ * @param bundle the bundle's directory
  * @param output where to write the binary
  * @param options `target` to cross-compile (default: this machine); `image`
  *   for the container image's permission set
  */
 export function compileArgs(
   root: URL,
+  bundle: string,
   output: string,
   options: { target?: Target; image?: boolean } = {},
 ): string[] {
@@ -163,10 +246,10 @@ export function compileArgs(
     "--frozen",
     ...(options.image ? IMAGE.permissions : PERMISSIONS),
     ...(options.target ? ["--target", options.target] : []),
-    ...INCLUDE.flatMap((path) => ["--include", new URL(path, root).pathname]),
+    ...INCLUDE.flatMap((path) => ["--include", `${bundle}/${bundled(path)}`]),
     ...LAZY_NPM.flatMap((specifier) => ["--include", specifier]),
     "--output",
     output,
-    new URL(ENTRY, root).pathname,
+    `${bundle}/${bundled(ENTRY)}`,
   ];
 }

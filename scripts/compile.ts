@@ -1,6 +1,8 @@
 /**
  * Build weir's single-file binaries with `deno compile`, from the one build
- * definition in `scripts/build.ts` (flags, included modules, targets).
+ * definition in `scripts/build.ts` (flags, included modules, targets). Each
+ * binary is compiled from the bundle (`scripts/bundle.ts`), written first into
+ * `OUT_DIR/bundle` (kept beside the binary; removed after a release build).
  *
  *   deno task compile              dist/weir for this machine
  *   deno task release              dist/weir-<target>.tar.gz (.zip for Windows) for the five
@@ -10,7 +12,8 @@
  *   compile.ts --image PLATFORM    dist/weir for the container image on PLATFORM (linux/amd64,
  *                                  linux/arm64): the image's permission set (what the Dockerfile runs)
  *   --out-dir DIR                  write there instead of dist/
- *   --print                        print each `deno compile` command line (JSON) instead of running it
+ *   --print                        print the `deno bundle` and each `deno compile` command line
+ *                                  (JSON) instead of running them
  *
  * `deno compile` needs `denort`, the runtime the binary is built on. Deno
  * downloads it from dl.deno.land for each target unless `DENORT_BIN` names a
@@ -22,8 +25,9 @@
  *
  * @module
  */
-import { binaryName, compileArgs, IMAGE, type Target, TARGETS } from "./build.ts";
+import { binaryName, bundleArgs, compileArgs, IMAGE, type Target, TARGETS } from "./build.ts";
 import { writeArchive, writeSums } from "./archive.ts";
+import { denoFailure, writeBundle } from "./bundle.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const USAGE = "usage: compile.ts [--release | --target TARGET | --image PLATFORM] " +
@@ -36,15 +40,6 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-async function compile(args: string[]): Promise<string | undefined> {
-  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "inherit", stderr: "piped" })
-    .output();
-  if (out.success) return undefined;
-  const text = new TextDecoder().decode(out.stderr).replace(/\x1b\[[0-9;]*m/g, "");
-  return text.split("Stack backtrace")[0].split("\n").map((l) => l.trim()).filter(Boolean)
-    .slice(-5).join("\n");
 }
 
 interface Job {
@@ -131,19 +126,31 @@ async function main(args: string[]): Promise<number> {
         ? `${outDir}/${binaryName(options.target)}`
         : `${outDir}/${Deno.build.os === "windows" ? "weir.exe" : "weir"}`,
     }];
+  const bundle = `${outDir}/bundle`;
+  const argsOf = (job: Job) =>
+    compileArgs(ROOT, bundle, job.output, { target: job.target, image: job.image });
   if (options.print) {
+    console.log(JSON.stringify(["deno", ...bundleArgs(ROOT, bundle)]));
     for (const job of jobs) console.log(JSON.stringify(["deno", ...argsOf(job)]));
     return 0;
   }
   const outExisted = await exists(outDir);
   await Deno.mkdir(outDir, { recursive: true });
   const written: string[] = [];
+  let built = false;
   try {
+    const failure = await writeBundle(ROOT, bundle);
+    if (failure !== undefined) {
+      if (!outExisted) await Deno.remove(outDir).catch(() => {}); // only if empty
+      console.error(`compile: deno bundle failed:\n${failure.replace(/^/gm, "  ")}`);
+      return 1;
+    }
     for (const job of jobs) {
       await Deno.mkdir(job.output.slice(0, job.output.lastIndexOf("/")), { recursive: true });
-      const error = await compile(argsOf(job));
+      const error = await denoFailure(argsOf(job));
       if (error !== undefined) {
         for (const file of [...written, job.output]) await Deno.remove(file).catch(() => {});
+        await Deno.remove(bundle, { recursive: true }).catch(() => {});
         if (!outExisted) await Deno.remove(outDir).catch(() => {}); // only if empty
         console.error(
           `compile: deno compile${job.target ? ` --target ${job.target}` : ""} failed:`,
@@ -178,14 +185,13 @@ async function main(args: string[]): Promise<number> {
         `compile: wrote ${outDir}/SHA256SUMS (check with: cd ${outDir} && sha256sum -c SHA256SUMS)`,
       );
     }
+    built = true;
   } finally {
     if (scratch !== outDir) await Deno.remove(scratch, { recursive: true }).catch(() => {});
+    // A release ships only the archives; a failed build leaves nothing of its own.
+    if (options.release || !built) await Deno.remove(bundle, { recursive: true }).catch(() => {});
   }
   return 0;
-}
-
-function argsOf(job: Job): string[] {
-  return compileArgs(ROOT, job.output, { target: job.target, image: job.image });
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

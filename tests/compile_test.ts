@@ -1,7 +1,9 @@
 /**
  * The single-file binary, built by `deno task compile`'s script into a temp
- * dir: `--version`, `lint`, `describe` and `serve --stdio` driven by the
- * official MCP client, with no Deno and no checkout beside it.
+ * dir (from the bundle, scripts/bundle.ts): `--version`, `lint`, `describe` and
+ * `serve --stdio` driven by the official MCP client, with no Deno and no
+ * checkout beside it; and the test files the bundle passes
+ * (tests/support/shipped.ts) run on the binary.
  *
  * `deno compile` needs the `denort` runtime: it downloads it from dl.deno.land
  * unless `DENORT_BIN` names a local copy. Where it can get neither, the build
@@ -13,6 +15,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CONFIG, ROOT, runCommand } from "./support/cli.ts";
+import { runShippedFormTests } from "./support/shipped.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
 const work = await Deno.makeTempDir();
@@ -94,6 +97,16 @@ Deno.test({
     } finally {
       await client.close();
     }
+  },
+});
+
+Deno.test({
+  name:
+    `compiled binary: serve (stdio, HTTP), wrap, AWS, sql, OAuth, extraction pass their tests${skip}`,
+  ignore: !build.success,
+  fn: async () => {
+    // The binary holds every module it loads by URL: the same test files as the bundle's.
+    await runShippedFormTests({ WEIR_TEST_BINARY: binary });
   },
 });
 

@@ -24,6 +24,7 @@
 import { ToolError } from "../mcp/server.ts";
 import type { Extraction } from "../guardfile/model.ts";
 import { kindOf, WeirError } from "../errors/kinds.ts";
+import { moduleUrl } from "../ops/lazy.ts";
 
 /** The kinds of a call's deadline passing (src/guard/host.ts CallBudget). */
 const TIMEOUTS = new Set<string>(["upstream_timeout", "sql_timeout", "extract_timeout"]);
@@ -69,7 +70,7 @@ export function extract(
     );
   }
   return new Promise<Extracted>((resolve, reject) => {
-    const worker = new Worker(new URL("./extract_worker.ts", import.meta.url), {
+    const worker = new Worker(moduleUrl("src/guard/extract_worker.ts"), {
       type: "module",
     });
     let settled = false;

@@ -11,10 +11,17 @@
  *
  * Each module here is listed by its path from the repository root: a checkout
  * imports the file (needing read permission, which serve has for its
- * guardfile), a JSR install fetches it next to the rest, and `deno compile`
- * embeds it (`scripts/build.ts` `INCLUDE`; tests/release/build_definition_test.ts
+ * guardfile), a JSR install fetches it next to the rest, and the bundle the
+ * binary and the image are compiled from (`deno task bundle`, scripts/build.ts)
+ * holds it as its own entry, `src/modes/serve_aws.js` beside the bundle's
+ * `cli.js` (`scripts/build.ts` `INCLUDE`; tests/release/build_definition_test.ts
  * holds the two lists together). Give the module's type at the call:
  * `await lazy<typeof import("../modes/serve_aws.ts")>("serve_aws")`.
+ *
+ * {@linkcode moduleUrl} says where such a module is: under the root `cli.ts`
+ * runs from, with `cli.ts`'s own extension (`.ts` from a checkout or JSR, `.js`
+ * in the bundle), set by {@linkcode loadModulesBeside}; for a program that never
+ * loads `cli.ts` (a library user of `mod.ts`), next to this file's root.
  *
  * @module
  */
@@ -37,6 +44,48 @@ export const LAZY_MODULES = {
 /** A name of {@link LAZY_MODULES}. */
 export type LazyName = keyof typeof LAZY_MODULES;
 
+/** The root modules are loaded from and the extension they have there. */
+let modules = { root: new URL("../../", import.meta.url).href, extension: ".ts" };
+
+/**
+ * Load every module named by its path from the root (a command, a
+ * {@link LAZY_MODULES} entry, a Web Worker) from beside `entry`, with `entry`'s
+ * extension: `cli.ts` calls it with its own URL, so the bundle (`cli.js`, its
+ * entries `src/.../*.js` beside it) loads its own files, never the sources.
+ * @param entry the URL of the program's entry module, at the root (`import.meta.url`)
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadModulesBeside, moduleUrl } from "./lazy.ts";
+ * const source = moduleUrl("src/guard/sql.ts");
+ * loadModulesBeside("file:///opt/weir/bundle/cli.js");
+ * assert.equal(moduleUrl("src/guard/sql.ts"), "file:///opt/weir/bundle/src/guard/sql.js");
+ * loadModulesBeside(new URL("../../cli.ts", import.meta.url).href); // back to the sources
+ * assert.equal(moduleUrl("src/guard/sql.ts"), source);
+ * ```
+ */
+export function loadModulesBeside(entry: string): void {
+  const url = new URL(entry);
+  modules = {
+    root: new URL("./", url).href,
+    extension: /\.[^./]*$/.exec(url.pathname)?.[0] ?? ".ts",
+  };
+}
+
+/**
+ * The URL of a module by its path from the repository root (`src/guard/sql.ts`,
+ * or `./src/...`), where {@link loadModulesBeside} says modules are.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { moduleUrl } from "./lazy.ts";
+ * assert.equal(moduleUrl("src/ops/lazy.ts"), new URL("./lazy.ts", import.meta.url).href);
+ * ```
+ */
+export function moduleUrl(path: string): string {
+  return new URL(path.replace(/\.ts$/, modules.extension), modules.root).href;
+}
+
 /**
  * Import one of {@link LAZY_MODULES} by its URL (see the module doc).
  * @throws whatever the import throws (a missing read permission names the file)
@@ -49,5 +98,5 @@ export type LazyName = keyof typeof LAZY_MODULES;
  * ```
  */
 export function lazy<T>(name: LazyName): Promise<T> {
-  return import(new URL(`../../${LAZY_MODULES[name]}`, import.meta.url).href);
+  return import(moduleUrl(LAZY_MODULES[name]));
 }

@@ -19,6 +19,7 @@
 import assert from "node:assert/strict";
 import { parse as parseYaml } from "yaml";
 import {
+  bundled,
   CHART,
   ENTRY,
   IMAGE,
@@ -46,7 +47,7 @@ async function* sourceFiles(dir: string): AsyncGenerator<string> {
   }
 }
 
-/** `deno compile` argv lines that `scripts/compile.ts ARGS --print` would run. */
+/** The `deno bundle` and `deno compile` argv lines that `scripts/compile.ts ARGS --print` would run. */
 async function printed(args: string[]): Promise<string[][]> {
   const r = await runCommand(Deno.execPath(), {
     args: ["run", "--allow-all", `${ROOT}scripts/compile.ts`, ...args, "--print"],
@@ -56,15 +57,31 @@ async function printed(args: string[]): Promise<string[][]> {
   return r.stdout.trim().split("\n").map((line) => JSON.parse(line));
 }
 
-/** Check one `deno compile` argv against the definition. */
-function assertCompile(argv: string[], permissions: readonly string[], target?: Target) {
+/** Check the `deno bundle` argv: every module loaded by URL an entry of its own, into `bundle`. */
+function assertBundle(argv: string[], bundle: string) {
+  assert.deepEqual(argv.slice(0, 2), ["deno", "bundle"]);
+  assert.equal(argv[argv.indexOf("--config") + 1], CONFIG);
+  assert.equal(argv[argv.indexOf("--outdir") + 1], bundle);
+  assert.equal(argv[argv.indexOf("--platform") + 1], "deno");
+  for (const flag of ["--code-splitting", "--minify", "--frozen"]) assert.ok(argv.includes(flag));
+  const entries = argv.slice(argv.indexOf("--outdir") + 2);
+  assert.deepEqual(entries, [ENTRY, ...INCLUDE].map((p) => `${ROOT}${p}`));
+}
+
+/** Check one `deno compile` argv against the definition: it compiles the bundle in `bundle`. */
+function assertCompile(
+  argv: string[],
+  permissions: readonly string[],
+  target: Target | undefined,
+  bundle: string,
+) {
   assert.deepEqual(argv.slice(0, 2), ["deno", "compile"]);
-  assert.equal(argv.at(-1), `${ROOT}${ENTRY}`, "the entry point comes last");
+  assert.equal(argv.at(-1), `${bundle}/${bundled(ENTRY)}`, "the bundle's entry comes last");
   assert.equal(argv[argv.indexOf("--config") + 1], CONFIG);
   assert.deepEqual(argv.filter((a) => a.startsWith("--allow-")), [...permissions]);
   assert.ok(!argv.includes("-A") && !argv.includes("--allow-all"));
   const included = argv.flatMap((a, i) => argv[i - 1] === "--include" ? [a] : []);
-  assert.deepEqual(included, [...INCLUDE.map((p) => `${ROOT}${p}`), ...LAZY_NPM]);
+  assert.deepEqual(included, [...INCLUDE.map((p) => `${bundle}/${bundled(p)}`), ...LAZY_NPM]);
   const targets = argv.flatMap((a, i) => argv[i - 1] === "--target" ? [a] : []);
   assert.deepEqual(targets, target ? [target] : []);
 }
@@ -73,14 +90,14 @@ Deno.test("INCLUDE is exactly the Web Worker modules and the command and mode mo
   const workers = new Set<string>();
   for await (const file of sourceFiles("src")) {
     const text = await read(file);
-    for (const m of text.matchAll(/new\s+Worker\(\s*new\s+URL\(\s*["']([^"']+)["']/g)) {
-      workers.add(new URL(m[1], `file:///${file}`).pathname.slice(1));
+    for (const m of text.matchAll(/new\s+Worker\(\s*moduleUrl\(\s*"([^"]+)"\s*\)/g)) {
+      workers.add(m[1]);
     }
     assert.doesNotMatch(
-      text.replace(/new\s+Worker\(\s*new\s+URL\(\s*["'][^"']+["']/g, ""),
+      text.replace(/new\s+Worker\(\s*moduleUrl\(\s*"[^"]+"\s*\)/g, ""),
       /new\s+Worker\(/,
-      `${file}: a Worker whose module is not a literal new URL(..., import.meta.url) cannot be ` +
-        `listed in INCLUDE`,
+      `${file}: a Worker whose module is not new Worker(moduleUrl("src/..."), ...) (src/ops/lazy.ts) ` +
+        `cannot be listed in INCLUDE, nor found in the bundle`,
     );
   }
   assert.ok(workers.size > 0, "the extract worker is found");
@@ -125,19 +142,30 @@ Deno.test("INCLUDE is exactly the Web Worker modules and the command and mode mo
   for (const path of INCLUDE) await Deno.stat(`${ROOT}${path}`);
 });
 
-Deno.test("compile.ts compiles with the definition's flags, includes and targets in every mode", async () => {
-  const [host] = await printed([]);
-  assertCompile(host, PERMISSIONS);
-  const release = await printed(["--release"]);
+Deno.test("compile.ts bundles, then compiles the bundle with the definition's flags, includes and targets in every mode", async () => {
+  const dist = `${ROOT}dist/bundle`;
+  const [bundleHost, host] = await printed([]);
+  assertBundle(bundleHost, dist);
+  assertCompile(host, PERMISSIONS, undefined, dist);
+  const [bundleRelease, ...release] = await printed(["--release"]);
+  assertBundle(bundleRelease, dist);
   assert.equal(release.length, Object.keys(TARGETS).length);
   for (const [i, target] of (Object.keys(TARGETS) as Target[]).entries()) {
-    assertCompile(release[i], PERMISSIONS, target);
+    assertCompile(release[i], PERMISSIONS, target, dist);
   }
   for (const [platform, target] of Object.entries(IMAGE.platforms)) {
-    const [image] = await printed(["--image", platform, "--out-dir", "/out"]);
-    assertCompile(image, IMAGE.permissions, target);
+    const [bundle, image] = await printed(["--image", platform, "--out-dir", "/out"]);
+    assertBundle(bundle, "/out/bundle");
+    assertCompile(image, IMAGE.permissions, target, "/out/bundle");
     assert.equal(image[image.indexOf("--output") + 1], "/out/weir");
   }
+  // deno task bundle is scripts/bundle.ts, with the same command line.
+  assert.match(config.tasks.bundle, /^deno run [^&|;]*scripts\/bundle\.ts$/);
+  const bundle = await runCommand(Deno.execPath(), {
+    args: ["run", "--allow-all", `${ROOT}scripts/bundle.ts`, "--print"],
+    cwd: ROOT,
+  });
+  assertBundle(JSON.parse(bundle.stdout), dist);
   // deno task compile / release are this script.
   assert.match(config.tasks.compile, /^deno run [^&|;]*scripts\/compile\.ts$/);
   assert.match(config.tasks.release, /^deno run [^&|;]*scripts\/compile\.ts --release$/);

@@ -1,15 +1,34 @@
 /**
  * Driving the real CLI: `deno run cli.ts ...` as a subprocess, exactly as a
- * user runs it from a checkout.
+ * user runs it from a checkout; or the shipped forms, so that a test file
+ * driving weir through these helpers tests them too (tests/support/shipped.ts):
+ * when `WEIR_TEST_BUNDLE` names a bundle directory (`deno task bundle`), that
+ * bundle as the binary runs it (`deno run --no-config ... DIR/cli.js`,
+ * scripts/build.ts `bundleRunArgs`); when `WEIR_TEST_BINARY` names a compiled
+ * binary, that binary (with the permissions it was compiled with).
  */
+import { bundleRunArgs } from "../../scripts/build.ts";
+
 export const ROOT = new URL("../../", import.meta.url).pathname;
 export const CLI = `${ROOT}cli.ts`;
 export const CONFIG = `${ROOT}deno.json`;
 /** The lock every task passes (`--lock=deno.lock --frozen`): deno.json itself says `"lock": false`. */
 export const LOCK = `${ROOT}deno.lock`;
 
-/** The command line that starts weir (deno + flags + cli.ts). */
-export function weirCommand(): { command: string; args: string[] } {
+/** The bundle directory the helpers run instead of cli.ts, when the environment names one. */
+export const BUNDLE: string | undefined = Deno.env.get("WEIR_TEST_BUNDLE") || undefined;
+/** The compiled binary the helpers run instead of cli.ts, when the environment names one. */
+export const BINARY: string | undefined = Deno.env.get("WEIR_TEST_BINARY") || undefined;
+
+/**
+ * The command line that starts weir (deno + flags + cli.ts, or the bundle's
+ * cli.js) with `permissions` (serve's by default).
+ */
+export function weirCommand(
+  permissions: readonly string[] = ["--allow-net", "--allow-env", "--allow-read"],
+): { command: string; args: string[] } {
+  if (BINARY) return { command: BINARY, args: [] };
+  if (BUNDLE) return { command: Deno.execPath(), args: bundleRunArgs(BUNDLE, permissions) };
   return {
     command: Deno.execPath(),
     args: [
@@ -19,9 +38,7 @@ export function weirCommand(): { command: string; args: string[] } {
       CONFIG,
       `--lock=${LOCK}`,
       "--frozen",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
+      ...permissions,
       CLI,
     ],
   };

@@ -11,10 +11,21 @@ import {
   StreamableHTTPClientTransport as HttpV2,
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
-import { CLI, CONFIG, ROOT, runCommand, type Served, untilListening } from "./cli.ts";
+import {
+  BINARY,
+  BUNDLE,
+  CLI,
+  CONFIG,
+  ROOT,
+  runCommand,
+  type Served,
+  untilListening,
+  weirCommand,
+} from "./cli.ts";
 
-/** `deno run -A --config deno.json cli.ts` */
+/** `deno run -A --config deno.json cli.ts` (a shipped form under `WEIR_TEST_BUNDLE` or `WEIR_TEST_BINARY`) */
 export function weirAll(): { command: string; args: string[] } {
+  if (BUNDLE || BINARY) return weirCommand(["--allow-all"]);
   return { command: Deno.execPath(), args: ["run", "--quiet", "-A", "--config", CONFIG, CLI] };
 }
 

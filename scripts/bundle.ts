@@ -1,0 +1,102 @@
+/**
+ * Bundle weir's command line into JavaScript: what the release binaries and
+ * the image are compiled from (`scripts/compile.ts` runs this first), and a
+ * program `deno run` starts faster than the sources (docs/performance.md,
+ * "Cold start").
+ *
+ *   deno task bundle             dist/bundle/: cli.js, each module loaded by URL as
+ *                                src/.../NAME.js beside it, and the shared chunk-*.js
+ *   bundle.ts --out-dir DIR      write there instead (the directory is replaced whole)
+ *   bundle.ts --print            print the `deno bundle` command line (JSON) instead
+ *
+ * How (scripts/build.ts `bundleArgs`): `deno bundle` (esbuild) of `cli.ts` and
+ * every module loaded by URL (`INCLUDE`: the commands, the modes' lazy modules,
+ * the extract worker) as entries of their own, code-split, minified, npm
+ * packages inside except the few loaded only when used (`LAZY_NPM`). `cli.js`
+ * loads its commands and modules from beside itself (`loadModulesBeside` in
+ * src/ops/lazy.ts), never from the sources. Run it as the binary runs, without
+ * the repository's config but with its runtime features:
+ *
+ *   deno run --no-config --unstable-no-legacy-abort --unstable-npm-lazy-caching \
+ *     --allow-net --allow-env --allow-read dist/bundle/cli.js serve FILE --stdio
+ *
+ * (`bundleRunArgs` in scripts/build.ts spells it). Needs esbuild, which
+ * `deno bundle` fetches from npm once.
+ *
+ * Exit codes: 0 written, 1 the bundle failed (nothing left behind), 2 usage errors.
+ *
+ * @module
+ */
+import { bundleArgs, bundled, ENTRY, INCLUDE } from "./build.ts";
+
+const ROOT = new URL("../", import.meta.url);
+const USAGE = "usage: bundle.ts [--out-dir DIR] [--print]";
+
+/**
+ * Run `deno ARGS`; undefined on success, else the last lines of its stderr
+ * (colours and Deno's stack backtrace taken out).
+ */
+export async function denoFailure(args: string[]): Promise<string | undefined> {
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "inherit", stderr: "piped" })
+    .output();
+  if (out.success) return undefined;
+  const text = new TextDecoder().decode(out.stderr).replace(/\x1b\[[0-9;]*m/g, "");
+  return text.split("Stack backtrace")[0].split("\n").map((l) => l.trim()).filter(Boolean)
+    .slice(-5).join("\n") || `deno exited ${out.code}`;
+}
+
+/**
+ * Write the bundle into `outDir`, replacing whatever was there.
+ * @param root the repository root (a directory `file:` URL ending in `/`)
+ * @param outDir where the bundle goes (`cli.js` at its top)
+ * @returns undefined when written, else what failed (and `outDir` is gone)
+ */
+export async function writeBundle(root: URL, outDir: string): Promise<string | undefined> {
+  await Deno.remove(outDir, { recursive: true }).catch(() => {});
+  let failure = await denoFailure(bundleArgs(root, outDir));
+  if (failure === undefined) {
+    // Every module cli.js loads by URL must be where it looks for it.
+    const missing = [];
+    for (const path of [ENTRY, ...INCLUDE].map(bundled)) {
+      if (!await Deno.stat(`${outDir}/${path}`).then(() => true, () => false)) missing.push(path);
+    }
+    if (missing.length) failure = `the bundle lacks ${missing.join(", ")}`;
+  }
+  if (failure !== undefined) await Deno.remove(outDir, { recursive: true }).catch(() => {});
+  return failure;
+}
+
+async function main(args: string[]): Promise<number> {
+  let outDir = new URL("dist/bundle", ROOT).pathname;
+  let print = false;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--print") print = true;
+    else if (args[i] === "--out-dir" && args[i + 1]) {
+      const dir = args[++i];
+      outDir = dir.startsWith("/") ? dir : `${Deno.cwd()}/${dir}`;
+    } else {
+      console.error(
+        `bundle: ${
+          args[i] === "--out-dir" ? "--out-dir needs a directory" : `unknown argument ${args[i]}`
+        }\n${USAGE}`,
+      );
+      return 2;
+    }
+  }
+  outDir = outDir.replace(/\/+$/, "");
+  if (print) {
+    console.log(JSON.stringify(["deno", ...bundleArgs(ROOT, outDir)]));
+    return 0;
+  }
+  const failure = await writeBundle(ROOT, outDir);
+  if (failure !== undefined) {
+    console.error(
+      `bundle: deno bundle failed:\n${failure.split("\n").map((l) => `  ${l}`).join("\n")}`,
+    );
+    return 1;
+  }
+  console.log(`bundle: wrote ${outDir}/${bundled(ENTRY)} and the modules beside it`);
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

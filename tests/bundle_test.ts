@@ -1,0 +1,123 @@
+/**
+ * The bundle the release binaries and the image are compiled from
+ * (`scripts/bundle.ts`, `deno task bundle`), built here into a directory
+ * outside the checkout and run as the binary runs it: `deno run --no-config`
+ * with deno.json's runtime features (`bundleRunArgs` in scripts/build.ts), from
+ * an empty working directory. A module missing from the bundle, or one the
+ * bundle would look for among the sources, fails here:
+ *
+ * - every command's `--help` and its module (a wrong flag is refused by the
+ *   command's own parser), answering as the sources do;
+ * - `lint` of every example guardfile and `describe` of each that wraps no MCP
+ *   server (an AWS policy among them), byte for byte as the sources;
+ * - every module loaded by URL (commands, the modes' lazy modules, the extract
+ *   worker) is in the bundle and exports what its source exports;
+ * - the test files of tests/support/shipped.ts, run again with
+ *   `WEIR_TEST_BUNDLE` naming the bundle: `serve --stdio` with the official v1
+ *   client, `serve --http` with real tool calls through a local upstream (v1,
+ *   v2, the tool API), the wrap mode and `serve-upstream`, an AWS policy against
+ *   s3rver, sql grants against PostgreSQL, OAuth, the backtracking analysis,
+ *   the extract worker (PDF and feeds).
+ */
+import assert from "node:assert/strict";
+import { bundled, bundleRunArgs, INCLUDE } from "../scripts/build.ts";
+import { COMMAND_MODULES } from "../cli.ts";
+import { ROOT, runCommand, weirCommand } from "./support/cli.ts";
+import { runShippedFormTests } from "./support/shipped.ts";
+
+const work = await Deno.makeTempDir({ prefix: "weir-bundle-test-" });
+const dir = `${work}/bundle`;
+const build = await runCommand(Deno.execPath(), {
+  args: ["run", "--quiet", "--allow-all", `${ROOT}scripts/bundle.ts`, "--out-dir", dir],
+  cwd: ROOT,
+});
+
+const cwd = `${work}/cwd`;
+await Deno.mkdir(cwd, { recursive: true });
+
+/**
+ * `weir ARGS` from the bundle, or from the sources with `sources`, with serve's permissions,
+ * run from an empty directory.
+ */
+async function weir(args: string[], sources = false) {
+  const permissions = ["--allow-net", "--allow-env", "--allow-read"];
+  const { command, args: pre } = sources
+    ? weirCommand(permissions)
+    : { command: Deno.execPath(), args: bundleRunArgs(dir, permissions) };
+  return await runCommand(command, { args: [...pre, ...args], cwd, stdin: "null" });
+}
+
+Deno.test("deno task bundle writes cli.js and every module loaded by URL beside it", async () => {
+  assert.equal(build.code, 0, build.stderr);
+  assert.match(build.stdout, /^bundle: wrote .*\/cli\.js/);
+  for (const path of ["cli.ts", ...INCLUDE].map(bundled)) await Deno.stat(`${dir}/${path}`);
+  // Nothing of the sources: the bundle holds JavaScript only.
+  for await (const entry of Deno.readDir(dir)) assert.doesNotMatch(entry.name, /\.ts$/);
+});
+
+Deno.test("every command's --help, and its module, answer from the bundle as from the sources", async () => {
+  const help = await weir(["help"]);
+  assert.equal(help.code, 0, help.stderr);
+  assert.equal(help.stdout, (await weir(["help"], true)).stdout);
+  const commands = [...help.stdout.matchAll(/^ {2}weir ([a-z][a-z-]*[a-z])(?: |$)/gm)].map((m) =>
+    m[1]
+  )
+    .filter((name) => name !== "help");
+  for (const name of Object.keys(COMMAND_MODULES)) assert.ok(commands.includes(name), name);
+  for (const name of commands) {
+    const own = await weir([name, "--help"]);
+    assert.equal(own.code, 0, `${name} --help: ${own.stderr}`);
+    assert.match(own.stdout, new RegExp(`^Usage: weir ${name}\\b`));
+    assert.equal(own.stdout, (await weir([name, "--help"], true)).stdout, name);
+    // The command's own parser refuses the flag: its module and what it imports loaded.
+    const wrong = await weir([name, "--not-a-flag"]);
+    assert.equal(wrong.code, 2, `${name}: ${wrong.stderr}`);
+    assert.equal(wrong.stderr, (await weir([name, "--not-a-flag"], true)).stderr, name);
+  }
+  const version = await weir(["--version"]);
+  assert.equal(
+    version.stdout.split("\n")[0],
+    (await weir(["--version"], true)).stdout.split("\n")[0],
+  );
+});
+
+Deno.test("lint and describe of the example guardfiles answer as the sources do", async () => {
+  const files = [];
+  for await (const entry of Deno.readDir(`${ROOT}guardfiles`)) {
+    if (entry.name.endsWith(".mcp.kdl")) files.push(`${ROOT}guardfiles/${entry.name}`);
+  }
+  assert.ok(files.length >= 9);
+  files.sort();
+  // describe of a file wrapping an MCP server connects to it: those are lint's only.
+  const spec = [];
+  for (const file of files) {
+    if (!/^\s*mcp-server\b/m.test(await Deno.readTextFile(file))) spec.push(file);
+  }
+  assert.ok(spec.some((f) => f.endsWith("s3-assets.mcp.kdl")), "an AWS policy is described");
+  for (
+    const args of [["lint", "--format", "json", ...files], ...spec.map((f) => ["describe", f])]
+  ) {
+    const [fromBundle, fromSources] = [await weir(args), await weir(args, true)];
+    assert.equal(fromBundle.code, fromSources.code, `${args.join(" ")}: ${fromBundle.stderr}`);
+    assert.equal(fromBundle.stdout, fromSources.stdout, args.join(" "));
+  }
+});
+
+Deno.test("every module loaded by URL is in the bundle and exports what its source exports", async () => {
+  for (const path of INCLUDE) {
+    if (path === "src/guard/extract_worker.ts") continue; // a worker: its exports are its messages
+    const source = Object.keys(await import(`${ROOT}${path}`)).sort();
+    const inBundle = Object.keys(await import(`file://${dir}/${bundled(path)}`)).sort();
+    assert.deepEqual(inBundle, source, path);
+  }
+});
+
+Deno.test("serve (stdio, HTTP), the wrap mode, AWS, sql, OAuth and extraction pass their tests run on the bundle", async () => {
+  await runShippedFormTests({ WEIR_TEST_BUNDLE: dir });
+});
+
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(work, { recursive: true });
+  } catch { /* already gone */ }
+});
