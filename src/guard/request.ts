@@ -205,6 +205,33 @@ function count(text: string, char: string): number {
   return n;
 }
 
+/** RFC 3986 section 2.3 unreserved characters only (and at least one). */
+const UNRESERVED = /^[A-Za-z0-9._~-]+$/;
+
+/**
+ * A path value's forms (for `restrict`) and its encoding, or a refusal: the
+ * decoded forms checked ({@link checkDecodedForms}), then encoded by the
+ * parameter's `slashes` rule ({@link encodePathValue}). A one-segment value
+ * of unreserved characters other than `.` and `..` is decided at once: it has
+ * no other form, passes every gate and is its own encoding, which is what the
+ * general path finds for it (`general`: take that path for every value; tests
+ * hold the two together).
+ * @throws {ToolError} policy_denied as {@link checkDecodedForms} and {@link encodePathValue}
+ */
+export function checkPathValue(
+  param: PathParam,
+  what: string,
+  value: string,
+  general = false,
+): { forms: string[]; encoded: string } {
+  if (
+    !general && param.slashes === "refuse" && UNRESERVED.test(value) && value !== "." &&
+    value !== ".."
+  ) return { forms: [value], encoded: value };
+  const forms = checkDecodedForms(what, value, param.metacharacters, true);
+  return { forms, encoded: encodePathValue(param, value) };
+}
+
 /**
  * Plan the request for a grant from validated arguments.
  *
@@ -241,8 +268,7 @@ export function planRequest(
           `param "${name}" slashes="segments" for a relative path)`,
       );
     }
-    const forms = checkDecodedForms(what, value, param.metacharacters, true);
-    const encoded = encodePathValue(param, value);
+    const { forms, encoded } = checkPathValue(param, what, value);
     for (const rule of restricts.get(name) ?? []) {
       // Every form must match: what an upstream decodes is what it serves.
       if (!forms.every(rule.match)) {
