@@ -233,6 +233,22 @@ export function checkPathValue(
 }
 
 /**
+ * A query value's decoded forms checked ({@link checkDecodedForms}). A value
+ * of unreserved characters has no other form and passes the gate: it is not
+ * decoded (`general`: check every value the long way; tests hold the two
+ * together).
+ * @throws {ToolError} policy_denied as {@link checkDecodedForms}
+ */
+export function checkQueryValue(
+  what: string,
+  text: string,
+  metacharacters: "refuse" | "allow",
+  general = false,
+): void {
+  if (general || !UNRESERVED.test(text)) checkDecodedForms(what, text, metacharacters, false);
+}
+
+/**
  * Plan the request for a grant from validated arguments.
  *
  * @param grant the grant
@@ -301,7 +317,7 @@ export function planRequest(
       const untyped = n !== undefined;
       const text = untyped ? decimalText(n) : queryText(item);
       if (untyped) untypedInteger(what, text, input);
-      checkDecodedForms(what, text, input.metacharacters, false);
+      checkQueryValue(what, text, input.metacharacters);
       query.push([input.wire, text]);
     }
   }
