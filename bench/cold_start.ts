@@ -18,11 +18,12 @@
  *
  * - the resident set of `weir serve --stdio` when it has answered its first
  *   `tools/list` (idle: nothing else asked), goal at most 50 MiB.
- * - the same serve from one bundled JavaScript entry (`deno bundle` of the
- *   serve command: esbuild, code-split so each `import()` stays its own chunk,
- *   minified; npm packages inside; run with `--no-config`, as a compiled
- *   binary runs): what a bundled entry would start in. Not what ships yet
- *   (docs/performance.md, "Cold start"); no row when `deno bundle` fails.
+ * - the same serve from the bundle the release binaries and the image are
+ *   compiled from, built by the same build step (`writeBundle` of
+ *   scripts/bundle.ts, `deno task bundle`: the whole CLI, code-split, minified,
+ *   npm packages inside) and run as the binary runs it (`deno run --no-config`
+ *   with deno.json's runtime features, scripts/build.ts `bundleRunArgs`), with
+ *   its goals too; no row when `deno bundle` fails.
  *
  * `--against REV` (repeatable) also spawns revision REV's `weir serve --stdio`
  * and `weir --version` (checked out into a temporary worktree,
@@ -39,6 +40,9 @@ import { parseArgs } from "node:util";
 import config from "../deno.json" with { type: "json" };
 import { ratio, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
 import { median, positiveFlag } from "./common.ts";
+import { firstList } from "./first_list.ts";
+import { bundleRunArgs } from "../scripts/build.ts";
+import { writeBundle } from "../scripts/bundle.ts";
 
 const { values: flags, positionals } = parseArgs({
   args: Deno.args,
@@ -54,72 +58,14 @@ const COLD_GOAL = 2.5;
 /** ... and at most this resident set then, in MiB. */
 const IDLE_RSS_GOAL_MIB = 50;
 
-const REQUESTS = [
-  {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "cold-start", version: "1" },
-    },
-  },
-  { jsonrpc: "2.0", method: "notifications/initialized" },
-  { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
-].map((m) => JSON.stringify(m)).join("\n") + "\n";
-
-/** Resident set size (`VmRSS`) of a process now, in MiB; NaN once it is gone. */
-function rssMiB(pid: number): number {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
-
 /** The resident set of each `serve --stdio` spawn at its first tools/list answer, by case. */
 const rssAtList = new Map<string, number[]>();
 
-/**
- * Spawn, send initialize + tools/list, stop the clock at a tools/list answer
- * naming `expect`; the process's resident set then goes to {@link rssAtList}
- * under `name`.
- */
+/** {@link firstList} of `deno ARGS`; the resident set goes to {@link rssAtList} under `name`. */
 async function toFirstList(name: string, args: string[], expect: string): Promise<number> {
-  const start = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(REQUESTS));
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
-  let elapsed = NaN;
-  while (Number.isNaN(elapsed)) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffered += value;
-    for (const line of buffered.split("\n").slice(0, -1)) {
-      const message = JSON.parse(line);
-      if (message.id === 2) {
-        const names = (message.result?.tools ?? []).map((t: { name: string }) => t.name);
-        if (!names.includes(expect)) throw new Error(`tools/list without ${expect}: ${line}`);
-        elapsed = performance.now() - start;
-        rssAtList.set(name, [...(rssAtList.get(name) ?? []), rssMiB(child.pid)]);
-      }
-    }
-    buffered = buffered.slice(buffered.lastIndexOf("\n") + 1);
-  }
-  await writer.close().catch(() => {});
-  await reader.cancel().catch(() => {});
-  await child.status;
-  if (Number.isNaN(elapsed)) throw new Error(`${args.join(" ")}: no tools/list answer`);
-  return elapsed;
+  const { ms, rssMiB } = await firstList(Deno.execPath(), args, expect);
+  rssAtList.set(name, [...(rssAtList.get(name) ?? []), rssMiB]);
+  return ms;
 }
 
 async function toExit(args: string[], code = 0): Promise<number> {
@@ -132,40 +78,15 @@ async function toExit(args: string[], code = 0): Promise<number> {
 
 const tmp = await Deno.makeTempDir();
 
-/**
- * serve's command bundled into `dir` (see the module doc); the entry's path,
- * or undefined (and why, printed) when `deno bundle` fails.
- */
-async function bundleServe(dir: string): Promise<string | undefined> {
-  const entry = `${dir}/serve_entry.ts`;
-  await Deno.writeTextFile(
-    entry,
-    `import { run } from ${JSON.stringify(`${ROOT}src/cli/serve.ts`)};\n` +
-      "Deno.exit(await run(Deno.args));\n",
-  );
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "bundle",
-      "--quiet",
-      "--config",
-      `${ROOT}deno.json`,
-      "--platform",
-      "deno",
-      "--code-splitting",
-      "--minify",
-      "--outdir",
-      `${dir}/bundle`,
-      entry,
-    ],
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (out.success) return `${dir}/bundle/serve_entry.js`;
-  console.log(`(no bundled row: deno bundle failed: ${new TextDecoder().decode(out.stderr)})`);
+/** The bundle (scripts/bundle.ts) in `dir`, or undefined (and why, printed) when it fails. */
+async function bundle(dir: string): Promise<string | undefined> {
+  const failure = await writeBundle(new URL(`file://${ROOT}`), dir);
+  if (failure === undefined) return dir;
+  console.log(`(no bundle row: deno bundle failed: ${failure})`);
   return undefined;
 }
-const BUNDLED = await bundleServe(tmp);
-const BUNDLED_CASE = "weir serve --stdio, bundled JS entry";
+const BUNDLED = await bundle(`${tmp}/bundle`);
+const BUNDLED_CASE = "weir serve --stdio, bundle (binary, image)";
 const empty = `${tmp}/empty.ts`;
 await Deno.writeTextFile(empty, "\n");
 const MISSING = `${tmp}/missing.mcp.kdl`;
@@ -197,7 +118,12 @@ const cases: Record<string, () => Promise<number>> = {
       [BUNDLED_CASE]: () =>
         toFirstList(
           "bundled",
-          ["run", "--no-config", ...PERMISSIONS, BUNDLED, GUARDFILE, "--stdio"],
+          [
+            ...bundleRunArgs(BUNDLED, PERMISSIONS.filter((p) => p !== "--quiet")),
+            "serve",
+            GUARDFILE,
+            "--stdio",
+          ],
           "list_ticket",
         ),
     }
@@ -278,9 +204,15 @@ console.log(
 );
 if (BUNDLED) {
   const bundled = at(BUNDLED_CASE);
+  const bundledRss = median(rssAtList.get("bundled") ?? []);
   console.log(
-    `(bundled JS entry, not shipped: / bare Deno ${ratio(bundled, bare)}, / weir ` +
-      `${ratio(bundled, serve)}, RSS ${median(rssAtList.get("bundled") ?? []).toFixed(1)} MiB)`,
+    `${bundled / bare <= COLD_GOAL ? "PASS" : "FAIL"}  bundle (what the binary and image run) / ` +
+      `bare Deno, spawn to first tools/list  ${(bundled / bare).toFixed(2)}x  (goal <= ` +
+      `${COLD_GOAL}x; / deno run cli.ts ${ratio(bundled, serve)})`,
+  );
+  console.log(
+    `${bundledRss <= IDLE_RSS_GOAL_MIB ? "PASS" : "FAIL"}  bundle serve --stdio RSS after the ` +
+      `first tools/list  ${bundledRss.toFixed(1)} MiB  (goal <= ${IDLE_RSS_GOAL_MIB} MiB)`,
   );
 }
 for (const w of weirs.slice(1)) {

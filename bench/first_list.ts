@@ -1,0 +1,87 @@
+/**
+ * One cold start of a stdio MCP server: spawn, write `initialize`,
+ * `notifications/initialized` and `tools/list` at once, stop the clock at the
+ * `tools/list` answer that names the expected tool, and read the process's
+ * resident set then. bench/cold_start.ts (`deno task bench:cold`) and the
+ * release workflow's figures for the compiled binary (scripts/binary_figures.ts)
+ * measure with it.
+ *
+ * @module
+ */
+
+const REQUESTS = [
+  {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "cold-start", version: "1" },
+    },
+  },
+  { jsonrpc: "2.0", method: "notifications/initialized" },
+  { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+].map((m) => JSON.stringify(m)).join("\n") + "\n";
+
+/** Resident set size (`VmRSS`) of a process now, in MiB; NaN once it is gone (or off Linux). */
+export function rssMiB(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** What one start took. */
+export interface FirstList {
+  /** Spawn to the tools/list answer, in ms. */
+  ms: number;
+  /** The server's resident set at that answer, in MiB (NaN where unknown). */
+  rssMiB: number;
+}
+
+/**
+ * Start `command args` as a stdio MCP server and time it to its first
+ * `tools/list` answer; the server is then told the input ended and awaited.
+ * @param expect a tool name the answer must list
+ * @throws when the answer lacks `expect` or the server ends without one
+ */
+export async function firstList(
+  command: string,
+  args: string[],
+  expect: string,
+): Promise<FirstList> {
+  const start = performance.now();
+  const child = new Deno.Command(command, {
+    args,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(REQUESTS));
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  let found: FirstList | undefined;
+  while (!found) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffered += value;
+    for (const line of buffered.split("\n").slice(0, -1)) {
+      const message = JSON.parse(line);
+      if (message.id === 2) {
+        const names = (message.result?.tools ?? []).map((t: { name: string }) => t.name);
+        if (!names.includes(expect)) throw new Error(`tools/list without ${expect}: ${line}`);
+        found = { ms: performance.now() - start, rssMiB: rssMiB(child.pid) };
+      }
+    }
+    buffered = buffered.slice(buffered.lastIndexOf("\n") + 1);
+  }
+  await writer.close().catch(() => {});
+  await reader.cancel().catch(() => {});
+  await child.status;
+  if (!found) throw new Error(`${command} ${args.join(" ")}: no tools/list answer`);
+  return found;
+}
