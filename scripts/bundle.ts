@@ -49,12 +49,19 @@ export async function denoFailure(args: string[]): Promise<string | undefined> {
  * Write the bundle into `outDir`, replacing whatever was there.
  * @param root the repository root (a directory `file:` URL ending in `/`)
  * @param outDir where the bundle goes (`cli.js` at its top)
- * @returns undefined when written, else what failed (and `outDir` is gone)
+ * @returns undefined when written, else what failed (and `outDir` is gone, unless it held
+ *   something a bundle does not write: then it is left as it was)
  */
 export async function writeBundle(root: URL, outDir: string): Promise<string | undefined> {
+  const foreign = await notABundle(outDir);
+  if (foreign) {
+    return `${outDir} holds ${foreign}, which no bundle writes: give an empty or new directory ` +
+      `(a bundle's directory is replaced whole)`;
+  }
   await Deno.remove(outDir, { recursive: true }).catch(() => {});
   let failure = await denoFailure(bundleArgs(root, outDir));
-  if (failure === undefined) {
+  if (failure !== undefined) failure = `deno bundle failed:\n${failure.replace(/^/gm, "  ")}`;
+  else {
     // Every module cli.js loads by URL must be where it looks for it.
     const missing = [];
     for (const path of [ENTRY, ...INCLUDE].map(bundled)) {
@@ -64,6 +71,27 @@ export async function writeBundle(root: URL, outDir: string): Promise<string | u
   }
   if (failure !== undefined) await Deno.remove(outDir, { recursive: true }).catch(() => {});
   return failure;
+}
+
+/**
+ * What in `dir` a bundle would not have written (its top holds only `.js` files
+ * and `src/`), so that replacing `dir` never deletes anything else; undefined
+ * when `dir` is absent, empty or a bundle.
+ */
+async function notABundle(dir: string): Promise<string | undefined> {
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      const ours = entry.isFile
+        ? entry.name.endsWith(".js")
+        : entry.isDirectory && entry.name === "src";
+      if (!ours) return `"${entry.name}"`;
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    if (error instanceof Deno.errors.NotADirectory) return "a file in its place";
+    throw error;
+  }
+  return undefined;
 }
 
 async function main(args: string[]): Promise<number> {
@@ -90,9 +118,7 @@ async function main(args: string[]): Promise<number> {
   }
   const failure = await writeBundle(ROOT, outDir);
   if (failure !== undefined) {
-    console.error(
-      `bundle: deno bundle failed:\n${failure.split("\n").map((l) => `  ${l}`).join("\n")}`,
-    );
+    console.error(`bundle: ${failure}`);
     return 1;
   }
   console.log(`bundle: wrote ${outDir}/${bundled(ENTRY)} and the modules beside it`);

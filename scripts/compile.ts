@@ -138,11 +138,13 @@ async function main(args: string[]): Promise<number> {
   await Deno.mkdir(outDir, { recursive: true });
   const written: string[] = [];
   let built = false;
+  let bundled = false; // written by this run: only then is it this run's to remove
   try {
     const failure = await writeBundle(ROOT, bundle);
+    bundled = failure === undefined;
     if (failure !== undefined) {
       if (!outExisted) await Deno.remove(outDir).catch(() => {}); // only if empty
-      console.error(`compile: deno bundle failed:\n${failure.replace(/^/gm, "  ")}`);
+      console.error(`compile: ${failure}`);
       return 1;
     }
     for (const job of jobs) {
@@ -189,7 +191,9 @@ async function main(args: string[]): Promise<number> {
   } finally {
     if (scratch !== outDir) await Deno.remove(scratch, { recursive: true }).catch(() => {});
     // A release ships only the archives; a failed build leaves nothing of its own.
-    if (options.release || !built) await Deno.remove(bundle, { recursive: true }).catch(() => {});
+    if (bundled && (options.release || !built)) {
+      await Deno.remove(bundle, { recursive: true }).catch(() => {});
+    }
   }
   return 0;
 }

@@ -55,6 +55,18 @@ Deno.test("deno task bundle writes cli.js and every module loaded by URL beside 
   for await (const entry of Deno.readDir(dir)) assert.doesNotMatch(entry.name, /\.ts$/);
 });
 
+Deno.test("the bundle never replaces a directory holding anything a bundle does not write", async () => {
+  const other = `${work}/other`;
+  await Deno.mkdir(other);
+  await Deno.writeTextFile(`${other}/notes.txt`, "mine");
+  const refused = await runCommand(Deno.execPath(), {
+    args: ["run", "--quiet", "--allow-all", `${ROOT}scripts/bundle.ts`, "--out-dir", other],
+  });
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /holds "notes\.txt", which no bundle writes: give an empty or new/);
+  assert.equal(await Deno.readTextFile(`${other}/notes.txt`), "mine");
+});
+
 Deno.test("every command's --help, and its module, answer from the bundle as from the sources", async () => {
   const help = await weir(["help"]);
   assert.equal(help.code, 0, help.stderr);
