@@ -101,6 +101,17 @@ Deno.test("INCLUDE is exactly the Web Worker modules and the command and mode mo
     );
   }
   assert.ok(workers.size > 0, "the extract worker is found");
+  // A module found by its own URL is not where the bundle and the binary put it: every module
+  // loaded by URL goes through moduleUrl (src/ops/lazy.ts). version.ts only reads the checkout's
+  // .git beside the sources (the binary's commit is stamped).
+  for await (const file of sourceFiles("src")) {
+    if (file === "src/ops/lazy.ts" || file === "src/cli/version.ts") continue;
+    assert.doesNotMatch(
+      (await read(file)).replace(/^\s*(\*|\/\/).*$/gm, ""),
+      /import\.meta\.(url|resolve|dirname|filename)/,
+      `${file}: find a module by moduleUrl("src/...") (src/ops/lazy.ts), not by import.meta`,
+    );
+  }
   // cli.ts loads each command's module by a specifier Deno cannot follow: each is
   // there, exports the function named, and nothing in cli.ts imports around load().
   const commands = new Set<string>();
