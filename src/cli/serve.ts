@@ -6,7 +6,14 @@
  */
 import { lazy } from "../ops/lazy.ts";
 import { browserFlagProblem } from "../serving/listen.ts";
-import { denoResolver, errorsOf, exchangeOf, loadGuardfileFile, runServe } from "../modes/serve.ts";
+import {
+  denoResolver,
+  errorsOf,
+  exchangeOf,
+  loadGuardfileFile,
+  runServe,
+  tokenTable,
+} from "../modes/serve.ts";
 import { exchangeStartProblem } from "../modes/serve_exchange_flags.ts";
 import { upstreamClientProblem } from "../guard/send.ts";
 import { resolveValue } from "../guard/values.ts";
@@ -22,7 +29,7 @@ import {
   unknownGrantTools,
   weirSecretVariables,
 } from "../ops/flags.ts";
-import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
+import type { TokenGrant } from "../inbound/static_tokens.ts";
 import { servedTools, wrapServedTools } from "../modes/lint.ts";
 import { OAUTH_FLAGS, oauthSettings } from "../modes/serve_oauth_flags.ts";
 import { checkSingleUse, stateSetup } from "../ops/state_keys.ts";
@@ -233,7 +240,10 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
       transport,
       allowedOrigins: values["allow-origin"],
       allowedHosts: values["allow-host"],
-      inboundToken: flagTokens.length > 0 ? new TokenTable(flagTokens) : undefined,
+      // The token table (and its SHA-256) loads only when there are tokens.
+      inboundToken: flagTokens.length > 0
+        ? new (await tokenTable()).TokenTable(flagTokens)
+        : undefined,
       flagTokens,
       adminTokens: auth.adminTokens,
       file: positionals[0],

@@ -33,7 +33,8 @@ import type { OAuthResourceServer } from "../oauth/resource_server.ts";
 import type { ConnectionToken } from "../oauth/client_credentials.ts";
 import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
-import { type TokenGrant, TokenTable } from "../inbound/static_tokens.ts";
+import type { TokenGrant } from "../inbound/static_tokens.ts";
+import type { TokenTable } from "../inbound/token_table.ts";
 import { lazy } from "../ops/lazy.ts";
 
 export { runOn, type RunOnOptions } from "../serving/listen.ts";
@@ -161,6 +162,14 @@ function readGuardfileText(file: string): Promise<string> {
     maxBytes: MAX_GUARDFILE_BYTES,
     sizeHint: "a guardfile is a few KiB",
   });
+}
+
+/**
+ * The token table's module (and its SHA-256): loaded only where there are
+ * tokens (src/ops/lazy.ts), never by a stdio server.
+ */
+export function tokenTable(): Promise<typeof import("../inbound/token_table.ts")> {
+  return lazy<typeof import("../inbound/token_table.ts")>("token_table");
 }
 
 /** Errors only. */
@@ -459,7 +468,7 @@ export async function reloadGuardfile(
   if (options.tokens) {
     try {
       grants = [...options.tokens.flagTokens, ...guardfileTokens(fileTokens)];
-      new TokenTable(grants);
+      new (await tokenTable()).TokenTable(grants);
     } catch (error) {
       return { errors: [`${file}: ${(error as Error).message}`], warnings: warningLines };
     }
@@ -553,13 +562,15 @@ export async function runServe(guardfile: Guardfile, options: ServeOptions): Pro
   let tokens = options.inboundToken;
   const fileTokens = guardfile.inboundTokens ?? [];
   if (fileTokens.length > 0) {
-    tokens = new TokenTable([...flagTokens, ...guardfileTokens(fileTokens)]);
+    tokens = new (await tokenTable()).TokenTable([...flagTokens, ...guardfileTokens(fileTokens)]);
   }
   const about = { mode: "spec", server: guardfile.name, tools: surface.tools.length };
   const file = options.file;
   let served: McpServer | Reloader = surface.server;
   if (file !== undefined) {
-    const table = tokens instanceof TokenTable ? tokens : undefined;
+    const table = tokens !== undefined && typeof tokens !== "string" && "callerOf" in tokens
+      ? tokens
+      : undefined;
     const reloader = new Reloader(
       surface,
       () =>

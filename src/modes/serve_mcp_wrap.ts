@@ -12,7 +12,7 @@ import type { OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import type { UpstreamConnection } from "../mcp_upstream/connection.ts";
 import type { ConnectionToken } from "../oauth/client_credentials.ts";
-import { TokenTable } from "../inbound/static_tokens.ts";
+import { TokenTable } from "../inbound/token_table.ts";
 import type { TokenGrant } from "../inbound/static_tokens.ts";
 import { type LoadOutcome, Reloader } from "../ops/reload.ts";
 import { startTelemetry } from "../ops/telemetry.ts";

@@ -27,7 +27,7 @@ import { usageLine } from "../errors/usage.ts";
 import { type StateSetup, stateSetup } from "../ops/state_keys.ts";
 import { stderrLogger } from "../mcp/server.ts";
 import { cleanText } from "../mcp/text.ts";
-import { TokenTable } from "../inbound/static_tokens.ts";
+import { TokenTable } from "../inbound/token_table.ts";
 import { DEFAULT_MAX_STALENESS_MS } from "../mcp_upstream/freshness.ts";
 import { isSchemaProfile, SCHEMA_PROFILES, type SchemaProfile } from "../mcp/schema_profile.ts";
 import { connectionSecrets } from "../wrap/host.ts";

@@ -39,6 +39,7 @@ export const LAZY_MODULES = {
   telemetry: "src/ops/telemetry.ts",
   guard_sql: "src/guard/sql.ts",
   backtracking_analysis: "src/mcp/backtracking_analysis.ts",
+  token_table: "src/inbound/token_table.ts",
 } as const;
 
 /** A name of {@link LAZY_MODULES}. */

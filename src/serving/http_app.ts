@@ -40,7 +40,8 @@ import {
 import { apiRefusal, mcpRefusal, plainRefusal } from "../inbound/refusal.ts";
 import { createToolApiHandler } from "../transport/tool_api.ts";
 import type { Drain } from "../ops/shutdown.ts";
-import { bearerRefusal, TokenTable } from "../inbound/static_tokens.ts";
+import { bearerRefusal } from "../inbound/static_tokens.ts";
+import { TokenTable } from "../inbound/token_table.ts";
 import {
   type OAuthResourceServer,
   protectedResourceMetadataAnswer,

@@ -11,7 +11,7 @@ import { DEFAULT_DRAIN_MS, Drain, stopReason } from "../ops/shutdown.ts";
 import { Reloader } from "../ops/reload.ts";
 import { logStateSetup, type StateSetup } from "../ops/state_keys.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
-import type { TokenTable } from "../inbound/static_tokens.ts";
+import type { TokenTable } from "../inbound/token_table.ts";
 import { lazy } from "../ops/lazy.ts";
 
 /**

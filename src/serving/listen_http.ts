@@ -14,7 +14,7 @@ import type { Reloader } from "../ops/reload.ts";
 import { createAdminHandler } from "../ops/admin.ts";
 import { guardedHttpApp, type HttpAppOptions } from "./http_app.ts";
 import type { OAuthResourceServer } from "../oauth/resource_server.ts";
-import type { TokenTable } from "../inbound/static_tokens.ts";
+import type { TokenTable } from "../inbound/token_table.ts";
 
 /** What {@link serveHttp} reads of `runOn`'s options (src/serving/listen.ts). */
 export interface HttpServeOptions {

@@ -1,0 +1,58 @@
+/**
+ * What `weir serve FILE --stdio` loads before its first answer: the static
+ * graph of the serve command's module (cli.ts loads it by URL). Every module
+ * `deno run` loads costs the start (docs/performance.md, "Cold start"), so
+ * what only some files or only HTTP use stays out of it, behind src/ops/lazy.ts:
+ *
+ * - no module of {@link LAZY_MODULES} is imported as code (a type-only import is
+ *   erased), else its lazy load saves nothing;
+ * - the token table and its SHA-256 (`@noble/hashes`): a stdio server has no
+ *   inbound token.
+ */
+import assert from "node:assert/strict";
+import { LAZY_MODULES } from "../../src/ops/lazy.ts";
+import { CONFIG, LOCK, ROOT } from "../support/cli.ts";
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+}
+
+/** The modules a program started at `entry` loads before it runs: static code imports, transitively. */
+async function startGraph(entry: string): Promise<Set<string>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--config", CONFIG, `--lock=${LOCK}`, entry],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    roots: string[];
+    modules: InfoModule[];
+  };
+  const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const walk = (specifier: string) => {
+    if (seen.has(specifier)) return;
+    seen.add(specifier);
+    for (const d of bySpecifier.get(specifier)?.dependencies ?? []) {
+      if (d.code && !d.isDynamic) walk(d.code.specifier);
+    }
+  };
+  walk(info.roots[0]);
+  return seen;
+}
+
+Deno.test("serve's start graph holds no lazily loaded module, nor the token table and its SHA-256", async () => {
+  const graph = await startGraph(`${ROOT}src/cli/serve.ts`);
+  const local = [...graph].filter((s) => s.startsWith("file://"));
+  assert.ok(
+    local.some((s) => s.endsWith("/src/guardfile/load.ts")),
+    "the walk reaches the guardfile loader",
+  );
+  for (const path of [...Object.values(LAZY_MODULES), "src/inbound/token_table.ts"]) {
+    assert.ok(!graph.has(`file://${ROOT}${path}`), `${path} is in serve's start graph`);
+  }
+  const noble = [...graph].filter((s) => s.includes("@noble/hashes"));
+  assert.deepEqual(noble, [], "no SHA-256 module loads at start");
+});
