@@ -164,10 +164,7 @@ function readGuardfileText(file: string): Promise<string> {
   });
 }
 
-/**
- * The token table's module (and its SHA-256): loaded only where there are
- * tokens (src/ops/lazy.ts), never by a stdio server.
- */
+/** The token table's module (and its SHA-256), loaded only where tokens are (never on stdio). */
 export function tokenTable(): Promise<typeof import("../inbound/token_table.ts")> {
   return lazy<typeof import("../inbound/token_table.ts")>("token_table");
 }
