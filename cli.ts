@@ -30,7 +30,7 @@
  */
 import config from "./deno.json" with { type: "json" };
 import { UsageError, usageLine } from "./src/cli/usage_error.ts";
-import { loadModulesBeside, moduleUrl } from "./src/ops/lazy.ts";
+import { importModule, loadModulesBeside, UnreadableModuleError } from "./src/ops/lazy.ts";
 
 // Commands, modes' modules and workers load from beside this file, with its extension: the
 // sources from a checkout or JSR, the bundle's own files in the bundle (`cli.js`).
@@ -87,7 +87,7 @@ type Entry = (args: string[], mode?: "ssm" | "s3") => Promise<number>;
  */
 async function load(name: string): Promise<Entry> {
   const [path, entry = "run"] = COMMAND_MODULES[name].split("#");
-  const module = await import(moduleUrl(path));
+  const module = await importModule<Record<string, Entry>>(path);
   return module[entry];
 }
 
@@ -603,6 +603,10 @@ export async function main(args: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof UsageError) {
       console.error(usageLine(command ? name : undefined, error.message));
+      return 2;
+    }
+    if (error instanceof UnreadableModuleError) {
+      console.error(`weir: ${error.message}`);
       return 2;
     }
     throw error;

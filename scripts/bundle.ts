@@ -6,7 +6,8 @@
  *
  *   deno task bundle             dist/bundle/: cli.js, each module loaded by URL as
  *                                src/.../NAME.js beside it, and the shared chunk-*.js
- *   bundle.ts --out-dir DIR      write there instead (the directory is replaced whole)
+ *   bundle.ts --out-dir DIR      write there instead (replaced whole: DIR must be new,
+ *                                empty or a bundle; anything else is refused, left as it was)
  *   bundle.ts --print            print the `deno bundle` command line (JSON) instead
  *
  * How (scripts/build.ts `bundleArgs`): `deno bundle` (esbuild) of `cli.ts` and
@@ -21,7 +22,9 @@
  *     --allow-net --allow-env --allow-read dist/bundle/cli.js serve FILE --stdio
  *
  * (`bundleRunArgs` in scripts/build.ts spells it). Needs esbuild, which
- * `deno bundle` fetches from npm once.
+ * `deno bundle` fetches from npm once. The bundle does not follow the sources:
+ * build it again after they change (tests/support/cli.ts refuses a stale
+ * `WEIR_TEST_BUNDLE`).
  *
  * Exit codes: 0 written, 1 the bundle failed (nothing left behind), 2 usage errors.
  *
@@ -55,7 +58,7 @@ export async function denoFailure(args: string[]): Promise<string | undefined> {
 export async function writeBundle(root: URL, outDir: string): Promise<string | undefined> {
   const foreign = await notABundle(outDir);
   if (foreign) {
-    return `${outDir} holds ${foreign}, which no bundle writes: give an empty or new directory ` +
+    return `${outDir} ${foreign}: give an empty or new directory ` +
       `(a bundle's directory is replaced whole)`;
   }
   await Deno.remove(outDir, { recursive: true }).catch(() => {});
@@ -74,22 +77,37 @@ export async function writeBundle(root: URL, outDir: string): Promise<string | u
 }
 
 /**
- * What in `dir` a bundle would not have written (its top holds only `.js` files
- * and `src/`), so that replacing `dir` never deletes anything else; undefined
- * when `dir` is absent, empty or a bundle.
+ * What in `dir` a bundle would not have written, so that replacing `dir` never
+ * deletes anything else; undefined when `dir` is absent, empty or a bundle. A
+ * bundle is `cli.js` with `.js` files and directories of `.js` files beside
+ * it (`src/...`), nothing else at any depth: a directory with a `src/` of other
+ * files is somebody's project, not a bundle.
  */
 async function notABundle(dir: string): Promise<string | undefined> {
   try {
-    for await (const entry of Deno.readDir(dir)) {
-      const ours = entry.isFile
-        ? entry.name.endsWith(".js")
-        : entry.isDirectory && entry.name === "src";
-      if (!ours) return `"${entry.name}"`;
-    }
+    if (!(await Deno.lstat(dir)).isDirectory) return "is not a directory";
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
-    if (error instanceof Deno.errors.NotADirectory) return "a file in its place";
     throw error;
+  }
+  let empty = true;
+  const walk = async (path: string, shown: string): Promise<string | undefined> => {
+    for await (const entry of Deno.readDir(path)) {
+      empty = false;
+      const name = `${shown}${entry.name}`;
+      if (entry.isDirectory) {
+        const found = await walk(`${path}/${entry.name}`, `${name}/`);
+        if (found) return found;
+      } else if (!entry.isFile || !entry.name.endsWith(".js")) {
+        return `holds "${name}", which no bundle writes`;
+      }
+    }
+    return undefined;
+  };
+  const found = await walk(dir, "");
+  if (found) return found;
+  if (!empty && !await Deno.stat(`${dir}/${bundled(ENTRY)}`).then(() => true, () => false)) {
+    return `holds no ${bundled(ENTRY)}, so it is no bundle`;
   }
   return undefined;
 }
@@ -111,7 +129,7 @@ async function main(args: string[]): Promise<number> {
       return 2;
     }
   }
-  outDir = outDir.replace(/\/+$/, "");
+  outDir = outDir.replace(/(.)\/+$/, "$1");
   if (print) {
     console.log(JSON.stringify(["deno", ...bundleArgs(ROOT, outDir)]));
     return 0;

@@ -98,7 +98,7 @@ function parse(args: string[]): Options | string {
   }
   const modes = [options.release, options.target, options.platform].filter(Boolean).length;
   if (modes > 1) return "--release, --target and --image exclude each other";
-  options.outDir = options.outDir.replace(/\/+$/, "");
+  options.outDir = options.outDir.replace(/(.)\/+$/, "$1");
   return options;
 }
 

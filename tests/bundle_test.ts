@@ -65,6 +65,69 @@ Deno.test("the bundle never replaces a directory holding anything a bundle does 
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /holds "notes\.txt", which no bundle writes: give an empty or new/);
   assert.equal(await Deno.readTextFile(`${other}/notes.txt`), "mine");
+  // Nor a project whose top holds only .js files and src/ (its sources at any depth), nor
+  // .js files without the cli.js every bundle has.
+  const project = `${work}/project`;
+  await Deno.mkdir(`${project}/src/app`, { recursive: true });
+  await Deno.writeTextFile(`${project}/index.js`, "");
+  await Deno.writeTextFile(`${project}/src/app/main.rs`, "mine");
+  const scripts = `${work}/scripts`;
+  await Deno.mkdir(scripts);
+  await Deno.writeTextFile(`${scripts}/tool.js`, "mine");
+  for (
+    const [target, said] of [
+      [project, /holds "src\/app\/main\.rs", which no bundle writes/],
+      [scripts, /holds no cli\.js, so it is no bundle/],
+      ["/", /^bundle: \/ holds "/],
+    ] as const
+  ) {
+    const r = await runCommand(Deno.execPath(), {
+      args: ["run", "--quiet", "--allow-all", `${ROOT}scripts/bundle.ts`, "--out-dir", target],
+    });
+    assert.equal(r.code, 1, target);
+    assert.match(r.stderr, said);
+  }
+  assert.equal(await Deno.readTextFile(`${project}/src/app/main.rs`), "mine");
+  assert.equal(await Deno.readTextFile(`${scripts}/tool.js`), "mine");
+});
+
+Deno.test("without read access to its own directory the bundle says which to give, exit 2", async () => {
+  const r = await runCommand(Deno.execPath(), {
+    args: [...bundleRunArgs(dir, ["--no-prompt", `--allow-read=${cwd}`]), "lint", "a.mcp.kdl"],
+    cwd,
+    stdin: "null",
+  });
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(
+    r.stderr.trim(),
+    `weir: Deno may not read weir's own module ${dir}/src/cli/lint.js: give it read access to ` +
+      `${dir}/ (--allow-read, or --allow-read=${dir}/ and the files the command reads)`,
+  );
+});
+
+Deno.test("a bundle reports no commit of the repository it was copied into", async () => {
+  // Two directories under a git repository: where the bundle's code would look for `.git`.
+  const repo = `${work}/repo`;
+  await Deno.mkdir(`${repo}/tools`, { recursive: true });
+  const git = (...args: string[]) =>
+    runCommand("git", {
+      args: ["-c", "user.name=t", "-c", "user.email=t@t", ...args],
+      cwd: repo,
+    });
+  assert.equal((await git("init", "-q")).code, 0);
+  assert.equal((await git("commit", "-q", "--allow-empty", "-m", "other")).code, 0);
+  await Deno.rename(dir, `${repo}/tools/bundle`);
+  try {
+    const r = await runCommand(Deno.execPath(), {
+      args: [...bundleRunArgs(`${repo}/tools/bundle`, ["--allow-read"]), "--version"],
+      cwd,
+      stdin: "null",
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^commit unknown$/m);
+  } finally {
+    await Deno.rename(`${repo}/tools/bundle`, dir);
+  }
 });
 
 Deno.test("every command's --help, and its module, answer from the bundle as from the sources", async () => {

@@ -5,9 +5,12 @@
  *   commit 0123456789abcdef0123456789abcdef01234567
  *   deno 2.9.6 (x86_64-unknown-linux-gnu)    the runtime and its target
  *
- * The commit is the one the release stamped (`src/cli/commit.ts`); run from a
- * git checkout, it is that checkout's HEAD, read from `.git` (only where read
- * permission is already granted, so it never prompts); otherwise `unknown`.
+ * The commit is the one the release stamped (`src/cli/commit.ts`); run from the
+ * sources of a git checkout, it is that checkout's HEAD, read from `.git` (only
+ * where read permission is already granted, so it never prompts); otherwise
+ * `unknown`. A bundle (`deno task bundle`) does not look for `.git`: it may have
+ * been built from another commit than the checkout's HEAD, or copied into
+ * another repository, whose commit it would report.
  * Loads nothing but deno.json, so `--version` starts as fast as `help`.
  *
  * @module
@@ -17,10 +20,12 @@ import { COMMIT } from "./commit.ts";
 import { readBoundedTextSync } from "../ops/bounded_file.ts";
 
 const ROOT = new URL("../../", import.meta.url);
+/** Run from the sources (`.ts`), not from a bundle's JavaScript: only then is ROOT the checkout. */
+const FROM_SOURCES = import.meta.url.endsWith(".ts");
 
 /** The `weir --version` text (three lines, no trailing newline). */
 export function versionText(): string {
-  const commit = COMMIT || checkoutCommit(ROOT) || "unknown";
+  const commit = COMMIT || (FROM_SOURCES && checkoutCommit(ROOT)) || "unknown";
   return [
     `weir ${config.version}`,
     `commit ${commit}`,

@@ -99,5 +99,45 @@ export function moduleUrl(path: string): string {
  * ```
  */
 export function lazy<T>(name: LazyName): Promise<T> {
-  return import(moduleUrl(LAZY_MODULES[name]));
+  return importModule(LAZY_MODULES[name]);
+}
+
+/**
+ * Deno was not allowed to read one of weir's own modules (a bundle or a
+ * checkout run with `--allow-read` narrowed to the command's files): the
+ * message names the module and the flag to give. The CLI prints it and exits 2.
+ */
+export class UnreadableModuleError extends Error {
+  override name = "UnreadableModuleError";
+}
+
+/**
+ * Import a module by its path from the root, from where {@link moduleUrl} says
+ * modules are (a command, one of {@link LAZY_MODULES}).
+ * @throws {UnreadableModuleError} when Deno may not read a local module (a
+ *   missing `--allow-read`), naming the file and the flag; else what the import throws
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { importModule } from "./lazy.ts";
+ * const { moduleUrl } = await importModule<typeof import("./lazy.ts")>("src/ops/lazy.ts");
+ * assert.equal(typeof moduleUrl, "function");
+ * ```
+ */
+export async function importModule<T>(path: string): Promise<T> {
+  const url = moduleUrl(path);
+  try {
+    return await import(url);
+  } catch (error) {
+    if (!url.startsWith("file:")) throw error;
+    const { state } = await Deno.permissions.query({ name: "read", path: new URL(url) });
+    if (state === "granted") throw error;
+    const file = decodeURIComponent(new URL(url).pathname);
+    const dir = decodeURIComponent(new URL(modules.root).pathname);
+    throw new UnreadableModuleError(
+      `Deno may not read weir's own module ${file}: give it read access to ${dir} ` +
+        `(--allow-read, or --allow-read=${dir} and the files the command reads)`,
+      { cause: error },
+    );
+  }
 }

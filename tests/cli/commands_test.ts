@@ -33,6 +33,36 @@ Deno.test("--version prints the version in deno.json, the checkout's commit and 
   assert.match(bare.stdout, /^commit unknown$/m);
 });
 
+Deno.test("a command Deno may not read the module of says which read access to give, exit 2", async () => {
+  const cwd = await Deno.makeTempDir({ prefix: "weir-unreadable-" });
+  try {
+    await Deno.writeTextFile(`${cwd}/a.mcp.kdl`, "");
+    // Read access to the working directory (the guardfile) only, not to weir's own files.
+    const r = await runCommand(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        "--config",
+        CONFIG,
+        `--allow-read=${cwd}`,
+        CLI,
+        "lint",
+        "a.mcp.kdl",
+      ],
+      cwd,
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(
+      r.stderr.trim(),
+      `weir: Deno may not read weir's own module ${ROOT}src/cli/lint.ts: give it read access to ` +
+        `${ROOT} (--allow-read, or --allow-read=${ROOT} and the files the command reads)`,
+    );
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
 Deno.test("help, --version and usage errors load no npm package (no KDL parser)", async () => {
   for (const args of [["--version"], ["help"], ["help", "serve"], ["serve", "--help"]]) {
     const r = await withoutNpm(args);

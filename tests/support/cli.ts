@@ -17,6 +17,43 @@ export const LOCK = `${ROOT}deno.lock`;
 
 /** The bundle directory the helpers run instead of cli.ts, when the environment names one. */
 export const BUNDLE: string | undefined = Deno.env.get("WEIR_TEST_BUNDLE") || undefined;
+/**
+ * The first source file changed after `bundle` was built (the entry, deno.json,
+ * deno.lock, the demo guardfile, a module under src/), or undefined: a bundle
+ * does not follow the sources, and a stale one would pass what they fail.
+ */
+export async function newerSource(bundle: string): Promise<string | undefined> {
+  const built = (await Deno.stat(`${bundle}/cli.js`)).mtime?.getTime() ?? 0;
+  const changed = async (path: string) =>
+    ((await Deno.stat(`${ROOT}${path}`)).mtime?.getTime() ?? 0) > built;
+  for (const path of ["cli.ts", "deno.json", "deno.lock", "guardfiles/demo.mcp.kdl"]) {
+    if (await changed(path)) return path;
+  }
+  const walk = async (dir: string): Promise<string | undefined> => {
+    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      const found = entry.isDirectory
+        ? await walk(path)
+        : entry.name.endsWith(".ts") && await changed(path)
+        ? path
+        : undefined;
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return await walk("src");
+}
+
+if (BUNDLE) {
+  const newer = await newerSource(BUNDLE);
+  if (newer) {
+    throw new Error(
+      `WEIR_TEST_BUNDLE=${BUNDLE} was built before ${newer} changed: build it again ` +
+        `(deno task bundle --out-dir ${BUNDLE})`,
+    );
+  }
+}
+
 /** The compiled binary the helpers run instead of cli.ts, when the environment names one. */
 export const BINARY: string | undefined = Deno.env.get("WEIR_TEST_BINARY") || undefined;
 
