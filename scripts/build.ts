@@ -163,6 +163,26 @@ export function bundled(path: string): string {
 }
 
 /**
+ * An absolute path for a directory the user named on a build script's command
+ * line (`--out-dir`): relative paths from where they typed it, which under
+ * `deno task` is `INIT_CWD` (a task runs in the repository root), else the
+ * working directory.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { typedPath } from "./build.ts";
+ * assert.equal(typedPath("/opt/out"), "/opt/out");
+ * assert.equal(typedPath("out", "/home/me/weir/docs"), "/home/me/weir/docs/out");
+ * ```
+ */
+export function typedPath(
+  dir: string,
+  from: string = Deno.env.get("INIT_CWD") || Deno.cwd(),
+): string {
+  return dir.startsWith("/") ? dir : `${from.replace(/\/+$/, "")}/${dir}`;
+}
+
+/**
  * The arguments after `deno` that bundle weir into `outDir` (esbuild through
  * `deno bundle`): {@linkcode ENTRY} and each of {@linkcode INCLUDE} an entry of
  * its own (a module loaded by URL cannot be followed by a bundler, and each

@@ -6,8 +6,9 @@
  *
  *   deno task bundle             dist/bundle/: cli.js, each module loaded by URL as
  *                                src/.../NAME.js beside it, and the shared chunk-*.js
- *   bundle.ts --out-dir DIR      write there instead (replaced whole: DIR must be new,
- *                                empty or a bundle; anything else is refused, left as it was)
+ *   bundle.ts --out-dir DIR      write there instead (relative to where the task was typed;
+ *                                replaced whole: DIR must be new, empty or a bundle, anything
+ *                                else is refused and left as it was)
  *   bundle.ts --print            print the `deno bundle` command line (JSON) instead
  *
  * How (scripts/build.ts `bundleArgs`): `deno bundle` (esbuild) of `cli.ts` and
@@ -30,7 +31,7 @@
  *
  * @module
  */
-import { bundleArgs, bundled, ENTRY, INCLUDE } from "./build.ts";
+import { bundleArgs, bundled, ENTRY, INCLUDE, typedPath } from "./build.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const USAGE = "usage: bundle.ts [--out-dir DIR] [--print]";
@@ -119,7 +120,7 @@ async function main(args: string[]): Promise<number> {
     if (args[i] === "--print") print = true;
     else if (args[i] === "--out-dir" && args[i + 1]) {
       const dir = args[++i];
-      outDir = dir.startsWith("/") ? dir : `${Deno.cwd()}/${dir}`;
+      outDir = typedPath(dir);
     } else {
       console.error(
         `bundle: ${

@@ -11,7 +11,7 @@
  *   compile.ts --target TARGET     dist/weir for one target (cross-compiled)
  *   compile.ts --image PLATFORM    dist/weir for the container image on PLATFORM (linux/amd64,
  *                                  linux/arm64): the image's permission set (what the Dockerfile runs)
- *   --out-dir DIR                  write there instead of dist/
+ *   --out-dir DIR                  write there instead of dist/ (relative to where typed)
  *   --print                        print the `deno bundle` and each `deno compile` command line
  *                                  (JSON) instead of running them
  *
@@ -25,7 +25,15 @@
  *
  * @module
  */
-import { binaryName, bundleArgs, compileArgs, IMAGE, type Target, TARGETS } from "./build.ts";
+import {
+  binaryName,
+  bundleArgs,
+  compileArgs,
+  IMAGE,
+  type Target,
+  TARGETS,
+  typedPath,
+} from "./build.ts";
 import { writeArchive, writeSums } from "./archive.ts";
 import { denoFailure, writeBundle } from "./bundle.ts";
 
@@ -72,7 +80,7 @@ function parse(args: string[]): Options | string {
       case "--out-dir": {
         const dir = value();
         if (!dir) return `--out-dir needs a directory`;
-        options.outDir = dir.startsWith("/") ? dir : `${Deno.cwd()}/${dir}`;
+        options.outDir = typedPath(dir);
         break;
       }
       case "--target": {

@@ -153,6 +153,18 @@ Deno.test("INCLUDE is exactly the Web Worker modules and the command and mode mo
   for (const path of INCLUDE) await Deno.stat(`${ROOT}${path}`);
 });
 
+Deno.test("deno task bundle and compile, run from a subdirectory, write a relative --out-dir there", async () => {
+  for (const task of ["bundle", "compile"]) {
+    const r = await runCommand(Deno.execPath(), {
+      args: ["task", "--quiet", task, "--out-dir", "out", "--print"],
+      cwd: `${ROOT}docs`,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const bundle: string[] = JSON.parse(r.stdout.split("\n")[0]);
+    assertBundle(bundle, `${ROOT}docs/out${task === "compile" ? "/bundle" : ""}`);
+  }
+});
+
 Deno.test("compile.ts bundles, then compiles the bundle with the definition's flags, includes and targets in every mode", async () => {
   const dist = `${ROOT}dist/bundle`;
   const [bundleHost, host] = await printed([]);
