@@ -34,7 +34,11 @@ export async function run(args: string[]): Promise<number> {
     const response = await fetch(url, { signal: AbortSignal.timeout(Number(timeout)) });
     await response.body?.cancel();
     if (response.ok) return 0;
-    console.error(`weir: healthcheck: ${shown(url)} answered ${response.status}`);
+    // A URL without a path asks "/", which weir answers 404: say where its health check is.
+    const hint = response.status === 404 && url.pathname === "/"
+      ? `; weir answers its health check at /healthz (${shown(new URL("/healthz", url))})`
+      : "";
+    console.error(`weir: healthcheck: ${shown(url)} answered ${response.status}${hint}`);
   } catch (error) {
     const why = (error as Error).name === "TimeoutError"
       ? `no answer within ${timeout} ms`

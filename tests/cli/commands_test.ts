@@ -101,6 +101,14 @@ Deno.test("healthcheck exits 0 while weir serves and 1 when nothing answers", as
   try {
     const up = await runCli(["healthcheck", `${served.url}/healthz`]);
     assert.equal(up.code, 0, up.stderr);
+    // The server's address alone asks "/": the answer says where the health check is.
+    const bare = await runCli(["healthcheck", served.url]);
+    assert.equal(bare.code, 1);
+    assert.equal(
+      bare.stderr.trim(),
+      `weir: healthcheck: ${served.url}/ answered 404; weir answers its health check at ` +
+        `/healthz (${served.url}/healthz)`,
+    );
   } finally {
     await served.stop();
   }
