@@ -2,7 +2,9 @@
  * Build weir's single-file binaries with `deno compile`, from the one build
  * definition in `scripts/build.ts` (flags, included modules, targets). Each
  * binary is compiled from the bundle (`scripts/bundle.ts`), written first into
- * `OUT_DIR/bundle` (kept beside the binary; removed after a release build).
+ * `OUT_DIR/bundle` and removed once compiled: the binary holds what it runs, and
+ * must never find a module among files on disk (`deno task bundle` writes a
+ * bundle to keep).
  *
  *   deno task compile              dist/weir for this machine
  *   deno task release              dist/weir-<target>.tar.gz (.zip for Windows) for the five
@@ -145,7 +147,6 @@ async function main(args: string[]): Promise<number> {
   const outExisted = await exists(outDir);
   await Deno.mkdir(outDir, { recursive: true });
   const written: string[] = [];
-  let built = false;
   let bundled = false; // written by this run: only then is it this run's to remove
   try {
     const failure = await writeBundle(ROOT, bundle);
@@ -195,11 +196,12 @@ async function main(args: string[]): Promise<number> {
         `compile: wrote ${outDir}/SHA256SUMS (check with: cd ${outDir} && sha256sum -c SHA256SUMS)`,
       );
     }
-    built = true;
   } finally {
     if (scratch !== outDir) await Deno.remove(scratch, { recursive: true }).catch(() => {});
-    // A release ships only the archives; a failed build leaves nothing of its own.
-    if (bundled && (options.release || !built)) {
+    // A build ships only the binary (or the archives); a failed one leaves nothing of its own.
+    // Were the bundle kept at the path the binary embeds it from, a module the binary lacks
+    // would still load from disk here and fail only on another machine.
+    if (bundled) {
       await Deno.remove(bundle, { recursive: true }).catch(() => {});
     }
   }

@@ -1,8 +1,10 @@
 /**
  * The single-file binary, built by `deno task compile`'s script into a temp
  * dir (from the bundle, scripts/bundle.ts): `--version`, `lint`, `describe` and
- * `serve --stdio` driven by the official MCP client, with no Deno and no
- * checkout beside it; and the test files the bundle passes
+ * `serve --stdio` driven by the official MCP client, with no Deno, no
+ * checkout and no bundle beside it (compile.ts removes the bundle it compiled,
+ * so a module missing from the binary cannot load from disk); and the test
+ * files the bundle passes
  * (tests/support/shipped.ts) run on the binary.
  *
  * `deno compile` needs the `denort` runtime: it downloads it from dl.deno.land
@@ -34,6 +36,16 @@ const why = build.success
   ? "dl.deno.land is unreachable"
   : "deno compile failed";
 const skip = build.success ? "" : ` (skipped: no denort runtime here, ${why}; set DENORT_BIN)`;
+
+Deno.test({
+  name: `compiled binary: only the binary is left in the output directory${skip}`,
+  ignore: !build.success,
+  fn: async () => {
+    const left = [];
+    for await (const entry of Deno.readDir(outDir)) left.push(entry.name);
+    assert.deepEqual(left, [Deno.build.os === "windows" ? "weir.exe" : "weir"]);
+  },
+});
 
 Deno.test({
   name: "a failed build names DENORT_BIN, exits 1 and leaves no dist/ behind",
