@@ -609,8 +609,29 @@ export async function main(args: string[]): Promise<number> {
       console.error(`weir: ${error.message}`);
       return 2;
     }
+    const npm = npmFailure(error);
+    if (npm) {
+      console.error(`weir: ${npm}`);
+      return 1;
+    }
     throw error;
   }
+}
+
+/**
+ * What to tell when an npm package loaded on first use (`LAZY_NPM` in
+ * scripts/build.ts: the OpenAPI parser, fast-check, ...) could not be fetched:
+ * the sources and the bundle fetch it from the npm registry then, the binary
+ * and the image hold it. Undefined for any other error.
+ */
+function npmFailure(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const name = /^Failed loading \S+ for package "([^"]+)"/.exec(error.message)?.[1];
+  if (!name) return undefined;
+  const why = error.message.split("\n").at(-1)!.replace(/^\s*\d+: /, "").trim();
+  return `could not load the npm package ${name}, which this command needs (${why}): Deno ` +
+    `fetches it from the npm registry on first use; run it once where the registry is ` +
+    `reachable, or use the weir binary or image, which hold it`;
 }
 
 /**

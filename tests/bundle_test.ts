@@ -105,6 +105,29 @@ Deno.test("without read access to its own directory the bundle says which to giv
   );
 });
 
+Deno.test("an npm package loaded on first use that cannot be fetched is named, with the way out, exit 1", async () => {
+  // An empty Deno cache and no fetching: the bundle holds every other package.
+  const cache = `${work}/empty-deno-dir`;
+  await Deno.mkdir(cache);
+  await Deno.writeTextFile(`${cwd}/api.json`, JSON.stringify({ openapi: "3.0.3", paths: {} }));
+  const r = await runCommand(Deno.execPath(), {
+    args: [
+      ...bundleRunArgs(dir, ["--cached-only", "--allow-read", "--allow-env"]),
+      "scaffold",
+      "api.json",
+      "--no-interactive",
+    ],
+    cwd,
+    env: { DENO_DIR: cache },
+    stdin: "null",
+  });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(
+    r.stderr.trim(),
+    /^weir: could not load the npm package @scalar\/openapi-parser, which this command needs \(.*\): Deno fetches it from the npm registry on first use; run it once where the registry is reachable, or use the weir binary or image, which hold it$/,
+  );
+});
+
 Deno.test("a bundle reports no commit of the repository it was copied into", async () => {
   // Two directories under a git repository: where the bundle's code would look for `.git`.
   const repo = `${work}/repo`;
