@@ -14,7 +14,6 @@ import {
   runServe,
   tokenTable,
 } from "../modes/serve.ts";
-import { exchangeStartProblem } from "../modes/serve_exchange_flags.ts";
 import { upstreamClientProblem } from "../guard/send.ts";
 import { resolveValue } from "../guard/values.ts";
 import type { Database } from "../guardfile/model.ts";
@@ -173,6 +172,9 @@ export async function run(args: string[], mode?: "ssm" | "s3"): Promise<number> 
     : undefined;
   if (exchange) {
     const at = `${loaded.file}:${exchange.position?.line ?? 0}:${exchange.position?.column ?? 0}`;
+    const { exchangeStartProblem } = await lazy<typeof import("../modes/serve_exchange_flags.ts")>(
+      "serve_exchange_flags",
+    );
     const problem = await exchangeStartProblem(exchange, oauth, at);
     if (problem) throw new UsageError(problem);
   }

@@ -40,6 +40,7 @@ export const LAZY_MODULES = {
   guard_sql: "src/guard/sql.ts",
   backtracking_analysis: "src/mcp/backtracking_analysis.ts",
   token_table: "src/inbound/token_table.ts",
+  serve_exchange_flags: "src/modes/serve_exchange_flags.ts",
 } as const;
 
 /** A name of {@link LAZY_MODULES}. */
