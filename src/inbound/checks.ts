@@ -386,12 +386,27 @@ export async function checkAfterBody(
  * `request.url` from the `Host` header, which a client controls).
  */
 export function pathOf(request: Request): string | null {
+  let url: string;
   try {
-    return new URL(request.url).pathname;
+    url = request.url;
   } catch {
     return null;
   }
+  // A client sends every request to the same URL: the last one's path is kept
+  // (it depends on the URL text alone, so the memo cannot differ).
+  if (url === lastUrl.url) return lastUrl.path;
+  let path: string | null;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    path = null;
+  }
+  lastUrl = { url, path };
+  return path;
 }
+
+/** The last URL {@link pathOf} parsed, and its path (`""` makes no URL: `null`). */
+let lastUrl: { url: string; path: string | null } = { url: "", path: null };
 
 /**
  * Whether the request's `Host` and `Origin` may be served.
