@@ -9,6 +9,9 @@
  * @module
  */
 import { concatBytes } from "../transport/bytes.ts";
+import { decodeHead, type Head, Http1Error, parseHead } from "./http1_head.ts";
+
+export { decodeHead, type Head, headLines, Http1Error, parseHead, TOKEN } from "./http1_head.ts";
 
 /** Longest answer head (status line and header fields) accepted, in bytes. */
 export const MAX_HEAD_BYTES = 64 * 1024;
@@ -72,29 +75,7 @@ export interface Http1Response {
   body: Uint8Array | null;
 }
 
-/**
- * A failure of the exchange, not of the caller's signal. `phase` tells
- * whether any of the answer had arrived: `"send"` (connecting, writing, or
- * waiting for the status line: the request may or may not have been
- * processed) or `"body"` (the head arrived, the body broke off or was
- * malformed).
- */
-export class Http1Error extends Error {
-  override name = "Http1Error";
-  /** Where the exchange failed. */
-  readonly phase: "send" | "body";
-  /** The answer's status, once its head had arrived (`phase` `"body"`). */
-  status?: number;
-  constructor(message: string, phase: "send" | "body") {
-    super(message);
-    this.phase = phase;
-  }
-}
-
 const latin1 = new TextDecoder("latin1");
-/** An RFC 9110 token (a header field name, a method). */
-export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BARE_CR_OR_NUL = /\r(?!\n)|\0/;
 const CODINGS: Record<string, "gzip" | "deflate" | "br"> = {
   gzip: "gzip",
   "x-gzip": "gzip",
@@ -111,6 +92,8 @@ export class Connection {
   readonly conn: Deno.Conn;
   readonly key: string;
   buf = new Uint8Array(16 * 1024);
+  /** The request's bytes are written from here (`requestBytes` in http1_client.ts). */
+  out: Uint8Array | undefined = undefined;
   start = 0;
   end = 0;
   /** A read started while idle; the next {@link fill} consumes it. */
@@ -254,17 +237,14 @@ export async function readBody(
   };
 }
 
-export interface Head {
-  status: number;
-  statusText: string;
-  headers: Map<string, string>;
-  keepAlive: boolean;
-}
+/** A `Content-Length` value weir reads: 1 to 15 digits (under 2^53, so `Number` is exact). */
+const ONE_LENGTH = /^\d{1,15}$/;
 
-type Framing = { kind: "length"; length: number } | { kind: "chunked" } | { kind: "close" };
+/** How a body is delimited. */
+export type Framing = { kind: "length"; length: number } | { kind: "chunked" } | { kind: "close" };
 
 /** How the body is delimited (RFC 9112 section 6.3). */
-function framingOf(headers: Map<string, string>): Framing {
+export function framingOf(headers: Map<string, string>): Framing {
   const te = headers.get("transfer-encoding");
   if (te !== undefined) {
     const codings = te.split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "");
@@ -278,10 +258,12 @@ function framingOf(headers: Map<string, string>): Framing {
   }
   const cl = headers.get("content-length");
   if (cl !== undefined) {
+    // The usual field: one number, nothing to split.
+    if (ONE_LENGTH.test(cl)) return { kind: "length", length: Number(cl) };
     // Repeated fields arrive joined: "5, 5" is one length, "5, 6" is an error.
     const values = new Set(cl.split(",").map((v) => v.trim()));
     const [only] = values;
-    if (values.size !== 1 || !/^\d{1,15}$/.test(only)) {
+    if (values.size !== 1 || !ONE_LENGTH.test(only)) {
       throw new Http1Error("the answer's Content-Length is not one number", "body");
     }
     return { kind: "length", length: Number(only) };
@@ -293,19 +275,22 @@ function framingOf(headers: Map<string, string>): Framing {
 export async function readHead(connection: Connection): Promise<Head> {
   // Bytes past `start` already searched (relative: `fill` may move the buffer).
   let scanned = 0;
+  // The bytes searched so far OR'd together: under 0x80, the head is ASCII.
+  let high = 0;
   let sawByte = connection.end > connection.start;
   for (;;) {
     const { buf, start, end } = connection;
     // Find the empty line that ends the head (CRLF CRLF, or bare LF LF).
     for (let i = start + scanned; i < end; i++) {
-      if (buf[i] !== 10 || i === start) continue;
+      const byte = buf[i];
+      high |= byte;
+      if (byte !== 10 || i === start) continue;
       if (buf[i - 1] === 10 || (i - 2 >= start && buf[i - 1] === 13 && buf[i - 2] === 10)) {
         // The cap holds however the bytes arrived: a head found whole in one
         // read is measured as one found piece by piece.
         if (i + 1 - start > MAX_HEAD_BYTES) throw headTooLarge();
-        const text = latin1.decode(buf.subarray(start, i + 1));
         connection.start = i + 1;
-        return parseHead(text);
+        return parseHead(decodeHead(buf.subarray(start, i + 1), high < 0x80));
       }
     }
     scanned = end - start;
@@ -328,38 +313,6 @@ export async function readHead(connection: Connection): Promise<Head> {
 
 function headTooLarge(): Http1Error {
   return new Http1Error(`the answer's head is over ${MAX_HEAD_BYTES} bytes`, "send");
-}
-
-function parseHead(text: string): Head {
-  const lines = text.split(/\r?\n/);
-  const statusLine = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: (.*))?$/.exec(lines[0]);
-  if (!statusLine) {
-    throw new Http1Error("the answer does not start with an HTTP/1.x status line", "send");
-  }
-  // A bare CR (not before LF) or a NUL: RFC 9110 section 5.5 lets a recipient
-  // reject the message, RFC 9112 section 2.2 the element; fetch refuses it too.
-  if (BARE_CR_OR_NUL.test(text)) {
-    throw new Http1Error("the answer's head holds a bare CR or a NUL", "send");
-  }
-  const headers = new Map<string, string>();
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i];
-    if (line === "") continue;
-    if (line[0] === " " || line[0] === "\t") {
-      throw new Http1Error("the answer uses obsolete header line folding", "send");
-    }
-    const colon = line.indexOf(":");
-    const name = colon > 0 ? line.slice(0, colon) : "";
-    if (!TOKEN.test(name)) throw new Http1Error("the answer has a malformed header field", "send");
-    const lower = name.toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    const before = headers.get(lower);
-    headers.set(lower, before === undefined ? value : `${before}, ${value}`);
-  }
-  const minor = statusLine[1];
-  const connection = (headers.get("connection") ?? "").toLowerCase();
-  const keepAlive = minor === "1" ? !/\bclose\b/.test(connection) : false;
-  return { status: Number(statusLine[2]), statusText: statusLine[3] ?? "", headers, keepAlive };
 }
 
 /** Read exactly `length` body bytes. */
