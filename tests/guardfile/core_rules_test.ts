@@ -12,7 +12,8 @@ import { uriProblem } from "../../src/guardfile/uri.ts";
 import { MAX_PATTERN_LENGTH, patternProblem } from "../../src/guardfile/pattern.ts";
 import { wireProblem } from "../../src/mcp/wire_fields.ts";
 import { CatalogError, prepareCatalog } from "../../src/mcp/catalog.ts";
-import { compileSchema } from "../../src/mcp/schema.ts";
+import { compileSchema, SchemaError } from "../../src/mcp/schema.ts";
+import { mayBacktrackExponentially } from "../../src/mcp/backtracking.ts";
 
 /** Whether the core lists `uri` as a resource's. */
 function coreTakesResource(uri: string): boolean {
@@ -82,10 +83,15 @@ Deno.test("patternProblem(): a pattern the loader accepts, the core's schema che
         return;
       }
       assert.ok(source.length <= MAX_PATTERN_LENGTH);
-      const validate = compileSchema({
-        type: "object",
-        properties: { a: { type: "string", pattern: source } },
-      });
+      const schema = { type: "object", properties: { a: { type: "string", pattern: source } } };
+      // A quantified group (such as "()+", seed 355104416 in a CI run) needs the backtracking
+      // analysis, which the loader loads first (src/ops/pattern_check.ts) and this test does not:
+      // without it the core refuses the pattern unchecked, never accepts it.
+      if (mayBacktrackExponentially(source)) {
+        assert.throws(() => compileSchema(schema), SchemaError, "could not check");
+        return;
+      }
+      const validate = compileSchema(schema);
       for (const value of ["", "a", "ab/ab", "1234"]) validate({ a: value });
     }),
     { numRuns: 600 },

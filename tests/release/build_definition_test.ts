@@ -155,9 +155,15 @@ Deno.test("INCLUDE is exactly the Web Worker modules and the command and mode mo
 
 Deno.test("deno task bundle and compile, run from a subdirectory, write a relative --out-dir there", async () => {
   for (const task of ["bundle", "compile"]) {
+    // A user's shell has no INIT_CWD; `deno task test` (CI) sets one for the repository root,
+    // and a nested `deno task` keeps an INIT_CWD it finds: clear it, as a user's shell has it.
+    const env = Deno.env.toObject();
+    delete env.INIT_CWD;
     const r = await runCommand(Deno.execPath(), {
       args: ["task", "--quiet", task, "--out-dir", "out", "--print"],
       cwd: `${ROOT}docs`,
+      clearEnv: true,
+      env,
     });
     assert.equal(r.code, 0, r.stderr);
     const bundle: string[] = JSON.parse(r.stdout.split("\n")[0]);
