@@ -16,7 +16,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import fc from "../support/property.ts";
-import { postgresMissing, shopWithDblink, startPostgres } from "../support/postgres.ts";
+import { postgresMissing, postgresTest, shopWithDblink } from "../support/postgres.ts";
 import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
 import { sqlStatementClass } from "../../src/guardfile/reads.ts";
 import { NOT_CALLS, SYNTAX_ONLY } from "../../src/guardfile/sql_functions.ts";
@@ -76,14 +76,9 @@ const statement = fc.oneof(
   ),
 );
 
-Deno.test({
-  name: "a proven read calls no function weir did not see (keywords, quoted names, U+00A0)",
-  ignore: missing !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const pg = await startPostgres();
-    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 2 });
+postgresTest(
+  "a proven read calls no function weir did not see (keywords, quoted names, U+00A0)",
+  async (pg, admin) => {
     // One connection: a pooled session weir reuses for the next call.
     const app = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
     try {
@@ -122,21 +117,14 @@ Deno.test({
       assert.ok(proven > 10, `only ${proven} statements proven to read: the clauses were lost`);
       assert.ok(caught > 30, `only ${caught} statements unproven: the generator lost its calls`);
     } finally {
-      await admin.end({ timeout: 1 }).catch(() => {});
       await app.end({ timeout: 1 }).catch(() => {});
-      await pg.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "weir serve --read-only withholds a keyword-named or quoted call and serves the clause",
-  ignore: missing !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const pg = await startPostgres();
-    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
+postgresTest(
+  "weir serve --read-only withholds a keyword-named or quoted call and serves the clause",
+  async (pg, admin) => {
     const file = await tempGuardfile(`wrap ward mcp shop {
     database pgx { value env "SHOP_DSN"; }
     can list keyword { sql { statement "SELECT filter(1) AS v"; }; }
@@ -166,11 +154,10 @@ Deno.test({
       assert.match(counted.text, /"n":"2"/);
     } finally {
       await server?.stop();
-      await admin.end({ timeout: 1 }).catch(() => {});
-      await pg.close();
     }
   },
-});
+  1,
+);
 
 /** Pieces of PostgreSQL's lexer (scan.l states): quotes, escapes, comments, tags, numbers, breaks. */
 const PIECES = [
@@ -218,14 +205,9 @@ const PIECES = [
   "OVER",
 ];
 
-Deno.test({
-  name: "generated lexer pieces: a statement weir proves to read never runs a function it missed",
-  ignore: missing !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const pg = await startPostgres();
-    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 2 });
+postgresTest(
+  "generated lexer pieces: a statement weir proves to read never runs a function it missed",
+  async (pg, admin) => {
     const app = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
     try {
       await admin.unsafe(
@@ -258,9 +240,7 @@ Deno.test({
       assert.ok(proven > 20, `only ${proven} statements proven: the generator lost its reads`);
       assert.ok(ran > 5, `only ${ran} proven statements ran: the generator lost its valid SQL`);
     } finally {
-      await admin.end({ timeout: 1 }).catch(() => {});
       await app.end({ timeout: 1 }).catch(() => {});
-      await pg.close();
     }
   },
-});
+);

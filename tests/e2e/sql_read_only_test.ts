@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import fc from "../support/property.ts";
-import { postgresMissing, shopWithDblink, startPostgres } from "../support/postgres.ts";
+import { postgresMissing, postgresTest, shopWithDblink } from "../support/postgres.ts";
 import { sqlStatementClass } from "../../src/guardfile/reads.ts";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
 import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
@@ -92,14 +92,9 @@ const statement = fc.tuple(
   callText,
 ).map(([shape, call]) => shape.replace("{c}", call));
 
-Deno.test({
-  name: "a statement weir runs as a read changes nothing another session sees",
-  ignore: missing !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const pg = await startPostgres();
-    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 2 });
+postgresTest(
+  "a statement weir runs as a read changes nothing another session sees",
+  async (pg, admin) => {
     const appDsn = `postgres://app:${APP_PASSWORD}@127.0.0.1:${pg.port}/postgres`;
     const libpq =
       `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${APP_PASSWORD}`;
@@ -159,13 +154,11 @@ Deno.test({
       );
       assert.ok(ran > 20, `only ${ran} statements ran as reads: the generator lost its reads`);
     } finally {
-      await admin.end({ timeout: 1 }).catch(() => {});
       await app.end({ timeout: 1 }).catch(() => {});
       await victim.end({ timeout: 1 }).catch(() => {});
-      await pg.close();
     }
   },
-});
+);
 
 Deno.test("weir lint refuses a read that calls dblink; --read-only withholds a call hidden by a comment", async () => {
   const named = await tempGuardfile(`wrap ward mcp shop {
@@ -206,14 +199,9 @@ Deno.test("weir lint refuses a read that calls dblink; --read-only withholds a c
   assert.match(plain.stdout, /run_cleanup {2}SQL write/);
 });
 
-Deno.test({
-  name: "a database with standard_conforming_strings off reads a statement as weir's lint did",
-  ignore: missing !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const pg = await startPostgres();
-    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
+postgresTest(
+  "a database with standard_conforming_strings off reads a statement as weir's lint did",
+  async (pg, admin) => {
     let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
     try {
       const { libpq, dsn } = await shopWithDblink(pg, admin, APP_PASSWORD);
@@ -237,21 +225,14 @@ Deno.test({
       assert.equal(rows, 3, "the statement ran dblink_exec, which the lint read as text");
     } finally {
       await server?.stop();
-      await admin.end({ timeout: 1 }).catch(() => {});
-      await pg.close();
     }
   },
-});
+  1,
+);
 
-Deno.test({
-  name:
-    "a line comment ends at a carriage return, as PostgreSQL's lexer ends it: no call hides past one",
-  ignore: missing !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const pg = await startPostgres();
-    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
+postgresTest(
+  "a line comment ends at a carriage return, as PostgreSQL's lexer ends it: no call hides past one",
+  async (pg, admin) => {
     let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
     try {
       const { libpq, dsn } = await shopWithDblink(pg, admin, APP_PASSWORD);
@@ -296,8 +277,7 @@ Deno.test({
       }
     } finally {
       await server?.stop();
-      await admin.end({ timeout: 1 }).catch(() => {});
-      await pg.close();
     }
   },
-});
+  1,
+);

@@ -11,11 +11,10 @@
  * Against a real PostgreSQL.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as ClientV2, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { postgresMissing, shopWithDblink, startPostgres } from "../support/postgres.ts";
+import { postgresMissing, postgresTest, shopWithDblink } from "../support/postgres.ts";
 import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 
 const missing = postgresMissing();
@@ -107,15 +106,9 @@ Deno.test("weir lint warns about a read it cannot prove; it is served as a write
   assert.match(verify.stdout, /list_report .* ok/);
 });
 
-Deno.test({
-  name:
-    "served by the shipped CLI against PostgreSQL: an unproven read is a write on both revisions",
-  ignore: missing !== null,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const pg = await startPostgres();
-    const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: 1 });
+postgresTest(
+  "served by the shipped CLI against PostgreSQL: an unproven read is a write on both revisions",
+  async (pg, admin) => {
     const file = await tempGuardfile(FILE);
     const rowsLeft = async () => (await admin`SELECT count(*)::int AS n FROM t`)[0].n as number;
     let server: Awaited<ReturnType<typeof serveHttp>> | undefined;
@@ -163,8 +156,7 @@ Deno.test({
       assert.equal(await rowsLeft(), 0, "the read-only transaction does not stop dblink");
     } finally {
       await server?.stop();
-      await admin.end({ timeout: 1 }).catch(() => {});
-      await pg.close();
     }
   },
-});
+  1,
+);

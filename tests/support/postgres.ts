@@ -4,6 +4,7 @@
  * password authentication (scram) for every TCP connection. As root it runs
  * as the `postgres` user (PostgreSQL refuses to run as root).
  */
+import postgres from "postgres";
 import { freePort, waitForPort } from "./port.ts";
 
 /** The newest installed server's bin dir, or null. */
@@ -183,4 +184,32 @@ export async function shopWithDblink(
     libpq: `host=127.0.0.1 port=${pg.port} dbname=postgres user=app password=${password}`,
     dsn: `postgres://app:${password}@127.0.0.1:${pg.port}/postgres`,
   };
+}
+
+/**
+ * A `Deno.test` against a fresh PostgreSQL ({@link startPostgres}), ignored
+ * when none is installed ({@link postgresMissing}): `fn` gets the server and
+ * an admin client of `adminMax` connections, both closed after it.
+ */
+export function postgresTest(
+  name: string,
+  fn: (pg: PostgresServer, admin: postgres.Sql) => Promise<void>,
+  adminMax = 2,
+): void {
+  Deno.test({
+    name,
+    ignore: postgresMissing() !== null,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async () => {
+      const pg = await startPostgres();
+      const admin = postgres(pg.adminUrl, { onnotice: () => {}, max: adminMax });
+      try {
+        await fn(pg, admin);
+      } finally {
+        await admin.end({ timeout: 1 }).catch(() => {});
+        await pg.close();
+      }
+    },
+  });
 }
