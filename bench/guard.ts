@@ -8,7 +8,10 @@
  *    shipped CLI `weir serve bench/guardfiles/things.mcp.kdl --http` with its
  *    default flags (stderr, where its log lines go, drained to nowhere) and a
  *    raw `Deno.serve` MCP handler doing the same `fetch` and wrapping the JSON
- *    (`servers/raw_proxy.ts`, the baseline, no checks at all);
+ *    (`servers/raw_proxy.ts`, the baseline, no checks at all), and the same
+ *    handler answering weir's exact bytes (`--same-bytes`: coverage envelope
+ *    and `serverInfo`; checked equal to this tree's answer), an informative
+ *    row that tells the cost of the checks from the cost of a larger answer;
  * 3. checks that each answers the exact request with the upstream's record,
  *    then drives each with wrk (pinned to CPU 0 with the upstream) and reads
  *    the server's CPU time and resident set after the load from `/proc`;
@@ -246,7 +249,11 @@ async function main(): Promise<void> {
       String(upstream.port),
     ],
   };
-  const servers = [...weirSpecs, raw];
+  const rawSame: Spec = {
+    name: "raw-same",
+    args: (p) => [...raw.args(p), "--same-bytes"],
+  };
+  const servers = [...weirSpecs, raw, rawSame];
 
   console.log(
     `${navigator.hardwareConcurrency} CPUs; ${
@@ -258,14 +265,19 @@ async function main(): Promise<void> {
     "  weir  the shipped CLI: weir serve bench/guardfiles/things.mcp.kdl --http (default flags)",
   );
   console.log("  raw   bench/servers/raw_proxy.ts: parse, fetch, wrap; no checks, no log");
+  console.log(
+    "  raw-same  the same with --same-bytes: answers weir's exact bytes (informative; goals use raw)",
+  );
   console.log('  every request: tools/call get_thing {id: "abc-123"}, 2026-07-28 shape\n');
 
   const runs = new Map<string, Cell[]>();
+  /** This tree's answer, which raw-same must repeat byte for byte. */
+  let mine: string | undefined;
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? servers : [...servers].reverse();
       for (const spec of order) {
-        const server = await start(spec, pins.server, answersList(spec !== raw));
+        const server = await start(spec, pins.server, answersList(!spec.name.startsWith("raw")));
         try {
           const base = {
             wrk,
@@ -276,6 +288,13 @@ async function main(): Promise<void> {
           const first = await checkWithWrk({ ...base, script: scripts.check, seconds: 1 });
           const problem = first ? wrongAnswer(first.status, first.body) : "no answer";
           if (problem) abort(`${spec.name} answers wrongly (${problem}); ${server.stderr()}`);
+          if (spec === weirSpecs[0]) mine = first!.body;
+          if (spec === rawSame && mine !== undefined && mine !== first!.body) {
+            abort(
+              `raw-same no longer answers weir's bytes: update bench/servers/raw_proxy.ts ` +
+                `--same-bytes to answer\n${mine}\n(it answers\n${first!.body})`,
+            );
+          }
           await runWrk({ ...base, script: scripts.load, seconds: WARMUP });
           const before = cpuSeconds(server.child.pid, ticks);
           const r = await runWrk({ ...base, script: scripts.load, seconds: DURATION });
@@ -376,6 +395,19 @@ async function main(): Promise<void> {
       },
     ];
     printRatios(weirSpecs.map((s) => s.name), metrics);
+    const same = cell("raw-same");
+    console.log(
+      `\ninformative, the same answer bytes: raw-same / raw: req/s ${
+        ratio(same.rps, rawCell.rps)
+      }, ` +
+        `CPU ${ratio(same.cpuUs, rawCell.cpuUs)}; ` +
+        weirSpecs.map((s) =>
+          `${s.name} / raw-same: req/s ${ratio(cell(s.name).rps, same.rps)}, ` +
+          `CPU ${ratio(cell(s.name).cpuUs, same.cpuUs)}, p99 ${
+            ratio(cell(s.name).p99Ms, same.p99Ms)
+          }`
+        ).join("; "),
+    );
     const extra = Deno.args.length ? ` ${Deno.args.join(" ")}` : "";
     const load = Deno.loadavg().map((l) => l.toFixed(1)).join(" ");
     console.log(`\nload average at the end: ${load}`);
