@@ -7,12 +7,16 @@
  * comes from REV: the bench, its guardfile, its upstream and its baselines
  * are this tree's, so both revisions answer the same requests.
  *
- * The worktrees are removed when the bench exits, also on Ctrl-C or abort
- * (the `unload` event, which `Deno.exit` dispatches).
+ * The worktrees are removed when the bench exits, however it ends (common.ts
+ * `atExit`: an abort, an uncaught error, Ctrl-C or SIGTERM with
+ * `killAllOnInterrupt`). A revision git does not know, or named twice, ends
+ * the bench before any work with exit code 2; one that cannot be checked out
+ * or cached, with 1.
  *
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { atExit, outputOfGroup } from "./common.ts";
 
 /** The root of this tree (the folder holding `cli.ts`), with a trailing slash. */
 export const ROOT: string = fileURLToPath(new URL("..", import.meta.url));
@@ -44,7 +48,8 @@ export function weirArgs(weir: Weir, permissions: string[]): string[] {
 }
 
 const checkouts: string[] = [];
-addEventListener("unload", () => {
+atExit(() => {
+  if (!checkouts.length) return;
   for (const dir of checkouts.splice(0)) {
     git(["worktree", "remove", "--force", dir]);
     try {
@@ -53,6 +58,7 @@ addEventListener("unload", () => {
       // already removed by git
     }
   }
+  git(["worktree", "prune"]);
 });
 
 function git(args: string[]): { ok: boolean; out: string } {
@@ -76,58 +82,173 @@ export function thisTree(): Weir {
   return { label: "weir", root: ROOT, describe };
 }
 
+/** Why `--against` cannot be done; {@link exitCode} 2 for a usage error, 1 otherwise. */
+export class AgainstError extends Error {
+  /** The exit code a bench ends with: 2 when the command line is wrong, 1 when REV could not be set up. */
+  exitCode: 1 | 2;
+  constructor(message: string, exitCode: 1 | 2) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** A revision named on the command line, resolved by git. */
+export interface Revision {
+  /** As typed (`main`, `HEAD~3`, `e1a5cc4`). */
+  rev: string;
+  /** The full commit hash. */
+  commit: string;
+  /** What it is: `<short hash> <commit date> <subject>`. */
+  summary: string;
+}
+
 /**
- * Check out `rev` (anything `git rev-parse` takes: a hash, a branch, `main`,
- * `HEAD~3`) into a temporary worktree and cache its modules.
- * @throws {Error} naming the revision when git does not know it or it cannot
- *   be checked out or cached (the message is git's or deno's)
+ * Resolve each `--against` revision to its commit, before any slow work.
+ * @throws {AgainstError} exit code 2 when this is no git clone, git does not
+ *   know a revision, or two name the same commit
  */
-export async function checkout(rev: string): Promise<Weir> {
-  const commit = git(["rev-parse", "--verify", "--quiet", `${rev}^{commit}`]);
-  if (!commit.ok || !commit.out) {
-    throw new Error(
-      `--against ${rev}: git does not know that revision here (try a commit hash, a branch or main)`,
+export function resolveRevisions(revs: string[]): Revision[] {
+  if (revs.length && !git(["rev-parse", "--git-dir"]).ok) {
+    throw new AgainstError(
+      `--against needs a git clone of weir: ${ROOT} is not in a git work tree ` +
+        `(clone the repository, or run the bench without --against)`,
+      2,
     );
   }
-  const short = commit.out.slice(0, 7);
+  const seen = new Map<string, string>();
+  return revs.map((rev) => {
+    const commit = git(["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`]);
+    if (!commit.ok || !commit.out) {
+      throw new AgainstError(
+        `--against ${rev}: git does not know that revision here; give a commit hash, a ` +
+          `branch, a tag or main (git log --oneline lists them; git fetch for one from elsewhere)`,
+        2,
+      );
+    }
+    const before = seen.get(commit.out);
+    if (before !== undefined) {
+      throw new AgainstError(
+        `--against ${before} and --against ${rev} are the same commit ` +
+          `(${commit.out.slice(0, 7)}): give each revision once`,
+        2,
+      );
+    }
+    seen.set(commit.out, rev);
+    const summary = git(["log", "-1", "--format=%h %cs %s", commit.out]).out;
+    return {
+      rev,
+      commit: commit.out,
+      summary: summary.length > 90 ? `${summary.slice(0, 89)}…` : summary,
+    };
+  });
+}
+
+/**
+ * Check out a {@link Revision} into a temporary worktree and cache its modules.
+ * @throws {AgainstError} exit code 1 naming the revision when it cannot be
+ *   checked out or cached (git's or deno's message follows); the worktree is
+ *   removed when the bench exits
+ */
+export async function checkout(revision: Revision): Promise<Weir> {
+  const { rev, commit } = revision;
+  const short = commit.slice(0, 7);
   const dir = await Deno.makeTempDir({ prefix: `weir-against-${short}-` });
-  const added = git(["worktree", "add", "--detach", dir, commit.out]);
-  if (!added.ok) throw new Error(`--against ${rev}: git worktree add failed: ${added.out}`);
   checkouts.push(dir);
+  const added = git(["worktree", "add", "--detach", dir, commit]);
+  if (!added.ok) {
+    throw new AgainstError(
+      `--against ${rev}: git worktree add failed (git worktree prune clears stale ones): ` +
+        added.out,
+      1,
+    );
+  }
   const root = `${dir}/`;
-  const weir: Weir = { label: `weir@${short}`, root, describe: `${rev} (${short})` };
-  const cached = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "cache",
-      "--quiet",
-      "--config",
-      `${root}deno.json`,
-      `--lock=${root}deno.lock`,
-      `${root}cli.ts`,
-    ],
-    cwd: root,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const weir: Weir = {
+    label: `weir@${short}`,
+    root,
+    describe: rev.startsWith(short) ? revision.summary : `${rev}: ${revision.summary}`,
+  };
+  const cached = await outputOfGroup(Deno.execPath(), [
+    "cache",
+    "--quiet",
+    "--config",
+    `${root}deno.json`,
+    `--lock=${root}deno.lock`,
+    `${root}cli.ts`,
+  ], root);
   if (!cached.success) {
-    throw new Error(
-      `--against ${rev}: deno cache of its cli.ts failed:\n${
-        new TextDecoder().decode(cached.stderr)
-      }`,
+    throw new AgainstError(
+      `--against ${rev}: deno cache of its cli.ts failed, so it cannot be run here (an npm ` +
+        `package or module it needs is not in the cache and cannot be fetched, or it does not ` +
+        `load); compare with another revision:\n${lastLines(cached.stderr)}`,
+      1,
     );
   }
   return weir;
 }
 
+/** The last lines of a command's output, colours and Deno's stack backtrace taken out. */
+function lastLines(bytes: Uint8Array): string {
+  const text = new TextDecoder().decode(bytes).replace(/\x1b\[[0-9;]*m/g, "");
+  return text.split("Stack backtrace")[0].split("\n").map((l) => l.trimEnd()).filter(Boolean)
+    .slice(-8).join("\n");
+}
+
 /**
  * This tree, then each of `revs` checked out ({@link checkout}); prints one
- * line per weir saying what it is.
+ * line per weir saying what it is. On an {@link AgainstError} it prints the
+ * message and exits with its code (the worktrees made so far are removed).
  */
 export async function weirsUnderTest(revs: string[]): Promise<Weir[]> {
   const weirs = [thisTree()];
-  for (const rev of revs) weirs.push(await checkout(rev));
+  try {
+    for (const revision of resolveRevisions(revs)) weirs.push(await checkout(revision));
+  } catch (error) {
+    if (!(error instanceof AgainstError)) throw error;
+    console.error(error.message);
+    Deno.exit(error.exitCode);
+  }
   for (const w of weirs) console.log(`  ${w.label.padEnd(13)} ${w.describe}`);
   return weirs;
+}
+
+/** One weir's bundle (`deno task bundle`): how to run it, or why there is none. */
+export type Bundle =
+  | { runArgs: (permissions: string[]) => string[] }
+  | { none: string; detail?: string };
+
+/**
+ * Build `weir`'s bundle into `dir` with its own build step (`deno task bundle
+ * --out-dir DIR` under its own `deno.json`, so REV's bundle is what REV would
+ * ship), and the `deno` arguments that run it as its binary runs it
+ * (`--no-config`, the `--unstable-*` features of its `deno.json`, as
+ * scripts/build.ts `bundleRunArgs` does). A revision from before the bundle
+ * (no `scripts/bundle.ts`) or whose build fails has none, and says why.
+ */
+export async function bundleOf(weir: Weir, dir: string): Promise<Bundle> {
+  const config = JSON.parse(await Deno.readTextFile(`${weir.root}deno.json`));
+  if (!config.tasks?.bundle) {
+    return { none: `${weir.label} has no deno task bundle (the bundle came with 83db222)` };
+  }
+  const out = await outputOfGroup(
+    Deno.execPath(),
+    ["task", "--quiet", "--config", `${weir.root}deno.json`, "bundle", "--out-dir", dir],
+    weir.root,
+  );
+  if (!out.success) {
+    return { none: `${weir.label}'s deno task bundle failed`, detail: lastLines(out.stderr) };
+  }
+  const unstable = ((config.unstable ?? []) as string[]).map((name) => `--unstable-${name}`);
+  return {
+    runArgs: (permissions) => [
+      "run",
+      "--no-config",
+      "--quiet",
+      ...unstable,
+      ...permissions,
+      `${dir}/cli.js`,
+    ],
+  };
 }
 
 /** `a / b` as `1.23x`, or `-` when either is missing. */

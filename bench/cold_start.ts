@@ -19,37 +19,57 @@
  * - the resident set of `weir serve --stdio` when it has answered its first
  *   `tools/list` (idle: nothing else asked), goal at most 50 MiB.
  * - the same serve from the bundle the release binaries and the image are
- *   compiled from, built by the same build step (`writeBundle` of
- *   scripts/bundle.ts, `deno task bundle`: the whole CLI, code-split, minified,
+ *   compiled from, built by the same build step (`deno task bundle`,
+ *   scripts/bundle.ts: the whole CLI, code-split, minified,
  *   npm packages inside) and run as the binary runs it (`deno run --no-config`
  *   with deno.json's runtime features, scripts/build.ts `bundleRunArgs`), with
  *   its goals too; no row when `deno bundle` fails.
  *
  * `--against REV` (repeatable) also spawns revision REV's `weir serve --stdio`
  * and `weir --version` (checked out into a temporary worktree,
- * `bench/against.ts`) in the same rounds, and prints each against this tree.
+ * `bench/against.ts`) and REV's bundle, built by REV's own `deno task bundle`
+ * and run as REV's binary runs it (a row saying so when REV has no bundle
+ * step), in the same rounds, and prints each against this tree.
  *
  * Spawns alternate between the commands (so load on the machine hits both),
  * the first round is discarded (it fills Deno's caches), figures are medians.
  *
  *   deno task bench:cold [ROUNDS] [--against REV]...     (default 15 rounds)
  *
+ * Exit codes: 0 measured (PASS/FAIL lines are figures, not the exit code), 1 a
+ * command under test failed or REV could not be set up, 2 usage (a bad flag,
+ * an unknown or repeated REV), 130/143 interrupted (worktrees removed).
+ *
  * @module
  */
 import { parseArgs } from "node:util";
 import config from "../deno.json" with { type: "json" };
-import { ratio, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
-import { median, positiveFlag } from "./common.ts";
+import { type Bundle, bundleOf, ratio, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
+import { killAllOnInterrupt, median, scratchDir } from "./common.ts";
 import { firstList } from "./first_list.ts";
-import { bundleRunArgs } from "../scripts/build.ts";
-import { writeBundle } from "../scripts/bundle.ts";
 
-const { values: flags, positionals } = parseArgs({
-  args: Deno.args,
-  allowPositionals: true,
-  options: { against: { type: "string", multiple: true, default: [] } },
-});
-const ROUNDS = positiveFlag({ rounds: positionals[0] ?? "15" }, "rounds");
+const USAGE = "usage: deno task bench:cold [ROUNDS] [--against REV]...";
+let flags: { against: string[] }, positionals: string[];
+try {
+  ({ values: flags, positionals } = parseArgs({
+    args: Deno.args,
+    allowPositionals: true,
+    options: { against: { type: "string", multiple: true, default: [] } },
+  }));
+} catch (error) {
+  console.error(`${(error as Error).message}\n${USAGE}`);
+  Deno.exit(2);
+}
+if (positionals.length > 1) {
+  console.error(`one ROUNDS at most, got ${positionals.join(" ")}\n${USAGE}`);
+  Deno.exit(2);
+}
+const ROUNDS = Number(positionals[0] ?? "15");
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
+  console.error(`ROUNDS must be a positive integer, got ${positionals[0]}\n${USAGE}`);
+  Deno.exit(2);
+}
+killAllOnInterrupt();
 const GUARDFILE = `${ROOT}guardfiles/demo.mcp.kdl`;
 const RUN = ["run", "--quiet", "--config", `${ROOT}deno.json`];
 const PERMISSIONS = ["--quiet", "--allow-net", "--allow-env", "--allow-read"];
@@ -76,26 +96,36 @@ async function toExit(args: string[], code = 0): Promise<number> {
   return performance.now() - start;
 }
 
-const tmp = await Deno.makeTempDir();
+console.log(`cold start, median of ${ROUNDS} (Deno ${Deno.version.deno}, ${Deno.build.target})`);
+const weirs = await weirsUnderTest(flags.against);
+const tmp = await scratchDir("weir-bench-cold-");
 
-/** The bundle (scripts/bundle.ts) in `dir`, or undefined (and why, printed) when it fails. */
-async function bundle(dir: string): Promise<string | undefined> {
-  const failure = await writeBundle(new URL(`file://${ROOT}`), dir);
-  if (failure === undefined) return dir;
-  console.log(`(no bundle row: deno bundle failed: ${failure})`);
-  return undefined;
+// Each weir's bundle, built by its own build step (bench/against.ts bundleOf): this tree's is the
+// bundle the binary and image are compiled from; a revision's is what it would have shipped.
+const bundles = new Map<string, Bundle>();
+for (const w of weirs) {
+  const built = await bundleOf(w, `${tmp}/bundle-${w.label}`);
+  bundles.set(w.label, built);
+  if ("none" in built) {
+    console.log(`  (no bundle row for ${w.label}: ${built.none})`);
+    if (built.detail) console.log(built.detail.replace(/^/gm, "    "));
+  }
 }
-const BUNDLED = await bundle(`${tmp}/bundle`);
-const BUNDLED_CASE = "weir serve --stdio, bundle (binary, image)";
+const runsBundle = (label: string) => {
+  const b = bundles.get(label);
+  return b && "runArgs" in b ? b : undefined;
+};
+const BUNDLED = runsBundle("weir");
+const bundleCase = (label: string) =>
+  label === "weir"
+    ? "weir serve --stdio, bundle (binary, image)"
+    : `${label} serve --stdio, bundle`;
+const BUNDLED_CASE = bundleCase("weir");
+const bundleRss = (label: string) => label === "weir" ? "bundled" : `${label} bundled`;
 const empty = `${tmp}/empty.ts`;
 await Deno.writeTextFile(empty, "\n");
 const MISSING = `${tmp}/missing.mcp.kdl`;
 
-console.log(`cold start, median of ${ROUNDS} (Deno ${Deno.version.deno}, ${Deno.build.target})`);
-const weirs = await weirsUnderTest(flags.against).catch((error) => {
-  console.error(error.message);
-  Deno.exit(1);
-});
 const [WEIR] = weirs.map((w) => weirArgs(w, PERMISSIONS));
 const serveCase = (label: string) => `${label} serve --stdio, tools/list`;
 const cases: Record<string, () => Promise<number>> = {
@@ -113,21 +143,19 @@ const cases: Record<string, () => Promise<number>> = {
     ],
     [`${w.label} --version`, () => toExit([...weirArgs(w, PERMISSIONS), "--version"])],
   ])),
-  ...(BUNDLED
-    ? {
-      [BUNDLED_CASE]: () =>
+  ...Object.fromEntries(weirs.flatMap((w) => {
+    const b = runsBundle(w.label);
+    if (!b) return [];
+    return [[
+      bundleCase(w.label),
+      () =>
         toFirstList(
-          "bundled",
-          [
-            ...bundleRunArgs(BUNDLED, PERMISSIONS.filter((p) => p !== "--quiet")),
-            "serve",
-            GUARDFILE,
-            "--stdio",
-          ],
+          bundleRss(w.label),
+          [...b.runArgs(PERMISSIONS.filter((p) => p !== "--quiet")), "serve", GUARDFILE, "--stdio"],
           "list_ticket",
         ),
-    }
-    : {}),
+    ]];
+  })),
   "weir help": () => toExit([...WEIR, "help"]),
   "deno eval 0 (--no-config)": () => toExit(["eval", "--no-config", "0"]),
   "deno run of an empty file": () => toExit([...RUN, empty]),
@@ -136,7 +164,17 @@ const cases: Record<string, () => Promise<number>> = {
 const times: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
 for (let round = 0; round <= ROUNDS; round++) {
   for (const [name, run] of Object.entries(cases)) {
-    const t = await run();
+    const t = await run().catch((error: Error) => {
+      const rev = weirs.slice(1).find((w) => name.startsWith(`${w.label} `));
+      console.error(
+        `\nABORTED: ${name}: ${error.message}\n` +
+          (rev
+            ? `${rev.label} cannot run what this bench asks of it (this tree's ` +
+              `guardfiles/demo.mcp.kdl, serve --stdio); compare with a newer revision`
+            : "this tree cannot run what the bench asks of it; fix it, then run the bench again"),
+      );
+      Deno.exit(1);
+    });
     if (round > 0) times[name].push(t);
   }
 }
@@ -158,36 +196,36 @@ const packages = Object.entries(config.scopes["./"] as Record<string, string>)
     ].includes(name)
   );
 const importCost: [string, number][] = [];
-try {
-  for (const [name, specifier] of packages) {
-    const file = `${tmp}/${name.replace(/\W/g, "_")}.ts`;
-    await Deno.writeTextFile(file, `import ${JSON.stringify(specifier)};\n`);
-    await toExit([...RUN, "-A", file]); // fills the caches
-    const with_: number[] = [];
-    const without: number[] = [];
-    for (let i = 0; i < 9; i++) {
-      with_.push(await toExit([...RUN, "-A", file]));
-      without.push(await toExit([...RUN, "-A", empty]));
-    }
-    importCost.push([name, median(with_) - median(without)]);
+for (const [name, specifier] of packages) {
+  const file = `${tmp}/${name.replace(/\W/g, "_")}.ts`;
+  await Deno.writeTextFile(file, `import ${JSON.stringify(specifier)};\n`);
+  await toExit([...RUN, "-A", file]); // fills the caches
+  const with_: number[] = [];
+  const without: number[] = [];
+  for (let i = 0; i < 9; i++) {
+    with_.push(await toExit([...RUN, "-A", file]));
+    without.push(await toExit([...RUN, "-A", empty]));
   }
-} finally {
-  await Deno.remove(tmp, { recursive: true });
+  importCost.push([name, median(with_) - median(without)]);
 }
 
+const rssRows = [
+  ...weirs.map((w) => w.label),
+  ...weirs.filter((w) => runsBundle(w.label)).map((w) => bundleRss(w.label)),
+];
 const rssLabel = (label: string) => `${label} serve --stdio, RSS at that answer`;
 const width = Math.max(
   34,
-  ...[...Object.keys(times), ...weirs.map((w) => rssLabel(w.label))].map((k) => k.length),
+  ...[...Object.keys(times), ...rssRows.map(rssLabel)].map((k) => k.length),
 );
 console.log("");
 for (const [name, xs] of Object.entries(times)) {
   console.log(`  ${name.padEnd(width)} ${median(xs).toFixed(1).padStart(7)} ms`);
 }
-for (const w of [...weirs, ...(BUNDLED ? [{ label: "bundled" }] : [])]) {
+for (const label of rssRows) {
   console.log(
-    `  ${rssLabel(w.label).padEnd(width)} ` +
-      `${median(rssAtList.get(w.label) ?? []).toFixed(1).padStart(7)} MiB`,
+    `  ${rssLabel(label).padEnd(width)} ` +
+      `${median(rssAtList.get(label) ?? []).toFixed(1).padStart(7)} MiB`,
   );
 }
 const at = (name: string) => median(times[name]);
@@ -222,6 +260,22 @@ for (const w of weirs.slice(1)) {
       `${ratio(at(serveCase(w.label)), bare)}), --version ` +
       `${ratio(at("weir --version"), at(`${w.label} --version`))}, RSS ` +
       `${ratio(rss, median(rssAtList.get(w.label) ?? []))}`,
+  );
+  const theirs = bundles.get(w.label)!;
+  console.log(
+    "none" in theirs
+      ? `  bundle: no row for ${w.label} (${theirs.none})`
+      : !BUNDLED
+      ? `  bundle: no row for this tree (its bundle failed, above)`
+      : `  bundle / ${w.label}'s bundle: serve to first tools/list ` +
+        `${ratio(at(BUNDLED_CASE), at(bundleCase(w.label)))} (${w.label}'s bundle / bare Deno ` +
+        `${ratio(at(bundleCase(w.label)), bare)}), RSS ` +
+        `${
+          ratio(
+            median(rssAtList.get("bundled") ?? []),
+            median(rssAtList.get(bundleRss(w.label)) ?? []),
+          )
+        }`,
   );
 }
 const parts: [string, number][] = [

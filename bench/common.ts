@@ -132,7 +132,37 @@ export function drain(stream: ReadableStream<Uint8Array>): () => string {
   return () => tail;
 }
 
-/** SIGKILL every process in {@link live}. */
+/** Process groups of the set-up commands still running ({@link outputOfGroup}). */
+const groups = new Set<number>();
+
+/**
+ * `new Deno.Command(command, { args, cwd }).output()` with stdout and stderr
+ * piped, run in a process group of its own (`setsid` on Linux) that
+ * {@link killAll} ends whole: a `deno task` or `deno cache` left running after
+ * Ctrl-C or SIGTERM would go on writing into removed directories.
+ */
+export async function outputOfGroup(
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<Deno.CommandOutput> {
+  const grouped = Deno.build.os === "linux";
+  const child = new Deno.Command(grouped ? "setsid" : command, {
+    args: grouped ? [command, ...args] : args,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (grouped) groups.add(child.pid);
+  try {
+    return await child.output();
+  } finally {
+    groups.delete(child.pid);
+  }
+}
+
+/** SIGKILL every process in {@link live} and every group of {@link outputOfGroup}. */
 export function killAll(): void {
   for (const child of live) {
     try {
@@ -141,14 +171,67 @@ export function killAll(): void {
       // already gone
     }
   }
+  for (const group of groups) {
+    try {
+      Deno.kill(-group, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 }
 
-/** On Ctrl-C (SIGINT): {@link killAll}, then exit 130. */
+/**
+ * On Ctrl-C (SIGINT, exit 130) or SIGTERM (exit 143): {@link killAll}, then
+ * exit, which runs the {@link atExit} clean-ups (the `--against` worktrees,
+ * the {@link scratchDir}s). Without it Deno ends at the signal and leaves them
+ * behind.
+ */
 export function killAllOnInterrupt(): void {
-  Deno.addSignalListener("SIGINT", () => {
-    killAll();
-    Deno.exit(130);
-  });
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    Deno.addSignalListener(signal, () => {
+      killAll();
+      Deno.exit(code);
+    });
+  }
+}
+
+/**
+ * Run `cleanup` once when the bench ends, however it ends: normally, through
+ * `Deno.exit` (an abort, or a signal with {@link killAllOnInterrupt}), or on
+ * an uncaught error or rejection (which skip the `unload` event; the error is
+ * still printed and the exit code is still 1).
+ */
+export function atExit(cleanup: () => void): void {
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    cleanup();
+  };
+  for (const event of ["unload", "error", "unhandledrejection"]) addEventListener(event, once);
+}
+
+const scratch: string[] = [];
+atExit(() => {
+  killAll();
+  for (const dir of scratch.splice(0)) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // already gone
+    }
+  }
+});
+
+/**
+ * A new temporary directory (`Deno.makeTempDir({ prefix })`), removed with
+ * everything in it when the bench exits, however it exits ({@link atExit};
+ * on Ctrl-C or SIGTERM only with {@link killAllOnInterrupt}).
+ */
+export async function scratchDir(prefix: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix });
+  scratch.push(dir);
+  return dir;
 }
 
 /** {@link killAll}, print `ABORTED: <message>` to stderr and exit 1. */

@@ -43,6 +43,7 @@ import {
   killAllOnInterrupt,
   live,
   median,
+  scratchDir,
   spawnDeno,
   stop,
   wrkFlags,
@@ -215,7 +216,7 @@ async function main(): Promise<void> {
 
   console.log(`weir guarded-call benchmark: Deno ${Deno.version.deno}`);
   const weirs = await weirsUnderTest(AGAINST).catch((error) => abort(error.message));
-  const dir = await Deno.makeTempDir({ prefix: "weir-bench-guard-" });
+  const dir = await scratchDir("weir-bench-guard-");
   const scripts = { check: `${dir}/check.lua`, load: `${dir}/load.lua` };
   await Deno.writeTextFile(scripts.check, luaScript(CALL, true));
   await Deno.writeTextFile(scripts.load, luaScript(CALL, false));
@@ -414,7 +415,6 @@ async function main(): Promise<void> {
     console.log(`reproduce: cd ${ROOT.replace(/\/$/, "")} && deno task bench:guard${extra}`);
   } finally {
     await stop(upstream);
-    await Deno.remove(dir, { recursive: true });
   }
 }
 

@@ -41,6 +41,7 @@ import {
   killAllOnInterrupt,
   live,
   median,
+  scratchDir,
   spawnDeno,
   stop,
   wrkFlags,
@@ -133,7 +134,7 @@ async function main(): Promise<void> {
       `${navigator.hardwareConcurrency} CPUs (not pinned)`,
   );
   const weirs: Weir[] = await weirsUnderTest(AGAINST).catch((error) => abort(error.message));
-  const dir = await Deno.makeTempDir({ prefix: "weir-bench-upstream-" });
+  const dir = await scratchDir("weir-bench-upstream-");
   console.log(
     `  wrk -t1: p50 of calls one at a time (-c1), throughput with -c${CONNECTIONS}; ` +
       `${DURATION} s per run after ${WARMUP} s warm-up; ${ROUNDS} round(s), medians\n`,
@@ -293,7 +294,6 @@ async function main(): Promise<void> {
       `published figures for other gateways in front of an MCP server: about 0.37-0.40x direct`,
   );
   for (const note of notes) console.log(note);
-  await Deno.remove(dir, { recursive: true });
   if (failed) Deno.exitCode = 1;
 }
 
