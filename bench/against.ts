@@ -251,6 +251,26 @@ export async function bundleOf(weir: Weir, dir: string): Promise<Bundle> {
   };
 }
 
+/**
+ * What to do when the weir a bench's message names is a revision under
+ * `--against` (`weir@<short hash>...`): a line saying REV cannot run what this
+ * bench asks of it; "" for anything else.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { revisionHint } from "./against.ts";
+ * assert.match(revisionHint("weir@e1a5cc4 serve-upstream"), /compare with a newer revision/);
+ * assert.equal(revisionHint("raw"), "");
+ * ```
+ */
+export function revisionHint(name: string): string {
+  const label = /^weir@[0-9a-f]{7}\b/.exec(name)?.[0];
+  return label
+    ? `\n${label} cannot run what this bench asks of it (this tree's guardfile, flags and ` +
+      `requests): compare with a newer revision`
+    : "";
+}
+
 /** `a / b` as `1.23x`, or `-` when either is missing. */
 export function ratio(a: number, b: number): string {
   return Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}x` : "-";

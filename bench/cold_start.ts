@@ -44,7 +44,15 @@
  */
 import { parseArgs } from "node:util";
 import config from "../deno.json" with { type: "json" };
-import { type Bundle, bundleOf, ratio, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
+import {
+  type Bundle,
+  bundleOf,
+  ratio,
+  revisionHint,
+  ROOT,
+  weirArgs,
+  weirsUnderTest,
+} from "./against.ts";
 import { killAllOnInterrupt, median, scratchDir } from "./common.ts";
 import { firstList } from "./first_list.ts";
 
@@ -165,13 +173,10 @@ const times: Record<string, number[]> = Object.fromEntries(Object.keys(cases).ma
 for (let round = 0; round <= ROUNDS; round++) {
   for (const [name, run] of Object.entries(cases)) {
     const t = await run().catch((error: Error) => {
-      const rev = weirs.slice(1).find((w) => name.startsWith(`${w.label} `));
       console.error(
-        `\nABORTED: ${name}: ${error.message}\n` +
-          (rev
-            ? `${rev.label} cannot run what this bench asks of it (this tree's ` +
-              `guardfiles/demo.mcp.kdl, serve --stdio); compare with a newer revision`
-            : "this tree cannot run what the bench asks of it; fix it, then run the bench again"),
+        `\nABORTED: ${name}: ${error.message}` +
+          (revisionHint(name) ||
+            "\nthis tree cannot run what the bench asks of it; fix it, then run the bench again"),
       );
       Deno.exit(1);
     });

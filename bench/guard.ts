@@ -33,7 +33,7 @@
  * @module
  */
 import { clockTicks, cpuSeconds } from "./proc.ts";
-import { ratio, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
+import { ratio, revisionHint, ROOT, weirArgs, weirsUnderTest } from "./against.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
 import { callWorkload, WORKLOADS } from "./catalog.ts";
 import {
@@ -90,8 +90,12 @@ async function start(
   const stderr = drain(child.stderr);
   const deadline = performance.now() + 60_000;
   while (!(await ready(port))) {
-    if (!live.has(child)) abort(`${spec.name} exited before answering:\n${stderr()}`);
-    if (performance.now() > deadline) abort(`${spec.name} did not answer within 60 s`);
+    if (!live.has(child)) {
+      abort(`${spec.name} exited before answering:\n${stderr()}${revisionHint(spec.name)}`);
+    }
+    if (performance.now() > deadline) {
+      abort(`${spec.name} did not answer within 60 s:\n${stderr()}${revisionHint(spec.name)}`);
+    }
     await new Promise((r) => setTimeout(r, 2));
   }
   return { port, child, stderr };
@@ -288,7 +292,12 @@ async function main(): Promise<void> {
           };
           const first = await checkWithWrk({ ...base, script: scripts.check, seconds: 1 });
           const problem = first ? wrongAnswer(first.status, first.body) : "no answer";
-          if (problem) abort(`${spec.name} answers wrongly (${problem}); ${server.stderr()}`);
+          if (problem) {
+            abort(
+              `${spec.name} answers wrongly (${problem}); ${server.stderr()}` +
+                revisionHint(spec.name),
+            );
+          }
           if (spec === weirSpecs[0]) mine = first!.body;
           if (spec === rawSame && mine !== undefined && mine !== first!.body) {
             abort(

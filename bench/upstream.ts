@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { ratio, ROOT, type Weir, weirArgs, weirsUnderTest } from "./against.ts";
+import { ratio, revisionHint, ROOT, type Weir, weirArgs, weirsUnderTest } from "./against.ts";
 import { checkWithWrk, locateWrk, luaScript, runWrk } from "./wrk.ts";
 import { callWorkload, type Workload } from "./catalog.ts";
 import {
@@ -113,8 +113,12 @@ async function start(
   const deadline = performance.now() + 120_000;
   let url: string | undefined;
   while (!(url = ready(from === "stdout" ? stdout() : stderr()))) {
-    if (!live.has(child)) abort(`${name} exited before listening:\n${stderr()}`);
-    if (performance.now() > deadline) abort(`${name} did not listen within 120 s:\n${stderr()}`);
+    if (!live.has(child)) {
+      abort(`${name} exited before listening:\n${stderr()}${revisionHint(name)}`);
+    }
+    if (performance.now() > deadline) {
+      abort(`${name} did not listen within 120 s:\n${stderr()}${revisionHint(name)}`);
+    }
     await new Promise((r) => setTimeout(r, 5));
   }
   return { url, child, stderr };
@@ -207,7 +211,8 @@ async function main(): Promise<void> {
         });
         if (!first || first.status !== 200 || !first.body.includes(MESSAGE)) {
           abort(
-            `${name} (${revision.version}) answered ${first?.status} ${first?.body}\n${target.stderr()}`,
+            `${name} (${revision.version}) answered ${first?.status} ${first?.body}\n` +
+              target.stderr() + revisionHint(name),
           );
         }
       }
