@@ -119,8 +119,11 @@ export function resolveRevisions(revs: string[]): Revision[] {
   return revs.map((rev) => {
     const commit = git(["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`]);
     if (!commit.ok || !commit.out) {
+      const hex = /^[0-9a-f]{1,39}$/i.test(rev)
+        ? ` (no single commit starts with ${rev}: unknown, or shared by several; give 7 or more digits)`
+        : "";
       throw new AgainstError(
-        `--against ${rev}: git does not know that revision here; give a commit hash, a ` +
+        `--against ${rev}: git does not know that revision here${hex}; give a commit hash, a ` +
           `branch, a tag or main (git log --oneline lists them; git fetch for one from elsewhere)`,
         2,
       );

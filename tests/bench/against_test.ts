@@ -97,6 +97,9 @@ Deno.test("--against: an unknown or repeated revision exits 2 before any work, n
     assert.equal(unknown.code, 2);
     assert.match(decode(unknown.stderr), /--against nosuch: git does not know that revision/);
     assert.match(decode(unknown.stderr), /commit hash, a branch, a tag or main/);
+    const short = await repo.driver(["resolve", "a"]).output();
+    assert.equal(short.code, 2);
+    assert.match(decode(short.stderr), /no single commit starts with a: .*give 7 or more digits/);
     const twice = await repo.driver(["resolve", "one", "HEAD"]).output();
     assert.equal(twice.code, 2);
     assert.match(decode(twice.stderr), /--against one and --against HEAD are the same commit/);
@@ -215,7 +218,7 @@ Deno.test("bench:cold: usage errors and an unknown --against exit 2 before build
     assert.equal(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
     assert.match(
       out.stderr,
-      /usage: deno task bench:cold|git does not know that revision/,
+      /usage: deno task bench:cold|git does not know that revision|needs a git clone/,
       args.join(" "),
     );
     assert.doesNotMatch(out.stdout, /bundle/);
