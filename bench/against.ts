@@ -215,43 +215,49 @@ export async function weirsUnderTest(revs: string[]): Promise<Weir[]> {
   return weirs;
 }
 
-/** One weir's bundle (`deno task bundle`): how to run it, or why there is none. */
-export type Bundle =
-  | { runArgs: (permissions: string[]) => string[] }
-  | { none: string; detail?: string };
+/** One weir's bundle (`deno task bundle`): the `deno` arguments that run it, or why there is none. */
+export type Bundle = { args: string[] } | { none: string; detail?: string };
 
 /**
  * Build `weir`'s bundle into `dir` with its own build step (`deno task bundle
  * --out-dir DIR` under its own `deno.json`, so REV's bundle is what REV would
- * ship), and the `deno` arguments that run it as its binary runs it
- * (`--no-config`, the `--unstable-*` features of its `deno.json`, as
- * scripts/build.ts `bundleRunArgs` does). A revision from before the bundle
- * (no `scripts/bundle.ts`) or whose build fails has none, and says why.
+ * ship), and the `deno` arguments that run it as its binary runs it, from its
+ * own scripts/build.ts `bundleRunArgs(dir, permissions)` (the command line
+ * follows them). A revision from before the bundle (no `bundle` task) or whose
+ * build fails has none, and says why.
  */
-export async function bundleOf(weir: Weir, dir: string): Promise<Bundle> {
+export async function bundleOf(weir: Weir, dir: string, permissions: string[]): Promise<Bundle> {
   const config = JSON.parse(await Deno.readTextFile(`${weir.root}deno.json`));
   if (!config.tasks?.bundle) {
     return { none: `${weir.label} has no deno task bundle (the bundle came with 83db222)` };
   }
-  const out = await outputOfGroup(
+  const built = await outputOfGroup(
     Deno.execPath(),
     ["task", "--quiet", "--config", `${weir.root}deno.json`, "bundle", "--out-dir", dir],
     weir.root,
   );
-  if (!out.success) {
-    return { none: `${weir.label}'s deno task bundle failed`, detail: lastLines(out.stderr) };
+  if (!built.success) {
+    return { none: `${weir.label}'s deno task bundle failed`, detail: lastLines(built.stderr) };
   }
-  const unstable = ((config.unstable ?? []) as string[]).map((name) => `--unstable-${name}`);
-  return {
-    runArgs: (permissions) => [
-      "run",
-      "--no-config",
-      "--quiet",
-      ...unstable,
-      ...permissions,
-      `${dir}/cli.js`,
-    ],
-  };
+  const build = JSON.stringify(`${weir.root}scripts/build.ts`);
+  const runArgs = await outputOfGroup(Deno.execPath(), [
+    "eval",
+    "--quiet",
+    "--no-lock",
+    "--config",
+    `${weir.root}deno.json`,
+    `import { bundleRunArgs } from ${build};
+     console.log(JSON.stringify(bundleRunArgs(${JSON.stringify(dir)}, ${
+      JSON.stringify(permissions)
+    })));`,
+  ], weir.root);
+  if (!runArgs.success) {
+    return {
+      none: `${weir.label}'s scripts/build.ts bundleRunArgs could not be read`,
+      detail: lastLines(runArgs.stderr),
+    };
+  }
+  return { args: JSON.parse(new TextDecoder().decode(runArgs.stdout)) };
 }
 
 /**

@@ -112,7 +112,11 @@ const tmp = await scratchDir("weir-bench-cold-");
 // bundle the binary and image are compiled from; a revision's is what it would have shipped.
 const bundles = new Map<string, Bundle>();
 for (const w of weirs) {
-  const built = await bundleOf(w, `${tmp}/bundle-${w.label}`);
+  const built = await bundleOf(
+    w,
+    `${tmp}/bundle-${w.label}`,
+    PERMISSIONS.filter((p) => p !== "--quiet"),
+  );
   bundles.set(w.label, built);
   if ("none" in built) {
     console.log(`  (no bundle row for ${w.label}: ${built.none})`);
@@ -121,7 +125,7 @@ for (const w of weirs) {
 }
 const runsBundle = (label: string) => {
   const b = bundles.get(label);
-  return b && "runArgs" in b ? b : undefined;
+  return b && "args" in b ? b : undefined;
 };
 const BUNDLED = runsBundle("weir");
 const bundleCase = (label: string) =>
@@ -159,7 +163,7 @@ const cases: Record<string, () => Promise<number>> = {
       () =>
         toFirstList(
           bundleRss(w.label),
-          [...b.runArgs(PERMISSIONS.filter((p) => p !== "--quiet")), "serve", GUARDFILE, "--stdio"],
+          [...b.args, "serve", GUARDFILE, "--stdio"],
           "list_ticket",
         ),
     ]];

@@ -36,8 +36,8 @@ if (mode === "hold") {
 } else if (mode === "throw") {
   throw new Error("boom after the checkout");
 } else if (mode === "bundle") {
-  const b = await bundleOf(weirs[1], await Deno.makeTempDir());
-  console.log(JSON.stringify("none" in b ? b : { args: b.runArgs(["--allow-read"]) }));
+  const b = await bundleOf(weirs[1], await Deno.makeTempDir(), ["--allow-read"]);
+  console.log(JSON.stringify(b));
 }
 `;
 
@@ -61,6 +61,7 @@ async function scratchRepo(revisions: Record<string, Record<string, string>>) {
   await git("init", "-q");
   for (const [tag, files] of Object.entries(revisions)) {
     for (const [path, text] of Object.entries(files)) {
+      await Deno.mkdir(`${repo}/${path}`.replace(/\/[^/]*$/, ""), { recursive: true });
       await Deno.writeTextFile(`${repo}/${path}`, text);
     }
     await git("add", "-A");
@@ -159,13 +160,14 @@ Deno.test("--against: REV's bundle comes from its own deno task bundle, or it sa
   const repo = await scratchRepo({
     plain: GOOD,
     bundles: {
-      "deno.json": JSON.stringify({
-        tasks: { bundle: "deno run -A bundle.ts" },
-        unstable: ["kv"],
-      }),
+      "deno.json": JSON.stringify({ tasks: { bundle: "deno run -A bundle.ts" } }),
       "bundle.ts": `const dir = Deno.args[Deno.args.indexOf("--out-dir") + 1];
 await Deno.mkdir(dir, { recursive: true });
 await Deno.writeTextFile(dir + "/cli.js", "console.log('bundled');\\n");
+`,
+      "scripts/build.ts": `export function bundleRunArgs(dir: string, permissions: string[]) {
+  return ["run", "--no-config", "--quiet", "--v8-flags=--max-old-space-size=100", ...permissions, dir + "/cli.js"];
+}
 `,
     },
     fails: { "bundle.ts": 'console.error("error: esbuild broke"); Deno.exit(1);\n' },
@@ -181,13 +183,11 @@ await Deno.writeTextFile(dir + "/cli.js", "console.log('bundled');\\n");
     const built = await repo.driver(["bundle", "bundles"]).output();
     assert.equal(built.code, 0, decode(built.stderr));
     const { args } = JSON.parse(decode(built.stdout).trim().split("\n").at(-1)!);
-    assert.deepEqual(args.slice(0, 5), [
-      "run",
-      "--no-config",
-      "--quiet",
-      "--unstable-kv",
-      "--allow-read",
-    ]);
+    assert.deepEqual(
+      args.slice(0, 5),
+      ["run", "--no-config", "--quiet", "--v8-flags=--max-old-space-size=100", "--allow-read"],
+      "REV's own bundleRunArgs, with the bench's permissions",
+    );
     const ran = await run(Deno.execPath(), args, repo.repo);
     assert.equal(ran.stdout, "bundled\n", "the bundle its own task wrote runs");
 
