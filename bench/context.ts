@@ -32,7 +32,7 @@
 import { parseArgs } from "node:util";
 import { measureSurface, type SurfaceSize, TOKENIZER } from "../src/surface/size.ts";
 import type { JsonObject } from "../src/mcp/jsonrpc.ts";
-import { killAll, killAllOnInterrupt, track } from "./common.ts";
+import { killAll, killAllOnInterrupt, scratchDir, track } from "./common.ts";
 import { ratio as times, ROOT, type Weir, weirArgs, weirsUnderTest } from "./against.ts";
 
 /** The revision whose surface is the baseline: main when issue 23 began. */
@@ -220,7 +220,7 @@ async function compareRevisions(
 
 /** The baseline revision's examples, or `undefined` when git cannot give it. */
 async function measureBaseline(): Promise<Map<string, SurfaceSize> | undefined> {
-  const dir = await Deno.makeTempDir({ prefix: "weir-baseline-" });
+  const dir = await scratchDir("weir-baseline-");
   try {
     const archive = await new Deno.Command("git", {
       args: ["-C", root, "archive", "--format=tar", BASELINE_REV],

@@ -31,6 +31,7 @@ import {
   freePort,
   killAllOnInterrupt,
   median,
+  scratchDir,
   spawnDeno,
   stop,
   wrkFlags,
@@ -239,7 +240,7 @@ async function main(): Promise<void> {
   const pins = canPin ? { server: "1", wrk: "0" } : {};
   const ticks = await clockTicks();
 
-  const dir = await Deno.makeTempDir({ prefix: "weir-bench-" });
+  const dir = await scratchDir("weir-bench-");
   const scripts = new Map<Workload, { check: string; load: string }>();
   for (const [i, w] of WORKLOADS.entries()) {
     const paths = { check: `${dir}/check-${i}.lua`, load: `${dir}/load-${i}.lua` };
