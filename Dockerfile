@@ -23,7 +23,8 @@ WORKDIR /src
 COPY deno.json deno.lock mod.ts cli.ts LICENSE ./
 COPY src ./src
 COPY guardfiles ./guardfiles
-COPY scripts/build.ts scripts/archive.ts scripts/bundle.ts scripts/compile.ts ./scripts/
+COPY scripts/build.ts scripts/archive.ts scripts/bundle.ts scripts/bundle_merge.ts scripts/compile.ts \
+  ./scripts/
 # The bundle (deno bundle, esbuild from npm), flags, included modules (each module loaded by URL,
 # the extract worker) and the image's permission set (no --allow-run, no --allow-write) come from
 # scripts/build.ts, as for the release binaries.

@@ -45,6 +45,17 @@ export const INCLUDE: readonly string[] = [
 ];
 
 /**
+ * The modules a start of weir loads first: {@linkcode ENTRY}, each command's
+ * module and each Web Worker module ({@linkcode INCLUDE} less
+ * {@linkcode LAZY_MODULES}, which a running command loads). The bundle's
+ * chunks are merged by which of these load them (scripts/bundle_merge.ts).
+ */
+export const STARTS: readonly string[] = [
+  ENTRY,
+  ...INCLUDE.filter((path) => !(Object.values(LAZY_MODULES) as string[]).includes(path)),
+];
+
+/**
  * npm modules weir imports only when one command needs them, by an `import()`
  * of a constant rather than of a string literal, so that Deno does not fetch
  * them before any command starts (a string-literal `import()` is part of the
@@ -218,9 +229,22 @@ export function bundleArgs(root: URL, outDir: string): string[] {
 export const RUNTIME_FLAGS: readonly string[] = config.unstable.map((name) => `--unstable-${name}`);
 
 /**
+ * The V8 flags the binary, the image and the bundle run with (`--v8-flags=`):
+ * `--no-lazy` compiles every function of a module when the module is compiled,
+ * so Deno's code cache, written at that moment, holds them all, and a start
+ * after the first compiles nothing. Without it V8 compiles a function when it
+ * is first called, which a code cache never holds: each start compiled again
+ * every function it ran (about a fifth of `serve --stdio`'s start up to the first
+ * tools/list, docs/performance.md). The cost: the bytecode of functions never
+ * run (~2 MiB more RSS for `serve`).
+ */
+export const V8_FLAGS: readonly string[] = ["--no-lazy"];
+
+/**
  * The `deno` arguments that run the bundle in `dir` as the binary runs:
  * without the repository's config or lock, with its runtime features
- * ({@linkcode RUNTIME_FLAGS}) and the given permissions; the command line follows.
+ * ({@linkcode RUNTIME_FLAGS}), its V8 flags ({@linkcode V8_FLAGS}) and the given
+ * permissions; the command line follows.
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -235,6 +259,7 @@ export function bundleRunArgs(dir: string, permissions: readonly string[]): stri
     "--no-config",
     "--quiet",
     ...RUNTIME_FLAGS,
+    `--v8-flags=${V8_FLAGS.join(",")}`,
     ...permissions,
     `${dir}/${bundled(ENTRY)}`,
   ];
@@ -244,7 +269,7 @@ export function bundleRunArgs(dir: string, permissions: readonly string[]): stri
  * The arguments after `deno` that compile weir from its bundle (written by
  * {@linkcode bundleArgs}), with the modules loaded by URL and {@linkcode LAZY_NPM}
  * embedded; the config and lock pin the npm packages and the runtime's unstable
- * features.
+ * features, {@linkcode V8_FLAGS} the V8 flags the binary starts with.
  * @param root the repository root (a directory `file:` URL ending in `/`)
  * @param bundle the bundle's directory
  * @param output where to write the binary
@@ -264,6 +289,7 @@ export function compileArgs(
     new URL("deno.json", root).pathname,
     `--lock=${new URL("deno.lock", root).pathname}`,
     "--frozen",
+    `--v8-flags=${V8_FLAGS.join(",")}`,
     ...(options.image ? IMAGE.permissions : PERMISSIONS),
     ...(options.target ? ["--target", options.target] : []),
     ...INCLUDE.flatMap((path) => ["--include", `${bundle}/${bundled(path)}`]),

@@ -12,6 +12,7 @@
  *   server (an AWS policy among them), byte for byte as the sources;
  * - every module loaded by URL (commands, the modes' lazy modules, the extract
  *   worker) is in the bundle and exports what its source exports;
+ * - no two chunks are loaded by the same starts (scripts/bundle_merge.ts merged them);
  * - the test files of tests/support/shipped.ts, run again with
  *   `WEIR_TEST_BUNDLE` naming the bundle: `serve --stdio` with the official v1
  *   client, `serve --http` with real tool calls through a local upstream (v1,
@@ -20,7 +21,7 @@
  *   the extract worker (PDF and feeds).
  */
 import assert from "node:assert/strict";
-import { bundled, bundleRunArgs, INCLUDE } from "../scripts/build.ts";
+import { bundled, bundleRunArgs, INCLUDE, STARTS } from "../scripts/build.ts";
 import { COMMAND_MODULES } from "../cli.ts";
 import { ROOT, runCommand, weirCommand } from "./support/cli.ts";
 import { runShippedFormTests } from "./support/shipped.ts";
@@ -208,6 +209,31 @@ Deno.test("every module loaded by URL is in the bundle and exports what its sour
     const inBundle = Object.keys(await import(`file://${dir}/${bundled(path)}`)).sort();
     assert.deepEqual(inBundle, source, path);
   }
+});
+
+Deno.test("no two chunks are loaded by the same starts: each start reads its code in few files", async () => {
+  // Which starts (cli.js, each command, the worker) load each chunk statically.
+  const startsOf = new Map<string, string[]>();
+  for (const start of STARTS.map(bundled)) {
+    const seen = new Set<string>();
+    const visit = async (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const body = await Deno.readTextFile(`${dir}/${file}`);
+      for (const m of body.matchAll(/(?:from|import)\s*"(\.\.?\/[^"]+)"/g)) {
+        await visit(new URL(m[1], `file:///${file}`).pathname.slice(1));
+      }
+      if (file.startsWith("chunk-")) startsOf.set(file, [...startsOf.get(file) ?? [], start]);
+    };
+    await visit(start);
+  }
+  const byStarts = Object.groupBy(startsOf.keys(), (file) => startsOf.get(file)!.join(" "));
+  for (const [starts, files] of Object.entries(byStarts)) {
+    assert.equal(files!.length, 1, `${files} are all loaded by ${starts}: merge them`);
+  }
+  // serve's start: cli.js, serve.js and the chunks of the distinct sets of starts it is in.
+  const serve = [...startsOf.values()].filter((s) => s.includes("src/cli/serve.js")).length;
+  assert.ok(serve > 0 && serve <= 12, `serve's start loads ${serve} chunks`);
 });
 
 Deno.test("serve (stdio, HTTP), the wrap mode, AWS, sql, OAuth and extraction pass their tests run on the bundle", async () => {

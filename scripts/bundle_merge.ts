@@ -1,0 +1,192 @@
+/**
+ * The bundle's second pass (scripts/bundle.ts runs it after `deno bundle`):
+ * fewer, larger chunks on each command's start, no command loading code it
+ * did not load before.
+ *
+ * esbuild's code splitting puts each piece of code in a chunk by the exact set
+ * of entries reaching it: with every module loaded by URL an entry (the
+ * commands, the modes' lazy modules, the extract worker) and every literal
+ * `import()` an implicit one, `weir serve`'s start loaded ~40 small files. This
+ * pass groups the shared chunks by the set of *starts* that load them
+ * statically (`cli.js`, each command, the worker: `roots`) and merges each
+ * group into one chunk, re-bundled by `deno bundle` with every other file
+ * external. A start loads a group whole or not at all, so each start loads the
+ * same code as before, in fewer files; a lazy module or an implicit entry may
+ * load a group it used only part of. Chunks no start loads are left as they are.
+ *
+ * Safe by construction: a chunk imports only chunks every start reaching it
+ * also reaches, so a group imports only groups of strictly more starts (no
+ * cycle); inside a group the chunks keep their order (each after what it
+ * imports), and every import of a merged chunk, static, is rewritten to the
+ * merged one with the same bindings. An import this pass cannot read, or a
+ * dynamic `import()` of a merged chunk, fails the bundle rather than guess.
+ *
+ * @module
+ */
+
+/** A chunk's file name as esbuild writes it (and as this pass names the merged ones). */
+const CHUNK = String.raw`(?:\.\.?/)+chunk-[A-Z0-9]+\.js`;
+/** A static import or re-export of a chunk, as esbuild's minified output writes it. */
+const STATEMENT = new RegExp(
+  String.raw`\b(import|export)\s*(\{[^}]*\}|\*\s*as\s*[\w$]+|\*)?\s*(?:from\s*)?"(${CHUNK})";?`,
+  "g",
+);
+const MENTION = new RegExp(`["'\`]${CHUNK}["'\`]`, "g");
+
+interface ChunkImport {
+  kind: string;
+  /** `{a as b,c}`, `* as x`, `*` or "" (a bare import). */
+  clause: string;
+  /** The imported file, from the bundle's root. */
+  target: string;
+}
+
+/** The pairs `[imported, local]` of an import clause `{a as b,c}`. */
+function bindings(clause: string): [string, string][] {
+  return clause.replace(/[{}]/g, "").split(",").map((part) => part.trim()).filter(Boolean)
+    .map((part) => {
+      const [name, local] = part.split(/\s+as\s+/);
+      return [name, local ?? name];
+    });
+}
+
+/**
+ * Merge the chunks of the bundle in `dir` that the same starts load.
+ * @param dir the bundle's directory, written by `deno bundle --code-splitting`
+ * @param roots the files a start loads first, from `dir` (`cli.js`, each
+ *   command's module, each Web Worker module)
+ * @param bundle runs `deno ARGS`; resolves to undefined on success, else what failed
+ * @returns undefined when done, else what failed (the bundle is then unusable)
+ */
+export async function mergeChunks(
+  dir: string,
+  roots: readonly string[],
+  bundle: (args: string[]) => Promise<string | undefined>,
+): Promise<string | undefined> {
+  const files: string[] = [];
+  const walk = async (sub: string) => {
+    for await (const entry of Deno.readDir(`${dir}/${sub}`)) {
+      const path = `${sub}${entry.name}`;
+      if (entry.isDirectory) await walk(`${path}/`);
+      else if (path.endsWith(".js")) files.push(path);
+    }
+  };
+  await walk("");
+  files.sort();
+  const text = new Map<string, string>();
+  for (const file of files) text.set(file, await Deno.readTextFile(`${dir}/${file}`));
+  const fromRoot = (file: string, specifier: string) =>
+    new URL(specifier, `file:///${file}`).pathname.slice(1);
+  const importsOf = new Map<string, ChunkImport[]>();
+  for (const file of files) {
+    const body = text.get(file)!;
+    const found = [...body.matchAll(STATEMENT)].map((m) => ({
+      kind: m[1],
+      clause: m[2] ?? "",
+      target: fromRoot(file, m[3]),
+    }));
+    const mentions = [...body.matchAll(MENTION)].length;
+    if (mentions !== found.length) {
+      return `${file}: ${mentions - found.length} mention(s) of a chunk are no static import ` +
+        `this pass reads (a dynamic import() of a chunk?)`;
+    }
+    importsOf.set(file, found);
+  }
+  // Which starts load each chunk, and every chunk's place in an order where each comes after
+  // what it imports (depth-first, imports first).
+  const startsOf = new Map<string, string[]>();
+  const order: string[] = [];
+  const placed = new Set<string>();
+  for (const root of roots) {
+    if (!text.has(root)) return `${root} is not in the bundle`;
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const { target } of importsOf.get(file) ?? []) visit(target);
+      if (!placed.has(file)) placed.add(file), order.push(file);
+      if (/^chunk-/.test(file)) startsOf.set(file, [...startsOf.get(file) ?? [], root]);
+    };
+    visit(root);
+  }
+  const groups = new Map<string, string[]>();
+  for (const file of order) {
+    const starts = startsOf.get(file);
+    if (!starts) continue;
+    const key = starts.join("\n");
+    groups.set(key, [...groups.get(key) ?? [], file]);
+  }
+  const merged = [...groups.values()].filter((members) => members.length > 1);
+  const groupOf = new Map<string, string>();
+  const alias = new Map<string, string>();
+  for (const members of merged) {
+    const name = `chunk-${await shortHash(members.join("\n"))}.js`;
+    members.forEach((file, i) => {
+      groupOf.set(file, name);
+      alias.set(file, `m${i}`);
+    });
+  }
+  // The bindings each merged chunk must offer outside its group.
+  const offered = new Map<string, Set<string>>();
+  for (const file of files) {
+    for (const { clause, target } of importsOf.get(file)!) {
+      if (!groupOf.has(target) || groupOf.get(target) === groupOf.get(file)) continue;
+      if (clause.startsWith("*")) return `${file} imports all of ${target}: not merged`;
+      const names = offered.get(target) ?? new Set();
+      for (const [name] of bindings(clause)) names.add(name);
+      offered.set(target, names);
+    }
+  }
+  const renamed = (target: string, name: string) => `${alias.get(target)}_${name}`;
+  const stage = `${dir}/.merge`;
+  for (const members of merged) {
+    const name = groupOf.get(members[0])!;
+    const entry = members.map((file) =>
+      `export{${
+        [...offered.get(file) ?? []].map((n) => `${n} as ${renamed(file, n)}`).join(",")
+      }}from"./${file}";`
+    ).join("\n");
+    await Deno.writeTextFile(`${dir}/${name}`, entry);
+    const external = files.filter((file) => !members.includes(file))
+      .map((file) => `--external=./${file}`);
+    const failure = await bundle([
+      "bundle",
+      "--quiet",
+      "--no-config",
+      "--platform",
+      "deno",
+      "--minify",
+      "--outdir",
+      stage,
+      ...external,
+      `${dir}/${name}`,
+    ]);
+    if (failure !== undefined) return `merging ${members.length} chunks into ${name}: ${failure}`;
+    await Deno.rename(`${stage}/${name}`, `${dir}/${name}`);
+    await Deno.remove(stage, { recursive: true });
+    for (const file of members) {
+      await Deno.remove(`${dir}/${file}`);
+      text.delete(file);
+    }
+    text.set(name, await Deno.readTextFile(`${dir}/${name}`));
+  }
+  // Every import of a merged chunk now names the merged file and its renamed bindings.
+  for (const [file, body] of text) {
+    const rewritten = body.replace(STATEMENT, (statement, kind, clause = "", specifier) => {
+      const target = fromRoot(file, specifier);
+      const group = groupOf.get(target);
+      if (!group) return statement;
+      const path = specifier.replace(/chunk-[A-Z0-9]+\.js$/, group);
+      const names = bindings(clause).map(([name, local]) => `${renamed(target, name)} as ${local}`);
+      return clause ? `${kind}{${names.join(",")}}from"${path}";` : `${kind}"${path}";`;
+    });
+    if (rewritten !== body) await Deno.writeTextFile(`${dir}/${file}`, rewritten);
+  }
+  return undefined;
+}
+
+async function shortHash(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest).slice(0, 5)].map((b) => b.toString(16).padStart(2, "0"))
+    .join("").toUpperCase();
+}
