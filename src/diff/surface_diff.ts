@@ -37,7 +37,7 @@ const ORDER: Record<Effect, number> = { widen: 0, narrow: 1, change: 2 };
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseGuardfile } from "../guardfile/parse.ts";
+ * import { parseGuardfile } from "../guardfile/load.ts";
  * import { surfaceOfGuardfile } from "../surface/spec.ts";
  * import { diffSurfaces } from "./surface_diff.ts";
  * const file = (max: number) =>

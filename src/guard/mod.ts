@@ -20,7 +20,8 @@
  *
  * @module
  */
-export { type LoadResult, normalizeBaseUrl, parseGuardfile } from "../guardfile/parse.ts";
+export { type LoadResult, normalizeBaseUrl } from "../guardfile/parse.ts";
+export { parseGuardfile } from "../guardfile/load.ts";
 export { type Diagnostic, formatDiagnostic, GuardfileError } from "../guardfile/diagnostics.ts";
 export type * from "../guardfile/model.ts";
 export type {

@@ -30,7 +30,7 @@ import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import { type CallContext, type Logger, ToolError } from "../mcp/server.ts";
 import type { CallToolResult } from "../mcp/types.ts";
 import { type Extraction, forTool, type Grant, type Guardfile } from "../guardfile/model.ts";
-import { jmesPathPredicate } from "../guardfile/jmespath.ts";
+import { readerOf } from "../guardfile/readers.ts";
 import { grantInputNames } from "../guardfile/grant.ts";
 import { type ErrorKind, WeirError } from "../errors/kinds.ts";
 import { type Envelope, envelope } from "./coverage.ts";
@@ -193,7 +193,7 @@ export class SpecMode implements CallMode<SpecCall> {
     this.#failWhen = new Map(
       guardfile.grants.filter((g) => g.failWhen).map((g) => [
         g.tool,
-        jmesPathPredicate(g.failWhen!),
+        readerOf("jmespath").jmesPathPredicate(g.failWhen!),
       ]),
     );
     this.#rejectEmpty = new Set(guardfile.controls.rejectEmpty);

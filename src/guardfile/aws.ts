@@ -25,6 +25,9 @@ import { type KdlNode, parseKdl } from "./kdl.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readSurface, SURFACE_NODE } from "./surface.ts";
 import type { SurfaceSettings } from "./model.ts";
+import { awsModeOf } from "./modes.ts";
+
+export { awsModeOf };
 
 /** Which AWS mode a policy file is for. */
 export type AwsMode = "ssm" | "s3";
@@ -109,7 +112,6 @@ export function isMarkupType(mediaType: string): boolean {
     t === "application/xml" || t === "text/xml" || t.endsWith("+xml") || t === "text/xsl";
 }
 
-const WRAP_PATH = ["ward", "mcp", "aws"];
 const SSM_CHILDREN = ["region", "parameter", "can"];
 const S3_CHILDREN = ["region", "bucket", "base-url", "prefix", "max-bytes", "content-type", "can"];
 const S3_GRANTS: Record<string, S3Tool> = {
@@ -123,15 +125,6 @@ const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]
 const SSM_NAME = /^[A-Za-z0-9_.\-/]+$/;
 /** Key characters (a public URL path: nothing that needs escaping). */
 const KEY_CHARS = /^[A-Za-z0-9._\-/]*$/;
-
-/** The AWS mode of a parsed policy: its first top-level `wrap` reads `wrap ward mcp aws ssm|s3`. */
-export function awsModeOf(nodes: KdlNode[]): AwsMode | undefined {
-  const wrap = nodes.find((n) => n.name === "wrap");
-  if (!wrap || wrap.values.length !== 4) return undefined;
-  if (!WRAP_PATH.every((w, i) => wrap.values[i] === w)) return undefined;
-  const last = wrap.values[3];
-  return last === "ssm" || last === "s3" ? last : undefined;
-}
 
 /** The server name of a policy file: its base name without `.kdl`, then without `.mcp`. */
 export function serverNameOf(file: string, fallback: string): string {

@@ -12,9 +12,8 @@ import type { Grant, GraphqlSpec, HttpMethod } from "./model.ts";
 import { type NodeReader, onlyOnce } from "./nodes.ts";
 import { HTTP_METHODS, methodForVerb, readLikePrefix } from "./verbs.ts";
 import { compatibilityForm, decodedForms, isDotPiece } from "./decoded.ts";
-import { compileJmesPath } from "./jmespath.ts";
 import { defaultParam, readParams } from "./rules.ts";
-import { readSql } from "./sql.ts";
+import { readerOf } from "./readers.ts";
 import { readBody, readQuery } from "./inputs.ts";
 import { foldCaseAndWidth, foldName, twinPairs } from "./name_fold.ts";
 import { readHeaderInput } from "./header_inputs.ts";
@@ -140,7 +139,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
     if (failWhen.argCount(1, 1, "a JMESPath expression")) {
       const expr = failWhen.stringArg(0, "fail-when");
       if (expr !== undefined) {
-        const problem = compileJmesPath(expr);
+        const problem = readerOf("jmespath").compileJmesPath(expr);
         if (problem) {
           failWhen.error(
             `fail-when ${
@@ -168,7 +167,7 @@ export function readGrant(can: NodeReader): Grant | undefined {
           `(inputs are declared with param inside sql)`,
       );
     }
-    grant.sql = readSql(sqlNode, grant.verb);
+    grant.sql = readerOf("sql").readSql(sqlNode, grant.verb);
     grant.methodInferred = false;
     if (others.length === 0 && grant.sql) checkInputNames(can, grant);
     return grant;

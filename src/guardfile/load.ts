@@ -1,98 +1,71 @@
 /**
- * The one guardfile loader: a file's text is parsed as KDL once, the mode is
- * decided from the parsed document, and the document is handed to that mode's
- * reader. Every command that loads a guardfile (`lint`, `describe`, `serve`
- * and its reload, `serve-ssm`, `serve-s3`, `diff`) goes through
- * {@link loadGuardfileText}, by way of `loadGuardfileFile` in
- * src/modes/serve.ts, which reads the file.
+ * The guardfile loader, synchronous, with every reader loaded up front: for
+ * programs that read guardfiles without awaiting (tests, scaffold's check,
+ * `@weir/weir/guard`, whose `parseGuardfile` is this one). It imports the
+ * readers only some files need (AWS, an MCP server wrap, `sql`, `fail-when`)
+ * statically and registers them (./readers.ts), so any file reads at once.
  *
- * The mode: a document whose first top-level `wrap` reads
- * `wrap ward mcp aws ssm` or `wrap ward mcp aws s3` is an AWS policy (the
- * reference's grammars, `docs/aws.md`, read by src/guardfile/aws.ts); any
- * document whose first `wrap` holds an `mcp-server` node wraps an MCP server
- * (`docs/wrapping-mcp-servers.md`, read by src/guardfile/mcp_wrap.ts); any
- * other document is a spec-mode guardfile (`docs/guardfile.md`, read by
- * src/guardfile/parse.ts). A file that is not KDL has no mode: its syntax
- * errors are the diagnostics.
+ * The CLI does not use it: `weir serve`, `lint` and the rest load a file with
+ * `loadGuardfile` (./document.ts), which loads only the readers the file needs
+ * (issue 30, a stdio server's start). Both read a file alike: the same model,
+ * the same diagnostics.
  *
  * Pure: no file, network or environment access.
  *
  * @module
  */
-import type { Diagnostic } from "./diagnostics.ts";
-import { type KdlNode, parseKdl, type SourcePosition } from "./kdl.ts";
-import type { Guardfile } from "./model.ts";
-import { readGuardfileNodes, syntaxDiagnostics } from "./parse.ts";
-import { type AwsMode, awsModeOf, type AwsPolicy, readAwsPolicyNodes } from "./aws.ts";
-import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
+import { parseKdl } from "./kdl.ts";
+import { type LoadResult, readGuardfileNodes, syntaxDiagnostics } from "./parse.ts";
+import { type LoadedDocument, modeOf, readLoaded } from "./document.ts";
+import { registerReaders } from "./readers.ts";
+import * as aws from "./aws.ts";
+import * as mcpWrap from "./mcp_wrap.ts";
+import * as sql from "./sql.ts";
+import * as jmespath from "./jmespath.ts";
 
-/**
- * What a guardfile is: a spec-mode guardfile, an AWS SSM or S3 policy, or a
- * wrap of an MCP server (`mcp`, the file form of serve-upstream).
- */
-export type GuardfileMode = "spec" | AwsMode | "mcp";
+export * from "./document.ts";
 
-/** A loaded document: its mode, the model its reader made (when clean), and every diagnostic. */
-export interface LoadedDocument {
-  /** Absent when the text is not KDL (then `diagnostics` holds the syntax errors). */
-  mode?: GuardfileMode;
-  /** The spec-mode model, when `mode` is `"spec"` and there is no error. */
-  guardfile?: Guardfile;
-  /** The AWS policy, when `mode` is `"ssm"` or `"s3"` and there is no error. */
-  policy?: AwsPolicy;
-  /** The MCP server wrap, when `mode` is `"mcp"` and there is no error. */
-  mcpWrap?: McpWrap;
-  /** Every error and warning, in file order. */
-  diagnostics: Diagnostic[];
-  /** A spec-mode model read as far as it goes despite errors (for lint's warnings; never served). */
-  partial?: Guardfile;
-  /** Every `pattern=` string the file writes, with where (for the backtracking check). */
-  patterns?: PatternSite[];
-}
-
-/** A `pattern=` a guardfile writes, where it writes it. */
-export interface PatternSite {
-  /** The regular expression's source. */
-  source: string;
-  /** The node path, e.g. `wrap > can > argument`. */
-  path: string;
-  /** Where the node starts. */
-  position?: SourcePosition;
-}
-
-/** Every string `pattern=` property in `nodes`, any depth, in file order. */
-export function patternSites(nodes: KdlNode[], parent = ""): PatternSite[] {
-  const sites: PatternSite[] = [];
-  for (const node of nodes) {
-    const path = parent === "" ? node.name : `${parent} > ${node.name}`;
-    const source = node.properties.pattern;
-    if (typeof source === "string") sites.push({ source, path, position: node.position });
-    sites.push(...patternSites(node.children, path));
-  }
-  return sites;
-}
-
-/** The mode of a parsed document (see the module documentation). */
-export function modeOf(nodes: KdlNode[]): GuardfileMode {
-  return awsModeOf(nodes) ?? (isMcpWrap(nodes) ? "mcp" : "spec");
-}
+registerReaders({ aws, mcp_wrap: mcpWrap, sql, jmespath });
 
 /**
  * Load a guardfile's text: parse it as KDL once, decide its mode, read it
- * with that mode's reader.
+ * with that mode's reader (see `loadGuardfile`, ./document.ts, which this
+ * matches without awaiting).
  * @param text the file's contents
  * @param file the path, for messages and (AWS policies) the server name
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadGuardfileText } from "./load.ts";
+ * const { mode, policy } = loadGuardfileText(
+ *   'wrap ward mcp aws ssm {\n  parameter "/app/token"\n  can get parameter\n}',
+ *   "params.mcp.kdl",
+ * );
+ * assert.equal(mode, "ssm");
+ * assert.equal(policy?.mode, "ssm");
+ * ```
  */
 export function loadGuardfileText(text: string, file: string): LoadedDocument {
   const parsed = parseKdl(text);
   if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
-  const mode = modeOf(parsed.nodes);
-  const patterns = patternSites(parsed.nodes);
-  if (mode === "spec") return { mode, ...readGuardfileNodes(parsed.nodes, file), patterns };
-  if (mode === "mcp") {
-    const { wrap, diagnostics } = readMcpWrap(parsed.nodes, file);
-    return wrap ? { mode, mcpWrap: wrap, diagnostics, patterns } : { mode, diagnostics, patterns };
+  return readLoaded(parsed.nodes, modeOf(parsed.nodes), file);
+}
+
+/**
+ * Load a guardfile's text into the checked model (spec mode, or a wrap of an
+ * MCP server in `mcpWrap`). Pure: no I/O; secrets are named, never read.
+ * @param text the guardfile (KDL v2; `docs/guardfile.md` gives the grammar)
+ * @param file the path, used only in messages
+ * @returns the model when there is no error, and every diagnostic (errors and
+ *   warnings) with line, column and node path
+ */
+export function parseGuardfile(text: string, file: string): LoadResult {
+  const parsed = parseKdl(text);
+  if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
+  // A wrap of an MCP server is read as one (modeOf decides modes alike).
+  if (modeOf(parsed.nodes) === "mcp") {
+    const { wrap, diagnostics } = mcpWrap.readMcpWrap(parsed.nodes, file);
+    return wrap ? { mcpWrap: wrap, diagnostics } : { diagnostics };
   }
-  const { policy, diagnostics } = readAwsPolicyNodes(parsed.nodes, file, mode);
-  return policy ? { mode, policy, diagnostics } : { mode, diagnostics };
+  return readGuardfileNodes(parsed.nodes, file);
 }

@@ -55,6 +55,9 @@ import {
 } from "./spellings.ts";
 import { proxyControls, proxyOperation } from "./operations.ts";
 import { readProxy } from "./mcp_wrap_proxy.ts";
+import { isMcpWrap } from "./modes.ts";
+
+export { isMcpWrap };
 import {
   readInstructions,
   readServerInfo,
@@ -165,16 +168,6 @@ const SIBLINGS = [
   "inbound-token",
   SURFACE_NODE,
 ];
-
-/**
- * Whether a document wraps an MCP server: its first `wrap` node has an
- * `mcp-server` child. The loader reads such a document with
- * {@link readMcpWrap}, every other one as spec mode's HTTP API wrap.
- */
-export function isMcpWrap(nodes: readonly KdlNode[]): boolean {
-  const wrap = nodes.find((n) => n.name === "wrap");
-  return wrap !== undefined && wrap.children.some((k) => k.name === "mcp-server");
-}
 
 /**
  * Read a document that wraps an MCP server (see the module doc).

@@ -14,6 +14,9 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
 /** JSON scalar types a typed input may declare. */
 export type ScalarType = "string" | "boolean" | "integer" | "number";
 
+/** Drivers `database` may name: the reference's `pgx`, or plainly `postgres`. */
+export const SQL_DRIVERS: readonly string[] = ["pgx", "postgres"];
+
 /** Where a secret or setting comes from, resolved at call time: first non-empty source wins. */
 export interface ValueSource {
   /** The sources in order (`env "X"`, `file "/path"`, `literal "..."`); the first non-empty one is used. */

@@ -14,14 +14,14 @@
  */
 import { readSurface, SURFACE_NODE } from "./surface.ts";
 import { type Diagnostic, Diagnostics, type Located } from "./diagnostics.ts";
-import { type KdlNode, type KdlSyntaxError, parseKdl } from "./kdl.ts";
+import type { KdlNode, KdlSyntaxError } from "./kdl.ts";
 import type { Grant, Guardfile, Withhold } from "./model.ts";
 import { NodeReader, onlyOnce, suggest } from "./nodes.ts";
 import { readControls, readIcons, readPrompts, readResources } from "./siblings.ts";
 import { readOAuth } from "./oauth.ts";
 import { checkExchangeProfile } from "./token_exchange.ts";
 import { readWrap } from "./wrap.ts";
-import { isMcpWrap, type McpWrap, readMcpWrap } from "./mcp_wrap.ts";
+import type { McpWrap } from "./mcp_wrap.ts";
 import { readInboundTokens } from "./inbound_tokens.ts";
 
 export { normalizeBaseUrl } from "./wrap.ts";
@@ -147,25 +147,6 @@ function escaped(name: string): string {
 function internalName(what: string): string {
   return `${what} is a name every JavaScript object already has (like __proto__ or ` +
     `constructor); weir refuses it so the file and the wire cannot disagree: rename it`;
-}
-
-/**
- * Load a guardfile's text into the checked model. Pure: no I/O; secrets are
- * named, never read.
- * @param text the guardfile (KDL v2; `docs/guardfile.md` gives the grammar)
- * @param file the path, used only in messages
- * @returns the model when there is no error, and every diagnostic (errors and
- *   warnings) with line, column and node path
- */
-export function parseGuardfile(text: string, file: string): LoadResult {
-  const parsed = parseKdl(text);
-  if ("errors" in parsed) return { diagnostics: syntaxDiagnostics(parsed.errors) };
-  // A wrap of an MCP server is read as one (src/guardfile/load.ts decides modes alike).
-  if (isMcpWrap(parsed.nodes)) {
-    const { wrap, diagnostics } = readMcpWrap(parsed.nodes, file);
-    return wrap ? { mcpWrap: wrap, diagnostics } : { diagnostics };
-  }
-  return readGuardfileNodes(parsed.nodes, file);
 }
 
 /** KDL syntax errors as diagnostics (`parse KDL: ...`, at the error's position). */

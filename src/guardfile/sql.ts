@@ -20,8 +20,7 @@ import { scanStatement, type StatementScan } from "./sql_scan.ts";
 import { calledName, namedAsRead, sqlStatementClass } from "./reads.ts";
 import { outsideTransaction, PURE_FUNCTIONS, SYNTAX_ONLY } from "./sql_functions.ts";
 
-/** Drivers `database` may name: the reference's `pgx`, or plainly `postgres`. */
-export const SQL_DRIVERS: readonly string[] = ["pgx", "postgres"];
+export { SQL_DRIVERS } from "./model.ts";
 /** Rows a reading grant returns when `max-rows` is not stated. */
 export const DEFAULT_MAX_ROWS = 200;
 /** The largest `max-rows`. */

@@ -12,7 +12,7 @@ import { readGrant } from "./grant.ts";
 import { readValue } from "./value.ts";
 import { compileGlob, type GlobError, globNeedsSlash, globsPattern, globWarnings } from "./glob.ts";
 import { patternProblem } from "./pattern.ts";
-import { SQL_DRIVERS } from "./sql.ts";
+import { SQL_DRIVERS } from "./model.ts";
 import { foldName } from "./name_fold.ts";
 import { readTokenExchange } from "./token_exchange.ts";
 import { checkHeaderInputClashes, headerKey } from "./header_inputs.ts";

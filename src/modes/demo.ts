@@ -9,7 +9,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import demoText from "../../guardfiles/demo.mcp.kdl" with { type: "text" };
-import { parseGuardfile } from "../guardfile/parse.ts";
+import { parseGuardfile } from "../guardfile/load.ts";
 import { formatDiagnostic } from "../guardfile/diagnostics.ts";
 import { startDemoUpstream } from "../demo/ticket_api.ts";
 import { guardedServer } from "./serve.ts";

@@ -279,7 +279,7 @@ ${t.kind === "info" ? "" : inputsTable(t.arguments)}${c.length ? "\n" + list(c, 
  * @example
  * ```ts
  * import { surfaceHtml } from "./describe_html.ts";
- * import { parseGuardfile } from "../guardfile/parse.ts";
+ * import { parseGuardfile } from "../guardfile/load.ts";
  * import { surfaceOfGuardfile } from "../surface/spec.ts";
  * const { guardfile } = parseGuardfile(
  *   `wrap ward mcp demo {\n  base-url "https://api.example.com"\n  auth none\n` +

@@ -12,7 +12,7 @@ import { type Logger, McpServer, stderrLogger } from "../mcp/server.ts";
 import { type Diagnostic, printable } from "../guardfile/diagnostics.ts";
 import type { Guardfile, OAuthSetting, TokenExchangeSetting } from "../guardfile/model.ts";
 import type { ProfileName } from "../guardfile/idp_profiles.ts";
-import { type LoadedDocument, loadGuardfileText } from "../guardfile/load.ts";
+import { type LoadedDocument, loadGuardfile } from "../guardfile/document.ts";
 import { checkBacktracking } from "../ops/pattern_check.ts";
 import { isRedisUrl } from "../guardfile/siblings.ts";
 import { readOnlyView, type SurfaceOverrides, withOverrides } from "../guardfile/surface.ts";
@@ -35,7 +35,7 @@ import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import type { TokenGrant } from "../inbound/static_tokens.ts";
 import type { TokenTable } from "../inbound/token_table.ts";
-import { lazy } from "../ops/lazy.ts";
+import { lazy, loadReader } from "../ops/lazy.ts";
 
 export { runOn, type RunOnOptions } from "../serving/listen.ts";
 
@@ -80,7 +80,7 @@ export async function loadGuardfileFile(
     // The path is the caller's text: escaped as diagnostics are, so it cannot drive a terminal.
     return { file, diagnostics: [], readError: printable(`read guardfile "${file}": ${reason}`) };
   }
-  const loaded: LoadedFile = { file, ...loadGuardfileText(text, file) };
+  const loaded: LoadedFile = { file, ...(await loadGuardfile(text, file, loadReader)) };
   await checkBacktracking(loaded, options.lint === true);
   if (loaded.mcpWrap) {
     // A read-only wrap is applied when the tools' annotations are known (the host).

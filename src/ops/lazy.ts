@@ -26,6 +26,8 @@
  * @module
  */
 
+import type { LoadReader } from "../guardfile/readers.ts";
+
 /** The modules loaded by URL, by name: paths from the repository root. */
 export const LAZY_MODULES = {
   serve_aws: "src/modes/serve_aws.ts",
@@ -41,6 +43,10 @@ export const LAZY_MODULES = {
   backtracking_analysis: "src/mcp/backtracking_analysis.ts",
   token_table: "src/inbound/token_table.ts",
   serve_exchange_flags: "src/modes/serve_exchange_flags.ts",
+  guardfile_aws: "src/guardfile/aws.ts",
+  guardfile_mcp_wrap: "src/guardfile/mcp_wrap.ts",
+  guardfile_sql: "src/guardfile/sql.ts",
+  guardfile_jmespath: "src/guardfile/jmespath.ts",
 } as const;
 
 /** A name of {@link LAZY_MODULES}. */
@@ -102,6 +108,20 @@ export function moduleUrl(path: string): string {
 export function lazy<T>(name: LazyName): Promise<T> {
   return importModule(LAZY_MODULES[name]);
 }
+
+/**
+ * Load a guardfile reader (src/guardfile/readers.ts) by URL: its module is
+ * {@link LAZY_MODULES} `guardfile_<name>`. What `loadGuardfile`
+ * (src/guardfile/document.ts) is given by every command.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadReader } from "./lazy.ts";
+ * const { compileJmesPath } = await loadReader("jmespath");
+ * assert.equal(compileJmesPath("items[?done]"), null);
+ * ```
+ */
+export const loadReader: LoadReader = (name) => lazy(`guardfile_${name}`);
 
 /**
  * Deno was not allowed to read one of weir's own modules (a bundle or a

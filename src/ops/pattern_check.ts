@@ -8,7 +8,7 @@
  * @module
  */
 import { MAX_PATTERN_LENGTH, shownPattern } from "../guardfile/pattern.ts";
-import type { LoadedDocument } from "../guardfile/load.ts";
+import type { LoadedDocument } from "../guardfile/document.ts";
 import {
   backtrackingOf,
   backtrackingWords,

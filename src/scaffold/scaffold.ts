@@ -11,7 +11,7 @@
  * @module
  */
 import { httpAccess } from "../guardfile/reads.ts";
-import { parseGuardfile } from "../guardfile/parse.ts";
+import { parseGuardfile } from "../guardfile/load.ts";
 import { printable } from "../guardfile/diagnostics.ts";
 import type { HttpMethod } from "../guardfile/model.ts";
 import type { OpenApiDocument, Operation } from "./document.ts";

@@ -21,7 +21,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { grantInputSchema } from "./input_schema.ts";
- * import { parseGuardfile } from "../guardfile/parse.ts";
+ * import { parseGuardfile } from "../guardfile/load.ts";
  * const { guardfile } = parseGuardfile(
  *   `wrap ward mcp t {\n  base-url "https://api.example"\n  auth none\n  can get item { path "/items/{id}" }\n}`,
  *   "t.mcp.kdl",

@@ -51,7 +51,7 @@ export const INFO_TOOL_WORDS = "read-only: lists what this server serves; reache
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseGuardfile } from "../guardfile/parse.ts";
+ * import { parseGuardfile } from "../guardfile/load.ts";
  * import { surfaceOfGuardfile } from "./spec.ts";
  * const { guardfile } = parseGuardfile(
  *   `wrap ward mcp t {\n  base-url "https://api.example"\n  auth none\n  can get item { path "/items/{id}" }\n}`,

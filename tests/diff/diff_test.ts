@@ -6,7 +6,7 @@
  * `--git REV`.
  */
 import assert from "node:assert/strict";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { surfaceOfGuardfile } from "../../src/surface/spec.ts";
 import { type Change, diffSurfaces } from "../../src/diff/surface_diff.ts";
 import { ROOT, runCommand } from "../support/cli.ts";

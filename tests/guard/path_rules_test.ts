@@ -8,7 +8,7 @@
  * the audit rule and the words of the refusal.
  */
 import assert from "node:assert/strict";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { encodeSegment, indexRestricts, planRequest } from "../../src/guard/request.ts";
 import { MAX_DECODING_ROUNDS } from "../../src/guardfile/decoded.ts";
 import { ruleOfError, WeirError } from "../../src/errors/kinds.ts";

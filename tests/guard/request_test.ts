@@ -1,6 +1,6 @@
 /** Planning the one upstream request a grant allows. */
 import assert from "node:assert/strict";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { encodeSegment, indexRestricts, planRequest } from "../../src/guard/request.ts";
 import { ToolError } from "../../src/mcp/server.ts";
 

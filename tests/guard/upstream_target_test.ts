@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "../support/property.ts";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { indexRestricts, planRequest } from "../../src/guard/request.ts";
 import { buildUpstreamRequest, plainTarget } from "../../src/guard/outgoing.ts";
 import type { UrlTarget } from "../../src/guard/send.ts";

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import fc from "../support/property.ts";
 import { compileGlob, GlobError, globSource, globsPattern } from "../../src/guardfile/glob.ts";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { checkRestrictedValue } from "../../src/guard/restricted_value.ts";
 
 type Token =

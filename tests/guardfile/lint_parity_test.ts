@@ -6,7 +6,7 @@
  * that the error points at a line:column.
  */
 import assert from "node:assert/strict";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import type { Guardfile } from "../../src/guardfile/model.ts";
 
 /** A minimal valid guardfile around `body` (inside wrap) and `siblings` (beside it). */

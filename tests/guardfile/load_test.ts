@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { parseAwsPolicy } from "../../src/guardfile/aws.ts";
 import { ROOT } from "../support/cli.ts";
 

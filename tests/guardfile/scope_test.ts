@@ -4,7 +4,7 @@
  * points at the `scope` node's line:column, as lint and serve load it.
  */
 import assert from "node:assert/strict";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 
 function wrap(grants: string): string {
   return `wrap ward mcp t {\n  base-url "t.example"\n  auth none\n${grants}\n}\n`;

@@ -56,7 +56,7 @@ Deno.test("what cannot be proven to read is not called a read", () => {
 });
 
 Deno.test("a sql guardfile with a database and no auth or base-url loads and lists its tool", async () => {
-  const { parseGuardfile } = await import("../../src/guardfile/parse.ts");
+  const { parseGuardfile } = await import("../../src/guardfile/load.ts");
   const { guardfile, diagnostics } = parseGuardfile(
     `wrap ward mcp analytics {
     database pgx { value literal "postgres://u:p@127.0.0.1:1/db?sslmode=disable" }

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { Validator } from "@cfworker/json-schema";
 import { compileAcceptor } from "../../src/mcp/fast_schema.ts";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { grantTool } from "../../src/guard/tools.ts";
 import { ENVELOPE_SCHEMA } from "../../src/guard/coverage.ts";
 

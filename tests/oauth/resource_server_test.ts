@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { createOAuthResourceServer } from "../../src/oauth/resource_server.ts";
 import { createHttpHandler } from "../../src/transport/http.ts";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { guardedServer } from "../../src/modes/serve.ts";
 import { startRecorder } from "../support/upstream.ts";
 import { MODERN_META, modernHeaders, post } from "../support/mcp.ts";

@@ -7,7 +7,10 @@
  * - no module of {@link LAZY_MODULES} is imported as code (a type-only import is
  *   erased), else its lazy load saves nothing;
  * - the token table and its SHA-256 (`@noble/hashes`): a stdio server has no
- *   inbound token.
+ *   inbound token;
+ * - the guardfile readers only some files need (src/guardfile/readers.ts: AWS,
+ *   an MCP server wrap, `sql`, `fail-when` and its npm JMESPath), nor the
+ *   synchronous loader that imports them all (src/guardfile/load.ts).
  */
 import assert from "node:assert/strict";
 import { LAZY_MODULES } from "../../src/ops/lazy.ts";
@@ -43,16 +46,19 @@ async function startGraph(entry: string): Promise<Set<string>> {
   return seen;
 }
 
-Deno.test("serve's start graph holds no lazily loaded module, nor the token table and its SHA-256", async () => {
+Deno.test("serve's start graph holds no lazily loaded module, nor the token table, SHA-256, JMESPath or the sync loader", async () => {
   const graph = await startGraph(`${ROOT}src/cli/serve.ts`);
   const local = [...graph].filter((s) => s.startsWith("file://"));
   assert.ok(
-    local.some((s) => s.endsWith("/src/guardfile/load.ts")),
+    local.some((s) => s.endsWith("/src/guardfile/document.ts")),
     "the walk reaches the guardfile loader",
   );
-  for (const path of [...Object.values(LAZY_MODULES), "src/inbound/token_table.ts"]) {
+  const also = ["src/inbound/token_table.ts", "src/guardfile/load.ts"];
+  for (const path of [...Object.values(LAZY_MODULES), ...also]) {
     assert.ok(!graph.has(`file://${ROOT}${path}`), `${path} is in serve's start graph`);
   }
   const noble = [...graph].filter((s) => s.includes("@noble/hashes"));
   assert.deepEqual(noble, [], "no SHA-256 module loads at start");
+  const jmespath = [...graph].filter((s) => s.includes("jmespath"));
+  assert.deepEqual(jmespath, [], "no JMESPath module loads at start");
 });

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { readOpenApi } from "../../src/scaffold/document.ts";
 import { buildScaffold, SelectionError } from "../../src/scaffold/scaffold.ts";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import type { Grant } from "../../src/guardfile/model.ts";
 import { CONFIG, ROOT, runCommand } from "../support/cli.ts";
 

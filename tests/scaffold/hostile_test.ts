@@ -11,7 +11,7 @@ import { readOpenApi } from "../../src/scaffold/document.ts";
 import { buildScaffold, SelectionError } from "../../src/scaffold/scaffold.ts";
 import { chooserRows, draw, initialState } from "../../src/scaffold/chooser.ts";
 import { parseKdl } from "../../src/guardfile/kdl.ts";
-import { parseGuardfile } from "../../src/guardfile/parse.ts";
+import { parseGuardfile } from "../../src/guardfile/load.ts";
 import { CONFIG, ROOT, runCommand } from "../support/cli.ts";
 
 // deno-lint-ignore no-explicit-any
