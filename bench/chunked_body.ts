@@ -31,12 +31,18 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { clockTicks, cpuSeconds } from "./proc.ts";
-import { killAll, killAllOnInterrupt, positiveFlag, track } from "./common.ts";
+import {
+  benchArgs,
+  killAll,
+  killAllOnInterrupt,
+  positiveFlag,
+  scratchDir,
+  track,
+} from "./common.ts";
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs("usage: see the comment at the top of bench/chunked_body.ts", {
   args: Deno.args,
   options: {
     targets: { type: "string", default: "weir,array-buffer,iterate,weir-reader" },
@@ -236,7 +242,7 @@ const upstream = Deno.serve(
   { hostname: "127.0.0.1", port: 0, onListen: () => {} },
   () => Response.json({ id: "t-1", title: "a thing" }),
 );
-const guardfile = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+const guardfile = `${await scratchDir("weir-bench-chunked-")}/bench.mcp.kdl`;
 await Deno.writeTextFile(
   guardfile,
   `wrap ward mcp bench {\n  base-url "http://127.0.0.1:${upstream.addr.port}"\n  auth none\n` +
@@ -297,5 +303,4 @@ try {
 } finally {
   killAll();
   await upstream.shutdown();
-  await Deno.remove(guardfile);
 }

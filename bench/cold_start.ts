@@ -42,7 +42,6 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import config from "../deno.json" with { type: "json" };
 import {
   type Bundle,
@@ -53,21 +52,15 @@ import {
   weirArgs,
   weirsUnderTest,
 } from "./against.ts";
-import { killAllOnInterrupt, median, scratchDir } from "./common.ts";
+import { benchArgs, killAllOnInterrupt, median, scratchDir } from "./common.ts";
 import { firstList } from "./first_list.ts";
 
 const USAGE = "usage: deno task bench:cold [ROUNDS] [--against REV]...";
-let flags: { against: string[] }, positionals: string[];
-try {
-  ({ values: flags, positionals } = parseArgs({
-    args: Deno.args,
-    allowPositionals: true,
-    options: { against: { type: "string", multiple: true, default: [] } },
-  }));
-} catch (error) {
-  console.error(`${(error as Error).message}\n${USAGE}`);
-  Deno.exit(2);
-}
+const { values: flags, positionals } = benchArgs(USAGE, {
+  args: Deno.args,
+  allowPositionals: true,
+  options: { against: { type: "string", multiple: true, default: [] } },
+});
 if (positionals.length > 1) {
   console.error(`one ROUNDS at most, got ${positionals.join(" ")}\n${USAGE}`);
   Deno.exit(2);

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /**
  * The flag `name` of `flags` (from `node:util` `parseArgs`) as a whole number
@@ -22,6 +22,23 @@ export function positiveFlag<F extends Record<string, unknown>>(
     Deno.exit(2);
   }
   return n;
+}
+
+/**
+ * `parseArgs` (`node:util`) of a bench's command line: an unknown flag or a
+ * flag without its value prints the error and `usage` (a `usage: ...` line),
+ * then exits 2, not an uncaught error.
+ */
+export function benchArgs<T extends ParseArgsConfig>(
+  usage: string,
+  config: T,
+): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${usage}`);
+    Deno.exit(2);
+  }
 }
 
 /** The options of a wrk-driven benchmark, as whole numbers. */

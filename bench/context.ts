@@ -29,10 +29,9 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { measureSurface, type SurfaceSize, TOKENIZER } from "../src/surface/size.ts";
 import type { JsonObject } from "../src/mcp/jsonrpc.ts";
-import { killAll, killAllOnInterrupt, scratchDir, track } from "./common.ts";
+import { benchArgs, killAll, killAllOnInterrupt, scratchDir, track } from "./common.ts";
 import { ratio as times, ROOT, type Weir, weirArgs, weirsUnderTest } from "./against.ts";
 
 /** The revision whose surface is the baseline: main when issue 23 began. */
@@ -255,7 +254,7 @@ const pad = (s: string | number, n: number) => String(s).padStart(n);
 const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({
+  const { values } = benchArgs("usage: see the comment at the top of bench/context.ts", {
     args: Deno.args,
     options: {
       profile: { type: "string", multiple: true, default: [] },

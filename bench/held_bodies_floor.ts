@@ -10,11 +10,10 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { freePort } from "./common.ts";
+import { benchArgs, freePort } from "./common.ts";
 
-const { values } = parseArgs({
+const { values } = benchArgs("usage: see the comment at the top of bench/held_bodies_floor.ts", {
   args: Deno.args,
   options: { slow: { type: "string", default: "500" } },
 });

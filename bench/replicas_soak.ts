@@ -24,8 +24,7 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
-import { positiveFlag } from "./common.ts";
+import { benchArgs, positiveFlag } from "./common.ts";
 import { tempGuardfile } from "../tests/support/cli.ts";
 import { startRecorder } from "../tests/support/upstream.ts";
 import { haproxyBinary } from "../tests/support/haproxy.ts";
@@ -33,7 +32,7 @@ import { redisMissing, startRedis } from "../tests/support/redis.ts";
 import { type Cluster, startCluster } from "../tests/support/replicas.ts";
 import { ACCEPT, modernPost } from "../tests/support/modern_http.ts";
 
-const { values } = parseArgs({
+const { values } = benchArgs("usage: see the comment at the top of bench/replicas_soak.ts", {
   args: Deno.args,
   options: {
     duration: { type: "string", default: "60" },

@@ -19,12 +19,12 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
+import { benchArgs, killAllOnInterrupt, scratchDir, track } from "./common.ts";
 import S3rver from "s3rver";
 import { peakRssBytes } from "./proc.ts";
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs("usage: see the comment at the top of bench/s3_put.ts", {
   args: Deno.args,
   options: { count: { type: "string", default: "40" } },
 });
@@ -43,7 +43,10 @@ const ENV = {
   AWS_SECRET_ACCESS_KEY: "weir-bench-secret-not-checked-by-s3rver",
 };
 
-const directory = await Deno.makeTempDir({ prefix: "weir-bench-s3-" });
+killAllOnInterrupt();
+const scratch = await scratchDir("weir-bench-s3-");
+const directory = `${scratch}/s3rver`;
+await Deno.mkdir(directory);
 const s3 = new S3rver({
   address: "127.0.0.1",
   port: 0,
@@ -53,7 +56,7 @@ const s3 = new S3rver({
 });
 const { port } = await s3.run() as { port: number };
 const endpoint = `http://127.0.0.1:${port}`;
-const policy = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+const policy = `${scratch}/policy.mcp.kdl`;
 await Deno.writeTextFile(
   policy,
   `wrap ward mcp aws s3 {
@@ -102,6 +105,7 @@ async function direct(): Promise<Row> {
     stdin: "piped",
     stdout: "piped",
   }).spawn();
+  track(child);
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!out.includes("\n")) {
@@ -142,6 +146,7 @@ async function weir(): Promise<Row[]> {
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  track(child);
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let err = "";
   let url = "";
@@ -255,6 +260,4 @@ try {
   }
 } finally {
   await s3.close();
-  await Deno.remove(directory, { recursive: true }).catch(() => {});
-  await Deno.remove(policy).catch(() => {});
 }

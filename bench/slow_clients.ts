@@ -27,10 +27,10 @@
  *
  * @module
  */
-import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
+import { benchArgs } from "./common.ts";
 
-const { values: flags } = parseArgs({
+const { values: flags } = benchArgs("usage: see the comment at the top of bench/slow_clients.ts", {
   args: Deno.args,
   options: {
     slow: { type: "string", default: "2000" },
