@@ -11,7 +11,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { benchArgs, freePort } from "./common.ts";
+import { benchArgs, freePort, killAllOnInterrupt, track } from "./common.ts";
 
 const { values } = benchArgs("usage: see the comment at the top of bench/held_bodies_floor.ts", {
   args: Deno.args,
@@ -30,6 +30,8 @@ const child = new Deno.Command(Deno.execPath(), {
   stdout: "piped",
   stderr: "inherit",
 }).spawn();
+track(child);
+killAllOnInterrupt();
 const out = child.stdout.getReader();
 let announced = "";
 while (!announced.includes("listening")) {

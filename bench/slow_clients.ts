@@ -28,7 +28,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { benchArgs } from "./common.ts";
+import { benchArgs, killAllOnInterrupt, scratchDir, track } from "./common.ts";
 
 const { values: flags } = benchArgs("usage: see the comment at the top of bench/slow_clients.ts", {
   args: Deno.args,
@@ -64,7 +64,8 @@ const upstream = Deno.serve(
   { hostname: "127.0.0.1", port: 0, onListen: () => {} },
   () => Response.json({ id: "t-1", title: "a thing" }),
 );
-const guardfile = await Deno.makeTempFile({ suffix: ".mcp.kdl" });
+killAllOnInterrupt();
+const guardfile = `${await scratchDir("weir-bench-slow-")}/bench.mcp.kdl`;
 await Deno.writeTextFile(
   guardfile,
   `wrap ward mcp bench {\n  base-url "http://127.0.0.1:${upstream.addr.port}"\n  auth none\n` +
@@ -90,6 +91,7 @@ const child = new Deno.Command(Deno.execPath(), {
   stdout: "null",
   stderr: "piped",
 }).spawn();
+track(child);
 const reader = child.stderr.getReader();
 let err = "";
 let port = 0;
@@ -207,7 +209,6 @@ for (const conn of held) conn.close();
 child.kill("SIGTERM");
 await child.status;
 await upstream.shutdown();
-await Deno.remove(guardfile);
 
 const mib = (n: number) => (n / 1024 / 1024).toFixed(1);
 const ms = (n: number) => n.toFixed(2);
