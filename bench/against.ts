@@ -199,19 +199,24 @@ function lastLines(bytes: Uint8Array): string {
 
 /**
  * This tree, then each of `revs` checked out ({@link checkout}); prints one
- * line per weir saying what it is. On an {@link AgainstError} it prints the
+ * line per weir saying what it is, each as soon as it is ready. On an {@link AgainstError} it prints the
  * message and exits with its code (the worktrees made so far are removed).
  */
 export async function weirsUnderTest(revs: string[]): Promise<Weir[]> {
   const weirs = [thisTree()];
+  const say = (w: Weir) => console.log(`  ${w.label.padEnd(13)} ${w.describe}`);
   try {
-    for (const revision of resolveRevisions(revs)) weirs.push(await checkout(revision));
+    const revisions = resolveRevisions(revs);
+    say(weirs[0]);
+    for (const revision of revisions) {
+      weirs.push(await checkout(revision));
+      say(weirs.at(-1)!);
+    }
   } catch (error) {
     if (!(error instanceof AgainstError)) throw error;
     console.error(error.message);
     Deno.exit(error.exitCode);
   }
-  for (const w of weirs) console.log(`  ${w.label.padEnd(13)} ${w.describe}`);
   return weirs;
 }
 

@@ -104,6 +104,7 @@ const tmp = await scratchDir("weir-bench-cold-");
 // Each weir's bundle, built by its own build step (bench/against.ts bundleOf): this tree's is the
 // bundle the binary and image are compiled from; a revision's is what it would have shipped.
 const bundles = new Map<string, Bundle>();
+console.log(`  building the bundle${weirs.length > 1 ? "s" : ""} (deno task bundle)...`);
 for (const w of weirs) {
   const built = await bundleOf(
     w,
