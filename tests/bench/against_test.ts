@@ -224,3 +224,27 @@ Deno.test("bench:cold: usage errors and an unknown --against exit 2 before build
     assert.doesNotMatch(out.stdout, /bundle/);
   }
 });
+
+Deno.test("--against outside a git clone exits 2 saying it needs one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "against-test-nogit-" });
+  try {
+    await Deno.mkdir(`${dir}/bench`);
+    for (const name of ["against.ts", "common.ts"]) {
+      await Deno.copyFile(new URL(name, BENCH), `${dir}/bench/${name}`);
+    }
+    await Deno.writeTextFile(`${dir}/driver.ts`, DRIVER);
+    const out = await run(
+      Deno.execPath(),
+      ["run", "-A", "--no-lock", "driver.ts", "resolve", "main"],
+      dir,
+      {
+        GIT_CEILING_DIRECTORIES: dir.replace(/\/[^/]*$/, ""),
+        NO_COLOR: "1",
+      },
+    );
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /--against needs a git clone of weir: .* is not in a git work tree/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
