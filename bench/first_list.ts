@@ -46,7 +46,8 @@ export interface FirstList {
  * Start `command args` as a stdio MCP server and time it to its first
  * `tools/list` answer; the server is then told the input ended and awaited.
  * @param expect a tool name the answer must list
- * @throws when the answer lacks `expect` or the server ends without one
+ * @throws when the answer lacks `expect` or the server ends without one (the
+ *   message ends with the server's stderr, from one more start that keeps it)
  */
 export async function firstList(
   command: string,
@@ -73,7 +74,11 @@ export async function firstList(
       const message = JSON.parse(line);
       if (message.id === 2) {
         const names = (message.result?.tools ?? []).map((t: { name: string }) => t.name);
-        if (!names.includes(expect)) throw new Error(`tools/list without ${expect}: ${line}`);
+        if (!names.includes(expect)) {
+          child.kill();
+          await child.status;
+          throw new Error(`tools/list without ${expect}: ${line}${await stderrOf(command, args)}`);
+        }
         found = { ms: performance.now() - start, rssMiB: rssMiB(child.pid) };
       }
     }
@@ -81,7 +86,37 @@ export async function firstList(
   }
   await writer.close().catch(() => {});
   await reader.cancel().catch(() => {});
-  await child.status;
-  if (!found) throw new Error(`${command} ${args.join(" ")}: no tools/list answer`);
+  const status = await child.status;
+  if (!found) {
+    throw new Error(
+      `${command} ${args.join(" ")}: no tools/list answer (exit code ${status.code})` +
+        await stderrOf(command, args),
+    );
+  }
   return found;
+}
+
+/**
+ * Why a start failed: the same start run once more with its stderr kept (the
+ * measured starts discard it, so what they measure stays as it was), its input
+ * the same requests, then closed; `; its stderr ends: ...`, or "" when it wrote
+ * none. Bounded: the server is killed after 30 s.
+ */
+async function stderrOf(command: string, args: string[]): Promise<string> {
+  const child = new Deno.Command(command, {
+    args,
+    stdin: "piped",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(REQUESTS)).catch(() => {});
+    await writer.close().catch(() => {});
+    const text = new TextDecoder().decode((await child.output()).stderr).trimEnd();
+    return text ? `; its stderr ends:\n${text.slice(-2000)}` : "";
+  } finally {
+    clearTimeout(timer);
+  }
 }
