@@ -11,6 +11,7 @@
  */
 import { readOpenApi } from "../src/scaffold/document.ts";
 import { buildScaffold, getCoverage } from "../src/scaffold/scaffold.ts";
+import { benchArgs } from "./common.ts";
 
 const TESTED: [string, string][] = [
   ["GitHub REST (@octokit/openapi)", "@octokit/openapi/generated/api.github.com.json"],
@@ -38,7 +39,11 @@ const MORE = [
   "3.1/json/security.json",
 ].map((p): [string, string] => [`oas-examples ${p}`, `@readme/oas-examples/${p}`]);
 
-const docs = Deno.args.includes("--all") ? [...TESTED, ...MORE] : TESTED;
+const { values: flags } = benchArgs("usage: deno run -A bench/scaffold_coverage.ts [--all]", {
+  args: Deno.args,
+  options: { all: { type: "boolean", default: false } },
+});
+const docs = flags.all ? [...TESTED, ...MORE] : TESTED;
 console.log(
   "document                                   GETs  expressed  share   not expressible (all methods)  ms",
 );

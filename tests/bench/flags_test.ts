@@ -15,6 +15,7 @@ const BENCHES = [
   "replicas_soak",
   "run",
   "s3_put",
+  "scaffold_coverage",
   "slow_clients",
   "upstream",
 ];
