@@ -11,12 +11,10 @@ import { readAtMost } from "../transport/bytes.ts";
 import { Deadline } from "../outbound/deadline.ts";
 import { proxySetting } from "../outbound/proxy.ts";
 import { upstreamTracing } from "../ops/trace_hooks.ts";
-import {
-  Http1Error,
-  MAX_HEAD_BYTES,
-  sharedClient,
-  type UrlTarget,
-} from "../outbound/http1_client.ts";
+import { Http1Error, MAX_HEAD_BYTES } from "../outbound/http1_head.ts";
+import type { UrlTarget } from "../outbound/http1_answer.ts";
+import type { Http1Client } from "../outbound/http1_client.ts";
+import { lazy } from "../ops/lazy.ts";
 
 export type { UrlTarget };
 import { clientFor, redirectTarget, type Secrets } from "../outbound/once.ts";
@@ -201,6 +199,13 @@ export function upstreamClientProblem(): string | undefined {
 
 const encoder = new TextEncoder();
 
+/**
+ * weir's HTTP/1.1 client, loaded by URL at the first call that takes it
+ * (`lazy("http1_client")`): a server that is started and listed but not yet
+ * called (an MCP host's session start) does not load it.
+ */
+let http1: Http1Client | undefined;
+
 /** {@link exchange} over weir's HTTP/1.1 client: the same limits, errors and answers. */
 async function exchangeHttp1(
   target: UrlTarget,
@@ -215,7 +220,9 @@ async function exchangeHttp1(
 ): Promise<UpstreamAnswer> {
   let answer;
   try {
-    answer = await sharedClient().request({
+    http1 ??= (await lazy<typeof import("../outbound/http1_client.ts")>("http1_client"))
+      .sharedClient();
+    answer = await http1.request({
       method,
       url: target,
       headers,

@@ -47,6 +47,7 @@ export const LAZY_MODULES = {
   guardfile_mcp_wrap: "src/guardfile/mcp_wrap.ts",
   guardfile_sql: "src/guardfile/sql.ts",
   guardfile_jmespath: "src/guardfile/jmespath.ts",
+  http1_client: "src/outbound/http1_client.ts",
 } as const;
 
 /** A name of {@link LAZY_MODULES}. */

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { MAX_HEAD_BYTES } from "./http1_client.ts";
+import { MAX_HEAD_BYTES } from "./http1_head.ts";
 
 export { MAX_HEAD_BYTES };
 

@@ -9,12 +9,17 @@
  * @module
  */
 import { concatBytes } from "../transport/bytes.ts";
-import { decodeHead, type Head, Http1Error, parseHead } from "./http1_head.ts";
+import { decodeHead, type Head, Http1Error, MAX_HEAD_BYTES, parseHead } from "./http1_head.ts";
 
-export { decodeHead, type Head, headLines, Http1Error, parseHead, TOKEN } from "./http1_head.ts";
-
-/** Longest answer head (status line and header fields) accepted, in bytes. */
-export const MAX_HEAD_BYTES = 64 * 1024;
+export {
+  decodeHead,
+  type Head,
+  headLines,
+  Http1Error,
+  MAX_HEAD_BYTES,
+  parseHead,
+  TOKEN,
+} from "./http1_head.ts";
 
 /** Longest line of chunk framing (a chunk size with extensions, a trailer field), in bytes. */
 export const MAX_CHUNK_LINE_BYTES = 8 * 1024;

@@ -7,6 +7,9 @@
  * @module
  */
 
+/** Longest answer head (status line and header fields) accepted, in bytes. */
+export const MAX_HEAD_BYTES = 64 * 1024;
+
 /**
  * A failure of the exchange, not of the caller's signal. `phase` tells
  * whether any of the answer had arrived: `"send"` (connecting, writing, or
