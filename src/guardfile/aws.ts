@@ -24,73 +24,19 @@ import { type Diagnostic, Diagnostics } from "./diagnostics.ts";
 import { type KdlNode, parseKdl } from "./kdl.ts";
 import { NodeReader, onlyOnce, show, suggest } from "./nodes.ts";
 import { readSurface, SURFACE_NODE } from "./surface.ts";
-import type { SurfaceSettings } from "./model.ts";
+import type {
+  AwsLoadResult,
+  AwsMode,
+  S3Policy,
+  S3Tool,
+  SsmConvenienceTool,
+  SsmPolicy,
+} from "./aws_model.ts";
 import { awsModeOf } from "./modes.ts";
 
 export { awsModeOf };
 
-/** Which AWS mode a policy file is for. */
-export type AwsMode = "ssm" | "s3";
-
-/** A convenience tool: reads one declared parameter, takes no arguments. */
-export interface SsmConvenienceTool {
-  /** Tool name, `get_<resource>` with `-` as `_` (e.g. `get_forgejo_read_token`). */
-  tool: string;
-  /** The exact parameter it reads. */
-  parameter: string;
-}
-
-/** `wrap ward mcp aws ssm { … }`. */
-export interface SsmPolicy {
-  mode: "ssm";
-  file: string;
-  /** Server name: the file name without `.kdl` and `.mcp` (as the reference). */
-  name: string;
-  region: string;
-  /** The exact parameter names that may be read, in declaration order. */
-  parameters: string[];
-  /** Whether `can get parameter` mints `get_parameter(name)`. */
-  getParameter: boolean;
-  /** The `can get <resource>` tools, sorted by name. */
-  convenience: SsmConvenienceTool[];
-  /** `surface ...` beside `wrap` (`{}` when absent). */
-  surface: SurfaceSettings;
-}
-
-/** The three S3 grants, by tool name. */
-export type S3Tool = "put_object" | "list_objects" | "get_object_url";
-
-/** `wrap ward mcp aws s3 { … }`. */
-export interface S3Policy {
-  mode: "s3";
-  file: string;
-  /** Server name: the file name without `.kdl` and `.mcp` (as the reference). */
-  name: string;
-  region: string;
-  bucket: string;
-  /** Public root of the published objects, without a trailing `/`. */
-  baseUrl: string;
-  /** Key prefix with a trailing `/`, or `""`. */
-  prefix: string;
-  /** Largest object accepted, in decoded bytes. */
-  maxBytes: number;
-  /** Allowed media types, lower-case, in declaration order. */
-  contentTypes: string[];
-  /** The granted tools, sorted. */
-  tools: S3Tool[];
-  /** `surface ...` beside `wrap` (`{}` when absent). */
-  surface: SurfaceSettings;
-}
-
-/** Either AWS policy. */
-export type AwsPolicy = SsmPolicy | S3Policy;
-
-/** The outcome of loading an AWS policy: the model when there is no error, and every diagnostic. */
-export interface AwsLoadResult {
-  mode: AwsMode;
-  policy?: AwsPolicy;
-  diagnostics: Diagnostic[];
-}
+export type * from "./aws_model.ts";
 
 /** Default region of both modes (the reference's). */
 export const DEFAULT_REGION = "us-east-1";

@@ -29,7 +29,7 @@ import type { Diagnostic } from "./diagnostics.ts";
 import { type KdlNode, parseKdl, type SourcePosition } from "./kdl.ts";
 import type { Guardfile } from "./model.ts";
 import { readGuardfileNodes, syntaxDiagnostics } from "./parse.ts";
-import type { AwsMode, AwsPolicy } from "./aws.ts";
+import type { AwsMode, AwsPolicy } from "./aws_model.ts";
 import type { McpWrap } from "./mcp_wrap.ts";
 import { type LoadReader, prepareReaders, readerOf } from "./readers.ts";
 import { awsModeOf, isMcpWrap } from "./modes.ts";

@@ -29,7 +29,7 @@
 import type { KdlNode } from "./kdl.ts";
 import type { NodeReader } from "./nodes.ts";
 import type { SqlSpec } from "./model.ts";
-import type { AwsLoadResult, AwsMode } from "./aws.ts";
+import type { AwsLoadResult, AwsMode } from "./aws_model.ts";
 import type { McpWrapResult } from "./mcp_wrap_model.ts";
 
 /**
@@ -45,7 +45,13 @@ export interface Readers {
   /** A `wrap` holding `mcp-server`: ./mcp_wrap.ts. */
   mcp_wrap: { readMcpWrap(nodes: readonly KdlNode[], file: string): McpWrapResult };
   /** A grant's `sql` node: ./sql.ts. */
-  sql: { readSql(node: NodeReader, verb: string): SqlSpec | undefined };
+  sql: {
+    readSql(node: NodeReader, verb: string): SqlSpec | undefined;
+    /** Whether a sql grant reads (`grantAccess`, ./reads.ts). */
+    sqlAccess(
+      sql: { statement: string; reads: boolean; onlyReads?: readonly string[] },
+    ): { reads: boolean; why: string };
+  };
   /** A grant's `fail-when` (checked at load, run at each call): ./jmespath.ts. */
   jmespath: {
     compileJmesPath(expression: string): string | null;

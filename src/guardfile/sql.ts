@@ -17,10 +17,12 @@
 import type { ScalarType, SqlParam, SqlSpec } from "./model.ts";
 import { type NodeReader, onlyOnce, show } from "./nodes.ts";
 import { scanStatement, type StatementScan } from "./sql_scan.ts";
-import { calledName, namedAsRead, sqlStatementClass } from "./reads.ts";
+import { namedAsRead } from "./reads.ts";
+import { calledName, sqlStatementClass } from "./sql_reads.ts";
 import { outsideTransaction, PURE_FUNCTIONS, SYNTAX_ONLY } from "./sql_functions.ts";
 
 export { SQL_DRIVERS } from "./model.ts";
+export { sqlAccess } from "./sql_reads.ts";
 /** Rows a reading grant returns when `max-rows` is not stated. */
 export const DEFAULT_MAX_ROWS = 200;
 /** The largest `max-rows`. */

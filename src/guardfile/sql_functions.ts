@@ -1,6 +1,6 @@
 /**
  * Which function calls a sql statement may make and still be proven to read
- * (src/guardfile/reads.ts `sqlStatementClass`), by PostgreSQL's built-in
+ * (src/guardfile/sql_reads.ts `sqlStatementClass`), by PostgreSQL's built-in
  * function names (PostgreSQL documentation, "Functions and Operators"):
  *
  * - {@link PURE_FUNCTIONS}: built-ins that change nothing, in the transaction

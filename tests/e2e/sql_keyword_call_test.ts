@@ -18,7 +18,7 @@ import postgres from "postgres";
 import fc from "../support/property.ts";
 import { postgresMissing, postgresTest, shopWithDblink } from "../support/postgres.ts";
 import { callApi, serveHttp, tempGuardfile } from "../support/cli.ts";
-import { sqlStatementClass } from "../../src/guardfile/reads.ts";
+import { sqlStatementClass } from "../../src/guardfile/sql_reads.ts";
 import { NOT_CALLS, SYNTAX_ONLY } from "../../src/guardfile/sql_functions.ts";
 
 const missing = postgresMissing();

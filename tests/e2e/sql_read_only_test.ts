@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import fc from "../support/property.ts";
 import { postgresMissing, postgresTest, shopWithDblink } from "../support/postgres.ts";
-import { sqlStatementClass } from "../../src/guardfile/reads.ts";
+import { sqlStatementClass } from "../../src/guardfile/sql_reads.ts";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
 import { callApi, runCli, serveHttp, tempGuardfile } from "../support/cli.ts";
 

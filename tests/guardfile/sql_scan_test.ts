@@ -1,7 +1,7 @@
 /** The statement scan behind the sql lint rules: literals, comments and dollar quotes are skipped. */
 import assert from "node:assert/strict";
 import { scanStatement } from "../../src/guardfile/sql_scan.ts";
-import { sqlStatementClass } from "../../src/guardfile/reads.ts";
+import { sqlStatementClass } from "../../src/guardfile/sql_reads.ts";
 
 Deno.test("placeholders inside literals, identifiers, comments and dollar quotes do not count", () => {
   const s = scanStatement(

@@ -9,8 +9,11 @@
  * - the token table and its SHA-256 (`@noble/hashes`): a stdio server has no
  *   inbound token;
  * - the guardfile readers only some files need (src/guardfile/readers.ts: AWS,
- *   an MCP server wrap, `sql`, `fail-when` and its npm JMESPath), nor the
- *   synchronous loader that imports them all (src/guardfile/load.ts).
+ *   an MCP server wrap, `sql` and its statement scanner, `fail-when` and its
+ *   npm JMESPath), nor the synchronous loader that imports them all
+ *   (src/guardfile/load.ts);
+ * - weir's HTTP/1.1 client (LAZY_MODULES `http1_client`): loaded at the first
+ *   call that takes it.
  */
 import assert from "node:assert/strict";
 import { LAZY_MODULES } from "../../src/ops/lazy.ts";
@@ -53,7 +56,13 @@ Deno.test("serve's start graph holds no lazily loaded module, nor the token tabl
     local.some((s) => s.endsWith("/src/guardfile/document.ts")),
     "the walk reaches the guardfile loader",
   );
-  const also = ["src/inbound/token_table.ts", "src/guardfile/load.ts"];
+  const also = [
+    "src/inbound/token_table.ts",
+    "src/guardfile/load.ts",
+    "src/guardfile/sql_reads.ts",
+    "src/guardfile/sql_scan.ts",
+    "src/guardfile/sql_functions.ts",
+  ];
   for (const path of [...Object.values(LAZY_MODULES), ...also]) {
     assert.ok(!graph.has(`file://${ROOT}${path}`), `${path} is in serve's start graph`);
   }

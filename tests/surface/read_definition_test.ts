@@ -22,14 +22,8 @@ import { readOpenApi } from "../../src/scaffold/document.ts";
 import { buildScaffold } from "../../src/scaffold/scaffold.ts";
 import { loadGuardfileText } from "../../src/guardfile/load.ts";
 import { readOnlyView } from "../../src/guardfile/surface.ts";
-import {
-  calledName,
-  grantAccess,
-  mcpToolAccess,
-  namedAsRead,
-  READ_WORDS,
-  sqlStatementClass,
-} from "../../src/guardfile/reads.ts";
+import { grantAccess, mcpToolAccess, namedAsRead, READ_WORDS } from "../../src/guardfile/reads.ts";
+import { calledName, sqlStatementClass } from "../../src/guardfile/sql_reads.ts";
 import { surfaceOfGuardfile } from "../../src/surface/spec.ts";
 import { diffSurfaces } from "../../src/diff/surface_diff.ts";
 import { scanStatement } from "../../src/guardfile/sql_scan.ts";
