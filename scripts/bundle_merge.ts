@@ -7,18 +7,20 @@
  * of entries reaching it: with every module loaded by URL an entry (the
  * commands, the modes' lazy modules, the extract worker) and every literal
  * `import()` an implicit one, `weir serve`'s start loaded ~40 small files. This
- * pass groups the shared chunks by the set of *starts* that load them
- * statically (`cli.js`, each command, the worker: `roots`) and merges each
- * group into one chunk, re-bundled by `deno bundle` with every other file
- * external. A start loads a group whole or not at all, so each start loads the
- * same code as before, in fewer files; a lazy module or an implicit entry may
- * load a group it used only part of. Chunks no start loads are left as they are.
+ * pass groups the shared chunks by the *starts* that run them (`cli.js`, each
+ * command, the worker: `roots`) and the starts that only read them (Deno reads
+ * the static graph of each literal `import()` of a module it loads, before the
+ * program runs), and merges each group into one chunk, re-bundled by `deno
+ * bundle` with every other file external. A start runs and reads a group whole
+ * or not at all, so each start runs and reads the same code as before, in fewer
+ * files; a lazy module or an implicit entry may load a group it used only part
+ * of. Chunks no start runs are left as they are.
  *
- * Safe by construction: a chunk imports only chunks every start reaching it
- * also reaches, so a group imports only groups of strictly more starts (no
- * cycle); inside a group the chunks keep their order (each after what it
- * imports), and every import of a merged chunk, static, is rewritten to the
- * merged one with the same bindings. An import this pass cannot read, or a
+ * Safe by construction: a chunk imports only chunks every start running (or
+ * reading) it also runs (or reads), so a group imports only groups of other
+ * starts (no cycle); inside a group the chunks keep their order (each after
+ * what it imports), and every import of a merged chunk, static, is rewritten to
+ * the merged one with the same bindings. An import this pass cannot read, or a
  * dynamic `import()` of a merged chunk, fails the bundle rather than guess.
  *
  * @module
@@ -53,8 +55,8 @@ function bindings(clause: string): [string, string][] {
 /**
  * Merge the chunks of the bundle in `dir` that the same starts load.
  * @param dir the bundle's directory, written by `deno bundle --code-splitting`
- * @param roots the files a start loads first, from `dir` (`cli.js`, each
- *   command's module, each Web Worker module)
+ * @param roots the files a start loads first, from `dir`: the program's entry
+ *   (`cli.js`) first, then each command's module and each Web Worker module
  * @param bundle runs `deno ARGS`; resolves to undefined on success, else what failed
  * @returns undefined when done, else what failed (the bundle is then unusable)
  */
@@ -97,17 +99,43 @@ export async function mergeChunks(
   const startsOf = new Map<string, string[]>();
   const order: string[] = [];
   const placed = new Set<string>();
+  // Deno also reads, before the program runs, the static graph of every literal import() in
+  // a module it loads (without running it): a chunk is keyed by the starts that run it and
+  // the starts that only read it, so that no start runs or reads more than before (merged
+  // with serve's code, a module healthcheck only reads would have it read all of serve's).
+  const missing = roots.find((root) => !text.has(root));
+  if (missing) return `${missing} is not in the bundle`;
+  const literal = new Map<string, string[]>();
+  for (const [file, body] of text) {
+    const targets = [...body.matchAll(/\bimport\("(\.\.?\/[^"]+\.js)"\)/g)]
+      .map((m) => fromRoot(file, m[1])).filter((target) => text.has(target));
+    literal.set(file, targets);
+  }
   for (const root of roots) {
-    if (!text.has(root)) return `${root} is not in the bundle`;
-    const seen = new Set<string>();
+    const run = new Set<string>();
     const visit = (file: string) => {
-      if (seen.has(file)) return;
-      seen.add(file);
+      if (run.has(file)) return;
+      run.add(file);
       for (const { target } of importsOf.get(file) ?? []) visit(target);
       if (!placed.has(file)) placed.add(file), order.push(file);
       if (/^chunk-/.test(file)) startsOf.set(file, [...startsOf.get(file) ?? [], root]);
     };
     visit(root);
+    const read = new Set<string>();
+    const walk = (file: string) => {
+      if (read.has(file)) return;
+      read.add(file);
+      for (const { target } of importsOf.get(file) ?? []) walk(target);
+      for (const target of literal.get(file) ?? []) walk(target);
+      if (/^chunk-/.test(file) && !run.has(file)) {
+        startsOf.set(file, [...startsOf.get(file) ?? [], `read by ${root}`]);
+      }
+    };
+    walk(root);
+  }
+  // A chunk no start runs (only a lazy module or an implicit entry loads it) keeps its own file.
+  for (const [file, starts] of startsOf) {
+    if (starts.every((start) => start.startsWith("read by "))) startsOf.delete(file);
   }
   const groups = new Map<string, string[]>();
   for (const file of order) {

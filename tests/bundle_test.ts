@@ -12,7 +12,7 @@
  *   server (an AWS policy among them), byte for byte as the sources;
  * - every module loaded by URL (commands, the modes' lazy modules, the extract
  *   worker) is in the bundle and exports what its source exports;
- * - no two chunks are loaded by the same starts (scripts/bundle_merge.ts merged them);
+ * - no two chunks are run and read by the same starts (scripts/bundle_merge.ts merged them);
  * - the test files of tests/support/shipped.ts, run again with
  *   `WEIR_TEST_BUNDLE` naming the bundle: `serve --stdio` with the official v1
  *   client, `serve --http` with real tool calls through a local upstream (v1,
@@ -211,29 +211,50 @@ Deno.test("every module loaded by URL is in the bundle and exports what its sour
   }
 });
 
-Deno.test("no two chunks are loaded by the same starts: each start reads its code in few files", async () => {
-  // Which starts (cli.js, each command, the worker) load each chunk statically.
-  const startsOf = new Map<string, string[]>();
+Deno.test("no two chunks are run and read by the same starts: each start reads its code in few files", async () => {
+  // Which starts (cli.js, each command, the worker) run each chunk (static imports), and which
+  // only read it (Deno reads the static graph of each literal import() before a start runs).
+  const keyOf = new Map<string, string[]>();
+  const files = new Map<string, string>();
+  const body = async (file: string) => {
+    if (!files.has(file)) files.set(file, await Deno.readTextFile(`${dir}/${file}`));
+    return files.get(file)!;
+  };
+  const targets = async (file: string, pattern: RegExp) =>
+    [...(await body(file)).matchAll(pattern)].map((m) =>
+      new URL(m[1], `file:///${file}`).pathname.slice(1)
+    );
+  const STATIC = /(?:from|import)\s*"(\.\.?\/[^"]+)"/g;
+  const LITERAL = /\bimport\("(\.\.?\/[^"]+\.js)"\)/g;
   for (const start of STARTS.map(bundled)) {
-    const seen = new Set<string>();
+    const run = new Set<string>();
     const visit = async (file: string) => {
-      if (seen.has(file)) return;
-      seen.add(file);
-      const body = await Deno.readTextFile(`${dir}/${file}`);
-      for (const m of body.matchAll(/(?:from|import)\s*"(\.\.?\/[^"]+)"/g)) {
-        await visit(new URL(m[1], `file:///${file}`).pathname.slice(1));
-      }
-      if (file.startsWith("chunk-")) startsOf.set(file, [...startsOf.get(file) ?? [], start]);
+      if (run.has(file)) return;
+      run.add(file);
+      for (const target of await targets(file, STATIC)) await visit(target);
+      if (file.startsWith("chunk-")) keyOf.set(file, [...keyOf.get(file) ?? [], start]);
     };
     await visit(start);
+    const read = new Set<string>();
+    const walk = async (file: string) => {
+      if (read.has(file)) return;
+      read.add(file);
+      for (const target of await targets(file, STATIC)) await walk(target);
+      for (const target of await targets(file, LITERAL)) await walk(target);
+      if (file.startsWith("chunk-") && !run.has(file)) {
+        keyOf.set(file, [...keyOf.get(file) ?? [], `read by ${start}`]);
+      }
+    };
+    await walk(start);
   }
-  const byStarts = Object.groupBy(startsOf.keys(), (file) => startsOf.get(file)!.join(" "));
-  for (const [starts, files] of Object.entries(byStarts)) {
-    assert.equal(files!.length, 1, `${files} are all loaded by ${starts}: merge them`);
+  const runBy = [...keyOf].filter(([, key]) => key.some((k) => !k.startsWith("read by ")));
+  const byKey = Object.groupBy(runBy, ([, key]) => key.join(" "));
+  for (const [key, chunks] of Object.entries(byKey)) {
+    assert.equal(chunks!.length, 1, `${chunks!.map(([f]) => f)} are all run/read by ${key}`);
   }
-  // serve's start: cli.js, serve.js and the chunks of the distinct sets of starts it is in.
-  const serve = [...startsOf.values()].filter((s) => s.includes("src/cli/serve.js")).length;
-  assert.ok(serve > 0 && serve <= 12, `serve's start loads ${serve} chunks`);
+  // serve's start: cli.js, serve.js and one chunk per distinct set it is in.
+  const serve = runBy.filter(([, key]) => key.includes("src/cli/serve.js")).length;
+  assert.ok(serve > 0 && serve <= 14, `serve's start runs ${serve} chunks`);
 });
 
 Deno.test("serve (stdio, HTTP), the wrap mode, AWS, sql, OAuth and extraction pass their tests run on the bundle", async () => {
