@@ -19,10 +19,10 @@
  * `serve`'s start reads 10 files, not 41, and no start more code). `cli.js`
  * loads its commands and modules from beside itself (`loadModulesBeside` in
  * src/ops/lazy.ts), never from the sources. Run it as the binary runs, without
- * the repository's config but with its runtime features:
+ * the repository's config but with its runtime features and V8 flags:
  *
  *   deno run --no-config --unstable-no-legacy-abort --unstable-npm-lazy-caching \
- *     --allow-net --allow-env --allow-read dist/bundle/cli.js serve FILE --stdio
+ *     --v8-flags=--no-lazy --allow-net --allow-env --allow-read dist/bundle/cli.js serve FILE --stdio
  *
  * (`bundleRunArgs` in scripts/build.ts spells it). Needs esbuild, which
  * `deno bundle` fetches from npm once. The bundle does not follow the sources:
