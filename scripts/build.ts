@@ -229,14 +229,18 @@ export function bundleArgs(root: URL, outDir: string): string[] {
 export const RUNTIME_FLAGS: readonly string[] = config.unstable.map((name) => `--unstable-${name}`);
 
 /**
- * The V8 flags the binary, the image and the bundle run with (`--v8-flags=`):
+ * The V8 flags `deno run` of the bundle starts with (`--v8-flags=`, {@linkcode bundleRunArgs}):
  * `--no-lazy` compiles every function of a module when the module is compiled,
- * so Deno's code cache, written at that moment, holds them all, and a start
- * after the first compiles nothing. Without it V8 compiles a function when it
- * is first called, which a code cache never holds: each start compiled again
- * every function it ran (about a fifth of `serve --stdio`'s start up to the first
- * tools/list, docs/performance.md). The cost: the bytecode of functions never
- * run (~2 MiB more RSS for `serve`).
+ * so Deno's code cache (in DENO_DIR), written at that moment, holds them all,
+ * and a start after the first compiles nothing (serve --stdio to the first
+ * tools/list: ~210 M -> ~155 M instructions, docs/performance.md). Without it V8
+ * compiles a function when it is first called, which that cache never holds.
+ * Not given to the compiled binary ({@linkcode compileArgs}): a binary's code
+ * cache is one file written on its first run, without the modules it imports
+ * dynamically (each command's and serve's code), so there `--no-lazy` would
+ * compile all of serve's code eagerly at every start (~265 M -> ~308 M without
+ * a cache). The cost here: the bytecode of functions never run (RSS at the
+ * first answer unchanged, 46-47 MiB; ~8 MiB more once the PDF extractor loads).
  */
 export const V8_FLAGS: readonly string[] = ["--no-lazy"];
 
@@ -269,7 +273,7 @@ export function bundleRunArgs(dir: string, permissions: readonly string[]): stri
  * The arguments after `deno` that compile weir from its bundle (written by
  * {@linkcode bundleArgs}), with the modules loaded by URL and {@linkcode LAZY_NPM}
  * embedded; the config and lock pin the npm packages and the runtime's unstable
- * features, {@linkcode V8_FLAGS} the V8 flags the binary starts with.
+ * features. Not {@linkcode V8_FLAGS}: see there.
  * @param root the repository root (a directory `file:` URL ending in `/`)
  * @param bundle the bundle's directory
  * @param output where to write the binary
@@ -289,7 +293,6 @@ export function compileArgs(
     new URL("deno.json", root).pathname,
     `--lock=${new URL("deno.lock", root).pathname}`,
     "--frozen",
-    `--v8-flags=${V8_FLAGS.join(",")}`,
     ...(options.image ? IMAGE.permissions : PERMISSIONS),
     ...(options.target ? ["--target", options.target] : []),
     ...INCLUDE.flatMap((path) => ["--include", `${bundle}/${bundled(path)}`]),
