@@ -46,6 +46,8 @@ export interface FirstList {
  * Start `command args` as a stdio MCP server and time it to its first
  * `tools/list` answer; the server is then told the input ended and awaited.
  * @param expect a tool name the answer must list
+ * @param env variables added to this process's environment for the server
+ *   (e.g. a `TMPDIR` of its own: where a compiled binary keeps its code cache)
  * @throws when the answer lacks `expect` or the server ends without one (the
  *   message ends with the server's stderr, from one more start that keeps it)
  */
@@ -53,10 +55,12 @@ export async function firstList(
   command: string,
   args: string[],
   expect: string,
+  env?: Record<string, string>,
 ): Promise<FirstList> {
   const start = performance.now();
   const child = new Deno.Command(command, {
     args,
+    env,
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
@@ -77,7 +81,9 @@ export async function firstList(
         if (!names.includes(expect)) {
           child.kill();
           await child.status;
-          throw new Error(`tools/list without ${expect}: ${line}${await stderrOf(command, args)}`);
+          throw new Error(
+            `tools/list without ${expect}: ${line}${await stderrOf(command, args, env)}`,
+          );
         }
         found = { ms: performance.now() - start, rssMiB: rssMiB(child.pid) };
       }
@@ -90,7 +96,7 @@ export async function firstList(
   if (!found) {
     throw new Error(
       `${command} ${args.join(" ")}: no tools/list answer (exit code ${status.code})` +
-        await stderrOf(command, args),
+        await stderrOf(command, args, env),
     );
   }
   return found;
@@ -102,9 +108,14 @@ export async function firstList(
  * the same requests, then closed; `; its stderr ends: ...`, or "" when it wrote
  * none. Bounded: the server is killed after 30 s.
  */
-async function stderrOf(command: string, args: string[]): Promise<string> {
+async function stderrOf(
+  command: string,
+  args: string[],
+  env?: Record<string, string>,
+): Promise<string> {
   const child = new Deno.Command(command, {
     args,
+    env,
     stdin: "piped",
     stdout: "null",
     stderr: "piped",

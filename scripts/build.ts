@@ -273,18 +273,21 @@ export function bundleRunArgs(dir: string, permissions: readonly string[]): stri
  * The arguments after `deno` that compile weir from its bundle (written by
  * {@linkcode bundleArgs}), with the modules loaded by URL and {@linkcode LAZY_NPM}
  * embedded; the config and lock pin the npm packages and the runtime's unstable
- * features. Not {@linkcode V8_FLAGS}: see there.
+ * features. Not {@linkcode V8_FLAGS} unless asked: see there (the release
+ * workflow's figures job compiles a second binary with them only to compare;
+ * docs/releasing.md).
  * @param root the repository root (a directory `file:` URL ending in `/`)
  * @param bundle the bundle's directory
  * @param output where to write the binary
  * @param options `target` to cross-compile (default: this machine); `image`
- *   for the container image's permission set
+ *   for the container image's permission set; `v8Flags` for V8 flags the
+ *   binary starts with (default none, e.g. `["--no-lazy"]`)
  */
 export function compileArgs(
   root: URL,
   bundle: string,
   output: string,
-  options: { target?: Target; image?: boolean } = {},
+  options: { target?: Target; image?: boolean; v8Flags?: readonly string[] } = {},
 ): string[] {
   return [
     "compile",
@@ -297,6 +300,7 @@ export function compileArgs(
     ...(options.target ? ["--target", options.target] : []),
     ...INCLUDE.flatMap((path) => ["--include", `${bundle}/${bundled(path)}`]),
     ...LAZY_NPM.flatMap((specifier) => ["--include", specifier]),
+    ...(options.v8Flags?.length ? [`--v8-flags=${options.v8Flags.join(",")}`] : []),
     "--output",
     output,
     `${bundle}/${bundled(ENTRY)}`,

@@ -14,6 +14,9 @@
  *   compile.ts --image PLATFORM    dist/weir for the container image on PLATFORM (linux/amd64,
  *                                  linux/arm64): the image's permission set (what the Dockerfile runs)
  *   --out-dir DIR                  write there instead of dist/ (relative to where typed)
+ *   --v8-flags=LIST                V8 flags the binary starts with, comma-separated (default
+ *                                  none; the release workflow's figures job compiles a binary
+ *                                  with --v8-flags=--no-lazy to compare, docs/releasing.md)
  *   --print                        print the `deno bundle` and each `deno compile` command line
  *                                  (JSON) instead of running them
  *
@@ -41,7 +44,7 @@ import { denoFailure, writeBundle } from "./bundle.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const USAGE = "usage: compile.ts [--release | --target TARGET | --image PLATFORM] " +
-  "[--out-dir DIR] [--print]";
+  "[--out-dir DIR] [--v8-flags=LIST] [--print]";
 
 async function exists(path: string): Promise<boolean> {
   try {
@@ -66,6 +69,7 @@ interface Options {
   platform?: string;
   outDir: string;
   print: boolean;
+  v8Flags?: string[];
 }
 
 function parse(args: string[]): Options | string {
@@ -102,8 +106,15 @@ function parse(args: string[]): Options | string {
         options.platform = platform;
         break;
       }
-      default:
-        return `unknown argument ${args[i]}`;
+      default: {
+        const flags = /^--v8-flags=(.*)$/s.exec(args[i]);
+        if (!flags) return `unknown argument ${args[i]}`;
+        const list = flags[1].split(",");
+        if (!list.every((flag) => /^--?[a-z0-9][a-z0-9_=.-]*$/i.test(flag))) {
+          return `--v8-flags=${flags[1]}: V8 flags, comma-separated, e.g. --v8-flags=--no-lazy`;
+        }
+        options.v8Flags = list;
+      }
     }
   }
   const modes = [options.release, options.target, options.platform].filter(Boolean).length;
@@ -138,7 +149,11 @@ async function main(args: string[]): Promise<number> {
     }];
   const bundle = `${outDir}/bundle`;
   const argsOf = (job: Job) =>
-    compileArgs(ROOT, bundle, job.output, { target: job.target, image: job.image });
+    compileArgs(ROOT, bundle, job.output, {
+      target: job.target,
+      image: job.image,
+      v8Flags: options.v8Flags,
+    });
   if (options.print) {
     console.log(JSON.stringify(["deno", ...bundleArgs(ROOT, bundle)]));
     for (const job of jobs) console.log(JSON.stringify(["deno", ...argsOf(job)]));

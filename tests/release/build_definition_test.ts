@@ -214,6 +214,49 @@ Deno.test("compile.ts bundles, then compiles the bundle with the definition's fl
   for (const p of IMAGE.permissions) assert.ok(PERMISSIONS.includes(p), p);
 });
 
+Deno.test("compile.ts --v8-flags=LIST gives the binary V8 flags only when asked, in every mode", async () => {
+  // The default is none (assertCompile); the release workflow's figures job asks for --no-lazy
+  // to compare (tests/release/binary_figures_test.ts), and its compile step is this command.
+  const figures = WORKFLOW.jobs.figures.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
+  assert.match(
+    figures,
+    /scripts\/compile\.ts --target x86_64-unknown-linux-gnu[\s\\]+--v8-flags=--no-lazy/,
+  );
+  for (
+    const mode of [[], ["--target", "x86_64-unknown-linux-gnu"], ["--release"], [
+      "--image",
+      "linux/amd64",
+    ]]
+  ) {
+    const [, ...compiles] = await printed([...mode, "--v8-flags=--no-lazy,--max-lazy"]);
+    assert.ok(compiles.length > 0);
+    for (const argv of compiles) {
+      assert.deepEqual(argv.filter((a) => a.startsWith("--v8-flags")), [
+        "--v8-flags=--no-lazy,--max-lazy",
+      ]);
+    }
+  }
+  // Everything else as without it.
+  const [, plain] = await printed(["--target", "x86_64-unknown-linux-gnu"]);
+  const [, flagged] = await printed([
+    "--target",
+    "x86_64-unknown-linux-gnu",
+    "--v8-flags=--no-lazy",
+  ]);
+  assert.deepEqual(flagged.filter((a) => a !== "--v8-flags=--no-lazy"), plain);
+  for (
+    const bad of ["--v8-flags=", "--v8-flags=no-lazy", "--v8-flags=--no-lazy,", "--v8-flags=--a b"]
+  ) {
+    const r = await runCommand(Deno.execPath(), {
+      args: ["run", "--allow-all", `${ROOT}scripts/compile.ts`, bad, "--print"],
+      cwd: ROOT,
+    });
+    assert.equal(r.code, 2, bad);
+    assert.match(r.stderr, /V8 flags, comma-separated, e\.g\. --v8-flags=--no-lazy/);
+    assert.equal(r.stdout, "");
+  }
+});
+
 /** Dockerfile instructions, continuation lines joined. */
 function instructions(text: string): { op: string; args: string }[] {
   return text.replace(/\\\n/g, " ").split("\n").filter((l) => l.trim() && !/^\s*#/.test(l))
@@ -304,11 +347,11 @@ Deno.test("the release workflow builds from the definition and publishes where i
   assert.doesNotMatch(all, /deno compile/, "compiling goes through scripts/compile.ts only");
   assert.ok(steps("binaries").some((s) => s.run === "deno task release"));
   // Each job that builds or publishes stamps the commit first.
-  for (const job of ["binaries", "jsr", "image"]) {
+  for (const job of ["binaries", "jsr", "image", "figures"]) {
     const runs = steps(job).map((s) => s.run ?? s.uses ?? "");
     const stamp = runs.findIndex((r) => /scripts\/stamp\.ts "\$GITHUB_SHA"/.test(r));
     const build = runs.findIndex((r) =>
-      /deno task release|deno publish|docker\/build-push-action/.test(r)
+      /deno task release|deno publish|docker\/build-push-action|scripts\/compile\.ts/.test(r)
     );
     assert.ok(stamp >= 0 && stamp < build, `${job} stamps before it builds`);
   }
