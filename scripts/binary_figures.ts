@@ -108,8 +108,14 @@ alternating with a bare Deno script; \`deno task bench:cold\` measures the same 
       `| ${name} | ${mib(bytes)} | ${s.warmMs.toFixed(1)} ms, ${ratio(s.warmMs)} | ${
         s.firstMs.toFixed(1)
       } ms, ${ratio(s.firstMs)} | ${s.warmRssMiB.toFixed(1)} MiB |`;
+    const less = (a: number, b: number) =>
+      `${((1 - Math.min(a, b) / Math.max(a, b)) * 100).toFixed(0)}% less time`;
     const faster = (a: number, b: number) =>
-      a === b ? "neither" : a < b ? "the shipped binary" : `the compared one (${c.label})`;
+      a === b
+        ? "neither"
+        : a < b
+        ? `the shipped binary, ${less(a, b)}`
+        : `the compared one (${c.label}), ${less(a, b)}`;
     text += `
 The shipped binary is the first row. The second is built from the same sources only to be
 measured in the same rounds, and is not released: ${c.label}.
