@@ -30,6 +30,7 @@ import { resolveValue, type ValueResolver } from "./values.ts";
 import { toHex } from "../transport/bytes.ts";
 import type { Sql, TransactionSql } from "postgres";
 import { WeirError } from "../errors/kinds.ts";
+import { outsideContexts } from "../ops/lazy.ts";
 import { clipText, isRawJson } from "../mcp/text.ts";
 import type { Redactor } from "./secrets.ts";
 import { sqlUnavailable } from "./sql_unavailable.ts";
@@ -289,7 +290,8 @@ export class SqlRunner {
     this.#dsn = dsn;
     const existing = POOLS.get(dsn);
     if (existing) return existing;
-    const sql = (async () => {
+    // Outside the first call's context: the pool (and postgres's first import) serves later calls.
+    const sql = outsideContexts(async () => {
       const { default: postgres }: { default: typeof import("postgres") } = await import(
         POSTGRES_MODULE
       );
@@ -301,7 +303,7 @@ export class SqlRunner {
         connection: { application_name: "weir" },
         onnotice: () => {},
       });
-    })();
+    });
     POOLS.set(dsn, sql);
     return sql;
   }

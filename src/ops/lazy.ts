@@ -26,7 +26,37 @@
  * @module
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { LoadReader } from "../guardfile/readers.ts";
+
+/** Runs a function in the async context of this module's load: no request's, no span's. */
+const atLoad = AsyncLocalStorage.snapshot();
+
+/**
+ * Run `start` outside every async context (`AsyncLocalStorage` stores: the
+ * OpenTelemetry context, the upstream request scope) and return what it
+ * returns; the caller's own context is unchanged after it awaits the result.
+ *
+ * For work begun during one call that outlives it or serves later calls: a
+ * module's first dynamic `import()` (Deno 2.9.6 lets the context in which it
+ * completes leak into the `Deno.serve` handlers that run after it, so every
+ * later call inherited the first call's span as its parent), or a connection
+ * pool made at the first call that takes it.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { AsyncLocalStorage } from "node:async_hooks";
+ * import { outsideContexts } from "./lazy.ts";
+ * const store = new AsyncLocalStorage<string>();
+ * store.run("call 1", () => {
+ *   assert.equal(outsideContexts(() => store.getStore()), undefined);
+ *   assert.equal(store.getStore(), "call 1");
+ * });
+ * ```
+ */
+export function outsideContexts<T>(start: () => T): T {
+  return atLoad(start);
+}
 
 /** The modules loaded by URL, by name: paths from the repository root. */
 export const LAZY_MODULES = {
@@ -149,7 +179,7 @@ export class UnreadableModuleError extends Error {
 export async function importModule<T>(path: string): Promise<T> {
   const url = moduleUrl(path);
   try {
-    return await import(url);
+    return await outsideContexts(() => import(url));
   } catch (error) {
     if (!url.startsWith("file:")) throw error;
     const { state } = await Deno.permissions.query({ name: "read", path: new URL(url) });
