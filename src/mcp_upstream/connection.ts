@@ -146,13 +146,15 @@ export class UpstreamConnection {
         const secrets = connection.#secrets();
         const err = scrubbed(error as Error, secrets);
         const left = deadline - Date.now();
-        // weir's own token refused by the identity provider: a setting to change, not to wait out.
-        const final = error instanceof UpstreamTokenUnavailable && error.final;
+        // weir's own token refused by the identity provider, or Deno refusing a permission weir was
+        // not given (e.g. --allow-run for a stdio server): a setting to change, not to wait out.
+        const final = (error instanceof UpstreamTokenUnavailable && error.final) ||
+          permissionRefused(error);
         if (left <= 0 || options.signal?.aborted || final) {
           // Said to the operator (start-up, lint-upstream): a redirect names its target.
           const said = operatorMessage(err, secrets);
           throw new UpstreamUnavailable(
-            options.connectTimeoutMs > 0
+            options.connectTimeoutMs > 0 && !final
               ? `could not connect: timed out after ${options.connectTimeoutMs} ms ` +
                 `(${attempt} attempts); last error: ${said}`
               : `could not connect: ${said}`,
@@ -595,4 +597,14 @@ export class UpstreamConnection {
     this.#retired.clear();
     await Promise.all([client, ...retired].map((c) => c?.close().catch(() => {})));
   }
+}
+
+/** Whether `error` (or an error it was caused by) is Deno refusing a permission weir lacks. */
+function permissionRefused(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      return true;
+    }
+  }
+  return false;
 }

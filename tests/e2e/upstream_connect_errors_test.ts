@@ -146,3 +146,33 @@ Deno.test("the guardfile form (mcp-server): the same words, no advice about comm
     }
   }
 });
+
+Deno.test("a permission weir was not given (no --allow-run for a stdio server) stops at once, saying which flag", async () => {
+  const file = await tempGuardfile(
+    `wrap ward mcp tools {\n  mcp-server stdio "npx" "-y" "some-mcp-server" {\n` +
+      `    connect-timeout "60s"\n  }\n  proxy echo\n}\n`,
+  );
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--config",
+      `${ROOT}deno.json`,
+      "--allow-read",
+      "--allow-env",
+      "--allow-net",
+      `${ROOT}cli.ts`,
+      "describe",
+      file,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(r.stderr);
+  assert.equal(r.code, 1, stderr);
+  assert.match(
+    stderr,
+    /could not connect: Requires run access to "npx", run again with the --allow-run flag/,
+  );
+  assert.doesNotMatch(stderr, /upstream_connect_retry|timed out after/, "not waited out for 60 s");
+});
