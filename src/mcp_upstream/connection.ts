@@ -58,6 +58,7 @@ import { type McpUpstreamCall, upstreamTracing } from "../ops/trace_hooks.ts";
 import { ChildStdioTransport } from "./stdio_child.ts";
 import {
   operatorMessage,
+  permissionRefused,
   scrubbed,
   UpstreamRefused,
   UpstreamTokenUnavailable,
@@ -597,14 +598,4 @@ export class UpstreamConnection {
     this.#retired.clear();
     await Promise.all([client, ...retired].map((c) => c?.close().catch(() => {})));
   }
-}
-
-/** Whether `error` (or an error it was caused by) is Deno refusing a permission weir lacks. */
-function permissionRefused(error: unknown): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
-    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
-      return true;
-    }
-  }
-  return false;
 }

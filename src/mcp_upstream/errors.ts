@@ -257,3 +257,25 @@ export function unavailable(error: unknown): UpstreamFailure {
   const message = error instanceof Error ? error.message : String(error);
   return new UpstreamUnavailable(conciseMessage(message), { cause: error });
 }
+
+/**
+ * Whether `error` (or an error it was caused by, up to 8 deep) is Deno
+ * refusing a permission weir was not given (`Deno.errors.NotCapable`,
+ * `PermissionDenied`): a setting to change, not a failure to wait out.
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { permissionRefused } from "./errors.ts";
+ * const denied = new Deno.errors.NotCapable('Requires run access to "npx"');
+ * assert.ok(permissionRefused(new Error("spawn failed", { cause: denied })));
+ * assert.ok(!permissionRefused(new Error("connection refused")));
+ * ```
+ */
+export function permissionRefused(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      return true;
+    }
+  }
+  return false;
+}
