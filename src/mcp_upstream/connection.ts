@@ -147,8 +147,7 @@ export class UpstreamConnection {
         const secrets = connection.#secrets();
         const err = scrubbed(error as Error, secrets);
         const left = deadline - Date.now();
-        // weir's own token refused by the identity provider, or Deno refusing a permission weir was
-        // not given (e.g. --allow-run for a stdio server): a setting to change, not to wait out.
+        // weir's token refused by the IdP, or a permission not given: a setting to change, not wait out.
         const final = (error instanceof UpstreamTokenUnavailable && error.final) ||
           permissionRefused(error);
         if (left <= 0 || options.signal?.aborted || final) {
