@@ -16,6 +16,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { UpstreamFailure } from "./errors.ts";
+import { contextsMadeHere } from "../ops/lazy.ts";
 
 /** See the module doc. */
 export class RequestScope {
@@ -81,6 +82,9 @@ export class RequestScope {
     this.#stop.abort();
   }
 }
+
+// Loaded before any call: modules loaded during calls load outside their scopes (ops/lazy.ts).
+contextsMadeHere(AsyncLocalStorage.snapshot());
 
 /** The scope of the request being sent in the current async context. */
 export const requestScopes: AsyncLocalStorage<RequestScope> = new AsyncLocalStorage<

@@ -26,11 +26,28 @@
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { LoadReader } from "../guardfile/readers.ts";
 
-/** Runs a function in the async context of this module's load: no request's, no span's. */
-const atLoad = AsyncLocalStorage.snapshot();
+/** Runs a function in a context no call made; set by {@link contextsMadeHere}. */
+let contextFree: (<T>(run: () => T) => T) | undefined;
+
+/**
+ * Said by a module that makes `AsyncLocalStorage` contexts (the OpenTelemetry
+ * context manager, the upstream request scope) when it loads or starts, before
+ * any call: `snapshot` (`AsyncLocalStorage.snapshot()` taken then) runs work in
+ * no call's context. The first one given is kept. Until one is given no
+ * context exists to leave, and `node:async_hooks` (about 22 M instructions to
+ * load) stays off the start of a plain `serve`.
+ * @example
+ * ```ts
+ * import { AsyncLocalStorage } from "node:async_hooks";
+ * import { contextsMadeHere } from "./lazy.ts";
+ * contextsMadeHere(AsyncLocalStorage.snapshot());
+ * ```
+ */
+export function contextsMadeHere(snapshot: <T>(run: () => T) => T): void {
+  contextFree ??= snapshot;
+}
 
 /**
  * Run `start` outside every async context (`AsyncLocalStorage` stores: the
@@ -46,7 +63,8 @@ const atLoad = AsyncLocalStorage.snapshot();
  * ```ts
  * import assert from "node:assert/strict";
  * import { AsyncLocalStorage } from "node:async_hooks";
- * import { outsideContexts } from "./lazy.ts";
+ * import { contextsMadeHere, outsideContexts } from "./lazy.ts";
+ * contextsMadeHere(AsyncLocalStorage.snapshot());
  * const store = new AsyncLocalStorage<string>();
  * store.run("call 1", () => {
  *   assert.equal(outsideContexts(() => store.getStore()), undefined);
@@ -55,7 +73,7 @@ const atLoad = AsyncLocalStorage.snapshot();
  * ```
  */
 export function outsideContexts<T>(start: () => T): T {
-  return atLoad(start);
+  return contextFree ? contextFree(start) : start();
 }
 
 /** The modules loaded by URL, by name: paths from the repository root. */

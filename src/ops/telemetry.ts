@@ -50,6 +50,8 @@ import { type Logger, type RequestWrapper, ToolError } from "../mcp/server.ts";
 import { errorTypeOf, kindOf, kindOfText } from "../errors/kinds.ts";
 import { type McpUpstreamHook, setUpstreamTracing, type UpstreamHook } from "./trace_hooks.ts";
 import { subjectOf } from "./audit.ts";
+import { contextsMadeHere } from "./lazy.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { TelemetryConfigError, telemetryWanted } from "./telemetry_env.ts";
 
 export { TelemetryConfigError, telemetryWanted };
@@ -154,6 +156,8 @@ export async function startTelemetry(
       ]
       : [],
   });
+  // Started before any call: modules loaded during calls load outside their spans (lazy.ts).
+  contextsMadeHere(AsyncLocalStorage.snapshot());
   const contextManager = new AsyncLocalStorageContextManager().enable();
   api.context.setGlobalContextManager(contextManager);
   const propagator = new W3CTraceContextPropagator();

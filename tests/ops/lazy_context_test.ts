@@ -8,7 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { AsyncLocalStorage } from "node:async_hooks";
-import { importModule, lazy, outsideContexts } from "../../src/ops/lazy.ts";
+import { contextsMadeHere, importModule, lazy, outsideContexts } from "../../src/ops/lazy.ts";
+
+// As the modules that make contexts do when they load (telemetry, the upstream request scope).
+contextsMadeHere(AsyncLocalStorage.snapshot());
 
 /** What a `Deno.serve` handler sees of `store` for each request made by `during`. */
 async function storeSeenByLaterRequests(
