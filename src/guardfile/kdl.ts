@@ -76,8 +76,10 @@ const MAX_DEPTH = 64;
  */
 export function parseKdl(text: string): { nodes: KdlNode[] } | { errors: KdlSyntaxError[] } {
   const insertions: number[] = []; // offsets in the original text where a "#" was inserted
-  const code = codeSpans(text);
-  const inCode = (offset: number) => code.some(([from, to]) => offset >= from && offset < to);
+  // Scanned only when the shim may apply (most files never write `required=true`).
+  let code: [number, number][] | undefined;
+  const inCode = (offset: number) =>
+    (code ??= codeSpans(text)).some(([from, to]) => offset >= from && offset < to);
   const shimmed = text.replace(SHIM, (match, key: string, value: string, offset: number) => {
     if (!inCode(offset)) return match;
     insertions.push(offset + key.length + 1);

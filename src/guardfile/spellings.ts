@@ -322,16 +322,21 @@ function nearKeys(name: string): string[] {
  * @returns one finding per served name, against the withhold it may reach
  */
 export function nearWithheld(names: readonly SurfaceName[]): SpellingClash[] {
-  const withheld = names.filter((n) => n.kind === "withheld");
+  // Each withheld name's keys once, not once per served name.
+  const withheld = names.filter((n) => n.kind === "withheld").map((w) => ({
+    w,
+    keys: operationKeys(w.tool),
+    near: nearKeys(w.tool),
+  }));
   const findings: SpellingClash[] = [];
   for (const served of names.filter((n) => n.kind === "served")) {
-    const mine = nearKeys(served.tool);
+    if (withheld.length === 0) break;
+    const mine = new Set(nearKeys(served.tool));
     const exact = new Set(operationKeys(served.tool));
-    for (const w of withheld) {
-      const theirs = nearKeys(w.tool);
+    for (const { w, keys, near } of withheld) {
       // Names the loader already refuses as one operation are not repeated here.
-      if (operationKeys(w.tool).some((k) => exact.has(k))) continue;
-      if (!theirs.some((k) => mine.includes(k))) continue;
+      if (keys.some((k) => exact.has(k))) continue;
+      if (!near.some((k) => mine.has(k))) continue;
       const at = w.line === undefined ? "" : `, line ${w.line}`;
       findings.push({
         later: served,

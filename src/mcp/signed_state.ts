@@ -122,8 +122,17 @@ export function generationOf(id: string): string {
 export class InProcessSingleUse implements SingleUseStore {
   readonly kind = "process";
   readonly #spent = new Map<string, number>();
-  readonly #generation = randomToken(12);
+  /**
+   * Made at the first issue or spend, not at construction: every serve builds
+   * one, and base64 (btoa) is a module Deno loads at its first use (~4 M
+   * instructions at start). A value issued before it existed cannot exist.
+   */
+  #made?: string;
   #nextPrune = 0;
+
+  get #generation(): string {
+    return this.#made ??= randomToken(12);
+  }
 
   /** A fresh value: `<random>.<this store's generation>`. */
   issue(): Promise<string> {

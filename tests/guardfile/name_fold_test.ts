@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "../support/property.ts";
-import { foldName, nameTwin } from "../../src/guardfile/name_fold.ts";
+import { foldCaseAndWidth, foldName, nameTwin } from "../../src/guardfile/name_fold.ts";
 
 const NAME = fc.stringMatching(/^[a-z][a-z0-9]{1,11}$/);
 
@@ -63,4 +63,56 @@ Deno.test("nameTwin(): another letter is another name; an exact name is never it
     key: "\u03c3\u03c4\u03b1\u03c2",
     of: "\u03a3\u03a4\u0391\u03a3",
   });
+});
+
+/** The general fold, as the module doc defines it (no shortcut). */
+const generalFold = (name: string) =>
+  name.normalize("NFKC").replace(/\p{Cf}/gu, "").toUpperCase().toLowerCase()
+    .replace(/i\u0307/g, "i");
+
+Deno.test("foldCaseAndWidth(): its ASCII shortcut folds as the general path does (property)", () => {
+  const asciiChar = fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c));
+  // Characters whose fold differs from their lower case, and Latin-1 beside ASCII.
+  const tricky = fc.constantFrom(
+    "\u00b5",
+    "\u00df",
+    "\u017f",
+    "\u0131",
+    "\u0130",
+    "\u212a",
+    "\u00ad",
+    "\u200d",
+    "\ufb01",
+    "\uff52",
+    "\u00c0",
+    "\u0307",
+    "\u00ff",
+    "\u00aa",
+  );
+  const unit = fc.oneof(
+    asciiChar,
+    tricky,
+    fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+  );
+  const ascii = fc.string({ unit: asciiChar });
+  const mixed = fc.string({ unit, maxLength: 12 });
+  fc.assert(
+    fc.property(fc.oneof(ascii, mixed), (name) => {
+      assert.equal(foldCaseAndWidth(name), generalFold(name));
+    }),
+    { numRuns: 2_000 },
+  );
+  for (
+    const name of [
+      "GET",
+      "Delete",
+      "_METHOD",
+      "x-HTTP-Method",
+      "\u0130D",
+      "\u212Aelvin",
+      "a\u00adb",
+    ]
+  ) {
+    assert.equal(foldCaseAndWidth(name), generalFold(name), name);
+  }
 });
