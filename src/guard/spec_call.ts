@@ -438,7 +438,10 @@ export class SpecMode implements CallMode<SpecCall> {
       call.signal,
       timeoutMs,
     );
-    const env = envelope(call.redactor.redactOwned(parsed.result), 0);
+    // Cleaned before its JSON text is written (as sql and HTTP answers are), so the
+    // text block says what structuredContent says: a feed's CDATA or a PDF's text may
+    // hold control characters, which the text would carry as JSON escapes.
+    const env = envelope(cleanDeep(call.redactor.redactOwned(parsed.result)), 0);
     env.coverage[extraction.as === "pdf-text" ? "pages" : "entries"] = {
       shown: parsed.shown,
       total: parsed.total,

@@ -56,6 +56,11 @@ Deno.test("extract pdf-text and feed-entries through weir serve", async (t) => {
         <item><title>Two</title></item>
       </rdf:RDF>`,
     ],
+    "/f/controls": [
+      "application/rss+xml",
+      `<rss version="2.0"><channel><title>Ctl</title><item><title><![CDATA[\u001b[31mred\u001b[0m \u0007bell]]></title>` +
+      `<link>https://c.example/\u009b2J</link></item></channel></rss>`,
+    ],
     "/f/bare": ["application/rss+xml", `<rss version="2.0"><channel/></rss>`],
     "/f/bare-atom": ["application/atom+xml", `<feed xmlns="http://www.w3.org/2005/Atom"></feed>`],
     "/f/html": ["text/html", "<html><body>not a feed</body></html>"],
@@ -159,6 +164,17 @@ wrap ward mcp docs {
         ],
       });
       assert.deepEqual(env.coverage.entries, { shown: 2, total: 2 });
+    });
+
+    await t.step("control characters in a feed are cleaned in the text block too", async () => {
+      const r = await callApi(server.url, "get_feed", { name: "controls" });
+      assert.equal(r.status, 200, r.text);
+      // The text block is the JSON of structuredContent, not of the uncleaned entries.
+      assert.equal(r.text, JSON.stringify(r.body.structuredContent));
+      assert.deepEqual((r.body.structuredContent as Env).result.entries, [
+        { title: "red \ufffdbell", link: "https://c.example/" },
+      ]);
+      assert.doesNotMatch(r.text, /\\u00(1b|07|9b)/);
     });
 
     await t.step("an empty feed is 0 of 0; a non-feed is a tool error", async () => {
