@@ -85,9 +85,25 @@ export function backtrackingOf(source: string): Backtracking | undefined {
   if (source.length > MAX_ANALYSED) {
     throw new RangeError(`over ${MAX_ANALYSED} characters, too long to analyse`);
   }
-  if (analyser) return analyser(source);
-  throw new Error("the analysis was not loaded: await prepareBacktracking(patterns) first");
+  if (!analyser) {
+    throw new Error("the analysis was not loaded: await prepareBacktracking(patterns) first");
+  }
+  // One analysis per pattern: serve checks each pattern= site, then lint's
+  // server build and the served one check each schema's patterns again.
+  if (verdicts.has(source)) return verdicts.get(source);
+  const found = analyser(source);
+  if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+  verdicts.set(source, found && Object.freeze(found));
+  return found;
 }
+
+/**
+ * The analysis's verdicts by pattern source (it is pure and costs about a
+ * millisecond a pattern once compiled): at most this many are kept, so
+ * reloads of ever new patterns cannot grow it without bound.
+ */
+const MAX_VERDICTS = 256;
+const verdicts = new Map<string, Backtracking | undefined>();
 
 /**
  * The longest pattern analysed, in UTF-16 code units (a guardfile's own
