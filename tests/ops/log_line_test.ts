@@ -120,3 +120,35 @@ Deno.test("an audit line of a call reads as before: time first, then the event's
       '"tool":"get_thing","outcome":"ok","status":200,"duration_ms":3,"upstream_status":200}',
   );
 });
+
+Deno.test("a line's time stamp is toISOString's, for any time (each second's text reused)", () => {
+  const stamp = (time: number) =>
+    outcome(() => formatLogLine({ level: "info", event: "e" }, time));
+  const expected = (time: number) =>
+    outcome(() => `{"time":"${new Date(time).toISOString()}","level":"info","event":"e"}`);
+  const LAST = 253402300799999; // 9999-12-31T23:59:59.999Z: past it toISOString writes a sign
+  const time = fc.oneof(
+    fc.integer({ min: 0, max: LAST }),
+    fc.integer({ min: LAST - 2000, max: LAST + 2000 }),
+    fc.integer({ min: -8.64e15, max: 8.64e15 }),
+    fc.integer({ min: -2000, max: 2000 }),
+    fc.double({ min: -1e13, max: 1e13 }),
+    fc.constantFrom(NaN, Infinity, -Infinity, 8.64e15 + 1, -0, 0.5, 999.999, 1000, 999),
+  );
+  fc.assert(
+    fc.property(fc.array(time, { minLength: 1, maxLength: 6 }), fc.array(fc.nat(2500)), (
+      starts,
+      steps,
+    ) => {
+      // Runs of stamps inside one second and across its edges, as lines come.
+      for (const start of starts) {
+        let t = start;
+        for (const step of [0, ...steps]) {
+          t += step;
+          assert.equal(stamp(t), expected(t), `time ${t}`);
+        }
+      }
+    }),
+    { numRuns: 2000 },
+  );
+});
