@@ -29,6 +29,7 @@ import { cleanDeep, cleanText, clipText, jsonTextIsClean, parseJsonExact } from 
 import { type JsonObject, spelledArguments } from "../mcp/jsonrpc.ts";
 import { type CallContext, type Logger, ToolError } from "../mcp/server.ts";
 import type { CallToolResult } from "../mcp/types.ts";
+import { structuredResult } from "../mcp/results.ts";
 import { type Extraction, forTool, type Grant, type Guardfile } from "../guardfile/model.ts";
 import { readerOf } from "../guardfile/readers.ts";
 import { grantInputNames } from "../guardfile/grant.ts";
@@ -461,10 +462,10 @@ export class SpecMode implements CallMode<SpecCall> {
   }
 }
 
-/** The tool result for an envelope: its JSON as text and as `structuredContent`. */
+/**
+ * The tool result for an envelope: its JSON as text and as `structuredContent`
+ * (the core does not walk it again when that text shows it clean: src/mcp/results.ts).
+ */
 function envelopeResult(env: Envelope): CallToolResult {
-  return {
-    content: [{ type: "text", text: JSON.stringify(env) }],
-    structuredContent: env as unknown as JsonObject,
-  };
+  return structuredResult(env as unknown as JsonObject);
 }

@@ -8,7 +8,7 @@
  */
 import { ErrorCode, type JsonObject, McpError } from "./jsonrpc.ts";
 import { type Era, ERAS, MetaKey, type MethodRule } from "./revisions.ts";
-import { cleanDeep, cleanText } from "./text.ts";
+import { cleanDeep, cleanText, jsonTextIsClean } from "./text.ts";
 import type { CacheHint, Logger, ServerOptions } from "./options.ts";
 import type { CallToolResult } from "./types.ts";
 
@@ -88,8 +88,54 @@ export function cleanOut<T>(value: T): T {
   return cleanDeep(value, MAX_RESULT_DEPTH);
 }
 
+/**
+ * The mark {@link structuredResult} puts on a result whose JSON text proved it
+ * clean and within {@link MAX_RESULT_DEPTH}: {@link cleanResult} returns such
+ * a result as it is instead of walking it again. A symbol key, not a
+ * `WeakSet` (measured: a `WeakSet` entry per call cost about 0.3 µs, its
+ * weak table walked by every garbage collection); `JSON.stringify` skips it,
+ * and this module never exports it.
+ */
+const CLEAN_BY_TEXT = Symbol("clean by its JSON text");
+
+/** A result {@link structuredResult} made, with its mark. */
+type Marked = CallToolResult & { [CLEAN_BY_TEXT]?: boolean };
+
+/**
+ * A tool result carrying `value` twice, as MCP asks of structured content
+ * (2025-11-25 and 2026-07-28 "Structured Content": the same JSON serialized
+ * in a text block): `{content: [{type: "text", text: JSON.stringify(value)}],
+ * structuredContent: value}`. When that text shows every string and key of
+ * `value` clean (src/mcp/text.ts: no raw control or lone surrogate, no escape
+ * that decodes to one) and is too short to nest {@link MAX_RESULT_DEPTH}
+ * levels (each level takes two brackets), the core does not walk the result
+ * again on its way out: {@link cleanResult} would return it unchanged. Any
+ * other value is walked and cleaned as every result is. Neither the result
+ * nor `value` may be changed afterwards.
+ *
+ * @throws {TypeError} when `value` cannot be serialized (a cycle, a BigInt)
+ * @example A structured result, its text the value's JSON
+ * ```ts
+ * import { structuredResult } from "./results.ts";
+ * const result = structuredResult({ id: 7, state: "open" });
+ * const block = result.content[0];
+ * if (block.type !== "text" || block.text !== '{"id":7,"state":"open"}') throw new Error(String(block));
+ * ```
+ */
+export function structuredResult(value: JsonObject): CallToolResult {
+  const text = JSON.stringify(value);
+  const result: Marked = {
+    content: [{ type: "text", text }],
+    structuredContent: value,
+    // The result's own keys and "text" type are clean; `value` sits one level down.
+    [CLEAN_BY_TEXT]: text.length < 2 * MAX_RESULT_DEPTH && jsonTextIsClean(text),
+  };
+  return result;
+}
+
 /** {@link cleanOut} for a tool result: too deep becomes an error result, not a throw. */
 export function cleanResult(result: CallToolResult, name: string): CallToolResult {
+  if ((result as Marked)[CLEAN_BY_TEXT] === true) return result;
   try {
     return cleanOut(result);
   } catch {

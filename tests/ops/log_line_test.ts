@@ -122,8 +122,7 @@ Deno.test("an audit line of a call reads as before: time first, then the event's
 });
 
 Deno.test("a line's time stamp is toISOString's, for any time (each second's text reused)", () => {
-  const stamp = (time: number) =>
-    outcome(() => formatLogLine({ level: "info", event: "e" }, time));
+  const stamp = (time: number) => outcome(() => formatLogLine({ level: "info", event: "e" }, time));
   const expected = (time: number) =>
     outcome(() => `{"time":"${new Date(time).toISOString()}","level":"info","event":"e"}`);
   const LAST = 253402300799999; // 9999-12-31T23:59:59.999Z: past it toISOString writes a sign
