@@ -278,14 +278,19 @@ export function secretPatterns(secret: string): readonly string[] {
   return patterns;
 }
 
+/** Every {@link Redactor}'s secrets until its first: never added to. */
+const NO_SECRETS: ReadonlySet<string> = new Set<string>();
+
 /** The secrets of one call, and the functions that redact them. */
 export class Redactor {
-  readonly #secrets = new Set<string>();
+  /** The secrets: a set of its own from the first one (most calls resolve none). */
+  #secrets: ReadonlySet<string> = NO_SECRETS;
 
   /** Register a secret value (ignored when shorter than {@link MIN_SECRET_LENGTH}). */
   add(secret: string): void {
     if (secret.length < MIN_SECRET_LENGTH || this.#secrets.has(secret)) return;
-    this.#secrets.add(secret);
+    if (this.#secrets === NO_SECRETS) this.#secrets = new Set([secret]);
+    else (this.#secrets as Set<string>).add(secret);
     this.#pattern = undefined;
     this.#wrapped = undefined;
   }
