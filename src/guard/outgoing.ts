@@ -18,7 +18,12 @@ import {
 import { WeirError } from "../errors/kinds.ts";
 import { encodeQuery, type PlannedRequest } from "./request.ts";
 import { MIN_SECRET_LENGTH, type Redactor } from "./secrets.ts";
-import { resolveValue, type ValueResolver } from "./values.ts";
+import {
+  type MissingValueKind,
+  type Resolved,
+  resolveValueNow,
+  type ValueResolver,
+} from "./values.ts";
 import { type OutgoingRequest, upstreamRoute, type UrlTarget } from "./send.ts";
 
 /** The `User-Agent` weir sends unless the guardfile declares one. */
@@ -46,19 +51,47 @@ export interface CallValues {
  * Resolve what weir adds to a grant's request: the base URL, the pins and the
  * credential, each secret registered with `redactor` (which then refuses an
  * argument holding one: src/guard/secret_arguments.ts, and redacts them from
- * what the call returns). Nothing is sent.
+ * what the call returns). Nothing is sent. Settled at once, without a
+ * promise, when no value is read from a file (values from the environment
+ * and literals); a promise otherwise.
  * @throws {ToolError} 500 when a credential, pin or base URL is unset or unusable
+ *   (thrown, or the promise rejected once a file was read)
  */
-export async function resolveCallValues(
+export function resolveCallValues(
   guardfile: Guardfile,
   grant: Grant,
   resolver: ValueResolver,
   redactor: Redactor,
-): Promise<CallValues> {
-  const base = await baseUrlOf(guardfile, resolver);
+): CallValues | Promise<CallValues> {
+  return settle(callValues(guardfile, grant, redactor), resolver);
+}
+
+/** A value the steps of {@link callValues} need: its source and how its absence is told. */
+interface Needed {
+  source: ValueSource;
+  what: string;
+  code: MissingValueKind;
+}
+
+/**
+ * The steps of {@link resolveCallValues}, in their order (each value resolved
+ * and checked before the next is read): each `yield` asks for one value.
+ */
+function* callValues(
+  guardfile: Guardfile,
+  grant: Grant,
+  redactor: Redactor,
+): Generator<Needed, CallValues, Resolved> {
+  const base = typeof guardfile.baseUrl === "string" ? guardfile.baseUrl : usableBase(
+    yield { source: guardfile.baseUrl, what: BASE_URL, code: "base_url_missing" },
+  );
   const pins: CallValues["pins"] = [];
   for (const pin of forTool(guardfile.controls.pins, grant.tool) ?? []) {
-    const { value, secret } = await resolvePin(pin, resolver, redactor);
+    const { value, secret } = pinValue(
+      pin,
+      yield { source: pin.source, what: `the pinned query "${pin.name}"`, code: "pin_missing" },
+      redactor,
+    );
     pins.push({ name: pin.name, value, secret });
   }
   const values: CallValues = { base, pins, authQuery: [] };
@@ -66,25 +99,51 @@ export async function resolveCallValues(
   if (auth.scheme === "header-token") {
     values.authField = [
       auth.header.toLowerCase(),
-      auth.prefix + await credential(auth.value, resolver, redactor),
+      auth.prefix + credential(yield needCredential(auth.value), redactor),
     ];
   } else if (auth.scheme === "bearer") {
     values.authField = [
       "authorization",
-      `Bearer ${await credential(auth.value, resolver, redactor)}`,
+      `Bearer ${credential(yield needCredential(auth.value), redactor)}`,
     ];
   } else if (auth.scheme === "token-exchange") {
     // The caller's identity: its exchanged token is set once the caller is known
     // (`withExchangedToken`, stage (b)); a request without one is never sent.
   } else if (auth.scheme === "query-param") {
     for (const p of auth.params) {
+      const name = ` "${p.name}"`;
       values.authQuery.push([
         p.name,
-        await credential(p.value, resolver, redactor, ` "${p.name}"`),
+        credential(yield needCredential(p.value, name), redactor, name),
       ]);
     }
   }
   return values;
+}
+
+const BASE_URL = "the upstream base-url";
+
+function needCredential(source: ValueSource, name = ""): Needed {
+  return { source, what: `the upstream credential${name}`, code: "credential_missing" };
+}
+
+/**
+ * Run `steps` to their end, resolving each value they ask for: synchronously
+ * while no value is read from a file, then on as a promise.
+ */
+function settle<T>(
+  steps: Generator<Needed, T, Resolved>,
+  resolver: ValueResolver,
+  given?: Resolved,
+): T | Promise<T> {
+  let next = steps.next(given!);
+  while (!next.done) {
+    const { source, what, code } = next.value;
+    const resolved = resolveValueNow(source, resolver, what, code);
+    if (resolved instanceof Promise) return resolved.then((r) => settle(steps, resolver, r));
+    next = steps.next(resolved);
+  }
+  return next.value;
 }
 
 /**
@@ -182,16 +241,8 @@ export function withExchangedToken(
   request.fields.set("authorization", `Bearer ${token}`);
 }
 
-/** Resolve a credential, refuse one too short to redact, and register it. */
-async function credential(
-  source: ValueSource,
-  resolver: ValueResolver,
-  redactor: Redactor,
-  name = "",
-): Promise<string> {
-  const resolved = await resolveValue(source, resolver, `the upstream credential${name}`, {
-    code: "credential_missing",
-  });
+/** A resolved credential checked (no control character, long enough to redact) and registered. */
+function credential(resolved: Resolved, redactor: Redactor, name = ""): string {
   // What is sent is what is redacted: surrounding whitespace (a trailing
   // newline from `echo` or a file) is not part of the credential; HTTP would
   // strip it from a header anyway (RFC 9110, 5.5).
@@ -226,11 +277,8 @@ async function credential(
 /** The last base-url value read from a provider and its normalized form. */
 let lastBase: { raw: string; normalized: string } | undefined;
 
-async function baseUrlOf(guardfile: Guardfile, resolver: ValueResolver): Promise<string> {
-  if (typeof guardfile.baseUrl === "string") return guardfile.baseUrl;
-  const resolved = await resolveValue(guardfile.baseUrl, resolver, "the upstream base-url", {
-    code: "base_url_missing",
-  });
+/** A base URL as read, normalized (the last one's normal form reused). */
+function usableBase(resolved: Resolved): string {
   if (lastBase?.raw === resolved.value) return lastBase.normalized;
   const normalized = normalizeBaseUrl(resolved.value);
   if (typeof normalized !== "string") {
@@ -337,14 +385,11 @@ function checkSameUpstream(base: string, url: string): UrlTarget {
  * secret (`secret=#true` or `from=`: registered for redaction when read from
  * the environment or a file, never shown to a person); errors never echo the value.
  */
-async function resolvePin(
+function pinValue(
   pin: QueryPin,
-  resolver: ValueResolver,
+  resolved: Resolved,
   redactor: Redactor,
-): Promise<{ value: string; secret: boolean }> {
-  const resolved = await resolveValue(pin.source, resolver, `the pinned query "${pin.name}"`, {
-    code: "pin_missing",
-  });
+): { value: string; secret: boolean } {
   // A pin is policy, not a secret: redacted only when the file says so
   // (secret=#true), or when it is taken out of a URL-valued secret (from=).
   const hidden = pin.secret === true || pin.fromQuery !== undefined;

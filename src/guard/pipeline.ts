@@ -207,7 +207,8 @@ export async function runCall<C extends CallState>(
   const call = pipeline.mode.begin(name, args, ctx, started);
   let slot = false;
   try {
-    await checkCall(pipeline, call, ctx);
+    const checking = checkCall(pipeline, call, ctx);
+    if (checking) await checking;
     const identifying = checkCaller(pipeline, call, ctx);
     if (identifying) await identifying;
     // A task's answer is its Task, not a result to reuse (src/wrap/tasks.ts).
@@ -241,14 +242,22 @@ export async function runCall<C extends CallState>(
   }
 }
 
-/** (a) The mode's checks of the call alone, then `reject-empty-argument`. */
-export async function checkCall<C extends CallState>(
+/**
+ * (a) The mode's checks of the call alone, then `reject-empty-argument`:
+ * without a promise when the mode's checks wait for nothing.
+ */
+export function checkCall<C extends CallState>(
   pipeline: Pipeline<C>,
   call: C,
   ctx: CallContext,
-): Promise<void> {
+): void | Promise<void> {
   const checking = pipeline.mode.check(call, ctx);
-  if (checking) await checking;
+  if (checking) return checking.then(() => checkBlank(pipeline, call));
+  checkBlank(pipeline, call);
+}
+
+/** `reject-empty-argument` of the call's tool. */
+function checkBlank<C extends CallState>(pipeline: Pipeline<C>, call: C): void {
   const blank = forTool(pipeline.controls.rejectEmptyArguments, call.tool);
   if (blank) checkBlankArguments(call.tool, blank, call.args);
 }

@@ -223,17 +223,26 @@ export class SpecMode implements CallMode<SpecCall> {
    * an HTTP grant, a sql grant's DSN) and no argument holding one of their
    * secrets; an HTTP grant's request planned and built (nothing is sent).
    */
-  async check(call: SpecCall): Promise<void> {
+  check(call: SpecCall): void | Promise<void> {
     const { grant } = call;
     // An optional input sent as null was not given: no check, cache key or request sees it.
     call.args = withoutNulls(grant, call.original);
-    if (grant.sql) {
-      call.dsn = await (await this.#sqlRunner()).dsn(call.redactor);
-      refuseSecretArguments(grant.tool, call.redactor, call.original);
-      return;
-    }
-    const { resolver } = this.#options;
-    const values = await resolveCallValues(this.#guardfile, grant, resolver, call.redactor);
+    if (grant.sql) return this.#checkSql(call);
+    // Without a promise when no value is read from a file (the usual call).
+    const values = resolveCallValues(this.#guardfile, grant, this.#options.resolver, call.redactor);
+    if (values instanceof Promise) return values.then((v) => this.#plan(call, v));
+    this.#plan(call, values);
+  }
+
+  /** (a) of a sql grant: its DSN read, and no argument holding it. */
+  async #checkSql(call: SpecCall): Promise<void> {
+    call.dsn = await (await this.#sqlRunner()).dsn(call.redactor);
+    refuseSecretArguments(call.grant.tool, call.redactor, call.original);
+  }
+
+  /** (a) of an HTTP grant, its values resolved: the request planned and built. */
+  #plan(call: SpecCall, values: CallValues): void {
+    const { grant } = call;
     // Before any check that may quote a value.
     refuseSecretArguments(grant.tool, call.redactor, call.original);
     // What is sent carries each number as the agent wrote it (1e21, 1.0, -0):

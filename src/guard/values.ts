@@ -65,22 +65,43 @@ export async function resolveValue(
   what: string,
   options: { code?: MissingValueKind } = {},
 ): Promise<Resolved> {
-  const tried: string[] = [];
-  for (const { provider, address } of source.chain) {
+  return await resolveValueNow(source, resolver, what, options.code);
+}
+
+/**
+ * {@link resolveValue} without a promise when no file is read before a source
+ * yields (a chain of `env` and `literal` sources: the usual call), so a call
+ * resolving its base URL and credential from the environment waits for
+ * nothing. The same values, errors and messages.
+ * @throws {WeirError} (500) naming every source tried when none yields a value
+ *   (thrown, or the promise rejected once a file was read)
+ */
+export function resolveValueNow(
+  source: ValueSource,
+  resolver: ValueResolver,
+  what: string,
+  code?: MissingValueKind,
+): Resolved | Promise<Resolved> {
+  return resolveFrom(source.chain, 0, [], resolver, what, code);
+}
+
+/** The chain from `from` on; `tried` names the sources tried before it. */
+function resolveFrom(
+  chain: ValueSource["chain"],
+  from: number,
+  tried: string[],
+  resolver: ValueResolver,
+  what: string,
+  code: MissingValueKind | undefined,
+): Resolved | Promise<Resolved> {
+  for (let i = from; i < chain.length; i++) {
+    const { provider, address } = chain[i];
     let value: string | undefined;
     if (provider === "env") {
       value = resolver.env(address);
       tried.push(`environment variable ${address}`);
     } else if (provider === "file") {
-      tried.push(`file ${address}`);
-      try {
-        value = (await resolver.readFile(address)).trim();
-      } catch (error) {
-        // A refused file says why (never its content): "set file X" alone would send
-        // the operator to a file that exists.
-        if (error instanceof FileRefused) tried[tried.length - 1] += ` (${error.reason})`;
-        value = undefined;
-      }
+      return readThenResolve(chain, i, tried, resolver, what, code);
     } else if (provider === "literal") {
       value = address;
       tried.push("a literal");
@@ -90,7 +111,33 @@ export async function resolveValue(
     }
   }
   throw new WeirError(
-    options.code ?? "value_missing",
+    code ?? "value_missing",
     `${what} is not available: set ${tried.join(", or ")} (checked at every call)`,
   );
+}
+
+/** The chain's file source at `at` read, then the rest of the chain if it yields nothing. */
+async function readThenResolve(
+  chain: ValueSource["chain"],
+  at: number,
+  tried: string[],
+  resolver: ValueResolver,
+  what: string,
+  code: MissingValueKind | undefined,
+): Promise<Resolved> {
+  const address = chain[at].address;
+  tried.push(`file ${address}`);
+  let value: string | undefined;
+  try {
+    value = (await resolver.readFile(address)).trim();
+  } catch (error) {
+    // A refused file says why (never its content): "set file X" alone would send
+    // the operator to a file that exists.
+    if (error instanceof FileRefused) tried[tried.length - 1] += ` (${error.reason})`;
+    value = undefined;
+  }
+  if (value !== undefined && value !== "") {
+    return { value, secret: true, source: tried[tried.length - 1] };
+  }
+  return await resolveFrom(chain, at + 1, tried, resolver, what, code);
 }
