@@ -24,6 +24,7 @@ import type { JsonObject } from "../mcp/jsonrpc.ts";
 import { cleanDeep, clipText } from "../mcp/text.ts";
 import { type CallContext, type ServerOptions, stderrLogger, ToolError } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import { structuredResult } from "../mcp/results.ts";
 import {
   type KeyFault,
   keyFault,
@@ -460,7 +461,7 @@ export function createS3Host(
         ? (event) => log({ ...event, key: out.key, bytes: out.bytes })
         : log;
       auditFinished(objectLog, tool, ctx, started);
-      return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
+      return structuredResult(out);
     } catch (error) {
       const refused = toToolError(error);
       auditFinished(log, tool, ctx, started, refused, REASONS);

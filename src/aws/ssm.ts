@@ -22,6 +22,7 @@ import {
   ToolError,
 } from "../mcp/server.ts";
 import type { CallToolResult, ToolSpec } from "../mcp/types.ts";
+import { structuredResult } from "../mcp/results.ts";
 import type { SsmPolicy } from "../guardfile/aws.ts";
 import { AwsCallError, awsSecrets } from "./request.ts";
 import { refuseSecretArguments } from "../guard/secret_arguments.ts";
@@ -150,7 +151,7 @@ export function createSsmHost(
       value: parameter!.Value as string,
       version: parameter!.Version as number,
     });
-    return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
+    return structuredResult(out);
   };
 
   const dispatch = async (

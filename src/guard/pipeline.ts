@@ -43,6 +43,7 @@ import {
   ToolError,
 } from "../mcp/server.ts";
 import type { CallToolResult } from "../mcp/types.ts";
+import { structuredResult } from "../mcp/results.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import { forTool, type RateLimit, type Withhold } from "../guardfile/model.ts";
 import type { RateLimiter } from "../store/mod.ts";
@@ -202,7 +203,7 @@ export async function runCall<C extends CallState>(
   if (pipeline.info && name === pipeline.info.name) {
     const answer = pipeline.info.answer(ctx.tools);
     auditCall(pipeline.log, name, ctx, started, "ok", 200);
-    return { content: [{ type: "text", text: JSON.stringify(answer) }], structuredContent: answer };
+    return structuredResult(answer);
   }
   const call = pipeline.mode.begin(name, args, ctx, started);
   let slot = false;
