@@ -100,3 +100,19 @@ Deno.test("a dirty structured result is cleaned like any other", () => {
   const out = cleanResult(structuredResult({ name: "\u001b[2Jx", "\u0085": ["\ud800"] }), "t");
   assert.deepEqual(out.structuredContent, { name: "x", "\ufffd": ["\ufffd"] });
 });
+
+Deno.test("the shortest value nested past the bound is walked, and refused", () => {
+  // `{"":[[...]]}` nests one level per two characters after a 5-character frame: 255
+  // arrays put the innermost at the result's depth 256, in 515 characters, the
+  // fewest any too-deep value takes (the bound's margin: a text under 512 is marked).
+  let v: unknown = [];
+  for (let i = 1; i < MAX_RESULT_DEPTH - 1; i++) v = [v];
+  const value = { "": v } as JsonObject;
+  const made = structuredResult(value);
+  const text = (made.content[0] as { text: string }).text;
+  assert.equal(text.length, 2 * MAX_RESULT_DEPTH + 3);
+  assert.equal(cleanResult(made, "t").isError, true);
+  assert.equal(cleanResult(byHand(value), "t").isError, true);
+  // One level less is within the bound, and comes out as it went in.
+  same({ "": (v as unknown[])[0] } as JsonObject);
+});
