@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { cleanDeep, cleanText, jsonTextIsClean } from "../../src/mcp/text.ts";
+import fc from "../support/property.ts";
 
 Deno.test("each way JSON text can carry a character to clean is seen", () => {
   const dirty = [
@@ -159,4 +160,29 @@ Deno.test("cleanDeep's read-only fast path agrees with a plain recursive referen
   for (let i = 0; i < 3; i++) deep = [deep];
   assert.equal(cleanDeep(deep, 4), deep);
   assert.throws(() => cleanDeep([deep], 3), RangeError);
+});
+
+Deno.test("jsonTextIsClean's two searches answer as the one alternation they replace", () => {
+  const ONE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ud800-\udfff]|\\[bfu]/;
+  const piece = fc.oneof(
+    fc.string(),
+    fc.string({ unit: "binary" }),
+    fc.constantFrom("\\", "\\\\", "\\b", "\\f", "\\u", "\\u001b", "\\n", "\\t", '\\"', "\\/"),
+    fc.constantFrom("\u0085", "\u007f", "\ud800", "\udc00", "\u0007", "\t", "\n", "a", '"'),
+  );
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+      const text = pieces.join("");
+      assert.equal(jsonTextIsClean(text), !ONE.test(text), JSON.stringify(text));
+    }),
+    { numRuns: 5000 },
+  );
+  // Every JSON text of a generated value, too.
+  fc.assert(
+    fc.property(fc.jsonValue(), (v) => {
+      const text = JSON.stringify(v) ?? "null";
+      assert.equal(jsonTextIsClean(text), !ONE.test(text));
+    }),
+    { numRuns: 1000 },
+  );
 });
