@@ -104,7 +104,7 @@ export function generationOf(id: string): string {
 
 /**
  * Single use within this process: a map of spent ids, pruned as they expire.
- * Its generation is made when it is, so values issued by an earlier process
+ * Its generation is random, made at its first issue or spend, so values issued by an earlier process
  * (this one restarted, with keys from configuration) are `"unrecorded"`.
  *
  * @example A value spent once
