@@ -12,10 +12,15 @@
  * unread. A regular file is read with plain reads into one buffer and never
  * past `maxBytes + 1` bytes, so a file that grows while it is read is still
  * refused without being held whole. After opening, the handle is checked
- * again (a regular file, the same inode), so a path swapped for another file
- * between the two checks is refused too. What remains: a path swapped for a
- * FIFO in that instant makes the open wait; only someone who can write the
- * directory can do that.
+ * again: what was opened must be a regular file too (a path swapped for a
+ * directory in between is refused). A path swapped for another regular file
+ * in between is read: that is how Kubernetes and most secret agents rotate a
+ * mounted file (a new file, or a new `..data` link, renamed over the old one),
+ * and the read is bounded all the same; refusing it failed calls during every
+ * rotation, and bought nothing, since whoever can swap the path can point it
+ * anywhere before the first check. What remains: a path swapped for a FIFO in
+ * that instant makes the open wait; only someone who can write the directory
+ * can do that.
  *
  * Every refusal is a {@link FileRefused} whose message names the file, the
  * rule (and the cap, in bytes) and what to do; it never holds the file's
@@ -111,10 +116,6 @@ function failed(read: BoundedRead, file: string, error: unknown): FileRefused {
   return new FileRefused(read.what, file, "unreadable", `cannot be read (${name}); check the path`);
 }
 
-function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
-  return a.ino === b.ino && a.dev === b.dev;
-}
-
 /** Read into a buffer that grows to at most `cap + 1` bytes. */
 function startBuffer(size: number, cap: number): Uint8Array {
   return new Uint8Array(Math.min(size, cap) + 1);
@@ -127,21 +128,14 @@ function checkBeforeOpen(read: BoundedRead, file: string, before: Deno.FileInfo)
   if (before.size > read.maxBytes) throw tooLarge(read, file);
 }
 
-/** Refuse what was opened when it is not the regular file just checked. */
-function checkOpened(
-  read: BoundedRead,
-  file: string,
-  before: Deno.FileInfo,
-  opened: Deno.FileInfo,
-): void {
-  if (!opened.isFile || !sameFile(before, opened)) {
-    throw new FileRefused(
-      read.what,
-      file,
-      "unreadable",
-      "it changed while weir opened it; try again once it stays put",
-    );
-  }
+/**
+ * Refuse what was opened when it is not a regular file (the path was swapped
+ * for one between the check and the open). Another regular file is read: a
+ * rotation renames one over the path.
+ */
+function checkOpened(read: BoundedRead, file: string, opened: Deno.FileInfo): void {
+  const kind = kindOf(opened);
+  if (kind) throw notRegular(read, file, kind);
 }
 
 function grow(buffer: Uint8Array, cap: number): Uint8Array {
@@ -179,7 +173,7 @@ export async function readBoundedFile(file: string, read: BoundedRead): Promise<
     checkBeforeOpen(read, file, before);
     handle = await Deno.open(file, { read: true });
     const opened = await handle.stat();
-    checkOpened(read, file, before, opened);
+    checkOpened(read, file, opened);
     let buffer = startBuffer(opened.size, read.maxBytes);
     let total = 0;
     while (true) {
@@ -212,7 +206,7 @@ export function readBoundedFileSync(file: string, read: BoundedRead): Uint8Array
     checkBeforeOpen(read, file, before);
     handle = Deno.openSync(file, { read: true });
     const opened = handle.statSync();
-    checkOpened(read, file, before, opened);
+    checkOpened(read, file, opened);
     let buffer = startBuffer(opened.size, read.maxBytes);
     let total = 0;
     while (true) {

@@ -139,3 +139,79 @@ Deno.test("readBoundedFile(): a file that grows past the cap while read is refus
   );
   assert.equal(e.rule, "too_large");
 });
+
+/**
+ * A rotation as Kubernetes does it to a mounted secret, in another process for at most 20 s: the
+ * path `token` is a link to `..data/token`; each rotation writes a new directory, points a new
+ * `..data` link at it and renames that link over the old one (or, `plain`, renames a new file over
+ * `token` itself). It stops when its stdin closes and prints how many rotations it made.
+ */
+const ROTATOR = `
+const [dir, form] = Deno.args;
+let stop = false;
+(async () => { for await (const _ of Deno.stdin.readable) { /* until closed */ } stop = true; })();
+const end = Date.now() + 20_000;
+let i = 0;
+while (!stop && Date.now() < end) {
+  const value = i % 2 ? "new-token" : "old-token";
+  if (form === "plain") {
+    Deno.writeTextFileSync(dir + "/.next", value);
+    Deno.renameSync(dir + "/.next", dir + "/token");
+  } else {
+    const next = dir + "/..v" + i;
+    Deno.mkdirSync(next);
+    Deno.writeTextFileSync(next + "/token", value);
+    Deno.symlinkSync("..v" + i, dir + "/..data_tmp");
+    Deno.renameSync(dir + "/..data_tmp", dir + "/..data");
+    if (i > 1) Deno.removeSync(dir + "/..v" + (i - 2), { recursive: true });
+  }
+  i++;
+  if (i % 64 === 0) await new Promise((r) => setTimeout(r, 0));
+}
+console.log(i);
+`;
+
+for (const form of ["plain", "symlink"] as const) {
+  Deno.test(`readBoundedFile(): a file rotated by rename while read (${form}) is read, old or new, never refused`, async () => {
+    const rotated = await Deno.makeTempDir({ dir, prefix: `rotated-${form}-` });
+    if (form === "plain") await Deno.writeTextFile(`${rotated}/token`, "old-token");
+    else {
+      await Deno.mkdir(`${rotated}/..v-first`);
+      await Deno.writeTextFile(`${rotated}/..v-first/token`, "old-token");
+      await Deno.symlink("..v-first", `${rotated}/..data`);
+      await Deno.symlink("..data/token", `${rotated}/token`);
+    }
+    const rotator = new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--no-config", "--quiet", ROTATOR, rotated, form],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const seen = new Set<string>();
+    const refused: string[] = [];
+    try {
+      for (let i = 0; i < 1500; i++) {
+        for (
+          const read of [
+            readBoundedText,
+            async (f: string, r: typeof READ) => readBoundedTextSync(f, r),
+          ]
+        ) {
+          try {
+            seen.add(await read(`${rotated}/token`, READ));
+          } catch (error) {
+            refused.push(error instanceof Error ? error.message : String(error));
+          }
+        }
+      }
+    } finally {
+      await rotator.stdin.close();
+    }
+    const out = await rotator.output();
+    const rotations = Number(new TextDecoder().decode(out.stdout).trim());
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.ok(rotations > 100, `the rotator made ${rotations} rotations: too few to test anything`);
+    assert.deepEqual(refused, [], `refused during ${rotations} rotations`);
+    assert.ok([...seen].every((v) => v === "old-token" || v === "new-token"), [...seen].join(", "));
+  });
+}
