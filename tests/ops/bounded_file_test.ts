@@ -194,7 +194,7 @@ for (const form of ["plain", "symlink"] as const) {
         for (
           const read of [
             readBoundedText,
-            async (f: string, r: typeof READ) => readBoundedTextSync(f, r),
+            (f: string, r: typeof READ) => Promise.resolve(readBoundedTextSync(f, r)),
           ]
         ) {
           try {
