@@ -200,11 +200,19 @@ export function typedPath(
  * stays the one copy every chunk shares), code-split so each literal `import()`
  * stays a chunk loaded when taken, minified, for the Deno platform. npm
  * packages are bundled, except {@linkcode LAZY_NPM}, which stay `npm:`
- * imports (from the npm cache, or embedded in the binary).
+ * imports (from the npm cache, or embedded in the binary); with `npm:
+ * "outside"` (the JSR package's CLI: weir's own modules only) every npm
+ * package stays an import, by its bare name ({@linkcode NPM_IMPORTS}; the
+ * bundle step rewrites each to its `npm:` specifier, {@linkcode npmSpecifier}).
  * @param root the repository root (a directory `file:` URL ending in `/`)
  * @param outDir an empty or absent directory the bundle is written to
+ * @param options `npm`: `"inside"` (default, the binary and the image) or `"outside"`
  */
-export function bundleArgs(root: URL, outDir: string): string[] {
+export function bundleArgs(
+  root: URL,
+  outDir: string,
+  options: { npm?: "inside" | "outside" } = {},
+): string[] {
   return [
     "bundle",
     "--quiet",
@@ -218,8 +226,46 @@ export function bundleArgs(root: URL, outDir: string): string[] {
     "--minify",
     "--outdir",
     outDir,
+    ...(options.npm === "outside"
+      ? Object.keys(NPM_IMPORTS).map((name) => `--external=${name}${name.endsWith("/") ? "*" : ""}`)
+      : []),
     ...[ENTRY, ...INCLUDE].map((path) => new URL(path, root).pathname),
   ];
+}
+
+/**
+ * The npm packages weir's own modules import, by the bare name they import
+ * (deno.json's scope for the repository, `"./"`): name (or name prefix ending
+ * in `/`) -> its `npm:` specifier, version pinned.
+ */
+export const NPM_IMPORTS: Readonly<Record<string, string>> = config.scopes["./"];
+
+/**
+ * The `npm:` specifier a bare import of weir's modules stands for
+ * ({@linkcode NPM_IMPORTS}: an exact name, else the longest prefix ending in
+ * `/`, the rest appended), or undefined when it names no npm package there.
+ * A bundle with npm packages outside ({@linkcode bundleArgs} `npm: "outside"`)
+ * has its bare imports rewritten to these, so it runs without deno.json (from
+ * JSR, or `deno run --no-config`).
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { npmSpecifier } from "./build.ts";
+ * assert.equal(npmSpecifier("@bgotink/kdl"), "npm:@bgotink/kdl@0.4.0");
+ * assert.equal(npmSpecifier("@noble/hashes/sha2.js"), "npm:@noble/hashes@2.4.0/sha2.js");
+ * assert.equal(npmSpecifier("./chunk-A.js"), undefined);
+ * ```
+ */
+export function npmSpecifier(bare: string): string | undefined {
+  const exact = NPM_IMPORTS[bare];
+  if (exact !== undefined) return exact;
+  const prefix =
+    Object.keys(NPM_IMPORTS).filter((name) => name.endsWith("/") && bare.startsWith(name)).sort((
+      a,
+      b,
+    ) => b.length - a.length)[0];
+  if (prefix === undefined) return undefined;
+  return `${NPM_IMPORTS[prefix]}${bare.slice(prefix.length)}`.replace(/^npm:\//, "npm:");
 }
 
 /**

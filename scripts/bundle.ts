@@ -33,7 +33,7 @@
  *
  * @module
  */
-import { bundleArgs, bundled, ENTRY, INCLUDE, STARTS, typedPath } from "./build.ts";
+import { bundleArgs, bundled, ENTRY, INCLUDE, npmSpecifier, STARTS, typedPath } from "./build.ts";
 import { mergeChunks } from "./bundle_merge.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -56,17 +56,24 @@ export async function denoFailure(args: string[]): Promise<string | undefined> {
  * Write the bundle into `outDir`, replacing whatever was there.
  * @param root the repository root (a directory `file:` URL ending in `/`)
  * @param outDir where the bundle goes (`cli.js` at its top)
+ * @param options `npm`: `"inside"` (default: the binary and the image) or `"outside"` (the JSR
+ *   package, scripts/jsr_package.ts: every npm package stays an import, rewritten to the `npm:`
+ *   specifier deno.json pins, so the bundle holds weir's own modules only and needs no deno.json)
  * @returns undefined when written, else what failed (and `outDir` is gone, unless it held
  *   something a bundle does not write: then it is left as it was)
  */
-export async function writeBundle(root: URL, outDir: string): Promise<string | undefined> {
+export async function writeBundle(
+  root: URL,
+  outDir: string,
+  options: { npm?: "inside" | "outside" } = {},
+): Promise<string | undefined> {
   const foreign = await notABundle(outDir);
   if (foreign) {
     return `${outDir} ${foreign}: give an empty or new directory ` +
       `(a bundle's directory is replaced whole)`;
   }
   await Deno.remove(outDir, { recursive: true }).catch(() => {});
-  let failure = await denoFailure(bundleArgs(root, outDir));
+  let failure = await denoFailure(bundleArgs(root, outDir, options));
   if (failure !== undefined) failure = `deno bundle failed:\n${failure.replace(/^/gm, "  ")}`;
   else {
     // Every module cli.js loads by URL must be where it looks for it.
@@ -75,13 +82,48 @@ export async function writeBundle(root: URL, outDir: string): Promise<string | u
       if (!await Deno.stat(`${outDir}/${path}`).then(() => true, () => false)) missing.push(path);
     }
     if (missing.length) failure = `the bundle lacks ${missing.join(", ")}`;
-    else {
+    else if (options.npm === "outside") failure = await npmImportsPinned(outDir);
+    if (failure === undefined) {
       failure = await mergeChunks(outDir, STARTS.map(bundled), denoFailure);
       if (failure !== undefined) failure = `merging the chunks failed: ${failure}`;
     }
   }
   if (failure !== undefined) await Deno.remove(outDir, { recursive: true }).catch(() => {});
   return failure;
+}
+
+/** An import of a module by a string, as esbuild writes it (minified or not). */
+const IMPORT = /((?<![\w$."'`])(?:from|import)\s*\(?\s*)"((?:@[\w.-]+\/)?\w[\w.-]*(?:\/[^"]*)?)"/g;
+
+/**
+ * Rewrite each bare import of an npm package in the bundle's files to its
+ * pinned `npm:` specifier (scripts/build.ts `npmSpecifier`), so the bundle runs
+ * without deno.json; undefined when done, else the imports left that neither
+ * Deno nor the bundle can resolve (a package missing from deno.json's scope).
+ */
+async function npmImportsPinned(dir: string): Promise<string | undefined> {
+  const unresolved = new Set<string>();
+  const walk = async (path: string): Promise<void> => {
+    for await (const entry of Deno.readDir(path)) {
+      const file = `${path}/${entry.name}`;
+      if (entry.isDirectory) await walk(file);
+      if (!entry.isFile || !entry.name.endsWith(".js")) continue;
+      const text = await Deno.readTextFile(file);
+      const pinned = text.replace(IMPORT, (whole, head: string, specifier: string) => {
+        if (/^(node|npm):/.test(specifier)) return whole;
+        const npm = npmSpecifier(specifier);
+        if (npm === undefined) unresolved.add(specifier);
+        return npm === undefined ? whole : `${head}"${npm}"`;
+      });
+      if (pinned !== text) await Deno.writeTextFile(file, pinned);
+    }
+  };
+  await walk(dir);
+  return unresolved.size
+    ? `bare imports no npm package in deno.json's "./" scope stands for: ${
+      [...unresolved].join(", ")
+    }`
+    : undefined;
 }
 
 /**

@@ -186,6 +186,9 @@ export async function mergeChunks(
       "--minify",
       "--outdir",
       stage,
+      // An npm package a chunk imports stays an import (the JSR package's bundle imports every
+      // package by its `npm:` specifier; the binary's holds them inside, so it has none).
+      "--external=npm:*",
       ...external,
       `${dir}/${name}`,
     ]);

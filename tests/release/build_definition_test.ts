@@ -371,6 +371,15 @@ Deno.test("the release workflow builds from the definition and publishes where i
   assert.ok(smoke >= 0 && smoke < push);
   assert.equal(image[push].with.platforms, "${{ env.IMAGE_PLATFORMS }}");
   assert.ok(WORKFLOW.jobs.jsr.permissions["id-token"] === "write", "JSR provenance needs OIDC");
+  // The JSR package is made (its CLI bundle) after the stamp, which the bundle holds, and before
+  // the upload; tests/support/jsr_publish.ts runs the same steps against a local registry.
+  const jsr = steps("jsr").map((s) => s.run ?? "");
+  const made = jsr.indexOf("deno run --allow-all scripts/jsr_package.ts");
+  assert.ok(
+    jsr.findIndex((r) => /scripts\/stamp\.ts/.test(r)) < made &&
+      made < jsr.findIndex((r) => /deno publish/.test(r)) && made >= 0,
+    "the jsr job stamps, then runs scripts/jsr_package.ts, then publishes",
+  );
   // The release carries the archives, SHA256SUMS and install.sh, with the changelog's notes.
   assert.ok(steps("binaries").some((s) => s.run === "cp scripts/install.sh dist/install.sh"));
   assert.ok(

@@ -1,50 +1,40 @@
 /**
  * The JSR package, published and used before it exists: a copy of the checkout
- * is stamped as the release workflow stamps it (`scripts/stamp.ts`) and
- * published with the real `deno publish` to a JSR registry on 127.0.0.1
- * (`tests/support/jsr_registry.ts`), which then serves exactly the files that
- * upload held, with JSR's metadata and checksums. From a scratch directory
- * with an empty `DENO_DIR` and `JSR_URL` pointing at it (npm packages still
- * come from the npm registry), the CLI and the library run from `jsr:`
- * specifiers as a user runs them: `--version`, `lint`, `serve --stdio` driven
- * by the official client (with a feed extraction, whose Web Worker module is
- * loaded by URL), `demo`, and scripts importing `jsr:@weir/weir` and
- * `jsr:@weir/weir/guard`, type-checked and run.
+ * is stamped and made the JSR package as the release workflow does it
+ * (`scripts/stamp.ts`, `scripts/jsr_package.ts`: the CLI entry a bundle of
+ * weir's own modules, npm packages left as `npm:` imports) and published with
+ * the real `deno publish` to a JSR registry on 127.0.0.1
+ * (`tests/support/jsr_registry.ts`, `tests/support/jsr_publish.ts`), which then
+ * serves exactly the files that upload held, with JSR's metadata and
+ * checksums. From a scratch directory with an empty `DENO_DIR` and `JSR_URL`
+ * pointing at it (npm packages still come from the npm registry), the CLI and
+ * the library run from `jsr:` specifiers as a user runs them: `--version`,
+ * `lint`, `serve --stdio` driven by the official client (with a feed
+ * extraction, whose Web Worker module is loaded by URL), `demo`, and scripts
+ * importing `jsr:@weir/weir` and `jsr:@weir/weir/guard`, type-checked and run.
  *
  * The uploaded file set must be the product and nothing else: every module the
- * entry points reach (static and dynamic imports, plus the worker modules
- * scripts/build.ts includes), the docs, the example guardfiles, README,
- * CHANGELOG, LICENSE, deno.json; no test, bench, fixture, script or deploy file,
- * and no module that nothing reaches.
+ * entry points reach (the bundle for `./cli`, the sources for `.` and
+ * `./guard`; static and dynamic imports, plus the modules scripts/build.ts
+ * loads by URL), the CLI's sources beside the bundle for audit, the docs, the
+ * example guardfiles, README, CHANGELOG, LICENSE, deno.json; no test, bench,
+ * fixture, script or deploy file, and no module that nothing reaches. The
+ * bundle holds no third-party code: it imports every npm package the CLI's
+ * sources import, each from npm.
  */
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { INCLUDE } from "../../scripts/build.ts";
+import { bundled, ENTRY, INCLUDE, LAZY_NPM } from "../../scripts/build.ts";
+import { JSR_BUNDLE } from "../../scripts/jsr_package.ts";
 import { CONFIG, ROOT, runCli, runCommand } from "../support/cli.ts";
+import { publishCheckout } from "../support/jsr_publish.ts";
 import { type Files, startJsr } from "../support/jsr_registry.ts";
 import { startRecorder } from "../support/upstream.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
-const PACKAGE = `${config.name}@${config.version}`;
 /** Not the checkout's HEAD: the version line must come from the stamp. */
 const STAMP = "5ca1ab1e".repeat(5);
-
-/** The checkout's files as git sees them (tracked, or new and not ignored), copied to `dir`. */
-async function copyCheckout(dir: string): Promise<void> {
-  const list = await runCommand("git", {
-    args: ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-    cwd: ROOT,
-  });
-  assert.equal(list.code, 0, `git ls-files: ${list.stderr}`);
-  for (const file of new Set(list.stdout.split("\0").filter(Boolean))) {
-    const from = `${ROOT}${file}`;
-    const info = await Deno.lstat(from).catch(() => undefined);
-    if (!info?.isFile) continue; // deleted in the work tree, or a link
-    await Deno.mkdir(`${dir}/${file}`.replace(/\/[^/]*$/, ""), { recursive: true });
-    await Deno.copyFile(from, `${dir}/${file}`);
-  }
-}
 
 const jsr = startJsr();
 const stage = await Deno.makeTempDir({ prefix: "weir-publish-" });
@@ -63,20 +53,7 @@ delete userEnv.DENO_CERT;
 let FILES: Files = new Map();
 let publishError = "";
 try {
-  await copyCheckout(stage);
-  const stamp = await runCommand(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", "scripts/stamp.ts", STAMP],
-    cwd: stage,
-  });
-  assert.equal(stamp.code, 0, stamp.stderr);
-  const publish = await runCommand(Deno.execPath(), {
-    args: ["publish", "--token", "local-test", "--no-provenance", "--allow-dirty"],
-    cwd: stage,
-    env: { JSR_URL: jsr.url, NO_COLOR: "1", GITHUB_ACTIONS: "" },
-  });
-  assert.equal(publish.code, 0, `deno publish: ${publish.stderr}`);
-  FILES = jsr.published.get(PACKAGE) ?? new Map();
-  assert.ok(FILES.size > 0, `deno publish uploaded no ${PACKAGE}: ${publish.stderr}`);
+  FILES = await publishCheckout(jsr, stage, STAMP);
 } catch (error) {
   publishError = (error as Error).message;
 }
@@ -94,31 +71,70 @@ function userRun(args: string[]) {
   return runCommand(Deno.execPath(), { args: ["run", "-A", ...args], cwd: scratch, env: userEnv });
 }
 
-/** Every local file the entry points reach (static and dynamic imports), relative to the root. */
+/**
+ * What `deno info` says `entry` (a path in the staged package) reaches: with
+ * the package's deno.json, or without any (`--no-config`: no import map).
+ */
+async function graph(
+  entry: string,
+  config: "package" | "none" = "package",
+): Promise<{ specifier: string; npmPackage?: string }[]> {
+  const info = await runCommand(Deno.execPath(), {
+    args: [
+      "info",
+      "--json",
+      ...(config === "none" ? ["--no-config"] : ["--config", `${stage}/deno.json`]),
+      entry,
+    ],
+    cwd: stage,
+  });
+  assert.equal(info.code, 0, info.stderr);
+  return JSON.parse(info.stdout).modules;
+}
+
+/** Every local file the entries reach (static and dynamic imports), relative to the package. */
 async function reachable(entries: string[]): Promise<Set<string>> {
   const files = new Set<string>();
   for (const entry of entries) {
-    const info = await runCommand(Deno.execPath(), {
-      args: ["info", "--json", "--config", CONFIG, entry],
-      cwd: ROOT,
-    });
-    assert.equal(info.code, 0, info.stderr);
-    for (const module of JSON.parse(info.stdout).modules as { specifier: string }[]) {
+    for (const module of await graph(entry)) {
       const url = new URL(module.specifier);
-      if (url.protocol === "file:") files.add(`/${url.pathname.slice(ROOT.length)}`);
+      if (url.protocol === "file:") files.add(url.pathname.slice(stage.length));
     }
   }
   return files;
 }
 
+/** Every npm package (name@version) the entries import. */
+async function npmImports(entries: string[], config?: "none"): Promise<string[]> {
+  const packages = new Set<string>();
+  for (const entry of entries) {
+    for (const module of await graph(entry, config)) {
+      if (module.npmPackage) packages.add(module.npmPackage.replace(/_.*$/, ""));
+    }
+  }
+  return [...packages].sort();
+}
+
+/** The CLI's modules: its entry and each module it loads by URL, as sources. */
+const CLI_SOURCES = [ENTRY, ...INCLUDE];
+/** ... and as the package's bundle. */
+const CLI_BUNDLE = CLI_SOURCES.map((path) => `${JSR_BUNDLE}/${bundled(path)}`);
+
 Deno.test("deno publish uploads the product: what the entry points reach, the docs, nothing else", async () => {
   assert.equal(publishError, "");
   const uploaded = [...FILES.keys()].sort();
-  const entries = [...Object.values(config.exports as Record<string, string>), ...INCLUDE]
+  const published = JSON.parse(new TextDecoder().decode(FILES.get("/deno.json")));
+  assert.deepEqual(published.exports, { ...config.exports, "./cli": `./${CLI_BUNDLE[0]}` });
+  const entries = [...Object.values(published.exports as Record<string, string>), ...CLI_BUNDLE]
     .map((p) => p.replace(/^\.\//, ""));
-  const needed = await reachable(entries);
+  const needed = new Set([...await reachable(entries), ...await reachable(CLI_SOURCES)]);
   const missing = [...needed].filter((f) => !FILES.has(f));
-  assert.deepEqual(missing, [], "modules the CLI or library load that the upload misses");
+  assert.deepEqual(
+    missing,
+    [],
+    "modules the CLI, its sources or the library load that the upload misses",
+  );
+  assert.ok(FILES.has("/cli.ts") && FILES.has("/src/cli/serve.ts"), "the CLI's sources, for audit");
   const stray = uploaded.filter((f) =>
     /(^|\/)(tests?|bench|fixtures|testdata|scripts|deploy|\.github|\.ci|dist)\//.test(f) ||
     /(_test|_bench|\.test|\.bench)\.[jt]sx?$/.test(f) ||
@@ -137,14 +153,31 @@ Deno.test("deno publish uploads the product: what the entry points reach, the do
   }
   // What `deno publish --dry-run` lists is the same set.
   const dry = await runCommand(Deno.execPath(), {
-    args: ["publish", "--dry-run", "--allow-dirty", "--config", CONFIG],
-    cwd: ROOT,
+    args: ["publish", "--dry-run", "--allow-dirty"],
+    cwd: stage,
     env: { NO_COLOR: "1" },
   });
   assert.equal(dry.code, 0, dry.stderr);
   const listed = [...(dry.stdout + dry.stderr).matchAll(/^\s+file:\/\/(\S+) \(/gm)]
-    .map((m) => `/${m[1].slice(ROOT.length)}`).sort();
+    .map((m) => m[1].slice(stage.length)).sort();
   assert.deepEqual(listed, uploaded);
+});
+
+Deno.test("the package's CLI bundle holds weir's own modules only: every npm package stays an npm: import", async () => {
+  assert.equal(publishError, "");
+  // The packages loaded by an import() of a constant (LAZY_NPM) `deno info` follows in the
+  // sources, not in the minified bundle: they are checked by their specifiers below.
+  const lazy = LAZY_NPM.map((specifier) => specifier.replace(/^npm:((?:@[^/]+\/)?[^/]+).*$/, "$1"));
+  const fromSources = (await npmImports(CLI_SOURCES)).filter((p) => !lazy.includes(p));
+  assert.ok(fromSources.includes("@bgotink/kdl@0.4.0"), `${fromSources}`);
+  // Resolved without deno.json: no bare name is left for an import map to resolve.
+  assert.deepEqual(
+    (await npmImports(CLI_BUNDLE, "none")).filter((p) => !lazy.includes(p)),
+    fromSources,
+  );
+  const text = [...FILES].filter(([path]) => path.startsWith(`/${JSR_BUNDLE}/`))
+    .map(([, bytes]) => new TextDecoder().decode(bytes)).join("\n");
+  for (const specifier of LAZY_NPM) assert.ok(text.includes(`"${specifier}"`), specifier);
 });
 
 Deno.test("jsr:@weir/weir/cli --version from an empty cache: version, the stamped commit, Deno", async () => {
@@ -158,7 +191,10 @@ Deno.test("jsr:@weir/weir/cli --version from an empty cache: version, the stampe
     `deno ${Deno.version.deno} (${Deno.build.target})`,
   ]);
   assert.ok(jsr.served.includes(`/${config.name}/meta.json`), "resolved through the registry");
-  assert.ok(jsr.served.includes(`/${config.name}/${config.version}/cli.ts`));
+  // The bundle, not the sources, is what the CLI entry runs.
+  const served = jsr.served.filter((p) => p.endsWith(".ts") || p.endsWith(".js"));
+  assert.ok(served.includes(`/${config.name}/${config.version}/${CLI_BUNDLE[0]}`), `${served}`);
+  assert.deepEqual(served.filter((p) => !p.includes(`/${JSR_BUNDLE}/`)), [], "no source module");
 });
 
 Deno.test("jsr:@weir/weir/cli lint of an example guardfile lists what a checkout lists", async () => {
@@ -215,7 +251,9 @@ wrap ward mcp notes {
     assert.deepEqual(env.result, { title: "Notes", entries: [{ title: "One" }] });
     // The Web Worker module came from the registry like every other module.
     assert.ok(
-      jsr.served.includes(`/${config.name}/${config.version}/src/guard/extract_worker.ts`),
+      jsr.served.includes(
+        `/${config.name}/${config.version}/${JSR_BUNDLE}/src/guard/extract_worker.js`,
+      ),
       "the extract worker was fetched from the registry",
     );
   } finally {
