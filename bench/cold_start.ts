@@ -3,7 +3,16 @@
  *
  * - `weir serve FILE --stdio`: spawn to the first correct `tools/list` answer
  *   (initialize and tools/list are written at spawn; the clock stops at the
- *   answer that lists the guardfile's tools);
+ *   answer that lists the guardfile's tools), from the sources (`deno run
+ *   cli.ts`, a checkout's developer route: informative, no goal);
+ * - the same from the JSR package, the route the README gives MCP hosts: this
+ *   tree published with the real `deno publish` to a JSR registry on 127.0.0.1
+ *   as the release workflow publishes it (tests/support/jsr_publish.ts:
+ *   stamped, then scripts/jsr_package.ts, whose CLI entry is a bundle of
+ *   weir's own modules with npm packages as `npm:` imports), run by `deno run
+ *   -A jsr:@weir/weir/cli` from a directory without deno.json, its DENO_DIR
+ *   filled by the first starts as a returning user's is; with issue 30's goals
+ *   (no row, and why, when publishing fails);
  * - the same for a bare Deno script that answers both requests by hand
  *   (`bench/servers/bare_stdio.ts`, no imports): the baseline;
  * - `weir --version` and `weir help`: spawn to exit;
@@ -59,6 +68,8 @@ import {
 } from "./against.ts";
 import { benchArgs, killAllOnInterrupt, median, scratchDir } from "./common.ts";
 import { firstList } from "./first_list.ts";
+import { publishCheckout } from "../tests/support/jsr_publish.ts";
+import { startJsr } from "../tests/support/jsr_registry.ts";
 
 const USAGE = "usage: deno task bench:cold [ROUNDS] [--against REV]...";
 const { values: flags, positionals } = benchArgs(USAGE, {
@@ -87,9 +98,17 @@ const IDLE_RSS_GOAL_MIB = 50;
 /** The resident set of each `serve --stdio` spawn at its first tools/list answer, by case. */
 const rssAtList = new Map<string, number[]>();
 
-/** {@link firstList} of `deno ARGS`; the resident set goes to {@link rssAtList} under `name`. */
-async function toFirstList(name: string, args: string[], expect: string): Promise<number> {
-  const { ms, rssMiB } = await firstList(Deno.execPath(), args, expect);
+/**
+ * {@link firstList} of `deno ARGS` (in `where`'s directory and environment, if
+ * given); the resident set goes to {@link rssAtList} under `name`.
+ */
+async function toFirstList(
+  name: string,
+  args: string[],
+  expect: string,
+  where?: { env: Record<string, string>; cwd: string },
+): Promise<number> {
+  const { ms, rssMiB } = await firstList(Deno.execPath(), args, expect, where?.env, where?.cwd);
   rssAtList.set(name, [...(rssAtList.get(name) ?? []), rssMiB]);
   return ms;
 }
@@ -155,12 +174,29 @@ if (BUNDLED) {
   binaryForm = BUNDLED.args.filter((a) => !a.startsWith("--v8-flags="))
     .map((a) => a.startsWith(`${from}/`) ? `${to}${a.slice(from.length)}` : a);
 }
+
+// The JSR package as a user runs it (README): published from this tree to a local registry.
+const JSR_CASE = "weir serve --stdio, the JSR package (deno run -A jsr:@weir/weir/cli)";
+const JSR_RSS = "JSR package";
+console.log("  publishing this tree to a local JSR registry (scripts/jsr_package.ts)...");
+const jsr = startJsr();
+let jsrUser: { env: Record<string, string>; cwd: string } | undefined;
+try {
+  await publishCheckout(jsr, `${tmp}/jsr-stage`, "0".repeat(40));
+  jsrUser = {
+    env: { JSR_URL: jsr.url, DENO_DIR: `${tmp}/jsr-deno-dir`, DENO_NO_UPDATE_CHECK: "1" },
+    cwd: `${tmp}/jsr-user`,
+  };
+  await Deno.mkdir(jsrUser.cwd);
+} catch (error) {
+  console.log(`  (no JSR package row: ${(error as Error).message.split("\n")[0]})`);
+}
 const empty = `${tmp}/empty.ts`;
 await Deno.writeTextFile(empty, "\n");
 const MISSING = `${tmp}/missing.mcp.kdl`;
 
 const [WEIR] = weirs.map((w) => weirArgs(w, PERMISSIONS));
-const serveCase = (label: string) => `${label} serve --stdio, tools/list`;
+const serveCase = (label: string) => `${label} serve --stdio, deno run cli.ts (informative)`;
 const cases: Record<string, () => Promise<number>> = {
   "bare Deno, stdio tools/list": () =>
     toFirstList("bare", [...RUN, `${ROOT}bench/servers/bare_stdio.ts`], "echo"),
@@ -189,6 +225,17 @@ const cases: Record<string, () => Promise<number>> = {
         ),
     ]];
   })),
+  ...(jsrUser
+    ? {
+      [JSR_CASE]: () =>
+        toFirstList(
+          JSR_RSS,
+          ["run", "-A", "jsr:@weir/weir/cli", "serve", GUARDFILE, "--stdio"],
+          "list_ticket",
+          jsrUser,
+        ),
+    }
+    : {}),
   ...(binaryForm
     ? {
       [BINARY_FORM_CASE]: () =>
@@ -214,6 +261,7 @@ for (let round = 0; round <= ROUNDS; round++) {
     if (round > 0) times[name].push(t);
   }
 }
+await jsr.close();
 
 // What each npm package the serve path may load costs to import, each in a fresh process. The
 // scratch file names the package by its npm: specifier: deno.json maps the bare name for files
@@ -247,6 +295,7 @@ for (const [name, specifier] of packages) {
 
 const rssRows = [
   ...weirs.map((w) => w.label),
+  ...(jsrUser ? [JSR_RSS] : []),
   ...weirs.filter((w) => runsBundle(w.label)).map((w) => bundleRss(w.label)),
   ...(binaryForm ? [BINARY_FORM_RSS] : []),
 ];
@@ -270,13 +319,20 @@ const bare = at("bare Deno, stdio tools/list");
 const serve = at(serveCase("weir"));
 const rss = median(rssAtList.get("weir") ?? []);
 console.log(
-  `\n${serve / bare <= COLD_GOAL ? "PASS" : "FAIL"}  weir serve / bare Deno, spawn to first ` +
-    `tools/list  ${(serve / bare).toFixed(2)}x  (goal <= ${COLD_GOAL}x)`,
+  `\ninfo  deno run cli.ts (a checkout's route, no goal) / bare Deno, spawn to first ` +
+    `tools/list  ${(serve / bare).toFixed(2)}x, RSS ${rss.toFixed(1)} MiB`,
 );
-console.log(
-  `${rss <= IDLE_RSS_GOAL_MIB ? "PASS" : "FAIL"}  weir serve --stdio RSS after the first ` +
-    `tools/list  ${rss.toFixed(1)} MiB  (goal <= ${IDLE_RSS_GOAL_MIB} MiB)`,
-);
+if (jsrUser) {
+  const fromJsr = at(JSR_CASE);
+  const jsrRss = median(rssAtList.get(JSR_RSS) ?? []);
+  console.log(
+    `${
+      fromJsr / bare <= COLD_GOAL && jsrRss <= IDLE_RSS_GOAL_MIB ? "PASS" : "FAIL"
+    }  the JSR package (deno run -A jsr:@weir/weir/cli) / bare Deno, spawn to first tools/list  ` +
+      `${(fromJsr / bare).toFixed(2)}x, RSS ${jsrRss.toFixed(1)} MiB  (goals <= ${COLD_GOAL}x, ` +
+      `<= ${IDLE_RSS_GOAL_MIB} MiB; / deno run cli.ts ${ratio(fromJsr, serve)})`,
+  );
+}
 if (BUNDLED) {
   const bundled = at(BUNDLED_CASE);
   const bundledRss = median(rssAtList.get("bundled") ?? []);

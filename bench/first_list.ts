@@ -48,6 +48,8 @@ export interface FirstList {
  * @param expect a tool name the answer must list
  * @param env variables added to this process's environment for the server
  *   (e.g. a `TMPDIR` of its own: where a compiled binary keeps its code cache)
+ * @param cwd the server's working directory (default this process's; Deno
+ *   finds a deno.json from there)
  * @throws when the answer lacks `expect` or the server ends without one (the
  *   message ends with the server's stderr, from one more start that keeps it)
  */
@@ -56,11 +58,13 @@ export async function firstList(
   args: string[],
   expect: string,
   env?: Record<string, string>,
+  cwd?: string,
 ): Promise<FirstList> {
   const start = performance.now();
   const child = new Deno.Command(command, {
     args,
     env,
+    cwd,
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
@@ -82,7 +86,7 @@ export async function firstList(
           child.kill();
           await child.status;
           throw new Error(
-            `tools/list without ${expect}: ${line}${await stderrOf(command, args, env)}`,
+            `tools/list without ${expect}: ${line}${await stderrOf(command, args, env, cwd)}`,
           );
         }
         found = { ms: performance.now() - start, rssMiB: rssMiB(child.pid) };
@@ -96,7 +100,7 @@ export async function firstList(
   if (!found) {
     throw new Error(
       `${command} ${args.join(" ")}: no tools/list answer (exit code ${status.code})` +
-        await stderrOf(command, args, env),
+        await stderrOf(command, args, env, cwd),
     );
   }
   return found;
@@ -112,10 +116,12 @@ async function stderrOf(
   command: string,
   args: string[],
   env?: Record<string, string>,
+  cwd?: string,
 ): Promise<string> {
   const child = new Deno.Command(command, {
     args,
     env,
+    cwd,
     stdin: "piped",
     stdout: "null",
     stderr: "piped",
