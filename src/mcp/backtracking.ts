@@ -8,10 +8,14 @@
  * The analysis (src/mcp/backtracking_analysis.ts, npm `scslre`) is loaded by
  * URL only when {@link prepareBacktracking} meets a pattern that may need it:
  * exponential backtracking needs a quantified group (`(...)*`, `(...)+`,
- * `(...){n,}`), which {@link mayBacktrackExponentially} finds with one scan.
+ * `(...){n,}`), which {@link mayBacktrackExponentially} finds with one scan,
+ * and src/mcp/backtracking_proof.ts proves most such groups safe without it
+ * (`([0-9]+(ms|s|m))+`); lint loads it always (its polynomial warnings).
  *
  * @module
  */
+
+import { provedNotExponential } from "./backtracking_proof.ts";
 
 /** How a pattern backtracks on a failing input. */
 export interface Backtracking {
@@ -59,14 +63,15 @@ export async function prepareBacktracking(
 ): Promise<void> {
   if (analyser) return;
   let needed = all;
-  for (const source of sources) needed ||= mayBacktrackExponentially(source);
+  for (const source of sources) needed ||= mayBacktrackExponentially(source) && !proved(source);
   if (!needed) return;
   analyser = (await load()).analyseBacktracking;
 }
 
 /**
  * How `source` backtracks, or `undefined` when it cannot backtrack
- * exponentially (nor polynomially, when the analysis is loaded).
+ * exponentially (nor polynomially, when the analysis is loaded: without it,
+ * a pattern src/mcp/backtracking_proof.ts proves is `undefined` unanalysed).
  * @throws RangeError when `source` has a quantified group and is over
  *   {@link MAX_ANALYSED} characters; Error when it has one and
  *   {@link prepareBacktracking} was not awaited first (a programming error).
@@ -86,6 +91,7 @@ export function backtrackingOf(source: string): Backtracking | undefined {
     throw new RangeError(`over ${MAX_ANALYSED} characters, too long to analyse`);
   }
   if (!analyser) {
+    if (proved(source)) return undefined;
     throw new Error("the analysis was not loaded: await prepareBacktracking(patterns) first");
   }
   // One analysis per pattern: serve checks each pattern= site, then lint's
@@ -104,6 +110,23 @@ export function backtrackingOf(source: string): Backtracking | undefined {
  */
 const MAX_VERDICTS = 256;
 const verdicts = new Map<string, Backtracking | undefined>();
+
+/**
+ * Whether src/mcp/backtracking_proof.ts proves `source` free of exponential
+ * backtracking (within {@link MAX_ANALYSED}: a longer one is refused
+ * unchecked, as before), each source proved once.
+ */
+function proved(source: string): boolean {
+  if (source.length > MAX_ANALYSED) return false;
+  let verdict = proofs.get(source);
+  if (verdict === undefined) {
+    verdict = provedNotExponential(source);
+    if (proofs.size >= MAX_VERDICTS) proofs.clear();
+    proofs.set(source, verdict);
+  }
+  return verdict;
+}
+const proofs = new Map<string, boolean>();
 
 /**
  * The longest pattern analysed, in UTF-16 code units (a guardfile's own
