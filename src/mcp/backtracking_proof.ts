@@ -36,8 +36,8 @@
  *   exponential in V8 and both slip past scslre);
  * - no two routes join the same pair of atoms (`(a+)+`: the inner and the
  *   outer repeat both lead from `a` to `a`): "unknown";
- * - a bounded repeat `{n,m}` with m > 1 of one character atom (`[0-9]{4}`)
- *   is read as its m copies, exactly (each count of iterations is one
+ * - a bounded repeat `{n,m}` with m > 1 of one character atom with no
+ *   route to itself (`[0-9]{4}`, not `(?:a+){2}`) is read as its m copies, exactly (each count of iterations is one
  *   path); of anything else (or past {@link MAX_COPIES}) as unbounded
  *   (`{n,}`): every path of the copies maps to a distinct path of the loop
  *   (the route taken fixes which copy is entered), so the count can only
@@ -317,7 +317,11 @@ class Reader {
     if (atom.nullable) throw new Unknown();
     if (max <= 1) return { nullable: min === 0, first: atom.first, last: atom.last };
     // One character atom (`[0-9]{4}`): its copies, exactly (one path per count).
-    if (this.sets.length === before + 1 && max <= MAX_COPIES) return this.#copies(min, max);
+    // Not an atom with a route to itself (`(?:a+){2}` is `a+a+`, not `aa`):
+    // that goes on as a loop, where the second route from `a` to `a` is unknown.
+    if (this.sets.length === before + 1 && this.follow[before].length === 0 && max <= MAX_COPIES) {
+      return this.#copies(min, max);
+    }
     this.#join(atom.last, atom.first);
     return { nullable: min === 0, first: atom.first, last: atom.last };
   }

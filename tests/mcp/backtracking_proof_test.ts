@@ -81,6 +81,10 @@ const EXPONENTIAL = [
   "^(?:\\p{L}+ ?)*$",
   "^(?:[\\p{L}a]|a)*$",
   "^(?:[^\\p{L}]|a)*!",
+  "^(?:(?:a+){2}b)+$", // a repeated atom that loops on itself is not its copies (check6)
+  "^(?:(?:[0-9]+){2}-)+$",
+  "^((a+){2}b)*$",
+  "^(?:(?:a+?){2,3}b)+$",
 ];
 
 /** Linear or polynomial, and provable. */
