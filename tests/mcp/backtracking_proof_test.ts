@@ -244,6 +244,10 @@ Deno.test("long and deep patterns give up (unknown), never throw", () => {
       "(?:a|b)+".repeat(500),
       "(?:[ab]c)+".repeat(200),
       "(?:a{16}b{16}c{16}d{16}e{16}f{16}g)+",
+      // Past MAX_PAIRS (79 atoms) before the ambiguity is seen: giving up must
+      // say unknown. Exponential (V8: 17 s on 161 characters) and missed by
+      // scslre, so a budget that said "proved" would pass every other case.
+      String.raw`^(?:\w{16}|\w{16}|\w{16}|\w{16}|\w{15})+$`,
     ]
   ) {
     new RegExp(source, "u");
