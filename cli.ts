@@ -654,7 +654,15 @@ function enterTaskDirectory(): void {
   }
 }
 
-if (import.meta.main) {
+/**
+ * Run weir as a program: {@linkcode main} with this process's arguments, in
+ * the directory `deno task weir` was typed in (`WEIR_TASK_CWD`), then exit
+ * with its code. What `cli.ts` does when it is the main module, and what the
+ * JSR package's entry, `bundle/cli.js`, calls (scripts/jsr_package.ts).
+ */
+export async function runProgram(): Promise<never> {
   enterTaskDirectory();
   Deno.exit(await main(Deno.args));
 }
+
+if (import.meta.main) await runProgram();

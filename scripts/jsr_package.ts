@@ -8,10 +8,15 @@
  *   deno run -A scripts/jsr_package.ts
  *
  * It writes `bundle/` (scripts/bundle.ts `writeBundle` with npm packages
- * outside: `cli.js`, each module loaded by URL beside it, the shared chunks;
+ * outside: the CLI, each module loaded by URL beside it, the shared chunks;
  * every npm package stays an `npm:` import, pinned as deno.json pins it, so no
  * third-party code is inside the package), then edits deno.json: the `./cli`
- * export names `bundle/cli.js` and `publish.include` adds `bundle/`. The
+ * export names `bundle/cli.js` and `publish.include` adds `bundle/`.
+ *
+ * `bundle/cli.js` is two lines calling `runProgram` of `bundle/weir.js`, the
+ * bundled `cli.ts`: Deno 2.9.6 never finds the main module in its code cache
+ * when it is named by a `jsr:` specifier (it compiles it and writes the cache
+ * again at every start), so the main module holds nothing to compile. The
  * library exports (`.`, `./guard`) stay the sources, with their types.
  * `deno run cli.ts` in a checkout is unchanged (docs/performance.md, "Which
  * form starts how fast").
@@ -25,6 +30,17 @@ import { writeBundle } from "./bundle.ts";
 
 /** Where the JSR package's bundle goes, from the repository root. */
 export const JSR_BUNDLE = "bundle";
+
+/** The bundled `cli.ts` in {@linkcode JSR_BUNDLE}; its `cli.js` is {@linkcode ENTRY_STUB}. */
+export const JSR_PROGRAM = "weir.js";
+
+/** The package's CLI entry, `bundle/cli.js`: it runs {@linkcode JSR_PROGRAM}. */
+export const ENTRY_STUB =
+  `// jsr:@weir/weir/cli: weir's command line, ./${JSR_PROGRAM} (cli.ts bundled by
+// scripts/jsr_package.ts). The main module stays this small: Deno compiles it at every start.
+import { runProgram } from "./${JSR_PROGRAM}";
+await runProgram();
+`;
 
 /** A package config (deno.json) as far as this script edits it. */
 export interface PackageConfig {
@@ -74,11 +90,15 @@ if (import.meta.main) {
   const root = new URL("../", import.meta.url);
   const file = new URL("deno.json", root);
   const config = packageConfig(JSON.parse(await Deno.readTextFile(file)));
-  const failure = await writeBundle(root, new URL(JSR_BUNDLE, root).pathname, { npm: "outside" });
+  const dir = new URL(JSR_BUNDLE, root).pathname;
+  const failure = await writeBundle(root, dir, { npm: "outside" });
   if (failure !== undefined) {
     console.error(`jsr_package: ${failure}`);
     Deno.exit(1);
   }
+  // cli.js's own imports are "./chunk-...": the same from weir.js beside it.
+  await Deno.rename(`${dir}/cli.js`, `${dir}/${JSR_PROGRAM}`);
+  await Deno.writeTextFile(`${dir}/cli.js`, ENTRY_STUB);
   await Deno.writeTextFile(file, `${JSON.stringify(config, null, 2)}\n`);
   console.log(
     `jsr_package: wrote ${JSR_BUNDLE}/cli.js and the modules beside it; ` +

@@ -26,7 +26,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { bundled, ENTRY, INCLUDE, LAZY_NPM } from "../../scripts/build.ts";
-import { JSR_BUNDLE } from "../../scripts/jsr_package.ts";
+import { JSR_BUNDLE, JSR_PROGRAM } from "../../scripts/jsr_package.ts";
 import { CONFIG, ROOT, runCli, runCommand } from "../support/cli.ts";
 import { publishCheckout } from "../support/jsr_publish.ts";
 import { type Files, startJsr } from "../support/jsr_registry.ts";
@@ -194,6 +194,7 @@ Deno.test("jsr:@weir/weir/cli --version from an empty cache: version, the stampe
   // The bundle, not the sources, is what the CLI entry runs.
   const served = jsr.served.filter((p) => p.endsWith(".ts") || p.endsWith(".js"));
   assert.ok(served.includes(`/${config.name}/${config.version}/${CLI_BUNDLE[0]}`), `${served}`);
+  assert.ok(served.includes(`/${config.name}/${config.version}/${JSR_BUNDLE}/${JSR_PROGRAM}`));
   assert.deepEqual(served.filter((p) => !p.includes(`/${JSR_BUNDLE}/`)), [], "no source module");
 });
 
