@@ -37,8 +37,9 @@
  * - no two routes join the same pair of atoms (`(a+)+`: the inner and the
  *   outer repeat both lead from `a` to `a`): "unknown";
  * - a bounded repeat `{n,m}` with m > 1 of one character atom with no
- *   route to itself (`[0-9]{4}`, not `(?:a+){2}`) is read as its m copies, exactly (each count of iterations is one
- *   path); of anything else (or past {@link MAX_COPIES}) as unbounded
+ *   route to itself (`[0-9]{4}`, not `(?:a+){2}`) is read as its m copies,
+ *   exactly (each count of iterations is one path); of anything else (or
+ *   past 16 copies) as unbounded
  *   (`{n,}`): every path of the copies maps to a distinct path of the loop
  *   (the route taken fixes which copy is entered), so the count can only
  *   grow, and a repeat such as `(a|a){1,30}` (2^30 paths on 30 characters,
@@ -50,8 +51,9 @@
  *   be shared), negated or not: a set is never smaller than the engine's.
  *
  * Flags: `u` only, as guardfile and schema patterns are compiled. Past
- * {@link MAX_ATOMS} atoms or {@link MAX_PAIRS} product pairs it gives up
- * ("unknown"), so its own cost stays small on any input.
+ * {@link MAX_ATOMS} atoms, {@link MAX_PAIRS} product pairs or 64 nested
+ * groups it gives up ("unknown"), so its own cost stays small on any input
+ * and its reader cannot run out of stack.
  *
  * @module
  */
