@@ -11,7 +11,10 @@
  * the library run from `jsr:` specifiers as a user runs them: `--version`,
  * `lint`, `serve --stdio` driven by the official client (with a feed
  * extraction, whose Web Worker module is loaded by URL), `demo`, and scripts
- * importing `jsr:@weir/weir` and `jsr:@weir/weir/guard`, type-checked and run.
+ * importing `jsr:@weir/weir` and `jsr:@weir/weir/guard`, type-checked and run;
+ * and the shipped-form test files (tests/support/shipped.ts: serve over stdio
+ * and HTTP with the official clients, the wrap mode, AWS against s3rver, sql
+ * against PostgreSQL, OAuth, the extract worker) with the package as weir.
  *
  * The uploaded file set must be the product and nothing else: every module the
  * entry points reach (the bundle for `./cli`, the sources for `.` and
@@ -30,6 +33,7 @@ import { JSR_BUNDLE, JSR_PROGRAM } from "../../scripts/jsr_package.ts";
 import { CONFIG, ROOT, runCli, runCommand } from "../support/cli.ts";
 import { publishCheckout } from "../support/jsr_publish.ts";
 import { type Files, startJsr } from "../support/jsr_registry.ts";
+import { runShippedFormTests } from "../support/shipped.ts";
 import { startRecorder } from "../support/upstream.ts";
 
 const config = JSON.parse(await Deno.readTextFile(CONFIG));
@@ -332,6 +336,25 @@ console.log(server.capabilities.tools ? "tools" : "none");
   const guard = await userRun(["guard.ts"]);
   assert.equal(guard.code, 0, guard.stderr);
   assert.equal(guard.stdout.trim(), "tools");
+});
+
+Deno.test({
+  name:
+    "the shipped-form tests pass on jsr:@weir/weir/cli (stdio, HTTP, wrap, AWS, sql, OAuth, extraction)",
+  ignore: Deno.build.os === "windows", // the stand-in below is a shell script
+  fn: async () => {
+    assert.equal(publishError, "");
+    // The helpers run WEIR_TEST_BINARY as weir: here the package from the registry, as a user with
+    // no deno.json runs it (--no-config: the tests run in the checkout), with this test's cache.
+    const weir = `${scratch}/weir-from-jsr`;
+    await Deno.writeTextFile(
+      weir,
+      `#!/bin/sh\nJSR_URL=${jsr.url} DENO_DIR=${denoDir} DENO_NO_UPDATE_CHECK=1 exec ` +
+        `${JSON.stringify(Deno.execPath())} run --no-config --quiet -A jsr:@weir/weir/cli "$@"\n`,
+    );
+    await Deno.chmod(weir, 0o755);
+    await runShippedFormTests({ WEIR_TEST_BINARY: weir });
+  },
 });
 
 Deno.test("deno doc --lint passes on every entry point", async () => {
