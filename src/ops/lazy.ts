@@ -181,9 +181,15 @@ export class UnreadableModuleError extends Error {
   override name = "UnreadableModuleError";
 }
 
+/** The import of each module URL under way or done: one `import()` per URL for every caller. */
+const imports = new Map<string, Promise<unknown>>();
+
 /**
  * Import a module by its path from the root, from where {@link moduleUrl} says
- * modules are (a command, one of {@link LAZY_MODULES}).
+ * modules are (a command, one of {@link LAZY_MODULES}). Callers asking for the
+ * same URL share one `import()` (concurrent first calls pay Deno's preparation
+ * of a dynamic import once); a failed import is forgotten, so the next caller
+ * tries again, as each caller did before.
  * @throws {UnreadableModuleError} when Deno may not read a local module (a
  *   missing `--allow-read`), naming the file and the flag; else what the import throws
  * @example
@@ -194,8 +200,19 @@ export class UnreadableModuleError extends Error {
  * assert.equal(typeof moduleUrl, "function");
  * ```
  */
-export async function importModule<T>(path: string): Promise<T> {
+export function importModule<T>(path: string): Promise<T> {
   const url = moduleUrl(path);
+  let pending = imports.get(url);
+  if (!pending) {
+    pending = importOnce(url);
+    imports.set(url, pending);
+    const forget = () => imports.get(url) === pending && imports.delete(url);
+    pending.catch(forget);
+  }
+  return pending as Promise<T>;
+}
+
+async function importOnce(url: string): Promise<unknown> {
   try {
     return await outsideContexts(() => import(url));
   } catch (error) {
