@@ -35,7 +35,8 @@ import type { IssuerMetadata } from "../oauth/access_tokens.ts";
 import type { StateKeys } from "../mcp/signed_state.ts";
 import type { TokenGrant } from "../inbound/static_tokens.ts";
 import type { TokenTable } from "../inbound/token_table.ts";
-import { lazy, loadReader } from "../ops/lazy.ts";
+import { lazy } from "../ops/lazy.ts";
+import { loadReader } from "../ops/load_reader.ts";
 
 export { runOn, type RunOnOptions } from "../serving/listen.ts";
 

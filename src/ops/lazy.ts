@@ -26,8 +26,6 @@
  * @module
  */
 
-import type { LoadReader } from "../guardfile/readers.ts";
-
 /** Runs a function in a context no call made; set by {@link contextsMadeHere}. */
 let contextFree: (<T>(run: () => T) => T) | undefined;
 
@@ -157,20 +155,6 @@ export function moduleUrl(path: string): string {
 export function lazy<T>(name: LazyName): Promise<T> {
   return importModule(LAZY_MODULES[name]);
 }
-
-/**
- * Load a guardfile reader (src/guardfile/readers.ts) by URL: its module is
- * {@link LAZY_MODULES} `guardfile_<name>`. What `loadGuardfile`
- * (src/guardfile/document.ts) is given by every command.
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { loadReader } from "./lazy.ts";
- * const { compileJmesPath } = await loadReader("jmespath");
- * assert.equal(compileJmesPath("items[?done]"), null);
- * ```
- */
-export const loadReader: LoadReader = (name) => lazy(`guardfile_${name}`);
 
 /**
  * Deno was not allowed to read one of weir's own modules (a bundle or a

@@ -18,7 +18,7 @@ import {
 } from "../../src/guardfile/document.ts";
 import { parseKdl } from "../../src/guardfile/kdl.ts";
 import { ReaderNotLoadedError, readersNeeded } from "../../src/guardfile/readers.ts";
-import { loadReader } from "../../src/ops/lazy.ts";
+import { loadReader } from "../../src/ops/load_reader.ts";
 
 const FAIL_WHEN = `wrap ward mcp x {
     base-url "https://x.example"
