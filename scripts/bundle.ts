@@ -35,6 +35,7 @@
  */
 import { bundleArgs, bundled, ENTRY, INCLUDE, npmSpecifier, STARTS, typedPath } from "./build.ts";
 import { mergeChunks } from "./bundle_merge.ts";
+import { LAZY_MODULES } from "../src/ops/lazy.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const USAGE = "usage: bundle.ts [--out-dir DIR] [--print]";
@@ -84,7 +85,10 @@ export async function writeBundle(
     if (missing.length) failure = `the bundle lacks ${missing.join(", ")}`;
     else if (options.npm === "outside") failure = await npmImportsPinned(outDir);
     if (failure === undefined) {
-      failure = await mergeChunks(outDir, STARTS.map(bundled), denoFailure);
+      const lazy = Object.fromEntries(
+        Object.entries(LAZY_MODULES).map(([name, path]) => [name, bundled(path)]),
+      );
+      failure = await mergeChunks(outDir, STARTS.map(bundled), denoFailure, lazy);
       if (failure !== undefined) failure = `merging the chunks failed: ${failure}`;
     }
   }

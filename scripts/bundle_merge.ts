@@ -13,8 +13,17 @@
  * program runs), and merges each group into one chunk, re-bundled by `deno
  * bundle` with every other file external. A start runs and reads a group whole
  * or not at all, so each start runs and reads the same code as before, in fewer
- * files; a lazy module or an implicit entry may load a group it used only part
- * of. Chunks no start runs are left as they are.
+ * files. Chunks no start runs are left as they are.
+ *
+ * A lazy module or an implicit entry loads, besides its own chunks, only code
+ * it loaded before or code already loaded: a chunk is also keyed by each such
+ * entry that runs (or reads) it, unless every start that may load the entry
+ * already runs (reads) it. The starts that may load an entry are those that run
+ * or read a file naming it: a literal `import()` of it, or its
+ * `LAZY_MODULES` name written as a string (or a template it begins with), also
+ * through another entry; an entry named nowhere counts as loaded by every
+ * start. (Without it, http1_client's chunk, merged with the MCP upstream
+ * modules, made the spec-mode first tools/call load both MCP SDKs.)
  *
  * Safe by construction: a chunk imports only chunks every start running (or
  * reading) it also runs (or reads), so a group imports only groups of other
@@ -58,12 +67,15 @@ function bindings(clause: string): [string, string][] {
  * @param roots the files a start loads first, from `dir`: the program's entry
  *   (`cli.js`) first, then each command's module and each Web Worker module
  * @param bundle runs `deno ARGS`; resolves to undefined on success, else what failed
+ * @param lazy the modules loaded by URL by a name (src/ops/lazy.ts `LAZY_MODULES`): name to
+ *   file, from `dir`; a module loaded by URL that is not here counts as loaded by every start
  * @returns undefined when done, else what failed (the bundle is then unusable)
  */
 export async function mergeChunks(
   dir: string,
   roots: readonly string[],
   bundle: (args: string[]) => Promise<string | undefined>,
+  lazy: Readonly<Record<string, string>> = {},
 ): Promise<string | undefined> {
   const files: string[] = [];
   const walk = async (sub: string) => {
@@ -111,31 +123,68 @@ export async function mergeChunks(
       .map((m) => fromRoot(file, m[1])).filter((target) => text.has(target));
     literal.set(file, targets);
   }
-  for (const root of roots) {
+  const reach = new Map<string, { run: Set<string>; read: Set<string> }>();
+  const reached = (loader: string) => {
     const run = new Set<string>();
     const visit = (file: string) => {
       if (run.has(file)) return;
       run.add(file);
       for (const { target } of importsOf.get(file) ?? []) visit(target);
       if (!placed.has(file)) placed.add(file), order.push(file);
-      if (/^chunk-/.test(file)) startsOf.set(file, [...startsOf.get(file) ?? [], root]);
     };
-    visit(root);
+    visit(loader);
     const read = new Set<string>();
     const walk = (file: string) => {
       if (read.has(file)) return;
       read.add(file);
       for (const { target } of importsOf.get(file) ?? []) walk(target);
       for (const target of literal.get(file) ?? []) walk(target);
-      if (/^chunk-/.test(file) && !run.has(file)) {
+    };
+    walk(loader);
+    for (const file of run) read.delete(file);
+    reach.set(loader, { run, read });
+  };
+  for (const root of roots) {
+    reached(root);
+    const { run, read } = reach.get(root)!;
+    for (const file of run) {
+      if (/^chunk-/.test(file)) startsOf.set(file, [...startsOf.get(file) ?? [], root]);
+    }
+    for (const file of read) {
+      if (/^chunk-/.test(file)) {
         startsOf.set(file, [...startsOf.get(file) ?? [], `read by ${root}`]);
       }
-    };
-    walk(root);
+    }
+  }
+  // Every other entry is loaded by a running start: a lazy module by URL, an implicit entry by a
+  // literal import(). What a start already ran or read costs it nothing; anything else a merged
+  // group holds beyond what the entry ran (or read) before would be code the merge added (merged
+  // with the MCP upstream modules, http1_client's chunk made the spec-mode first tools/call load
+  // and compile both MCP SDKs). So a chunk is also keyed by each entry that runs (reads) it,
+  // unless every start that may load the entry already runs (reads) it.
+  const others = files.filter((file) => !/^chunk-/.test(file) && !roots.includes(file));
+  others.forEach(reached);
+  const hosts = entryHosts(roots, others, reach, text, literal, lazy);
+  const rootsOf = (file: string, read: boolean) =>
+    new Set(
+      (startsOf.get(file) ?? []).filter((start) => read || !start.startsWith("read by "))
+        .map((start) => start.replace(/^read by /, "")),
+    );
+  const keyBy = (entry: string, files: Set<string>, mark: string, read: boolean) => {
+    for (const file of files) {
+      if (!/^chunk-/.test(file)) continue;
+      const already = rootsOf(file, read);
+      if ([...hosts.get(entry)!].every((start) => already.has(start))) continue;
+      startsOf.set(file, [...startsOf.get(file) ?? [], mark]);
+    }
+  };
+  for (const entry of others) {
+    keyBy(entry, reach.get(entry)!.run, entry, false);
+    keyBy(entry, reach.get(entry)!.read, `read by ${entry}`, true);
   }
   // A chunk no start runs (only a lazy module or an implicit entry loads it) keeps its own file.
   for (const [file, starts] of startsOf) {
-    if (starts.every((start) => start.startsWith("read by "))) startsOf.delete(file);
+    if (!starts.some((start) => roots.includes(start))) startsOf.delete(file);
   }
   const groups = new Map<string, string[]>();
   for (const file of order) {
@@ -214,6 +263,54 @@ export async function mergeChunks(
     if (rewritten !== body) await Deno.writeTextFile(`${dir}/${file}`, rewritten);
   }
   return undefined;
+}
+
+/**
+ * The starts that may load each entry that is no start: an implicit entry where a literal
+ * `import()` names it, a lazy module where its name is written (`"http1_client"`, or a template
+ * `` `guardfile_${…}` `` its name begins with); loaded from another such entry, by that entry's
+ * starts. A start that runs or only reads the naming file counts. An entry named nowhere a
+ * start or entry reaches (a name made otherwise) counts as loaded by every start.
+ */
+function entryHosts(
+  roots: readonly string[],
+  others: readonly string[],
+  reach: ReadonlyMap<string, { run: Set<string>; read: Set<string> }>,
+  text: ReadonlyMap<string, string>,
+  literal: ReadonlyMap<string, string[]>,
+  lazy: Readonly<Record<string, string>>,
+): Map<string, Set<string>> {
+  const namedIn = new Map<string, string[]>();
+  const names = (entry: string, file: string) =>
+    namedIn.set(entry, [...namedIn.get(entry) ?? [], file]);
+  for (const [file, body] of text) {
+    for (const target of literal.get(file) ?? []) names(target, file);
+    const prefixes = [...body.matchAll(/`([\w.\/-]+)\$\{/g)].map((m) => m[1]);
+    for (const [name, entry] of Object.entries(lazy)) {
+      const quoted = [`"${name}"`, `'${name}'`, `\`${name}\``].some((q) => body.includes(q));
+      if (quoted || prefixes.some((prefix) => name.startsWith(prefix))) names(entry, file);
+    }
+  }
+  const reachedBy = (file: string) =>
+    [...reach].filter(([, { run, read }]) => run.has(file) || read.has(file)).map(([l]) => l);
+  const hosts = new Map(others.map((entry) => {
+    const named = (namedIn.get(entry) ?? []).some((file) => reachedBy(file).length > 0);
+    return [entry, new Set<string>(named ? [] : roots)];
+  }));
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const entry of others) {
+      const found = hosts.get(entry)!;
+      for (const file of namedIn.get(entry) ?? []) {
+        for (const loader of reachedBy(file)) {
+          for (const start of roots.includes(loader) ? [loader] : hosts.get(loader) ?? []) {
+            if (!found.has(start)) found.add(start), changed = true;
+          }
+        }
+      }
+    }
+  }
+  return hosts;
 }
 
 async function shortHash(text: string): Promise<string> {

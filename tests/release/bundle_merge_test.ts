@@ -20,9 +20,11 @@ import { extra } from "./extra.js";
 bump();
 bump();
 const late = await import("./late.js");
+import { heavy } from "./heavy.js";
 const lazy = await import(new URL("./lazy.js", import.meta.url).href);
+const lazy2 = await import(new URL("./lazy2.js", import.meta.url).href);
 console.log(JSON.stringify({ order: globalThis.order, count, twice: twice(3), other, extra,
-  late: late.value, lazy: lazy.seen() }));
+  late: late.value, lazy: lazy.seen(), lazy2: lazy2.weight, heavy }));
 `,
   "b.js": `import { twice } from "./util.js";
 import { later, other } from "./other.js";
@@ -31,6 +33,14 @@ console.log(JSON.stringify({ order: globalThis.order, twice: twice(4), other, la
 `,
   "lazy.js": `import { count } from "./shared.js";
 export const seen = () => count;
+`,
+  // Run by a, like shared.js, and by another lazy module: merged with shared.js by a alone, lazy.js
+  // would load it.
+  "heavy.js": `(globalThis.order ??= []).push("heavy");
+export const heavy = "only-a-" + "and-lazy2";
+`,
+  "lazy2.js": `import { heavy } from "./heavy.js";
+export const weight = heavy.length;
 `,
   "late.js": `import { twice } from "./util.js";
 import { extra } from "./extra.js";
@@ -98,7 +108,7 @@ Deno.test("merged chunks: same output as the sources, fewer files per start, no 
         "--minify",
         "--outdir",
         out,
-        ...["a.js", "b.js", "lazy.js"].map((name) => `${work}/${name}`),
+        ...["a.js", "b.js", "lazy.js", "lazy2.js"].map((name) => `${work}/${name}`),
       ]);
       assert.equal(failure, undefined);
     };
@@ -126,7 +136,20 @@ Deno.test("merged chunks: same output as the sources, fewer files per start, no 
         );
       }
     }
-    assert.match(await run(`${work}/merged/a.js`), /"count":2,.*"lazy":2/);
+    assert.match(await run(`${work}/merged/a.js`), /"count":2,.*"lazy":2,"lazy2":16,/);
+    // A lazy module loads no code it did not load before (lazy.js never heavy's, which a runs
+    // with shared's, nor lazy2.js shared's).
+    for (const entry of ["lazy.js", "lazy2.js"]) {
+      const before = await staticFiles(`${work}/plain`, entry);
+      const after = await staticFiles(`${work}/merged`, entry);
+      for (const marker of ['"shared"', '"heavy"', '"extra"']) {
+        assert.equal(
+          [...after.values()].some((body) => body.includes(marker)),
+          [...before.values()].some((body) => body.includes(marker)),
+          `${entry}: ${marker}`,
+        );
+      }
+    }
   } finally {
     await Deno.remove(work, { recursive: true });
   }
