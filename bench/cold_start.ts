@@ -33,6 +33,11 @@
  *   npm packages inside) and run as the binary runs it (`deno run --no-config`
  *   with deno.json's runtime features, scripts/build.ts `bundleRunArgs`), with
  *   its goals too; no row when `deno bundle` fails.
+ * - spawn to the answer of the first `tools/call` of a spec-mode serve
+ *   (bench/guardfiles/things.mcp.kdl through a local upstream, the call sent at
+ *   the tools/list answer), from that bundle as the binary runs it and from the
+ *   JSR package: what a start defers to the first call (the HTTP/1.1 client,
+ *   loaded by URL) is paid there;
  * - that bundle as the release binary and the image run it: without V8's
  *   `--no-lazy` (scripts/build.ts `compileArgs` leaves `V8_FLAGS` out), from a
  *   copy of its own so the two forms never share one code cache entry; the
@@ -191,6 +196,30 @@ try {
 } catch (error) {
   console.log(`  (no JSR package row: ${(error as Error).message.split("\n")[0]})`);
 }
+// The first tools/call of a spec-mode serve, through a local upstream: what a start defers to the
+// first call (the HTTP/1.1 client, src/ops/lazy.ts) is paid there, so spawn to that answer counts.
+const upstream = Deno.serve(
+  { hostname: "127.0.0.1", port: 0, onListen() {} },
+  (request) => Response.json({ id: new URL(request.url).pathname.split("/").pop() }),
+);
+const CALL_FILE = `${ROOT}bench/guardfiles/things.mcp.kdl`;
+const CALL_ENV = { THINGS_URL: `http://127.0.0.1:${upstream.addr.port}` };
+const FIRST_CALL = { name: "get_thing", arguments: { id: "1" } };
+const BINARY_FORM_CALL = "weir serve --stdio, first tools/call, bundle as the binary runs it";
+const JSR_CALL = "weir serve --stdio, first tools/call, the JSR package";
+/** Spawn to the answer of the first tools/call (sent at the tools/list answer), in ms. */
+async function toFirstCall(args: string[], where?: { env: Record<string, string>; cwd: string }) {
+  const env = { ...where?.env, ...CALL_ENV };
+  const { callMs } = await firstList(
+    Deno.execPath(),
+    args,
+    "get_thing",
+    env,
+    where?.cwd,
+    FIRST_CALL,
+  );
+  return callMs!;
+}
 const empty = `${tmp}/empty.ts`;
 await Deno.writeTextFile(empty, "\n");
 const MISSING = `${tmp}/missing.mcp.kdl`;
@@ -240,6 +269,13 @@ const cases: Record<string, () => Promise<number>> = {
     ? {
       [BINARY_FORM_CASE]: () =>
         toFirstList(BINARY_FORM_RSS, [...binaryForm, "serve", GUARDFILE, "--stdio"], "list_ticket"),
+      [BINARY_FORM_CALL]: () => toFirstCall([...binaryForm, "serve", CALL_FILE, "--stdio"]),
+    }
+    : {}),
+  ...(jsrUser
+    ? {
+      [JSR_CALL]: () =>
+        toFirstCall(["run", "-A", "jsr:@weir/weir/cli", "serve", CALL_FILE, "--stdio"], jsrUser),
     }
     : {}),
   "weir help": () => toExit([...WEIR, "help"]),
@@ -262,6 +298,7 @@ for (let round = 0; round <= ROUNDS; round++) {
   }
 }
 await jsr.close();
+await upstream.shutdown();
 
 // What each npm package the serve path may load costs to import, each in a fresh process. The
 // scratch file names the package by its npm: specifier: deno.json maps the bare name for files

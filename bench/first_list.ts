@@ -2,9 +2,11 @@
  * One cold start of a stdio MCP server: spawn, write `initialize`,
  * `notifications/initialized` and `tools/list` at once, stop the clock at the
  * `tools/list` answer that names the expected tool, and read the process's
- * resident set then. bench/cold_start.ts (`deno task bench:cold`) and the
- * release workflow's figures for the compiled binary (scripts/binary_figures.ts)
- * measure with it.
+ * resident set then; optionally send one `tools/call` then and stop a second
+ * clock at its answer (spawn to the first call's answer: a start that defers
+ * work to the first call pays it there). bench/cold_start.ts (`deno task
+ * bench:cold`) and the release workflow's figures for the compiled binary
+ * (scripts/binary_figures.ts) measure with it.
  *
  * @module
  */
@@ -40,6 +42,16 @@ export interface FirstList {
   ms: number;
   /** The server's resident set at that answer, in MiB (NaN where unknown). */
   rssMiB: number;
+  /** Spawn to the answer of the `tools/call` sent after the tools/list answer, in ms (when asked). */
+  callMs?: number;
+}
+
+/** A `tools/call` to send once tools/list has answered: its answer must not be an error. */
+export interface FirstCall {
+  /** The tool's name. */
+  name: string;
+  /** Its arguments. */
+  arguments: Record<string, unknown>;
 }
 
 /**
@@ -50,8 +62,10 @@ export interface FirstList {
  *   (e.g. a `TMPDIR` of its own: where a compiled binary keeps its code cache)
  * @param cwd the server's working directory (default this process's; Deno
  *   finds a deno.json from there)
- * @throws when the answer lacks `expect` or the server ends without one (the
- *   message ends with the server's stderr, from one more start that keeps it)
+ * @param call a tools/call to send at the tools/list answer, timed to its answer (`callMs`)
+ * @throws when the answer lacks `expect`, the call's answer is an error, or the
+ *   server ends without one (the message ends with the server's stderr, from
+ *   one more start that keeps it)
  */
 export async function firstList(
   command: string,
@@ -59,6 +73,7 @@ export async function firstList(
   expect: string,
   env?: Record<string, string>,
   cwd?: string,
+  call?: FirstCall,
 ): Promise<FirstList> {
   const start = performance.now();
   const child = new Deno.Command(command, {
@@ -74,7 +89,7 @@ export async function firstList(
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
   let found: FirstList | undefined;
-  while (!found) {
+  while (!found || (call && found.callMs === undefined)) {
     const { done, value } = await reader.read();
     if (done) break;
     buffered += value;
@@ -90,6 +105,18 @@ export async function firstList(
           );
         }
         found = { ms: performance.now() - start, rssMiB: rssMiB(child.pid) };
+        if (call) {
+          const message = { jsonrpc: "2.0", id: 3, method: "tools/call", params: call };
+          await writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+        }
+      }
+      if (message.id === 3 && found) {
+        if (message.error || message.result?.isError) {
+          child.kill();
+          await child.status;
+          throw new Error(`tools/call ${call?.name} failed: ${line}`);
+        }
+        found.callMs = performance.now() - start;
       }
     }
     buffered = buffered.slice(buffered.lastIndexOf("\n") + 1);
@@ -97,9 +124,10 @@ export async function firstList(
   await writer.close().catch(() => {});
   await reader.cancel().catch(() => {});
   const status = await child.status;
-  if (!found) {
+  if (!found || (call && found.callMs === undefined)) {
     throw new Error(
-      `${command} ${args.join(" ")}: no tools/list answer (exit code ${status.code})` +
+      `${command} ${args.join(" ")}: no tools/${found ? "call" : "list"} answer ` +
+        `(exit code ${status.code})` +
         await stderrOf(command, args, env, cwd),
     );
   }
