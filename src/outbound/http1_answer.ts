@@ -9,7 +9,14 @@
  * @module
  */
 import { concatBytes } from "../transport/bytes.ts";
-import { decodeHead, type Head, Http1Error, MAX_HEAD_BYTES, parseHead } from "./http1_head.ts";
+import {
+  decodeHead,
+  type Head,
+  Http1Error,
+  MAX_HEAD_BYTES,
+  parseHead,
+  usualHead,
+} from "./http1_head.ts";
 
 export {
   decodeHead,
@@ -19,6 +26,7 @@ export {
   MAX_HEAD_BYTES,
   parseHead,
   TOKEN,
+  usualHead,
 } from "./http1_head.ts";
 
 /** Longest line of chunk framing (a chunk size with extensions, a trailer field), in bytes. */
@@ -276,6 +284,9 @@ export function framingOf(headers: Map<string, string>): Framing {
   return { kind: "close" };
 }
 
+/** Where {@link usualHead} found a head's end (one answer is read at a time per connection, synchronously). */
+const FOUND = { end: 0 };
+
 /** Read and parse one answer head. */
 export async function readHead(connection: Connection): Promise<Head> {
   // Bytes past `start` already searched (relative: `fill` may move the buffer).
@@ -285,6 +296,14 @@ export async function readHead(connection: Connection): Promise<Head> {
   let sawByte = connection.end > connection.start;
   for (;;) {
     const { buf, start, end } = connection;
+    // The usual head, whole in the first bytes looked at: parsed in one pass.
+    if (scanned === 0 && end > start) {
+      const head = usualHead(buf, start, end, FOUND);
+      if (head !== undefined && FOUND.end - start <= MAX_HEAD_BYTES) {
+        connection.start = FOUND.end;
+        return head;
+      }
+    }
     // Find the empty line that ends the head (CRLF CRLF, or bare LF LF).
     for (let i = start + scanned; i < end; i++) {
       const byte = buf[i];
@@ -295,7 +314,8 @@ export async function readHead(connection: Connection): Promise<Head> {
         // read is measured as one found piece by piece.
         if (i + 1 - start > MAX_HEAD_BYTES) throw headTooLarge();
         connection.start = i + 1;
-        return parseHead(decodeHead(buf.subarray(start, i + 1), high < 0x80));
+        return usualHead(buf, start, i + 1, FOUND) ??
+          parseHead(decodeHead(buf.subarray(start, i + 1), high < 0x80));
       }
     }
     scanned = end - start;

@@ -72,6 +72,110 @@ export function headLines(text: string): string[] {
   }
 }
 
+/** Bytes of an RFC 9110 token (`tchar`), by byte value: 1 for a token byte. */
+const TCHAR = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") {
+  TCHAR[c.charCodeAt(0)] = 1;
+}
+/** Bytes a usual head's reason or field value holds: HT, and SP to `~`. */
+const VISIBLE = new Uint8Array(256);
+VISIBLE[9] = 1;
+for (let byte = 32; byte <= 126; byte++) VISIBLE[byte] = 1;
+const CR = 13, LF = 10, SP = 32, HT = 9, COLON = 58;
+/** {@link usualHead}'s field offsets, reused: it runs to its end without yielding. */
+const SPANS: number[] = [];
+
+/**
+ * The usual head at the start of `buf[from, to)`, parsed from its bytes in
+ * one pass: exactly what `parseHead(decodeHead(head, ascii))` answers for
+ * those bytes, or `undefined` when they do not begin with a whole head of
+ * that usual form (then the general path decides, refusals included). The
+ * usual form: `HTTP/1.0` or `HTTP/1.1`, SP, a status code of three digits
+ * (the first not 0), an optional SP and reason; then header fields
+ * `token ":" value`; reasons and values hold only HT and SP to `~`; every
+ * line ends with CRLF, and the first empty line ends the head. Nothing it
+ * accepts is refused by the general path, and its status, reason, fields
+ * and keep-alive are the general path's (property test:
+ * tests/outbound/http1_head_property_test.ts).
+ *
+ * @param found its `end` is set to the index just past the head (what
+ *   follows is the body, or the next answer)
+ */
+export function usualHead(
+  buf: Uint8Array,
+  from: number,
+  to: number,
+  found: { end: number },
+): Head | undefined {
+  // "HTTP/1." then the minor version, SP, three digits: 12 bytes, then at least CRLF CRLF.
+  if (to - from < 16) return undefined;
+  const minor = buf[from + 7];
+  if (
+    buf[from] !== 72 || buf[from + 1] !== 84 || buf[from + 2] !== 84 || buf[from + 3] !== 80 ||
+    buf[from + 4] !== 47 || buf[from + 5] !== 49 || buf[from + 6] !== 46 ||
+    (minor !== 48 && minor !== 49) || buf[from + 8] !== SP
+  ) return undefined;
+  const d1 = buf[from + 9] - 48, d2 = buf[from + 10] - 48, d3 = buf[from + 11] - 48;
+  if (d1 < 1 || d1 > 9 || d2 < 0 || d2 > 9 || d3 < 0 || d3 > 9) return undefined;
+  let p = from + 12;
+  let reasonFrom = p;
+  if (buf[p] === SP) {
+    reasonFrom = ++p;
+    while (p < to && VISIBLE[buf[p]] === 1) p++;
+  }
+  const reasonTo = p;
+  // Past `to` are stale bytes: every read below is bounded by it.
+  if (p + 1 >= to || buf[p] !== CR || buf[p + 1] !== LF) return undefined;
+  p += 2;
+  // Per field: name from, name to, value from, value to (trimmed), upper-case letters in the name.
+  const spans = SPANS;
+  spans.length = 0;
+  for (;;) {
+    if (p + 1 >= to) return undefined;
+    if (buf[p] === CR) {
+      if (buf[p + 1] !== LF) return undefined;
+      p += 2;
+      break;
+    }
+    const nameFrom = p;
+    let upper = 0;
+    while (p < to && TCHAR[buf[p]] === 1) {
+      if (buf[p] >= 65 && buf[p] <= 90) upper = 1;
+      p++;
+    }
+    if (p === nameFrom || p >= to || buf[p] !== COLON) return undefined;
+    const nameTo = p++;
+    while (p < to && (buf[p] === SP || buf[p] === HT)) p++;
+    const valueFrom = p;
+    while (p < to && VISIBLE[buf[p]] === 1) p++;
+    let valueTo = p;
+    if (p + 1 >= to || buf[p] !== CR || buf[p + 1] !== LF) return undefined;
+    while (valueTo > valueFrom && (buf[valueTo - 1] === SP || buf[valueTo - 1] === HT)) valueTo--;
+    spans.push(nameFrom - from, nameTo - from, valueFrom - from, valueTo - from, upper);
+    p += 2;
+  }
+  found.end = p;
+  // Every byte is ASCII: the UTF-8 decoder's text has one character per byte.
+  const text = utf8.decode(buf.subarray(from, p));
+  const headers = new Map<string, string>();
+  for (let i = 0; i < spans.length; i += 5) {
+    const name = text.slice(spans[i], spans[i + 1]);
+    const lower = spans[i + 4] === 1 ? name.toLowerCase() : name;
+    const value = text.slice(spans[i + 2], spans[i + 3]);
+    const before = headers.get(lower);
+    headers.set(lower, before === undefined ? value : `${before}, ${value}`);
+  }
+  const connection = headers.get("connection");
+  const keepAlive = minor === 49 &&
+    (connection === undefined || !/\bclose\b/.test(connection.toLowerCase()));
+  return {
+    status: d1 * 100 + d2 * 10 + d3,
+    statusText: text.slice(reasonFrom - from, reasonTo - from),
+    headers,
+    keepAlive,
+  };
+}
+
 /** Parse the head's text: the status line and header fields (see the module doc for what is refused). */
 export function parseHead(text: string): Head {
   const lines = headLines(text);

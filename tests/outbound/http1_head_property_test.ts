@@ -28,6 +28,7 @@ import {
   parseHead,
   readHead,
   TOKEN,
+  usualHead,
 } from "../../src/outbound/http1_answer.ts";
 
 const latin1 = new TextDecoder("latin1");
@@ -309,3 +310,131 @@ Deno.test("http1 request: bytes built in the connection's kept buffer are encode
     { numRuns: 500 },
   );
 });
+
+/** A head of the usual form (`usualHead`'s), as text: every character one byte. */
+const usualText = fc.tuple(
+  fc.constantFrom("0", "1"),
+  fc.integer({ min: 100, max: 999 }),
+  fc.option(fc.string({ unit: fc.constantFrom("O", "K", " ", "\t", "~", "a", ":"), maxLength: 8 })),
+  fc.array(
+    fc.tuple(
+      fc.oneof(
+        fc.constantFrom(
+          "content-type",
+          "Content-Length",
+          "connection",
+          "Connection",
+          "CONNECTION",
+          "x-a",
+          "X-A",
+        ),
+        fc.string({ unit: fc.constantFrom("a", "Z", "-", "!", "~", "0", "`", "|"), minLength: 1 }),
+      ),
+      fc.constantFrom(":", ": ", ":\t", ":  \t"),
+      fc.oneof(
+        fc.constantFrom("close", "keep-alive, Close", "xclose", "12", "application/json", ""),
+        fc.string({ unit: fc.constantFrom("a", " ", "\t", ":", "~", '"', "C"), maxLength: 10 }),
+      ),
+    ),
+    { maxLength: 6 },
+  ),
+).map(([minor, code, reason, fields]) =>
+  `HTTP/1.${minor} ${code}${reason === null ? "" : ` ${reason}`}\r\n` +
+  fields.map(([name, colon, value]) => `${name}${colon}${value}\r\n`).join("") + "\r\n"
+);
+/** Pieces put anywhere into a usual head: each leaves the usual form, or keeps it differently. */
+const STRAY = [
+  "\r",
+  "\n",
+  "\0",
+  "\v",
+  "\f",
+  "\u00a0",
+  "\u0085",
+  "\u007f",
+  "\u00ff",
+  ":",
+  " ",
+  "\t",
+  "\r\n",
+  "\r\n\r\n",
+  "\n\n",
+  "\n\r\n",
+  "A",
+  "(",
+];
+const bytesOf = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
+/** Usual heads, some with stray pieces put in, then what follows a head (a body, another answer). */
+const nearUsual = fc.tuple(
+  usualText,
+  fc.array(fc.tuple(fc.nat(), fc.constantFrom(...STRAY)), { maxLength: 3 }),
+  fc.constantFrom("", "{}", "HTTP/1.1 200 OK\r\n\r\n", "\r\n", "x"),
+).map(([text, strays, after]) => {
+  let head = text;
+  for (const [at, piece] of strays) {
+    const i = at % (head.length + 1);
+    head = head.slice(0, i) + piece + head.slice(i);
+  }
+  return { usual: strays.length === 0, bytes: bytesOf(head + after) };
+});
+
+Deno.test("http1 head: the usual head parsed from its bytes is the general path's head", () => {
+  fc.assert(
+    fc.property(nearUsual, fc.uint8Array({ maxLength: 8 }), ({ usual, bytes }, before) => {
+      // In a buffer after other bytes, as a connection's buffer holds it.
+      const buf = new Uint8Array(before.length + bytes.length);
+      buf.set(before);
+      buf.set(bytes, before.length);
+      const found = { end: -1 };
+      const head = usualHead(buf, before.length, buf.length, found);
+      const end = headEnd(bytes);
+      if (usual) assert.ok(head !== undefined, "a usual head takes the fast path");
+      if (head === undefined) return;
+      assert.equal(found.end - before.length, end + 1, "the head ends where the search ends it");
+      assert.deepEqual(
+        outcome(() => head),
+        outcome(() => referenceParse(latin1.decode(bytes.subarray(0, end + 1)))),
+      );
+    }),
+    { numRuns: 4000 },
+  );
+});
+
+Deno.test("http1 head: the usual head's parse reads no byte past the bytes it is given", () => {
+  fc.assert(
+    fc.property(usualText, fc.nat(), (text, cut) => {
+      // The whole head is in the buffer; the bytes given end before its end.
+      const buf = bytesOf(text);
+      const to = cut % buf.length;
+      assert.equal(usualHead(buf, 0, to, { end: -1 }), undefined);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("http1 head: readHead of usual and near-usual heads answers what the general path answers", async () => {
+  await fc.assert(
+    fc.asyncProperty(nearUsual, fc.array(fc.nat(), { maxLength: 3 }), async ({ bytes }, cuts) => {
+      const end = headEnd(bytes);
+      fc.pre(end > 0);
+      const connection = connectionOf(split(bytes, cuts));
+      const read = await outcomeAsync(() => readHead(connection));
+      assert.deepEqual(
+        read,
+        outcome(() => referenceParse(latin1.decode(bytes.subarray(0, end + 1)))),
+      );
+      // What follows the head is left for the body.
+      if (!("error" in (read as object))) assert.equal(connection.start, end + 1);
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+async function outcomeAsync(parse: () => Promise<Head>): Promise<unknown> {
+  try {
+    const head = await parse();
+    return { ...head, headers: [...head.headers] };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
