@@ -408,7 +408,8 @@ async function exchange(
   }
   const { status } = parsed;
   try {
-    return await readBody(connection, request, parsed);
+    const read = readBody(connection, request, parsed);
+    return read instanceof Promise ? await read : read;
   } catch (error) {
     if (error instanceof Http1Error) error.status = status;
     throw error;

@@ -26,6 +26,8 @@ import {
   type Head,
   headLines,
   parseHead,
+  readAnyBody,
+  readBody,
   readHead,
   TOKEN,
   usualHead,
@@ -438,3 +440,73 @@ async function outcomeAsync(parse: () => Promise<Head>): Promise<unknown> {
     return { error: (error as Error).message };
   }
 }
+
+Deno.test("http1 body: a whole Content-Length body read without waiting is the general read's", async () => {
+  const fieldsOf = fc.record({
+    "content-length": fc.option(
+      fc.constantFrom("0", "3", "5", "05", "5, 5", "5, 6", " 5", "x", "1e0", "0x3", "99999999"),
+      { freq: 2 },
+    ),
+    "transfer-encoding": fc.option(fc.constantFrom("chunked", "gzip", ""), { freq: 2 }),
+    "content-encoding": fc.option(fc.constantFrom("", "identity", "gzip", "x"), { freq: 2 }),
+  });
+  await fc.assert(
+    fc.asyncProperty(
+      fieldsOf,
+      fc.constantFrom(101, 200, 201, 204, 304, 404, 502),
+      fc.constantFrom("GET", "HEAD", "POST"),
+      fc.boolean(),
+      fc.nat({ max: 10 }),
+      fc.uint8Array({ maxLength: 12 }),
+      fc.array(fc.uint8Array({ minLength: 1, maxLength: 6 }), { maxLength: 3 }),
+      async (fields, status, method, keepAlive, cap, buffered, later) => {
+        const headers = new Map<string, string>();
+        for (const [name, value] of Object.entries(fields)) {
+          if (value !== null) headers.set(name, value);
+        }
+        const head: Head = { status, statusText: "S", headers, keepAlive };
+        const request = { method, url: new URL("http://test/"), headers: [], maxBodyBytes: cap };
+        const read = async (how: typeof readBody) => {
+          const connection = connectionOf(later);
+          // What the head's read left in the buffer, after other bytes already consumed.
+          connection.buf.set([1, 2], 0);
+          connection.buf.set(buffered, 2);
+          connection.start = 2;
+          connection.end = 2 + buffered.length;
+          try {
+            const { response, reusable, rest } = await how(connection, request, head);
+            return {
+              ...response,
+              headers: [...response.headers],
+              reusable,
+              rest: rest !== undefined,
+              left: connection.buf.slice(connection.start, connection.end),
+            };
+          } catch (error) {
+            return { error: (error as Error).message };
+          }
+        };
+        assert.deepEqual(await read(readBody), await read(readAnyBody));
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
+Deno.test("http1 body: the usual body already buffered is read without a promise", () => {
+  const connection = connectionOf([]);
+  connection.buf.set([7, 8, 9, 10]);
+  connection.end = 4;
+  const head: Head = {
+    status: 200,
+    statusText: "OK",
+    headers: new Map([["content-length", "3"], ["content-type", "application/json"]]),
+    keepAlive: true,
+  };
+  const request = { method: "GET", url: new URL("http://test/"), headers: [], maxBodyBytes: 3 };
+  const read = readBody(connection, request, head);
+  assert.ok(!(read instanceof Promise));
+  assert.deepEqual(read.response.body, Uint8Array.of(7, 8, 9));
+  assert.equal(read.reusable, true);
+  assert.equal(connection.start, 3);
+});
