@@ -116,7 +116,8 @@ export class SpecCall implements CallState {
     this.maxBytes = limits.maxResponseBytes;
     this.#ctx = ctx;
     this.#timeoutMs = limits.timeoutMs;
-    this.#deadline = new Deadline(ctx.signal, limits.timeoutMs, () => this.#expired());
+    // Counted from the call's start (remainingMs counts from it too).
+    this.#deadline = new Deadline(ctx.signal, limits.timeoutMs, () => this.#expired(), started);
   }
 
   get signal(): AbortSignal {

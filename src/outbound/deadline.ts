@@ -33,11 +33,16 @@ interface Slot {
 
 const slots = new Map<number, Slot>();
 
-function join(deadline: Member, timeoutMs: number): number {
-  const now = performance.now();
-  const key = Math.ceil((now + timeoutMs) / DEADLINE_SLOT_MS);
+/**
+ * Put `deadline` in the slot where `from + timeoutMs` falls.
+ * @param from a `performance.now()` reading the time counts from (default: now)
+ */
+function join(deadline: Member, timeoutMs: number, from?: number): number {
+  const key = Math.ceil(((from ?? performance.now()) + timeoutMs) / DEADLINE_SLOT_MS);
   let slot = slots.get(key);
   if (!slot) {
+    // The clock is read again only for a new slot's timer (at most once a slot).
+    const now = performance.now();
     const members = new Set<Member>();
     const timer = setTimeout(() => {
       slots.delete(key);
@@ -76,11 +81,14 @@ export class Deadline {
    * @param caller aborts the signal with its own reason (optional)
    * @param timeoutMs milliseconds until the deadline; 0 for none
    * @param reason makes the abort reason when the deadline passes
+   * @param from a `performance.now()` reading `timeoutMs` counts from (default:
+   *   now); a call's start, read once, saves reading the clock again
    */
   constructor(
     caller: AbortSignal | undefined,
     timeoutMs: number,
     reason: () => unknown = timeoutError,
+    from?: number,
   ) {
     this.#caller = caller;
     this.#reason = reason;
@@ -89,7 +97,7 @@ export class Deadline {
       return;
     }
     caller?.addEventListener("abort", this.#onAbort, { once: true });
-    if (timeoutMs > 0) this.#slot = join(this, timeoutMs);
+    if (timeoutMs > 0) this.#slot = join(this, timeoutMs, from);
   }
 
   /** Aborted on cancellation or when the deadline passes. */

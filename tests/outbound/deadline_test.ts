@@ -60,6 +60,29 @@ Deno.test("a deadline fires with TimeoutError, never early; its timer is armed a
   assertEquals((live.signal.reason as DOMException).name, "TimeoutError");
 });
 
+Deno.test("a deadline counted from an earlier start ends that much sooner, never before it", async () => {
+  // An odd duration no other test's slot shares: this deadline arms a timer of its own.
+  const before = performance.now();
+  const from = before - 500;
+  let deadline: Deadline | undefined;
+  const delays = armedDelays(() =>
+    deadline = new Deadline(new AbortController().signal, 61_019, undefined, from)
+  );
+  const after = performance.now();
+  deadline!.clear();
+  assert.equal(delays.length, 1, "one timer for a new slot");
+  // Armed to end at the slot's end past from + 61019 ms, read against the clock when armed.
+  assert(
+    delays[0] >= from + 61_019 - after && delays[0] < from + 61_019 + DEADLINE_SLOT_MS - before,
+    `armed for ${delays[0]} ms: a 61019 ms deadline from 500 ms ago is armed for about 60519 ms`,
+  );
+  // Its start long past: it fires at the next turn, with TimeoutError.
+  const past = new Deadline(new AbortController().signal, 60_000, undefined, before - 60_000);
+  await aborted(past.signal, 30_000);
+  past.clear();
+  assertEquals((past.signal.reason as DOMException).name, "TimeoutError");
+});
+
 Deno.test("deadlines in one slot share a timer; a cleared one is not aborted", async () => {
   const caller = new AbortController().signal;
   const kept = new Deadline(caller, 30);
