@@ -11,15 +11,20 @@
 import { concatBytes } from "../transport/bytes.ts";
 import {
   decodeHead,
+  type Framing,
+  framingOf,
   type Head,
   Http1Error,
   MAX_HEAD_BYTES,
+  ONE_LENGTH,
   parseHead,
   usualHead,
 } from "./http1_head.ts";
 
 export {
   decodeHead,
+  type Framing,
+  framingOf,
   type Head,
   headLines,
   Http1Error,
@@ -287,40 +292,6 @@ export async function readAnyBody(
     response: { status, statusText: parsed.statusText, headers, body },
     reusable,
   };
-}
-
-/** A `Content-Length` value weir reads: 1 to 15 digits (under 2^53, so `Number` is exact). */
-const ONE_LENGTH = /^\d{1,15}$/;
-
-/** How a body is delimited. */
-export type Framing = { kind: "length"; length: number } | { kind: "chunked" } | { kind: "close" };
-
-/** How the body is delimited (RFC 9112 section 6.3). */
-export function framingOf(headers: Map<string, string>): Framing {
-  const te = headers.get("transfer-encoding");
-  if (te !== undefined) {
-    const codings = te.split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "");
-    if (codings.at(-1) === "chunked") {
-      if (codings.length > 1) {
-        throw new Http1Error(`unsupported transfer-coding (${te.slice(0, 40)})`, "body");
-      }
-      return { kind: "chunked" };
-    }
-    return { kind: "close" };
-  }
-  const cl = headers.get("content-length");
-  if (cl !== undefined) {
-    // The usual field: one number, nothing to split.
-    if (ONE_LENGTH.test(cl)) return { kind: "length", length: Number(cl) };
-    // Repeated fields arrive joined: "5, 5" is one length, "5, 6" is an error.
-    const values = new Set(cl.split(",").map((v) => v.trim()));
-    const [only] = values;
-    if (values.size !== 1 || !ONE_LENGTH.test(only)) {
-      throw new Http1Error("the answer's Content-Length is not one number", "body");
-    }
-    return { kind: "length", length: Number(only) };
-  }
-  return { kind: "close" };
 }
 
 /** Where {@link usualHead} found a head's end (one answer is read at a time per connection, synchronously). */

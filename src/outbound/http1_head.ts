@@ -1,8 +1,10 @@
 /**
  * The answer head of weir's HTTP/1.1 client (`http1_client.ts`): its bytes
- * as text, its lines, the status line and header fields, and the error
- * every phase of an exchange throws. RFC 9112 sections 2.2, 4 and 5, RFC
- * 9110 section 5.5; what is refused is listed in `http1_client.ts`'s doc.
+ * as text, its lines, the status line and header fields (the usual head
+ * read from its bytes in one pass), the body's framing the fields name, and
+ * the error every phase of an exchange throws. RFC 9112 sections 2.2, 4, 5
+ * and 6.3, RFC 9110 section 5.5; what is refused is listed in
+ * `http1_client.ts`'s doc.
  *
  * @module
  */
@@ -207,4 +209,38 @@ export function parseHead(text: string): Head {
   const connection = (headers.get("connection") ?? "").toLowerCase();
   const keepAlive = minor === "1" ? !/\bclose\b/.test(connection) : false;
   return { status: Number(statusLine[2]), statusText: statusLine[3] ?? "", headers, keepAlive };
+}
+
+/** A `Content-Length` value weir reads: 1 to 15 digits (under 2^53, so `Number` is exact). */
+export const ONE_LENGTH = /^\d{1,15}$/;
+
+/** How a body is delimited. */
+export type Framing = { kind: "length"; length: number } | { kind: "chunked" } | { kind: "close" };
+
+/** How the body is delimited (RFC 9112 section 6.3). */
+export function framingOf(headers: Map<string, string>): Framing {
+  const te = headers.get("transfer-encoding");
+  if (te !== undefined) {
+    const codings = te.split(",").map((c) => c.trim().toLowerCase()).filter((c) => c !== "");
+    if (codings.at(-1) === "chunked") {
+      if (codings.length > 1) {
+        throw new Http1Error(`unsupported transfer-coding (${te.slice(0, 40)})`, "body");
+      }
+      return { kind: "chunked" };
+    }
+    return { kind: "close" };
+  }
+  const cl = headers.get("content-length");
+  if (cl !== undefined) {
+    // The usual field: one number, nothing to split.
+    if (ONE_LENGTH.test(cl)) return { kind: "length", length: Number(cl) };
+    // Repeated fields arrive joined: "5, 5" is one length, "5, 6" is an error.
+    const values = new Set(cl.split(",").map((v) => v.trim()));
+    const [only] = values;
+    if (values.size !== 1 || !ONE_LENGTH.test(only)) {
+      throw new Http1Error("the answer's Content-Length is not one number", "body");
+    }
+    return { kind: "length", length: Number(only) };
+  }
+  return { kind: "close" };
 }
