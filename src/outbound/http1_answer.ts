@@ -294,7 +294,11 @@ export async function readAnyBody(
   };
 }
 
-/** Where {@link usualHead} found a head's end (one answer is read at a time per connection, synchronously). */
+/**
+ * Where {@link usualHead} found a head's end: one object for every
+ * connection, safe because it is read right after the call that sets it,
+ * with no `await` between.
+ */
 const FOUND = { end: 0 };
 
 /** Read and parse one answer head. */
