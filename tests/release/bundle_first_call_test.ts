@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { writeBundle } from "../../scripts/bundle.ts";
 import { bundleRunArgs } from "../../scripts/build.ts";
 import { ROOT } from "../support/cli.ts";
+import { initializeRequest } from "../support/mcp.ts";
 
 /** The files a module's static imports load, itself included, from the bundle's root. */
 async function staticGraph(dir: string, file: string, found = new Set<string>()) {
@@ -86,15 +87,7 @@ Deno.test("from the bundle, spec-mode serve answers its first tools/call through
       stderr: "null",
     }).spawn();
     const lines = [
-      {
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "t", version: "1" },
-        },
-      },
+      initializeRequest(),
       { method: "notifications/initialized" },
       ...Array.from({ length: 8 }, (_, i) => ({
         id: 10 + i,
