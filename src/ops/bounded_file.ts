@@ -18,9 +18,13 @@
  * mounted file (a new file, or a new `..data` link, renamed over the old one),
  * and the read is bounded all the same; refusing it failed calls during every
  * rotation, and bought nothing, since whoever can swap the path can point it
- * anywhere before the first check. What remains: a path swapped for a FIFO in
- * that instant makes the open wait; only someone who can write the directory
- * can do that.
+ * anywhere before the first check. A path that is not found is looked up
+ * again, up to {@link NOT_FOUND_TRIES} times in all: a rotation removes the
+ * directory the old `..data` link named right after the swap, so a lookup
+ * that resolved the old link as the directory went away fails once, and the
+ * next one finds the new file (a file that is really missing costs two more
+ * `stat` calls). What remains: a path swapped for a FIFO in that instant makes
+ * the open wait; only someone who can write the directory can do that.
  *
  * Every refusal is a {@link FileRefused} whose message names the file, the
  * rule (and the cap, in bytes) and what to do; it never holds the file's
@@ -167,6 +171,23 @@ function grow(buffer: Uint8Array, cap: number): Uint8Array {
  * ```
  */
 export async function readBoundedFile(file: string, read: BoundedRead): Promise<Uint8Array> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await readOnce(file, read);
+    } catch (error) {
+      if (tries >= NOT_FOUND_TRIES || !notFound(error)) throw error;
+    }
+  }
+}
+
+/** Lookups of a path before it is called missing (see the module doc: a rotation's window). */
+export const NOT_FOUND_TRIES = 3;
+
+function notFound(error: unknown): boolean {
+  return error instanceof FileRefused && error.rule === "not_found";
+}
+
+async function readOnce(file: string, read: BoundedRead): Promise<Uint8Array> {
   let handle: Deno.FsFile | undefined;
   try {
     const before = await Deno.stat(file);
@@ -200,6 +221,16 @@ export async function readBoundedFile(file: string, read: BoundedRead): Promise<
  * @throws {FileRefused} as {@link readBoundedFile}
  */
 export function readBoundedFileSync(file: string, read: BoundedRead): Uint8Array {
+  for (let tries = 1;; tries++) {
+    try {
+      return readOnceSync(file, read);
+    } catch (error) {
+      if (tries >= NOT_FOUND_TRIES || !notFound(error)) throw error;
+    }
+  }
+}
+
+function readOnceSync(file: string, read: BoundedRead): Uint8Array {
   let handle: Deno.FsFile | undefined;
   try {
     const before = Deno.statSync(file);
