@@ -96,11 +96,11 @@ export function backtrackingOf(source: string): Backtracking | undefined {
   }
   // One analysis per pattern: serve checks each pattern= site, then lint's
   // server build and the served one check each schema's patterns again.
-  if (verdicts.has(source)) return verdicts.get(source);
-  const found = analyser(source);
-  if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-  verdicts.set(source, found && Object.freeze(found));
-  return found;
+  const analyse = analyser;
+  return remembered(verdicts, source, (s) => {
+    const found = analyse(s);
+    return found && Object.freeze(found);
+  });
 }
 
 /**
@@ -117,16 +117,18 @@ const verdicts = new Map<string, Backtracking | undefined>();
  * unchecked, as before), each source proved once.
  */
 function proved(source: string): boolean {
-  if (source.length > MAX_ANALYSED) return false;
-  let verdict = proofs.get(source);
-  if (verdict === undefined) {
-    verdict = provedNotExponential(source);
-    if (proofs.size >= MAX_VERDICTS) proofs.clear();
-    proofs.set(source, verdict);
-  }
-  return verdict;
+  return source.length <= MAX_ANALYSED && remembered(proofs, source, provedNotExponential);
 }
 const proofs = new Map<string, boolean>();
+
+/** `compute(source)`, kept in `memo` (emptied whole once it holds {@link MAX_VERDICTS}). */
+function remembered<T>(memo: Map<string, T>, source: string, compute: (source: string) => T): T {
+  if (memo.has(source)) return memo.get(source) as T;
+  const value = compute(source);
+  if (memo.size >= MAX_VERDICTS) memo.clear();
+  memo.set(source, value);
+  return value;
+}
 
 /**
  * The longest pattern analysed, in UTF-16 code units (a guardfile's own
