@@ -208,11 +208,7 @@ export function typedPath(
  * @param outDir an empty or absent directory the bundle is written to
  * @param options `npm`: `"inside"` (default, the binary and the image) or `"outside"`
  */
-export function bundleArgs(
-  root: URL,
-  outDir: string,
-  options: { npm?: "inside" | "outside" } = {},
-): string[] {
+export function bundleArgs(root: URL, outDir: string, options: BundleOptions = {}): string[] {
   return [
     "bundle",
     "--quiet",
@@ -231,6 +227,11 @@ export function bundleArgs(
       : []),
     ...[ENTRY, ...INCLUDE].map((path) => new URL(path, root).pathname),
   ];
+}
+
+/** How a bundle holds npm packages: `"inside"` (default: the binary, the image) or `"outside"` (JSR). */
+export interface BundleOptions {
+  npm?: "inside" | "outside";
 }
 
 /**

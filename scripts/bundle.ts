@@ -33,8 +33,17 @@
  *
  * @module
  */
-import { bundleArgs, bundled, ENTRY, INCLUDE, npmSpecifier, STARTS, typedPath } from "./build.ts";
-import { mergeChunks } from "./bundle_merge.ts";
+import {
+  bundleArgs,
+  bundled,
+  type BundleOptions,
+  ENTRY,
+  INCLUDE,
+  npmSpecifier,
+  STARTS,
+  typedPath,
+} from "./build.ts";
+import { bundleFiles, mergeChunks } from "./bundle_merge.ts";
 import { LAZY_MODULES } from "../src/ops/lazy.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -66,7 +75,7 @@ export async function denoFailure(args: string[]): Promise<string | undefined> {
 export async function writeBundle(
   root: URL,
   outDir: string,
-  options: { npm?: "inside" | "outside" } = {},
+  options: BundleOptions = {},
 ): Promise<string | undefined> {
   const foreign = await notABundle(outDir);
   if (foreign) {
@@ -107,22 +116,17 @@ const IMPORT = /((?<![\w$."'`])(?:from|import)\s*\(?\s*)"((?:@[\w.-]+\/)?\w[\w.-
  */
 async function npmImportsPinned(dir: string): Promise<string | undefined> {
   const unresolved = new Set<string>();
-  const walk = async (path: string): Promise<void> => {
-    for await (const entry of Deno.readDir(path)) {
-      const file = `${path}/${entry.name}`;
-      if (entry.isDirectory) await walk(file);
-      if (!entry.isFile || !entry.name.endsWith(".js")) continue;
-      const text = await Deno.readTextFile(file);
-      const pinned = text.replace(IMPORT, (whole, head: string, specifier: string) => {
-        if (/^(node|npm):/.test(specifier)) return whole;
-        const npm = npmSpecifier(specifier);
-        if (npm === undefined) unresolved.add(specifier);
-        return npm === undefined ? whole : `${head}"${npm}"`;
-      });
-      if (pinned !== text) await Deno.writeTextFile(file, pinned);
-    }
-  };
-  await walk(dir);
+  for (const name of await bundleFiles(dir)) {
+    const file = `${dir}/${name}`;
+    const text = await Deno.readTextFile(file);
+    const pinned = text.replace(IMPORT, (whole, head: string, specifier: string) => {
+      if (/^(node|npm):/.test(specifier)) return whole;
+      const npm = npmSpecifier(specifier);
+      if (npm === undefined) unresolved.add(specifier);
+      return npm === undefined ? whole : `${head}"${npm}"`;
+    });
+    if (pinned !== text) await Deno.writeTextFile(file, pinned);
+  }
   return unresolved.size
     ? `bare imports no npm package in deno.json's "./" scope stands for: ${
       [...unresolved].join(", ")

@@ -61,6 +61,20 @@ function bindings(clause: string): [string, string][] {
     });
 }
 
+/** The bundle's JavaScript files in `dir`, from `dir`, sorted (`src/ops/lazy.js`, `chunk-A.js`...). */
+export async function bundleFiles(dir: string): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (sub: string) => {
+    for await (const entry of Deno.readDir(`${dir}/${sub}`)) {
+      const path = `${sub}${entry.name}`;
+      if (entry.isDirectory) await walk(`${path}/`);
+      else if (path.endsWith(".js")) files.push(path);
+    }
+  };
+  await walk("");
+  return files.sort();
+}
+
 /**
  * Merge the chunks of the bundle in `dir` that the same starts load.
  * @param dir the bundle's directory, written by `deno bundle --code-splitting`
@@ -77,16 +91,7 @@ export async function mergeChunks(
   bundle: (args: string[]) => Promise<string | undefined>,
   lazy: Readonly<Record<string, string>> = {},
 ): Promise<string | undefined> {
-  const files: string[] = [];
-  const walk = async (sub: string) => {
-    for await (const entry of Deno.readDir(`${dir}/${sub}`)) {
-      const path = `${sub}${entry.name}`;
-      if (entry.isDirectory) await walk(`${path}/`);
-      else if (path.endsWith(".js")) files.push(path);
-    }
-  };
-  await walk("");
-  files.sort();
+  const files = await bundleFiles(dir);
   const text = new Map<string, string>();
   for (const file of files) text.set(file, await Deno.readTextFile(`${dir}/${file}`));
   const fromRoot = (file: string, specifier: string) =>
